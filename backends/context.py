@@ -1,0 +1,70 @@
+"""What a backend's write site has at hand: the batch, the layer, its metadata and the tensors.
+
+These mirror the SGLang objects the call sites read (ForwardBatch, RadixAttention, the
+backend's forward metadata), with only the attributes those call sites touch.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import torch
+
+
+@dataclass
+class ForwardBatch:
+    out_cache_loc: torch.Tensor
+    encoder_out_cache_loc: Optional[torch.Tensor] = None
+    # Locs on non-unified pools are physical by allocation.
+    out_cache_loc_is_physical: bool = True
+    token_to_kv_pool: Any = None
+
+
+@dataclass
+class Layer:
+    layer_id: int
+    is_cross_attention: bool = False
+    k_scale: Any = None
+    v_scale: Any = None
+    k_scale_float: Optional[float] = None
+    v_scale_float: Optional[float] = None
+
+
+@dataclass
+class Metadata:
+    # Translated once per forward from the padded out_cache_loc, as the backends do.
+    swa_out_cache_loc: Optional[torch.Tensor] = None
+    encoder_swa_out_cache_loc: Optional[torch.Tensor] = None
+
+
+@dataclass
+class WriteRequest:
+    api: Any                      # the SUT module: KVWriteLoc and friends, when its era has them
+    pool: Any
+    forward_batch: ForwardBatch
+    layer: Layer
+    metadata: Metadata
+    k: torch.Tensor               # MHA: (n, heads, head_dim); MLA: the nope part (n, 1, kv_lora_rank)
+    v: torch.Tensor               # MHA: (n, heads, v_head_dim); MLA: unused by the pool
+    k_rope: Optional[torch.Tensor] = None   # MLA only: (n, 1, qk_rope_head_dim) or None
+    is_mla: bool = False
+    use_sliding_window_kv_pool: bool = False
+    save_kv_cache: bool = True
+    extras: dict = field(default_factory=dict)
+
+    @property
+    def mla_k(self) -> torch.Tensor:
+        """The combined MLA row (nope ++ rope) that the set_kv_buffer door takes."""
+        if self.k_rope is None or self.k_rope.shape[-1] == 0:
+            return self.k
+        return torch.cat([self.k, self.k_rope], dim=-1)
+
+    def cache_loc(self) -> torch.Tensor:
+        if self.layer.is_cross_attention:
+            return self.forward_batch.encoder_out_cache_loc
+        return self.forward_batch.out_cache_loc
+
+    def swa_loc(self) -> Optional[torch.Tensor]:
+        if self.layer.is_cross_attention:
+            return self.metadata.encoder_swa_out_cache_loc
+        return self.metadata.swa_out_cache_loc

@@ -1,0 +1,42 @@
+"""`kvh`: the command line. Exit codes: 0 all checks passed, 1 findings, 2 usage or input error."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Callable, Optional
+
+from harness.errors import EXIT_USAGE, UsageError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, not argparse's usage block
+        raise UsageError(message)
+
+
+# verb -> (module with add_arguments(parser), one-line help). Each module sets its handler.
+VERBS: dict[str, tuple[str, str]] = {
+    "run": ("harness.run_command", "differential run over pools, dtypes, eras, engines and backends"),
+    "repro": ("harness.repro_command", "replay a repro file"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="kvh", description=__doc__)
+    verbs = parser.add_subparsers(dest="verb", required=True, parser_class=_Parser)
+    for verb, (module, help_text) in VERBS.items():
+        importlib.import_module(module).add_arguments(verbs.add_parser(verb, help=help_text))
+    return parser
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    try:
+        arguments = build_parser().parse_args(argv)
+        handler: Callable[[argparse.Namespace], int] = arguments.handler
+        return handler(arguments)
+    except UsageError as error:
+        print(f"kvh: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("kvh: interrupted", file=sys.stderr)
+        return 130

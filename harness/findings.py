@@ -1,0 +1,53 @@
+"""Findings: a failed check, localised to pool, layer, slot, head, byte and the token that wrote it."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Optional
+
+from pools.dtypes import dtype_spec
+from scenarios.model import Scenario
+
+
+@dataclass
+class Finding:
+    oracle: str
+    message: str
+    candidate: str = ""
+    buffer: Optional[str] = None      # e.g. "L2.k"
+    layer: Optional[int] = None
+    sub_pool: Optional[str] = None    # "full" / "swa" for hybrid pools
+    slot: Optional[int] = None
+    head: Optional[str] = None        # head index, or "nope"/"rope" for MLA rows
+    byte_offset: Optional[int] = None
+    written_by: Optional[str] = None  # "forward 0, token 5"
+    expected: Optional[str] = None    # a few bytes of hex around the first difference
+    actual: Optional[str] = None
+    mismatched_rows: int = 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def headline(self) -> str:
+        place = ", ".join(part for part in (
+            self.buffer and f"buffer {self.buffer}", self.sub_pool and f"{self.sub_pool} sub-pool",
+            self.slot is not None and f"slot {self.slot}", self.head is not None and f"head {self.head}",
+            self.byte_offset is not None and f"byte {self.byte_offset}", self.written_by) if part)
+        return f"[{self.oracle}] {self.message}" + (f" at {place}" if place else "")
+
+
+def locate(scenario: Scenario, buffer: str, byte_offset: int) -> tuple[Optional[int], str, str]:
+    """(layer, sub-pool, head) of a byte offset within one row of `buffer`."""
+    g = scenario.geometry
+    layer = int(buffer[1:].split(".")[0])
+    sub_pool = ("swa" if layer in g.swa_layer_ids else "full") if g.is_swa else ""
+    element = byte_offset // dtype_spec(g.dtype).store_dtype.itemsize
+    if g.is_mla:
+        head = "nope" if element < g.kv_lora_rank else "rope"
+    else:
+        width = g.head_dim if buffer.endswith(".k") else (g.v_head_dim or g.head_dim)
+        head = str(element // width)
+    return layer, sub_pool, head
+
+
+def hex_window(row, offset: int, width: int = 8) -> str:
+    return row[offset: offset + width].numpy().tobytes().hex(" ")

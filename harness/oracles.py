@@ -1,0 +1,141 @@
+"""The oracles and policies, declared as data: what is compared, and what is deliberately not.
+
+Each oracle takes (scenario, baseline, candidate, expected writes) and returns findings. The
+bytes oracles run only when both sides completed; the exception oracle judges the rest.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+from harness.execute import CANARY, Execution
+from harness.expectations import PADDING_SINK, Writer
+from harness.findings import Finding, hex_window, locate
+from scenarios.model import Scenario
+
+Expected = dict[str, dict[int, Writer]]
+Check = Callable[[Scenario, Execution, Execution, Expected], list[Finding]]
+
+
+@dataclass(frozen=True)
+class Oracle:
+    name: str
+    description: str
+    check: Check
+
+
+@dataclass(frozen=True)
+class Policy:
+    name: str
+    description: str
+
+
+POLICIES = (
+    Policy("padding-sink", f"slot {PADDING_SINK} (page 0) is the padding sink: padded and unmapped "
+                           "tokens land there and some writers skip it, so it is not compared"),
+    Policy("bitwise", "bytes are compared exactly; no tolerance is declared for any builtin engine"),
+)
+
+
+def _exception(scenario: Scenario, baseline: Execution, candidate: Execution,
+               expected: Expected) -> list[Finding]:
+    if (baseline.error is None) == (candidate.error is None):
+        return []
+    if candidate.error is not None:
+        return [Finding("exception", f"raised where the baseline did not: {candidate.error}",
+                        written_by=candidate.error_at)]
+    return [Finding("exception", f"did not raise where the baseline did: {baseline.error}",
+                    written_by=baseline.error_at)]
+
+
+def _first_difference(scenario: Scenario, name: str, slots: list[int], want: torch.Tensor,
+                      got: torch.Tensor, oracle: str, message: str,
+                      expected: Expected) -> list[Finding]:
+    differs = (want != got).any(dim=1)
+    if not bool(differs.any()):
+        return []
+    row = int(differs.nonzero()[0])
+    offset = int((want[row] != got[row]).nonzero()[0])
+    slot = slots[row]
+    layer, sub_pool, head = locate(scenario, name, offset)
+    writer = expected[name].get(slot)
+    return [Finding(oracle, message, buffer=name, layer=layer, sub_pool=sub_pool or None,
+                    slot=slot, head=head, byte_offset=offset,
+                    written_by=writer and f"forward {writer.forward}, token {writer.token}",
+                    expected=hex_window(want[row], offset), actual=hex_window(got[row], offset),
+                    mismatched_rows=int(differs.sum()))]
+
+
+def _shapes(scenario, baseline, candidate, expected) -> list[Finding]:
+    findings = []
+    for name, want in baseline.buffers.items():
+        got = candidate.buffers.get(name)
+        if got is None or got.shape != want.shape:
+            findings.append(Finding("shape", f"buffer shape {None if got is None else tuple(got.shape)}"
+                                    f" != baseline {tuple(want.shape)}", buffer=name))
+    return findings
+
+
+def _written_bytes(scenario, baseline, candidate, expected) -> list[Finding]:
+    findings = []
+    for name, writers in expected.items():
+        want, got = baseline.buffers.get(name), candidate.buffers.get(name)
+        if want is None or got is None or want.shape != got.shape or not writers:
+            continue
+        slots = sorted(writers)
+        index = torch.tensor(slots)
+        findings += _first_difference(scenario, name, slots, want[index], got[index], "bytes",
+                                      "written bytes differ from the baseline", expected)
+    return findings
+
+
+def _untouched(scenario, baseline, candidate, expected) -> list[Finding]:
+    findings = []
+    for name, got in candidate.buffers.items():
+        if name not in expected:
+            continue
+        keep = torch.ones(got.shape[0], dtype=torch.bool)
+        keep[PADDING_SINK] = False
+        keep[[slot for slot in expected[name] if slot < got.shape[0]]] = False
+        slots = keep.nonzero().flatten().tolist()
+        if not slots:
+            continue
+        rows = got[keep]
+        canary = torch.full_like(rows, CANARY)
+        findings += _first_difference(scenario, name, slots, canary, rows, "untouched",
+                                      "a slot that no token writes was changed", expected)
+    return findings
+
+
+def _caller_tensors(scenario, baseline, candidate, expected) -> list[Finding]:
+    findings = []
+    for name, want in baseline.caller.items():
+        got = candidate.caller.get(name)
+        if got is None or got.shape != want.shape or not torch.equal(got, want):
+            mutated = "missing" if got is None else f"{int((got != want).sum()) if got.shape == want.shape else 'all'} bytes differ"
+            findings.append(Finding("caller_tensors", f"caller tensor {name} after the call differs "
+                                    f"from the baseline's ({mutated}); in-place mutation must match",
+                                    buffer=name))
+            break
+    return findings
+
+
+ORACLES: tuple[Oracle, ...] = (
+    Oracle("exception", "an exception on one side only", _exception),
+    Oracle("shape", "every buffer has the baseline's shape", _shapes),
+    Oracle("bytes", "bytes of every written slot equal the baseline's, bitwise", _written_bytes),
+    Oracle("untouched", "every slot no token writes keeps its canary bytes", _untouched),
+    Oracle("caller_tensors", "the caller's k/v after the call equal the baseline's", _caller_tensors),
+)
+
+
+def judge(scenario: Scenario, baseline: Execution, candidate: Execution,
+          expected: Expected) -> list[Finding]:
+    findings = ORACLES[0].check(scenario, baseline, candidate, expected)
+    if findings or candidate.error is not None:
+        return findings
+    for oracle in ORACLES[1:]:
+        findings += oracle.check(scenario, baseline, candidate, expected)
+    return findings

@@ -1,0 +1,98 @@
+"""What a run covers: options from the CLI, and the candidates they expand to per backend."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Optional
+
+from backends.registry import BACKENDS, Backend
+from harness.candidate import Candidate
+from pools.builtin import builtin_module
+from pools.dtypes import DTYPES
+from pools.engines import ENGINES
+from pools.eras import ERAS
+from pools.sut.loader import LoadedSut, load_foreign, parse_builtin
+from scenarios.model import POOL_KINDS
+
+
+@dataclass
+class RunOptions:
+    suts: list[str] = field(default_factory=lambda: ["builtin"])
+    pools: list[str] = field(default_factory=lambda: list(POOL_KINDS))
+    dtypes: list[str] = field(default_factory=lambda: list(DTYPES))
+    eras: list[str] = field(default_factory=lambda: list(ERAS))
+    engines: list[str] = field(default_factory=lambda: list(ENGINES))
+    backends: list[str] = field(default_factory=lambda: list(BACKENDS))
+    device: str = "cpu"
+    seed: int = 0
+    examples: int = 0
+    out: Path = Path("kvh-out")
+    timeout_s: float = 30.0
+    scenarios: Optional[list] = None   # user scenarios (--scenario): run these instead of the builtin set
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A candidate that this machine or this backend cannot run, with the reason as data."""
+    sut: str
+    era: str
+    engine: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class SutChoice:
+    spec: str
+    engines: tuple[str, ...]          # builtin: the engines to run; foreign: ("-",)
+    loaded: Optional[LoadedSut] = None
+
+
+def resolve_suts(options: RunOptions) -> list[SutChoice]:
+    """Load every --sut up front, so a bad one fails before anything is written."""
+    choices = []
+    for spec in options.suts:
+        engine = parse_builtin(spec)
+        if engine is None:
+            choices.append(SutChoice(spec, ("-",), load_foreign(spec)))
+        elif engine:
+            if engine not in ENGINES:
+                raise ValueError(f"unknown engine {engine!r} in --sut {spec}; choose from {', '.join(ENGINES)}")
+            choices.append(SutChoice(spec, (engine,)))
+        else:
+            choices.append(SutChoice(spec, tuple(options.engines)))
+    return choices
+
+
+def baseline_for(backend: Backend, mode: str) -> Candidate:
+    """The oracle side: the backend's oldest call site on reference pools, on CPU."""
+    era = backend.eras[0]
+    return Candidate("builtin", builtin_module(era, "reference"), era, "reference", "cpu",
+                     backend.name, mode)
+
+
+def candidates_for(backend: Backend, mode: str, suts: list[SutChoice],
+                   options: RunOptions) -> Iterator[Candidate | Skip]:
+    """Candidates for one backend and mode, and a Skip for each one that cannot run."""
+    baseline = baseline_for(backend, mode)
+    for sut in suts:
+        if sut.loaded is not None:
+            if sut.loaded.era not in backend.eras:
+                yield Skip(sut.spec, sut.loaded.era, "-",
+                           f"backend {backend.name} has no {sut.loaded.era} call site")
+                continue
+            yield Candidate(sut.spec, sut.loaded.module, sut.loaded.era, "-", options.device,
+                            backend.name, mode)
+            continue
+        for era in backend.eras:
+            if era not in options.eras:
+                continue
+            for engine in sut.engines:
+                device = options.device
+                if engine == "reference" and device != "cpu":
+                    yield Skip("builtin", era, engine, "the reference engine runs on CPU only")
+                    continue
+                candidate = Candidate("builtin", builtin_module(era, engine), era, engine, device,
+                                      backend.name, mode)
+                if (candidate.era, candidate.engine, candidate.device) != (
+                        baseline.era, baseline.engine, baseline.device):
+                    yield candidate

@@ -1,0 +1,57 @@
+"""Build a SUT's pools from a scenario with SGLang's constructor keywords (the SUT protocol)."""
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from pools.dtypes import dtype_spec
+from scenarios.materialize import mapping_tensor
+from scenarios.model import Scenario
+
+
+def _accepts(cls: type, name: str) -> bool:
+    parameters = inspect.signature(cls).parameters
+    return name in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+
+
+def _mha_kwargs(module: Any, scenario: Scenario) -> dict:
+    g = scenario.geometry
+    kwargs = dict(head_num=g.head_num, head_dim=g.head_dim)
+    if g.v_head_dim is not None and g.v_head_dim != g.head_dim:
+        if not _accepts(module.MHATokenToKVPool, "v_head_dim"):
+            raise TypeError("this MHATokenToKVPool has no v_head_dim parameter")
+        kwargs["v_head_dim"] = g.v_head_dim
+    return kwargs
+
+
+def _mla_kwargs(scenario: Scenario) -> dict:
+    g = scenario.geometry
+    return dict(kv_lora_rank=g.kv_lora_rank, qk_rope_head_dim=g.qk_rope_head_dim)
+
+
+def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
+    g = scenario.geometry
+    dtype = dtype_spec(g.dtype).dtype
+    common = dict(page_size=g.page_size, device=device, enable_memory_saver=False)
+    if g.pool == "mha":
+        return module.MHATokenToKVPool(size=g.size, dtype=dtype, layer_num=g.layer_num,
+                                       **common, **_mha_kwargs(module, scenario))
+    if g.pool == "mla":
+        return module.MLATokenToKVPool(size=g.size, dtype=dtype, layer_num=g.layer_num,
+                                       **common, **_mla_kwargs(scenario))
+    swa_kwargs: dict = dict(size=g.size, size_swa=g.size_swa, page_size=g.page_size, dtype=dtype,
+                            head_num=g.head_num, head_dim=g.head_dim,
+                            swa_attention_layer_ids=list(g.swa_layer_ids),
+                            full_attention_layer_ids=g.full_layer_ids, device=device)
+    if g.pool == "swa_mla":
+        sub_pool = {**common, **_mla_kwargs(scenario)}
+        swa_kwargs.update(token_to_kv_pool_class=module.MLATokenToKVPool,
+                          full_kv_pool_kwargs=sub_pool, swa_kv_pool_kwargs=dict(sub_pool),
+                          head_num=1, head_dim=g.kv_lora_rank + g.qk_rope_head_dim)
+    else:
+        extra = _mha_kwargs(module, scenario)
+        extra.pop("head_num"), extra.pop("head_dim")
+        swa_kwargs.update(extra)
+    pool = module.SWAKVPool(**swa_kwargs)
+    pool.register_mapping(mapping_tensor(scenario, device))
+    return pool

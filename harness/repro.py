@@ -1,0 +1,91 @@
+"""Repro files: one JSON per finding, holding the scenario and the candidate, replayable anywhere.
+
+`kvh repro FILE` rebuilds both sides from the file alone and judges them again.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Optional
+
+from backends.registry import backend_named
+from harness.candidate import Candidate
+from harness.findings import Finding
+from harness.plan import baseline_for
+from harness.runner import CellResult, check_scenario
+from pools.builtin import builtin_module
+from pools.sut.loader import load_foreign, parse_builtin
+from reports.atomic import write_json_atomic
+from scenarios.model import Scenario
+from scenarios.serialize import ScenarioError, from_dict, to_dict
+
+FORMAT = "kvh-repro"
+VERSION = 1
+
+
+class ReproError(ValueError):
+    """A repro file that cannot be replayed; the message is one line."""
+
+
+def repro_payload(result: CellResult) -> dict:
+    return {"format": FORMAT, "version": VERSION, "scenario": to_dict(result.scenario),
+            "candidate": result.candidate.describe(),
+            "divergence": result.divergence and result.divergence.name,
+            "findings": [finding.to_dict() for finding in result.findings]}
+
+
+def save_repro(folder: Path, result: CellResult) -> Path:
+    payload = repro_payload(result)
+    digest = hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:10]
+    c, g = result.candidate, result.scenario.geometry
+    name = f"{g.pool}-{g.dtype}-{c.backend}-{c.era}-{c.engine}-{result.scenario.name or 'scenario'}-{digest}.json"
+    return write_json_atomic(Path(folder) / name.replace("/", "_").replace(":", "_"), payload)
+
+
+def load_repro(path: Path) -> tuple[Scenario, dict, list[Finding]]:
+    try:
+        payload = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ReproError(f"repro file {path} does not exist") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ReproError(f"repro file {path} is not valid JSON ({error})") from None
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise ReproError(f"{path} is not a kvh repro file (format != {FORMAT!r})")
+    if payload.get("version") != VERSION:
+        raise ReproError(f"{path}: repro version {payload.get('version')!r}, this kvh reads {VERSION}")
+    try:
+        scenario = from_dict(payload["scenario"])
+        candidate = dict(payload["candidate"])
+        for key in ("sut", "era", "engine", "device", "backend", "mode"):
+            if not isinstance(candidate.get(key), str):
+                raise ReproError(f"{path}: candidate.{key} missing or not a string")
+        findings = [Finding(**finding) for finding in payload["findings"]]
+    except TypeError as error:
+        raise ReproError(f"{path}: malformed finding ({error})") from None
+    except KeyError as missing:
+        raise ReproError(f"{path}: missing field {missing}") from None
+    except ScenarioError as error:
+        raise ReproError(f"{path}: {error}") from None
+    return scenario, candidate, findings
+
+
+def rebuild_candidate(description: dict, device: Optional[str] = None) -> Candidate:
+    backend_named(description["backend"])
+    device = device or description["device"]
+    if parse_builtin(description["sut"]) is not None:
+        module = builtin_module(description["era"], description["engine"])
+        return Candidate(description["sut"], module, description["era"], description["engine"],
+                         device, description["backend"], description["mode"])
+    loaded = load_foreign(description["sut"])
+    return Candidate(description["sut"], loaded.module, loaded.era, "-", device,
+                     description["backend"], description["mode"])
+
+
+def replay(path: Path, device: Optional[str] = None) -> tuple[dict, list[Finding], CellResult]:
+    """Judge the repro's candidate again; returns (candidate description, old findings, result)."""
+    scenario, description, old = load_repro(path)
+    candidate = rebuild_candidate(description, device)
+    baseline = baseline_for(backend_named(candidate.backend), candidate.mode)
+    results = check_scenario(scenario, baseline, [candidate], timeout_s=60.0)
+    return description, old, results[-1]

@@ -1,0 +1,33 @@
+"""`kvh repro FILE`: replay a saved finding bit-for-bit; exit 1 if it still reproduces."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from harness.repro import ReproError, replay
+from pools.sut.loader import SutLoadError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", type=Path, help="a repro JSON file written by kvh run")
+    parser.add_argument("--device", help="replay on this device instead of the recorded one")
+    parser.set_defaults(handler=main)
+
+
+def main(arguments: argparse.Namespace) -> int:
+    try:
+        description, old, result = replay(arguments.file, arguments.device)
+    except (ReproError, SutLoadError, ValueError) as error:
+        raise UsageError(str(error)) from None
+    print(f"replayed {result.label} on scenario {result.scenario.name!r}")
+    for finding in old:
+        print(f"recorded: {finding.headline()}")
+    for finding in result.findings:
+        print(f"now:      {finding.headline()}")
+    if result.outcome == "findings":
+        same = [f.headline() for f in old] == [f.headline() for f in result.findings]
+        print("reproduced: " + ("identical finding" if same else "a different finding"))
+        return EXIT_FINDINGS
+    print(f"not reproduced: outcome {result.outcome}")
+    return EXIT_OK

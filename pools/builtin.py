@@ -1,0 +1,26 @@
+"""The builtin SUT: an era's front-end classes bound to one store engine.
+
+The result looks like an SGLang module (same class names, same constructor keywords), so the
+harness drives builtin pools and foreign pools through one code path.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from pools.engines import make_engine
+from pools.eras import era_named
+
+
+def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
+    era = era_named(era_name)
+    engine = make_engine(engine_name)
+    source = era.module
+    mha = type("MHATokenToKVPool", (source.MHATokenToKVPool,), {"engine": engine})
+    mla = type("MLATokenToKVPool", (source.MLATokenToKVPool,), {"engine": engine})
+    swa = type("SWAKVPool", (source.SWAKVPool,), {"default_sub_pool_class": mha})
+    names = {"MHATokenToKVPool": mha, "MLATokenToKVPool": mla, "SWAKVPool": swa,
+             "name": f"builtin:{era_name}:{engine_name}", "version": "builtin"}
+    for optional in ("KVWriteLoc", "unwrap_write_loc"):
+        if hasattr(source, optional):
+            names[optional] = getattr(source, optional)
+    return SimpleNamespace(**names)

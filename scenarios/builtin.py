@@ -1,0 +1,76 @@
+"""The embedded default scenarios of `kvh run`: small, seeded, and chosen to cover each era rule.
+
+Each pool kind and dtype gets: a prefill of whole and partial pages, decode steps, a padded and
+narrowed forward (the PR #29460 shape), int32 locs at page size 64, and a scaled write whose
+input dtype differs from the pool dtype (in-place division, fp8 cast).
+"""
+from __future__ import annotations
+
+import random
+
+from pools.dtypes import dtype_spec
+from scenarios.allocator import allocate, swa_mapping
+from scenarios.model import Forward, Geometry, Scale, Scenario
+
+
+def geometry(pool: str, dtype: str, page_size: int = 16, size: int = 256) -> Geometry:
+    layer_num = 4
+    swa_layer_ids = [1, 3] if pool.startswith("swa_") else []
+    common = dict(pool=pool, dtype=dtype, size=size, page_size=page_size, layer_num=layer_num,
+                  swa_layer_ids=swa_layer_ids, size_swa=size // 2 if swa_layer_ids else 0)
+    if pool in ("mla", "swa_mla"):
+        return Geometry(kv_lora_rank=64, qk_rope_head_dim=16, **common)
+    return Geometry(head_num=2, head_dim=32, v_head_dim=16, **common)
+
+
+def _scenario(rng: random.Random, g: Geometry, forwards: list[Forward], name: str,
+              seed: int, **fields) -> Scenario:
+    mapping = None
+    if g.is_swa:
+        written = sorted({slot for f in forwards for slot in f.loc if slot})
+        mapping = swa_mapping(rng, g.size, g.page_size, g.size_swa, written,
+                              window=min(len(written), g.size_swa // 2))
+    return Scenario(geometry=g, forwards=forwards, seed=seed, mapping=mapping, name=name,
+                    stray_swa_loc=not g.is_swa, **fields)
+
+
+def default_scenarios(pool: str, dtype: str, seed: int) -> list[Scenario]:
+    rng = random.Random(f"{seed}:{pool}:{dtype}")
+    g = geometry(pool, dtype)
+    prefill = allocate(rng, g.size, g.page_size, 40)
+    decode = allocate(rng, g.size, g.page_size, 3)
+    padded = allocate(rng, g.size, g.page_size, 9) + [0] * 7
+    g64 = geometry(pool, dtype, page_size=64, size=512)
+    wide = allocate(rng, g64.size, g64.page_size, 70)
+    fp8 = dtype_spec(dtype).is_fp8
+    scaled_input = "bf16" if fp8 else "fp32"
+    return [
+        _scenario(rng, g, [Forward(prefill)], "prefill", seed),
+        _scenario(rng, g, [Forward([slot]) for slot in decode], "decode", seed + 1),
+        _scenario(rng, g, [Forward(padded, narrow=9)], "padded-narrowed", seed + 2),
+        _scenario(rng, g64, [Forward(wide)], "int32-page64", seed + 3, loc_dtype="int32"),
+        _scenario(rng, g, [Forward(prefill[:24])], "scaled-float", seed + 4,
+                  input_dtype=scaled_input, k_scale=Scale("float", 0.5), v_scale=Scale("float", 2.0)),
+        _scenario(rng, g, [Forward(prefill[:24])], "scaled-tensor", seed + 5,
+                  input_dtype=scaled_input, k_scale=Scale("tensor", 0.3), v_scale=Scale("param", 1.7)),
+    ]
+
+
+def random_scenarios(pool: str, dtype: str, seed: int, count: int) -> list[Scenario]:
+    """`count` extra seeded scenarios: random token counts, page sizes, narrowing and scales."""
+    rng = random.Random(f"{seed}:{pool}:{dtype}:random")
+    scenarios = []
+    for index in range(count):
+        page_size = rng.choice((1, 16, 64))
+        g = geometry(pool, dtype, page_size=page_size, size=page_size * rng.randint(4, 12))
+        forwards = []
+        for _ in range(rng.randint(1, 3)):
+            tokens = rng.randint(1, min(48, g.size))
+            loc = allocate(rng, g.size, g.page_size, tokens)
+            padding = rng.choice((0, 0, 3))
+            forwards.append(Forward(loc + [0] * padding, narrow=tokens if padding else None))
+        scale = Scale(rng.choice(("none", "float", "tensor", "param")), rng.choice((0.25, 0.5, 2.0, 3.0)))
+        scenarios.append(_scenario(rng, g, forwards, f"random-{index}", seed * 7919 + index,
+                                   input_dtype=rng.choice((None, "fp32")), k_scale=scale,
+                                   v_scale=scale, loc_dtype=rng.choice(("int32", "int64"))))
+    return scenarios

@@ -1,0 +1,89 @@
+"""Scenario <-> JSON, with validation that turns bad input into one clear ScenarioError."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from pools.dtypes import DTYPES
+from scenarios.model import POOL_KINDS, SCALE_KINDS, Forward, Geometry, Scale, Scenario
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be run as written (bad field, out-of-range slot, ...)."""
+
+
+def to_dict(scenario: Scenario) -> dict[str, Any]:
+    return dataclasses.asdict(scenario)
+
+
+def _build(cls: type, data: Any, where: str) -> Any:
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{where}: expected an object, got {type(data).__name__}")
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ScenarioError(f"{where}: unknown field(s) {', '.join(unknown)}")
+    try:
+        return cls(**data)
+    except TypeError as error:
+        raise ScenarioError(f"{where}: {error}") from None
+
+
+def from_dict(data: Any) -> Scenario:
+    if not isinstance(data, dict):
+        raise ScenarioError("scenario: expected an object")
+    fields = dict(data)
+    try:
+        fields["geometry"] = _build(Geometry, fields["geometry"], "geometry")
+        fields["forwards"] = [_build(Forward, f, f"forwards[{i}]")
+                              for i, f in enumerate(fields["forwards"])]
+    except KeyError as missing:
+        raise ScenarioError(f"scenario: missing field {missing}") from None
+    for scale in ("k_scale", "v_scale"):
+        if scale in fields:
+            fields[scale] = _build(Scale, fields[scale], scale)
+    scenario = _build(Scenario, fields, "scenario")
+    validate(scenario)
+    return scenario
+
+
+def validate(scenario: Scenario) -> None:
+    g = scenario.geometry
+    if g.pool not in POOL_KINDS:
+        raise ScenarioError(f"unknown pool kind {g.pool!r}; choose from {', '.join(POOL_KINDS)}")
+    for dtype in (g.dtype, scenario.input_dtype):
+        if dtype is not None and dtype not in DTYPES:
+            raise ScenarioError(f"unknown dtype {dtype!r}; choose from {', '.join(DTYPES)}")
+    if scenario.loc_dtype not in ("int32", "int64"):
+        raise ScenarioError(f"loc_dtype must be int32 or int64, not {scenario.loc_dtype!r}")
+    for scale in (scenario.k_scale, scenario.v_scale):
+        if scale.kind not in SCALE_KINDS:
+            raise ScenarioError(f"unknown scale kind {scale.kind!r}")
+    if g.size < 1 or g.page_size < 1 or g.layer_num < 1:
+        raise ScenarioError("size, page_size and layer_num must be positive")
+    if g.is_swa:
+        if not g.swa_layer_ids or not g.full_layer_ids:
+            raise ScenarioError("a SWA pool needs at least one SWA and one full layer")
+        if scenario.mapping is None or len(scenario.mapping) != g.size + g.page_size:
+            raise ScenarioError(f"a SWA pool needs a mapping of size + page_size = "
+                                f"{g.size + g.page_size} entries")
+        _check_slots(scenario.mapping, g.size_swa + g.page_size, "mapping")
+    for index, forward in enumerate(scenario.forwards):
+        where = f"forwards[{index}]"
+        _check_slots(forward.loc, g.size + g.page_size, f"{where}.loc")
+        if forward.narrow is not None and not 0 <= forward.narrow <= len(forward.loc):
+            raise ScenarioError(f"{where}.narrow={forward.narrow} outside [0, {len(forward.loc)}]")
+        for layer in scenario.layers_of(forward) + forward.cross_layers:
+            if not 0 <= layer < g.layer_num:
+                raise ScenarioError(f"{where}: layer {layer} outside [0, {g.layer_num})")
+        if forward.cross_layers:
+            if forward.encoder_loc is None or len(forward.encoder_loc) != len(forward.loc):
+                raise ScenarioError(f"{where}: cross-attention layers need an encoder_loc "
+                                    f"as long as loc")
+            _check_slots(forward.encoder_loc, g.size + g.page_size, f"{where}.encoder_loc")
+
+
+def _check_slots(slots: list[int], rows: int, where: str) -> None:
+    bad = [slot for slot in slots if not isinstance(slot, int) or not 0 <= slot < rows]
+    if bad:
+        raise ScenarioError(f"{where}: slot id {bad[0]!r} outside [0, {rows})")

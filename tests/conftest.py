@@ -1,0 +1,22 @@
+"""Shared helpers for the harness's own tests."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "tests" / "fixtures"
+
+
+def run_kvh(*args: str, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run the real `kvh` entry point in a subprocess, as a user would."""
+    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd or REPO,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def fixture_sut():
+    return lambda name: str(FIXTURES / f"{name}.py")

@@ -1,0 +1,142 @@
+"""`kvh` end to end, in a subprocess: exit codes, outputs, planted faults, and every bad input."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from tests.conftest import run_kvh
+
+
+def test_default_run_passes_and_covers_every_era_pool_and_dtype(tmp_path):
+    out = tmp_path / "out"
+    result = run_kvh("run", "--out", str(out))
+    assert result.returncode == 0, result.stdout + result.stderr
+    frame = pd.read_parquet(out / "results.parquet")
+    assert set(frame["era"]) == {"legacy", "kwarg", "bundled", "current"}
+    assert set(frame["pool"]) == {"mha", "mla", "swa_mha", "swa_mla"}
+    assert set(frame["dtype"]) == {"bf16", "fp16", "fp32", "fp8_e4m3", "fp8_e5m2"}
+    assert set(frame["engine"]) == {"reference", "torch"}
+    assert (frame["outcome"] != "findings").all()
+    # The narrowed SWA write before PR #29460 is the only declared divergence, and it shows.
+    known = frame[frame["outcome"] == "known_divergence"]
+    assert set(known["divergence_pr"]) == {"#29460"} and set(known["era"]) == {"kwarg", "bundled"}
+    summary = (out / "summary.md").read_text()
+    assert summary.splitlines()[2].startswith("**PASS") and "#29460" in summary
+    assert "[20/20]" in result.stderr                      # progress lines
+    assert not list(out.glob("**/*.tmp"))
+
+
+@pytest.mark.parametrize("fault, pool, oracle", [
+    ("mla_no_unwrap", "mla", "exception"),
+    ("swa_untranslated", "swa_mha", "exception"),
+    ("copy_not_inplace", "mha", "caller_tensors"),
+    ("stray_neighbour", "mha", "untouched"),
+    ("scale_ignored", "mha", "bytes"),
+])
+def test_planted_fault_exits_1_and_its_repro_replays_the_same_finding(tmp_path, fixture_sut, fault, pool, oracle):
+    out = tmp_path / "out"
+    result = run_kvh("run", "--sut", fixture_sut(fault), "--pool", pool, "--dtype", "bf16",
+                     "--out", str(out))
+    assert result.returncode == 1, result.stdout + result.stderr
+    repros = sorted((out / "repros").glob("*.json"))
+    assert repros
+    payload = json.loads(repros[0].read_text())
+    assert payload["findings"][0]["oracle"] == oracle
+    replay = run_kvh("repro", str(repros[0]))
+    assert replay.returncode == 1, replay.stdout + replay.stderr
+    assert "reproduced: identical finding" in replay.stdout
+
+
+def test_repro_of_a_fixed_pool_is_not_reproduced(tmp_path, fixture_sut):
+    out = tmp_path / "out"
+    run_kvh("run", "--sut", fixture_sut("scale_ignored"), "--pool", "mha", "--dtype", "fp16", "--out", str(out))
+    repro = sorted((out / "repros").glob("*.json"))[0]
+    payload = json.loads(repro.read_text())
+    payload["candidate"]["sut"] = "builtin"
+    payload["candidate"]["engine"] = "torch"
+    fixed = tmp_path / "fixed.json"
+    fixed.write_text(json.dumps(payload))
+    replay = run_kvh("repro", str(fixed))
+    assert replay.returncode == 0 and "not reproduced" in replay.stdout
+
+
+def test_hanging_sut_becomes_a_finding(tmp_path, fixture_sut):
+    result = run_kvh("run", "--sut", fixture_sut("hangs"), "--pool", "mha", "--dtype", "bf16",
+                     "--timeout", "0.5", "--out", str(tmp_path / "out"))
+    assert result.returncode == 1 and "SutTimeout" in result.stdout
+
+
+def _write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def _scenario_with(tmp_path, change):
+    from scenarios.builtin import default_scenarios
+    from scenarios.serialize import to_dict
+    data = to_dict(default_scenarios("mha", "bf16", 0)[1])
+    change(data)
+    return _write(tmp_path, "scenario.json", json.dumps(data))
+
+
+BAD_INPUTS = {
+    "unknown pool": (["run", "--pool", "gqa"], "unknown pool 'gqa'"),
+    "unknown dtype": (["run", "--dtype", "int4"], "unknown dtype 'int4'"),
+    "unknown era": (["run", "--era", "v5"], "unknown era 'v5'"),
+    "unknown engine": (["run", "--engine", "cuda"], "unknown engine 'cuda'"),
+    "unknown backend": (["run", "--backend", "nope"], "unknown backend 'nope'"),
+    "unknown device": (["run", "--device", "tpu"], "unknown device 'tpu'"),
+    "absent device": (["run", "--device", "cuda"], "not available here"),
+    "negative examples": (["run", "--examples", "-1"], "--examples must be >= 0"),
+    "unknown verb": (["frobnicate"], "invalid choice"),
+    "missing SUT module": (["run", "--sut", "kvh_no_such_module"], "failed to import"),
+    "missing repro": (["repro", "no-such.json"], "does not exist"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS))
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, case):
+    args, message = BAD_INPUTS[case]
+    out = tmp_path / "out"
+    result = run_kvh(*args, *(["--out", str(out)] if args[0] == "run" else []))
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and not out.exists()
+
+
+@pytest.mark.parametrize("content, message", [
+    ('{"format": "kvh-repro", "version": 1, "scen', "not valid JSON"),
+    ('{"format": "other"}', "not a kvh repro file"),
+    ('{"format": "kvh-repro", "version": 99}', "repro version 99"),
+    ('{"format": "kvh-repro", "version": 1, "candidate": {}}', "missing field"),
+    ('\xff\xfe', "not valid JSON"),
+])
+def test_malformed_or_truncated_repro_is_exit_2(tmp_path, content, message):
+    path = tmp_path / "bad.json"
+    path.write_text(content, encoding="latin-1")
+    result = run_kvh("repro", str(path))
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d["forwards"][0].update(loc=[999]), "slot id 999 outside [0, 272)"),
+    (lambda d: d["forwards"][0].update(loc=[-1]), "slot id -1 outside"),
+    (lambda d: d["geometry"].update(pool="gqa"), "unknown pool kind 'gqa'"),
+    (lambda d: d.update(colour="red"), "unknown field(s) colour"),
+    (lambda d: d["forwards"][0].update(narrow=5), "narrow=5 outside"),
+])
+def test_bad_user_scenario_is_exit_2(tmp_path, change, message):
+    path = _scenario_with(tmp_path, change)
+    out = tmp_path / "out"
+    result = run_kvh("run", "--scenario", path, "--out", str(out))
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert not out.exists()
+
+
+def test_user_scenario_runs(tmp_path):
+    path = _scenario_with(tmp_path, lambda d: None)
+    result = run_kvh("run", "--scenario", path, "--out", str(tmp_path / "out"))
+    assert result.returncode == 0 and "PASS: 7 checks passed" in result.stdout

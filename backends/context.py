@@ -18,6 +18,8 @@ class ForwardBatch:
     # Locs on non-unified pools are physical by allocation.
     out_cache_loc_is_physical: bool = True
     token_to_kv_pool: Any = None
+    # Context-parallel group size of the single-process CP helper (ranks simulated in one process).
+    attn_cp_size: int = 4
 
 
 @dataclass
@@ -28,6 +30,8 @@ class Layer:
     v_scale: Any = None
     k_scale_float: Optional[float] = None
     v_scale_float: Optional[float] = None
+    sliding_window_size: int = -1  # > 0 on sliding-window layers, as RadixAttention has it
+    v_head_dim: int = 0           # MLA: kv_lora_rank (xpu derives k_rope from k[..., v_head_dim:])
 
 
 @dataclass
@@ -35,6 +39,8 @@ class Metadata:
     # Translated once per forward from the padded out_cache_loc, as the backends do.
     swa_out_cache_loc: Optional[torch.Tensor] = None
     encoder_swa_out_cache_loc: Optional[torch.Tensor] = None
+    # flashinfer 0.5.23 `_kv_write_scales`: a global-scale (FP4) quant method makes it pass (None, None).
+    kv_quant_needs_global_scale: bool = False
 
 
 @dataclass

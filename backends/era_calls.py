@@ -1,32 +1,86 @@
-"""How each era spells 'write these tokens': the loc argument and keywords a call site passes.
+"""How each era spells 'write these tokens': the loc argument, the keywords and the scales.
 
-Every backend module builds its call on this, so the era conventions live in one place.
+Every backend module builds its call on this, so the era conventions live in one place and a
+backend module only says which loc, which SWA loc, which KVWriteLoc constructor and which
+scales its call site used.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
+
+import torch
 
 from backends.context import WriteRequest
 
 ERA_NAMES = ("legacy", "kwarg", "bundled", "current")
 
+# How a 0.5.23 call site builds its KVWriteLoc: for_layer (cross-attention aware, physical),
+# for_batch (out_cache_loc only, physical), or a bare KVWriteLoc(loc, swa_loc) (never physical).
+FOR_LAYER, FOR_BATCH, BARE = "for_layer", "for_batch", "bare"
+
 
 def loc_arguments(req: WriteRequest, era: str, *, per_layer: bool = True) -> tuple[Any, dict]:
+    """The canonical call (the `plain` backend): the encoder loc paired with its own SWA loc."""
+    return write_loc(req, era, loc=req.cache_loc(), swa_loc=req.swa_loc(),
+                     current=FOR_LAYER if per_layer else FOR_BATCH)
+
+
+def decoder_swa(req: WriteRequest, *, cross: str = "paired") -> Optional[torch.Tensor]:
+    """The SWA loc a backend passes: `forward_metadata.swa_out_cache_loc`, translated once from
+    the decoder's padded out_cache_loc. From 0.5.13 fa3, flashinfer, xpu, musa and torch_native
+    pair it with encoder_out_cache_loc on cross-attention layers (cross="paired"); intel_amx and
+    ascend pass None there (cross="dropped")."""
+    if cross == "dropped" and req.layer.is_cross_attention:
+        return None
+    return req.metadata.swa_out_cache_loc
+
+
+def write_loc(req: WriteRequest, era: str, *, loc: torch.Tensor, swa_loc: Optional[torch.Tensor],
+              current: str = FOR_LAYER) -> tuple[Any, dict]:
     """The loc positional argument and extra keywords for `era`.
 
-    legacy passes the bare loc (the SWA pool translates); kwarg adds `swa_loc=` only when the pool
-    is a SWA pool (other pools reject the keyword); bundled wraps KVWriteLoc(loc, swa_loc); current
-    uses KVWriteLoc.for_layer, or for_batch when the backend has no cross-attention (per_layer=False).
+    legacy passes the bare loc (the SWA pool translates); kwarg adds `swa_loc=` only on a SWA pool
+    (other pools reject the keyword) and only when the site has one; bundled wraps
+    KVWriteLoc(loc, swa_loc); current builds it the way `current` names.
     """
-    loc, swa_loc = req.cache_loc(), req.swa_loc()
     if era == "legacy":
         return loc, {}
     if era == "kwarg":
-        return loc, ({"swa_loc": swa_loc} if req.use_sliding_window_kv_pool else {})
-    if era == "bundled":
+        keep = req.use_sliding_window_kv_pool and swa_loc is not None
+        return loc, ({"swa_loc": swa_loc} if keep else {})
+    if era == "bundled" or (era == "current" and current == BARE):
         return req.api.KVWriteLoc(loc, swa_loc), {}
     if era == "current":
-        if per_layer:
+        if current == FOR_LAYER:
             return req.api.KVWriteLoc.for_layer(req.forward_batch, req.layer, swa_loc=swa_loc), {}
         return req.api.KVWriteLoc.for_batch(req.forward_batch, swa_loc=swa_loc), {}
     raise ValueError(f"unknown era {era!r}")
+
+
+def bare_loc(req: WriteRequest, era: str, *, loc: torch.Tensor, current: str = FOR_LAYER) -> Any:
+    """A site that passed a bare tensor until 0.5.23 built a KVWriteLoc without swa_loc
+    (the MLA sites of fa3 and the MLA-only backends)."""
+    if era != "current":
+        return loc
+    return write_loc(req, era, loc=loc, swa_loc=None, current=current)[0]
+
+
+def scale_args(k_scale: Any, v_scale: Any) -> tuple:
+    """Positional scales; a site that passes none leaves the pool's defaults (MHA None, SWA 1.0)."""
+    return () if k_scale is None and v_scale is None else (k_scale, v_scale)
+
+
+def layer_scales(req: WriteRequest) -> tuple:
+    return req.layer.k_scale, req.layer.v_scale
+
+
+def kv_cache_is_fp8(req: WriteRequest) -> bool:
+    """What the backends test: the dtype of the layer's key buffer as the pool hands it out."""
+    dtype = req.pool.get_key_buffer(req.layer.layer_id).dtype
+    return dtype.is_floating_point and dtype.itemsize == 1
+
+
+def kv_write(req: WriteRequest, loc: Any, keywords: dict, k: torch.Tensor, v: torch.Tensor,
+              scales: tuple = ()) -> None:
+    """pool.set_kv_buffer(layer, loc, k, v[, k_scale, v_scale][, swa_loc=])."""
+    req.pool.set_kv_buffer(req.layer, loc, k, v, *scales, **keywords)

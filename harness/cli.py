@@ -18,6 +18,10 @@ class _Parser(argparse.ArgumentParser):
 VERBS: dict[str, tuple[str, str]] = {
     "run": ("harness.run_command", "differential run over pools, dtypes, eras, engines and backends"),
     "repro": ("harness.repro_command", "replay a repro file"),
+    "sut": ("harness.sut_command", "install and list isolated SUT environments (SGLang releases)"),
+    "matrix": ("harness.matrix_command", "what this machine checks: engines x pools x dtypes x layouts x devices, and backends"),
+    "bench": ("harness.bench_command", "time verified writes: GB/s, roofline fraction, API overhead ratio"),
+    "report": ("harness.report_command", "regression gate, HTML dashboard and summary over a results folder"),
 }
 
 

@@ -10,6 +10,7 @@ from typing import Callable, Iterable, Optional
 
 from harness.candidate import Candidate
 from harness.findings import Finding
+from pools.dtypes import dtype_spec
 from scenarios.model import Scenario
 
 
@@ -40,6 +41,34 @@ DIVERGENCES: tuple[KnownDivergence, ...] = (
         "length mismatch (or, with one token, broadcast it over every padded slot)",
         "#29460"),
 )
+
+
+def _scaled(scenario: Scenario) -> bool:
+    return any(scale.kind != "none" and scale.value != 1.0
+               for scale in (scenario.k_scale, scenario.v_scale))
+
+
+def _fp8_scaled(mode: str) -> Callable[[Scenario, Candidate], bool]:
+    """A scaled write into an fp8 cache in `mode`: where passing the scales or not shows."""
+    return lambda scenario, candidate: (candidate.mode == mode and _scaled(scenario)
+                                        and dtype_spec(scenario.geometry.dtype).is_fp8)
+
+
+# Per-backend divergences between eras; backends.registry attaches them to their entries.
+BACKEND_DIVERGENCES: dict[str, tuple[KnownDivergence, ...]] = {
+    "aiter": (KnownDivergence(
+        "aiter-decode-descales", ("current",), _fp8_scaled("decode"),
+        frozenset({"bytes", "caller_tensors"}),
+        "with an fp8 cache, aiter's decode set_kv_buffer passed no scales in 0.5.12-0.5.14 (extend "
+        "passed k_descale/v_descale); 0.5.23 passes the descales in decode too, so the pool divides "
+        "k and v (in place) where it used to only cast; no PR names the change", ""),),
+    "intel_amx": (KnownDivergence(
+        "intel-amx-fp8-scale-float", ("current",), _fp8_scaled("extend"),
+        frozenset({"bytes", "caller_tensors"}),
+        "intel_amx's extend passed no scales until 0.5.14; 0.5.23 passes layer.k_scale_float and "
+        "v_scale_float when the key buffer is fp8, so the pool divides k and v (in place) where it "
+        "used to only cast; no PR names the change", ""),),
+}
 
 
 def explain(scenario: Scenario, candidate: Candidate, findings: list[Finding],

@@ -13,14 +13,15 @@ from typing import Any, Optional
 import torch
 
 from backends.context import ForwardBatch, Layer, Metadata, WriteRequest
-from backends.registry import backend_named
+from backends.registry import Backend, backend_named
 from harness.candidate import Candidate
 from harness.pool_factory import build_pool
 from harness.timeout import time_limit
-from scenarios.materialize import loc_tensor, mapping_tensor, scale_object, token_tensors
+from scenarios.materialize import ForwardStaging, scale_object, token_tensors
 from scenarios.model import Scenario
 
 CANARY = 0xA5
+CALLER_TENSORS = ("k", "v", "k_rope")
 
 
 @dataclass
@@ -42,51 +43,57 @@ def buffer_names(scenario: Scenario, layer_id: int) -> tuple[str, ...]:
     return (f"L{layer_id}.kv",) if scenario.geometry.is_mla else (f"L{layer_id}.k", f"L{layer_id}.v")
 
 
-def _buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Tensor]:
+def pool_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Tensor]:
     if scenario.geometry.is_mla:
         return [pool.get_key_buffer(layer_id)]
     return [pool.get_key_buffer(layer_id), pool.get_value_buffer(layer_id)]
 
 
-def _fill_canary(pool: Any, scenario: Scenario) -> None:
+def fill_canary(pool: Any, scenario: Scenario) -> None:
     for layer_id in range(scenario.geometry.layer_num):
-        for buffer in _buffers(pool, scenario, layer_id):
+        for buffer in pool_buffers(pool, scenario, layer_id):
             buffer.view(torch.uint8).fill_(CANARY)
 
 
-def _request(candidate: Candidate, pool: Any, scenario: Scenario, forward_index: int,
-             layer_id: int, locs: dict, scales: tuple) -> WriteRequest:
+def buffer_bytes(pool: Any, scenario: Scenario) -> dict[str, torch.Tensor]:
+    """Every buffer of every layer as CPU bytes, by name."""
+    return {name: as_bytes(buffer)
+            for layer_id in range(scenario.geometry.layer_num)
+            for name, buffer in zip(buffer_names(scenario, layer_id),
+                                    pool_buffers(pool, scenario, layer_id))}
+
+
+def caller_bytes(request: WriteRequest, forward_index: int) -> dict[str, torch.Tensor]:
+    """The caller's tensors after the call, as CPU bytes (in-place mutation is observable)."""
+    prefix = f"f{forward_index}.L{request.layer.layer_id}"
+    return {f"{prefix}.{name}": as_bytes(getattr(request, name)).flatten()
+            for name in CALLER_TENSORS if getattr(request, name) is not None}
+
+
+def write_request(module: Any, device: str, backend: Backend, pool: Any, scenario: Scenario,
+                  forward_index: int, layer_id: int, locs: dict, scales: tuple) -> WriteRequest:
+    """What the backend's call site has at hand for one (forward, layer)."""
     forward = scenario.forwards[forward_index]
     g = scenario.geometry
-    tensors = token_tensors(scenario, forward_index, layer_id, candidate.device)
+    tensors = token_tensors(scenario, forward_index, layer_id, device)
+    k, k_rope = tensors["k"], tensors["k_rope"]
+    if g.is_mla and backend.mla_input == "latent" and k_rope is not None:
+        # The backend receives the latent row (nope ++ rope) as one tensor, as its model hands it.
+        k, k_rope = torch.cat([k, k_rope], dim=-1), None
     metadata = Metadata(swa_out_cache_loc=locs["swa"], encoder_swa_out_cache_loc=locs["encoder_swa"])
     k_scale, v_scale = scales
     layer = Layer(layer_id, is_cross_attention=layer_id in forward.cross_layers, k_scale=k_scale,
                   v_scale=v_scale,
                   k_scale_float=None if k_scale is None else float(k_scale),
-                  v_scale_float=None if v_scale is None else float(v_scale))
-    batch = ForwardBatch(out_cache_loc=locs["loc"][: forward.tokens],
-                         encoder_out_cache_loc=locs["encoder"], token_to_kv_pool=pool)
-    return WriteRequest(api=candidate.module, pool=pool, forward_batch=batch, layer=layer,
-                        metadata=metadata, k=tensors["k"], v=tensors["v"], k_rope=tensors["k_rope"],
+                  v_scale_float=None if v_scale is None else float(v_scale),
+                  sliding_window_size=g.size_swa if layer_id in g.swa_layer_ids else -1,
+                  v_head_dim=g.kv_lora_rank if g.is_mla else (g.v_head_dim or g.head_dim))
+    encoder = None if locs["encoder"] is None else locs["encoder"][: forward.tokens]
+    batch = ForwardBatch(out_cache_loc=locs["loc"][: forward.tokens], encoder_out_cache_loc=encoder,
+                         token_to_kv_pool=pool)
+    return WriteRequest(api=module, pool=pool, forward_batch=batch, layer=layer,
+                        metadata=metadata, k=k, v=tensors["v"], k_rope=k_rope,
                         is_mla=g.is_mla, use_sliding_window_kv_pool=g.is_swa)
-
-
-def _forward_locs(scenario: Scenario, forward_index: int, device: str) -> dict:
-    """Locs of one forward; SWA locs are translated once from the padded loc, as backends do."""
-    forward = scenario.forwards[forward_index]
-    loc = loc_tensor(forward.loc, scenario, device)
-    encoder = None if forward.encoder_loc is None else loc_tensor(forward.encoder_loc, scenario, device)
-    mapping = mapping_tensor(scenario, device)
-    if mapping is not None:
-        swa = mapping[loc]
-        encoder_swa = None if encoder is None else mapping[encoder]
-    elif scenario.stray_swa_loc:
-        # Junk that a non-SWA pool must ignore: slot ids in reverse order.
-        swa, encoder_swa = loc.flip(0), None if encoder is None else encoder.flip(0)
-    else:
-        swa = encoder_swa = None
-    return {"loc": loc, "encoder": encoder, "swa": swa, "encoder_swa": encoder_swa}
 
 
 def execute(candidate: Candidate, scenario: Scenario, timeout_s: Optional[float] = 30.0) -> Execution:
@@ -96,27 +103,22 @@ def execute(candidate: Candidate, scenario: Scenario, timeout_s: Optional[float]
     try:
         with time_limit(timeout_s):
             pool = build_pool(candidate.module, scenario, candidate.device)
-            _fill_canary(pool, scenario)
+            fill_canary(pool, scenario)
+            staging = ForwardStaging(scenario, candidate.device, pool)
             scales = (scale_object(scenario.k_scale, candidate.device),
                       scale_object(scenario.v_scale, candidate.device))
             for forward_index, forward in enumerate(scenario.forwards):
-                locs = _forward_locs(scenario, forward_index, candidate.device)
+                locs = staging.begin(forward_index)
                 for layer_id in scenario.layers_of(forward):
                     where = f"forward {forward_index}, layer {layer_id}"
-                    request = _request(candidate, pool, scenario, forward_index, layer_id, locs, scales)
+                    request = write_request(candidate.module, candidate.device, backend, pool,
+                                            scenario, forward_index, layer_id, locs, scales)
                     started = time.perf_counter_ns()
                     backend.write(request, candidate.era, candidate.mode)
                     result.write_ns += time.perf_counter_ns() - started
-                    prefix = f"f{forward_index}.L{layer_id}"
-                    for name in ("k", "v", "k_rope"):
-                        tensor = getattr(request, name)
-                        if tensor is not None:
-                            result.caller[f"{prefix}.{name}"] = as_bytes(tensor).flatten()
+                    result.caller.update(caller_bytes(request, forward_index))
             where = "reading the buffers"
-            for layer_id in range(scenario.geometry.layer_num):
-                for name, buffer in zip(buffer_names(scenario, layer_id),
-                                        _buffers(pool, scenario, layer_id)):
-                    result.buffers[name] = as_bytes(buffer)
+            result.buffers = buffer_bytes(pool, scenario)
     except Exception as error:  # a SUT failure is data, never a harness crash
         frames = traceback.extract_tb(error.__traceback__)
         origin = f" ({frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno})" if frames else ""

@@ -99,10 +99,10 @@ def _untouched(scenario, baseline, candidate, expected) -> list[Finding]:
         keep = torch.ones(got.shape[0], dtype=torch.bool)
         keep[PADDING_SINK] = False
         keep[[slot for slot in expected[name] if slot < got.shape[0]]] = False
-        slots = keep.nonzero().flatten().tolist()
-        if not slots:
-            continue
         rows = got[keep]
+        if bool((rows == CANARY).all()):  # the common case: no per-slot bookkeeping
+            continue
+        slots = keep.nonzero().flatten().tolist()
         canary = torch.full_like(rows, CANARY)
         findings += _first_difference(scenario, name, slots, canary, rows, "untouched",
                                       "a slot that no token writes was changed", expected)
@@ -114,7 +114,12 @@ def _caller_tensors(scenario, baseline, candidate, expected) -> list[Finding]:
     for name, want in baseline.caller.items():
         got = candidate.caller.get(name)
         if got is None or got.shape != want.shape or not torch.equal(got, want):
-            mutated = "missing" if got is None else f"{int((got != want).sum()) if got.shape == want.shape else 'all'} bytes differ"
+            if got is None:
+                mutated = "missing"
+            elif got.shape != want.shape:
+                mutated = f"shape {tuple(got.shape)} != {tuple(want.shape)}"
+            else:
+                mutated = f"{int((got != want).sum())} bytes differ"
             findings.append(Finding("caller_tensors", f"caller tensor {name} after the call differs "
                                     f"from the baseline's ({mutated}); in-place mutation must match",
                                     buffer=name))

@@ -7,6 +7,8 @@ from typing import Iterator, Optional
 
 from backends.registry import BACKENDS, Backend
 from harness.candidate import Candidate
+from harness.capabilities import cell_status
+from harness.devices import device_type, natural_device, unavailable_reason
 from pools.builtin import builtin_module
 from pools.dtypes import DTYPES
 from pools.engines import ENGINES
@@ -22,8 +24,9 @@ class RunOptions:
     dtypes: list[str] = field(default_factory=lambda: list(DTYPES))
     eras: list[str] = field(default_factory=lambda: list(ERAS))
     engines: list[str] = field(default_factory=lambda: list(ENGINES))
+    engines_named: bool = False      # --engine given: opt-in engines (interpreted Triton) run too
     backends: list[str] = field(default_factory=lambda: list(BACKENDS))
-    device: str = "cpu"
+    device: Optional[str] = None      # None: each backend on its natural device, when present
     seed: int = 0
     examples: int = 0
     out: Path = Path("kvh-out")
@@ -70,26 +73,55 @@ def baseline_for(backend: Backend, mode: str) -> Candidate:
                      backend.name, mode)
 
 
-def candidates_for(backend: Backend, mode: str, suts: list[SutChoice],
-                   options: RunOptions) -> Iterator[Candidate | Skip]:
-    """Candidates for one backend and mode, and a Skip for each one that cannot run."""
+def device_for(backend: Backend, options: RunOptions) -> str:
+    """--device overrides; otherwise the backend's natural device (registry) when this machine has
+    it, else the CPU: a call site's logic is the same on every device, so it is still checked."""
+    if options.device:
+        return options.device
+    natural = natural_device(backend.device_type)
+    return natural if unavailable_reason(natural) is None else "cpu"
+
+
+def _engines_named(options: RunOptions, sut: SutChoice) -> bool:
+    """Whether the user named the engines to run (--engine, or --sut builtin:ENGINE)."""
+    return sut.spec != "builtin" or options.engines_named
+
+
+def candidates_for(backend: Backend, mode: str, suts: list[SutChoice], options: RunOptions,
+                   pool: Optional[str] = None, dtype: Optional[str] = None) -> Iterator[Candidate | Skip]:
+    """Candidates for one backend and mode, and a Skip for each one that cannot run.
+
+    Engines are filtered through the capability matrix (harness/capabilities.py) for the
+    device, and for `pool` and `dtype` when the caller passes them. An opt-in engine
+    (interpreted Triton on CPU) is left out unless named; the matrix says why.
+    """
     baseline = baseline_for(backend, mode)
+    device = device_for(backend, options)
+    try:
+        device_reason = unavailable_reason(device)
+    except ValueError as error:
+        device_reason = str(error)
     for sut in suts:
         if sut.loaded is not None:
             if sut.loaded.era not in backend.eras:
                 yield Skip(sut.spec, sut.loaded.era, "-",
                            f"backend {backend.name} has no {sut.loaded.era} call site")
-                continue
-            yield Candidate(sut.spec, sut.loaded.module, sut.loaded.era, "-", options.device,
-                            backend.name, mode)
+            elif device_reason:
+                yield Skip(sut.spec, sut.loaded.era, "-", device_reason)
+            else:
+                yield Candidate(sut.spec, sut.loaded.module, sut.loaded.era, "-", device,
+                                backend.name, mode)
             continue
         for era in backend.eras:
             if era not in options.eras:
                 continue
             for engine in sut.engines:
-                device = options.device
-                if engine == "reference" and device != "cpu":
-                    yield Skip("builtin", era, engine, "the reference engine runs on CPU only")
+                status = cell_status(engine, pool or "*", dtype or "*", "nhd", device_type(device),
+                                     device_reason)
+                if status.status == "opt-in" and not _engines_named(options, sut):
+                    continue
+                if status.status == "skipped":
+                    yield Skip("builtin", era, engine, status.reason)
                     continue
                 candidate = Candidate("builtin", builtin_module(era, engine), era, engine, device,
                                       backend.name, mode)

@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
+from typing import Optional
 
 import pandas as pd
 
@@ -14,15 +16,17 @@ from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from harness.devices import unavailable_reason
 from harness.plan import RunOptions, resolve_suts
 from harness.repro import save_repro
-from harness.runner import CellResult, run
+from harness.exploration_log import ExplorationLog
+from harness.runner import CellResult, Exploring, explore_run, run
 from pools.dtypes import DTYPES
 from pools.engines import ENGINES
 from pools.eras import ERAS
 from pools.sut.loader import SutLoadError
 from reports.atomic import write_text_atomic
-from reports.records import run_metadata, write_records
+from reports.store import append, run_meta
 from reports.summary import markdown_table, summary_markdown, summary_table, verdict
 from scenarios.model import POOL_KINDS
+from scenarios.profiles import PROFILE_ENV, PROFILES, chosen_profile, database_dir
 from scenarios.serialize import ScenarioError, from_dict
 
 
@@ -38,10 +42,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--era", type=_csv, help=f"comma list of {', '.join(ERAS)}")
     parser.add_argument("--engine", type=_csv, help=f"comma list of {', '.join(ENGINES)}")
     parser.add_argument("--backend", type=_csv, help=f"comma list of {', '.join(BACKENDS)}")
-    parser.add_argument("--device", default="cpu", help="torch device for candidates (default cpu)")
+    parser.add_argument("--device", help="torch device for candidates (default: each backend's "
+                        "natural device when present here, else cpu)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--examples", type=int, default=0,
-                        help="extra random scenarios per pool and dtype (default 0)")
+                        help="extra random scenarios per pool and dtype (default 0); with --profile, "
+                        "Hypothesis examples per cell instead of the profile's count")
+    parser.add_argument("--profile", help=f"explore with Hypothesis: {', '.join(PROFILES)} "
+                        f"(default ${PROFILE_ENV}; unset: the builtin deterministic set)")
+    parser.add_argument("--special-values", action="store_true",
+                        help="with --profile, also draw ±0, subnormals, ±inf and NaN")
     parser.add_argument("--scenario", type=Path, action="append",
                         help="a scenario JSON file to run instead of the builtin set (repeatable)")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per SUT scenario")
@@ -63,12 +73,13 @@ def _choose(values, known, what: str) -> list[str]:
 def options_from(arguments: argparse.Namespace) -> RunOptions:
     if arguments.examples < 0:
         raise UsageError("--examples must be >= 0")
-    try:
-        reason = unavailable_reason(arguments.device)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
-    if reason:
-        raise UsageError(f"device {arguments.device} is not available here: {reason}")
+    if arguments.device is not None:
+        try:
+            reason = unavailable_reason(arguments.device)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        if reason:
+            raise UsageError(f"device {arguments.device} is not available here: {reason}")
     if arguments.out.exists() and not arguments.out.is_dir():
         raise UsageError(f"--out {arguments.out} exists and is not a folder")
     return RunOptions(
@@ -77,7 +88,7 @@ def options_from(arguments: argparse.Namespace) -> RunOptions:
         pools=_choose(arguments.pool, POOL_KINDS, "pool"),
         dtypes=_choose(arguments.dtype, DTYPES, "dtype"),
         eras=_choose(arguments.era, ERAS, "era"),
-        engines=_choose(arguments.engine, ENGINES, "engine"),
+        engines=_choose(arguments.engine, ENGINES, "engine"), engines_named=arguments.engine is not None,
         backends=_choose(arguments.backend, BACKENDS, "backend"),
         device=arguments.device, seed=arguments.seed, examples=arguments.examples,
         out=arguments.out, timeout_s=arguments.timeout)
@@ -94,10 +105,13 @@ def _load_scenario(path: Path):
         raise UsageError(f"scenario file {path}: {error}") from None
 
 
-def record_of(result: CellResult, meta: dict) -> dict:
+def record_of(result: CellResult) -> dict:
+    """One `check` row of the results store (reports/schema.py); run metadata is stamped later."""
     g = result.scenario.geometry
     source = result.candidate or result.skip
-    return {**meta, "sut": source.sut, "backend": result.candidate.backend if result.candidate else "",
+    detail = (result.findings[0].headline() if result.findings
+              else result.skip.reason if result.skip else "")
+    return {"sut": source.sut, "device": result.candidate.device if result.candidate else "", "backend": result.candidate.backend if result.candidate else "",
             "mode": result.candidate.mode if result.candidate else "", "pool": g.pool,
             "era": source.era, "engine": source.engine, "dtype": g.dtype,
             "scenario": result.scenario.name,
@@ -105,11 +119,27 @@ def record_of(result: CellResult, meta: dict) -> dict:
             "findings": len(result.findings),
             "divergence": result.divergence.name if result.divergence else "",
             "divergence_pr": result.divergence.pr if result.divergence else "",
-            "write_ns": result.write_ns, "bytes_moved": None}
+            "write_ns": result.write_ns, "bytes_moved": None, "detail": detail, "repro": None}
+
+
+def exploring_from(arguments: argparse.Namespace, environ: dict) -> Optional[Exploring]:
+    try:
+        profile = chosen_profile(arguments.profile, environ)
+    except ValueError as error:
+        raise UsageError(f"{error} (from --profile or ${PROFILE_ENV})") from None
+    if profile is None:
+        if arguments.special_values:
+            raise UsageError("--special-values needs --profile")
+        return None
+    if arguments.scenario:
+        raise UsageError("--scenario runs the given scenarios; it does not combine with --profile")
+    return Exploring(profile, arguments.examples or None, arguments.special_values,
+                     database_dir(environ))
 
 
 def main(arguments: argparse.Namespace) -> int:
     options = options_from(arguments)
+    exploring = exploring_from(arguments, dict(os.environ))
     try:
         suts = resolve_suts(options)
     except (SutLoadError, ValueError) as error:
@@ -118,16 +148,21 @@ def main(arguments: argparse.Namespace) -> int:
         if sut.loaded is not None:
             print(f"kvh: SUT {sut.spec}: detected era {sut.loaded.era}"
                   + (f" (version {sut.loaded.version})" if sut.loaded.version else ""), file=sys.stderr)
-    meta = run_metadata(options.device, options.seed)
+    meta = run_meta(options.device or "natural", options.seed,
+                    exploring.profile.name if exploring else "default",
+                    ", ".join(f"{s.spec}={s.loaded.version}" for s in suts if s.loaded and s.loaded.version))
     rows, finding_lines, divergences, skips = [], [], {}, {}
     started = time.monotonic()
 
     def on_result(result: CellResult) -> None:
-        rows.append(record_of(result, meta))
+        row = record_of(result)
+        rows.append(row)
         if result.outcome == "findings":
             path = save_repro(options.out / "repros", result)
+            row["repro"] = str(path.relative_to(options.out))
             finding_lines.append(f"{result.label} `{result.scenario.name}`: "
-                                 f"{result.findings[0].headline()} (repro: {path})")
+                                 f"{result.findings[0].headline()} (repro: {path})"
+                                 + (f" {result.reproduce}" if result.reproduce else ""))
         elif result.outcome == "known_divergence":
             d = result.divergence
             divergences[(d.name, result.candidate.era)] = f"{d.name} ({d.pr}) in era {result.candidate.era}: {d.reason}"
@@ -139,16 +174,25 @@ def main(arguments: argparse.Namespace) -> int:
         print(f"kvh: [{done}/{total}] {group} done: {len(rows)} checks so far, {failed} with "
               f"findings, {time.monotonic() - started:.1f}s", file=sys.stderr)
 
-    run(options, suts, on_result, on_group)
+    log = None
+    if exploring is None:
+        run(options, suts, on_result, on_group)
+    else:
+        log = ExplorationLog(exploring.profile.name, options.seed)
+        explore_run(options, suts, exploring, on_result, log.add)
     frame = pd.DataFrame(rows)
-    write_records(options.out / "results.parquet", rows)
+    results = append(options.out, frame, "check", meta)
     summary = summary_markdown(frame, meta, finding_lines, list(divergences.values()), list(skips.values()))
+    if log is not None:
+        summary += "\n" + log.markdown()
     write_text_atomic(options.out / "summary.md", summary)
     print(markdown_table(summary_table(frame)))
     for line in finding_lines[:20]:
         print(f"FINDING {line}")
     if len(finding_lines) > 20:
         print(f"... and {len(finding_lines) - 20} more findings, see {options.out / 'summary.md'}")
+    if log is not None:
+        print(log.markdown())
     print(verdict(frame))
-    print(f"results: {options.out / 'results.parquet'}, summary: {options.out / 'summary.md'}")
+    print(f"results: {results}, summary: {options.out / 'summary.md'}")
     return EXIT_FINDINGS if finding_lines else EXIT_OK

@@ -2,11 +2,13 @@
 
 Each pool kind and dtype gets: a prefill of whole and partial pages, decode steps, a padded and
 narrowed forward (the PR #29460 shape), int32 locs at page size 64, and a scaled write whose
-input dtype differs from the pool dtype (in-place division, fp8 cast).
+input dtype differs from the pool dtype (in-place division, fp8 cast); then a small two-layer set
+(every scale kind, narrowing, decode steps, cross-attention) that the backends run.
 """
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 from pools.dtypes import dtype_spec
 from scenarios.allocator import allocate, swa_mapping
@@ -53,7 +55,33 @@ def default_scenarios(pool: str, dtype: str, seed: int) -> list[Scenario]:
                   input_dtype=scaled_input, k_scale=Scale("float", 0.5), v_scale=Scale("float", 2.0)),
         _scenario(rng, g, [Forward(prefill[:24])], "scaled-tensor", seed + 5,
                   input_dtype=scaled_input, k_scale=Scale("tensor", 0.3), v_scale=Scale("param", 1.7)),
+    ] + _small(rng, pool, dtype, seed + 6, scaled_input)
+
+
+def _small(rng: random.Random, pool: str, dtype: str, seed: int, scaled_input: str) -> list[Scenario]:
+    """Two layers (layer 1 is the SWA layer) and 64 slots, cheap enough for ~14 backends x modes
+    (the backends' focus, backends/registry.py FOCUS): scale kinds (tensor, parameter, none,
+    float) on a differing input dtype, narrowing, decode steps and cross-attention."""
+    g = replace(geometry(pool, dtype, size=64), layer_num=2,
+                swa_layer_ids=[1] if pool.startswith("swa_") else [])
+    tokens = allocate(rng, g.size, g.page_size, 20)
+    decode = allocate(rng, g.size, g.page_size, 3)
+    scenarios = [
+        _scenario(rng, g, [Forward(tokens)], "small-scaled", seed, input_dtype=scaled_input,
+                  k_scale=Scale("tensor", 0.3), v_scale=Scale("param", 1.7)),
+        _scenario(rng, g, [Forward(tokens[:12])], "small-param-none", seed + 1,
+                  input_dtype=scaled_input, k_scale=Scale("param", 0.25), v_scale=Scale("none")),
+        _scenario(rng, g, [Forward(tokens[:9] + [0] * 7, narrow=9)], "small-narrowed", seed + 2),
+        _scenario(rng, g, [Forward([slot]) for slot in decode], "small-decode", seed + 3,
+                  input_dtype=scaled_input, k_scale=Scale("float", 0.5), v_scale=Scale("float", 2.0)),
     ]
+    if not g.is_mla:   # MLA models have no cross-attention
+        # Layer 0 (a full-attention layer on SWA pools) writes at the encoder loc.
+        slots = allocate(rng, g.size, g.page_size, 20)
+        scenarios.append(_scenario(rng, g, [Forward(slots[:10], encoder_loc=slots[10:], cross_layers=[0])],
+                                   "small-cross", seed + 4, k_scale=Scale("float", 1.0),
+                                   v_scale=Scale("float", 1.0)))
+    return scenarios
 
 
 def random_scenarios(pool: str, dtype: str, seed: int, count: int) -> list[Scenario]:

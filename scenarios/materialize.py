@@ -45,8 +45,43 @@ def scale_object(scale: Scale, device: str) -> Any:
     return torch.nn.Parameter(tensor, requires_grad=False)
 
 
-def _draw(generator: torch.Generator, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
-    return (torch.randn(shape, generator=generator, dtype=torch.float32) * AMPLITUDE).to(dtype)
+def _draw(generator: torch.Generator, shape: tuple[int, ...], dtype: torch.dtype,
+          values: str, pool_dtype: torch.dtype) -> torch.Tensor:
+    normal = torch.randn(shape, generator=generator, dtype=torch.float32)
+    if values == "extreme":
+        # Magnitudes between half and 1.25x the narrower range limit: casts saturate or overflow.
+        limit = min(torch.finfo(dtype).max, torch.finfo(pool_dtype).max)
+        spread = torch.rand(shape, generator=generator, dtype=torch.float32) * 0.75 + 0.5
+        return (normal.sign() * spread * limit).to(dtype)
+    drawn = (normal * AMPLITUDE).to(dtype)
+    if values == "special":
+        table = _special_values(dtype, pool_dtype)
+        pick = torch.randint(0, len(table), shape, generator=generator)
+        where = torch.rand(shape, generator=generator) < 0.25
+        drawn = torch.where(where, table[pick], drawn)
+    return drawn
+
+
+def _special_values(dtype: torch.dtype, pool_dtype: torch.dtype) -> torch.Tensor:
+    tiny = [torch.finfo(dtype).smallest_normal / 2]
+    if pool_dtype.itemsize == 1:   # fp8: values in the pool's own subnormal range
+        tiny.append(torch.finfo(pool_dtype).smallest_normal / 2)
+    table = [0.0, -0.0, float("inf"), float("-inf"), float("nan")] + tiny + [-t for t in tiny]
+    return torch.tensor(table, dtype=torch.float32).to(dtype)
+
+
+def _fused(parts: list[torch.Tensor], lead: int, device: str) -> list[torch.Tensor]:
+    """The parts as column slices of one (tokens, lead + sum of widths) tensor, as a fused qkv
+    projection hands them to the backend: same values, non-contiguous views."""
+    rows = parts[0].shape[0]
+    widths = [part[0].numel() for part in parts]
+    starts = [lead + sum(widths[:index]) for index in range(len(parts))]
+    fused = torch.zeros((rows, lead + sum(widths)), dtype=parts[0].dtype)
+    for part, start, width in zip(parts, starts, widths):
+        fused[:, start:start + width] = part.reshape(rows, width)
+    fused = fused.to(device)
+    return [fused[:, start:start + width].view(part.shape)
+            for part, start, width in zip(parts, starts, widths)]
 
 
 def token_tensors(scenario: Scenario, forward_index: int, layer_id: int,
@@ -57,15 +92,24 @@ def token_tensors(scenario: Scenario, forward_index: int, layer_id: int,
     generator = torch.Generator().manual_seed(
         (scenario.seed * 1_000_003 + forward_index * 1_009 + layer_id) % (2**63))
     dtype = input_dtype(scenario)
+    pool_dtype = dtype_spec(g.dtype).dtype
     rows = forward.tokens
+
+    def draw(*shape: int) -> torch.Tensor:
+        return _draw(generator, (rows, *shape), dtype, scenario.values, pool_dtype)
+
     if g.is_mla:
-        nope = _draw(generator, (rows, 1, g.kv_lora_rank), dtype)
-        rope = _draw(generator, (rows, 1, g.qk_rope_head_dim), dtype) if g.qk_rope_head_dim else None
+        nope = draw(1, g.kv_lora_rank)
+        rope = draw(1, g.qk_rope_head_dim) if g.qk_rope_head_dim else None
+        if scenario.fused_qkv and rope is not None:
+            nope, rope = _fused([nope, rope], 0, device)
         return {"k": nope.to(device), "v": nope.clone().to(device),
                 "k_rope": None if rope is None else rope.to(device)}
     v_head_dim = g.v_head_dim or g.head_dim
-    k = _draw(generator, (rows, g.head_num, g.head_dim), dtype)
-    v = _draw(generator, (rows, g.head_num, v_head_dim), dtype)
+    k = draw(g.head_num, g.head_dim)
+    v = draw(g.head_num, v_head_dim)
+    if scenario.fused_qkv:
+        k, v = _fused([k, v], g.head_num * g.head_dim, device)   # the q columns lead
     return {"k": k.to(device), "v": v.to(device), "k_rope": None}
 
 
@@ -75,5 +119,77 @@ def write_slots(scenario: Scenario, forward: Forward, layer_id: int) -> list[int
     source = forward.encoder_loc if layer_id in forward.cross_layers else forward.loc
     slots = source[: forward.tokens]
     if g.is_swa and layer_id in g.swa_layer_ids:
-        return [scenario.mapping[slot] for slot in slots]
+        index = next(i for i, f in enumerate(scenario.forwards) if f is forward)
+        mapping = scenario.mapping_at(index)
+        return [mapping[slot] for slot in slots]
     return list(slots)
+
+
+class ForwardStaging:
+    """The loc side of one execution, forward by forward, as a serving engine stages it.
+
+    It owns what outlives a forward: the registered full_to_swa mapping (remapped in place or
+    re-registered before a forward, as the scenario says) and the persistent loc storages that
+    forwards view at an offset. SWA locs are translated once per forward from the padded loc.
+    """
+
+    def __init__(self, scenario: Scenario, device: str, pool: Any) -> None:
+        self.scenario, self.device, self.pool = scenario, device, pool
+        self.mapping = mapping_tensor(scenario, device)
+        if self.mapping is not None:
+            pool.register_mapping(self.mapping)
+        self.storages: dict[int, torch.Tensor] = {}
+
+    def begin(self, forward_index: int) -> dict[str, Optional[torch.Tensor]]:
+        """Apply the forward's remap, then return its loc, encoder loc and their SWA locs."""
+        forward = self.scenario.forwards[forward_index]
+        if forward.remap is not None:
+            self._remap(forward.remap.updates, forward.remap.in_place)
+        loc = self._loc(forward)
+        encoder = None if forward.encoder_loc is None else loc_tensor(forward.encoder_loc, self.scenario, self.device)
+        if self.mapping is not None:
+            swa, encoder_swa = self.mapping[loc], None if encoder is None else self.mapping[encoder]
+        elif self.scenario.stray_swa_loc:
+            # Junk that a non-SWA pool must ignore: slot ids in reverse order.
+            swa, encoder_swa = loc.flip(0), None if encoder is None else encoder.flip(0)
+        else:
+            swa = encoder_swa = None
+        return {"loc": loc, "encoder": encoder, "swa": swa, "encoder_swa": encoder_swa}
+
+    def _remap(self, updates: list[list[int]], in_place: bool) -> None:
+        target = self.mapping if in_place else self.mapping.clone()
+        if updates:
+            pairs = torch.tensor(updates, dtype=torch.int64, device=self.device)
+            target[pairs[:, 0]] = pairs[:, 1]
+        if not in_place:
+            self.mapping = target
+            self.pool.register_mapping(target)
+
+    def _loc(self, forward: Forward) -> torch.Tensor:
+        if forward.loc_storage is None:
+            return loc_tensor(forward.loc, self.scenario, self.device)
+        storage = self.storages.get(forward.loc_storage)
+        if storage is None:
+            storage = self.storages[forward.loc_storage] = self._new_storage(forward.loc_storage)
+        view = storage[forward.loc_offset: forward.loc_offset + len(forward.loc)]
+        view.copy_(loc_tensor(forward.loc, self.scenario, self.device))
+        return view
+
+    def _new_storage(self, storage_id: int) -> torch.Tensor:
+        """Long enough for every view of it plus a tail, filled with a slot no forward writes, so
+        a pool that reads past its view writes a slot the oracles watch."""
+        views = [f for f in self.scenario.forwards if f.loc_storage == storage_id]
+        length = max(f.loc_offset + len(f.loc) for f in views) + STORAGE_TAIL
+        return torch.full((length,), decoy_slot(self.scenario), dtype=getattr(torch, self.scenario.loc_dtype),
+                          device=self.device)
+
+
+# Entries after the last view of a loc storage: a view never ends the storage.
+STORAGE_TAIL = 3
+
+
+def decoy_slot(scenario: Scenario) -> int:
+    """The highest slot no forward writes (0 if every slot is written)."""
+    g = scenario.geometry
+    used = {slot for f in scenario.forwards for slot in (f.loc + (f.encoder_loc or []))}
+    return next((slot for slot in range(g.size + g.page_size - 1, 0, -1) if slot not in used), 0)

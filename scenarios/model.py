@@ -9,6 +9,9 @@ from typing import Optional
 
 POOL_KINDS = ("mha", "mla", "swa_mha", "swa_mla")
 SCALE_KINDS = ("none", "float", "tensor", "param")
+# How k/v values are drawn: normal draws, values near the pool dtype's range limit, or normal
+# draws sprinkled with ±0, subnormals, ±inf and NaN (opt-in: some pools legitimately differ on NaN).
+VALUE_KINDS = ("normal", "extreme", "special")
 
 
 @dataclass
@@ -51,12 +54,25 @@ class Scale:
 
 
 @dataclass
+class Remap:
+    """A change of full_to_swa_index_mapping before a forward, as the SWA allocator makes it."""
+    updates: list[list[int]]       # [full_slot, new_swa_slot] pairs applied to the mapping in effect
+    in_place: bool = True          # True: the registered tensor is mutated; False: register_mapping(new)
+
+
+@dataclass
 class Forward:
     loc: list[int]                 # the padded out_cache_loc; padding tokens point at slot 0
     narrow: Optional[int] = None   # write only loc[:narrow]; swa_loc still comes from the padded loc
     layers: Optional[list[int]] = None           # None: every layer
     encoder_loc: Optional[list[int]] = None      # cross-attention layers write here
     cross_layers: list[int] = field(default_factory=list)
+    # loc as a view into a persistent storage tensor (a CUDA-graph static buffer, or one batch
+    # split into micro-batches): forwards naming the same storage share one tensor for the whole
+    # run, and each copies its loc in at `loc_offset` first. None: a fresh tensor of its own.
+    loc_storage: Optional[int] = None
+    loc_offset: int = 0
+    remap: Optional[Remap] = None  # applied before this forward's writes
 
     @property
     def tokens(self) -> int:
@@ -75,6 +91,18 @@ class Scenario:
     mapping: Optional[list[int]] = None   # full_to_swa_index_mapping without the trailing -1
     stray_swa_loc: bool = False           # non-SWA pools get a junk swa_loc they must ignore
     name: str = ""
+    values: str = "normal"                # one of VALUE_KINDS
+    fused_qkv: bool = False               # k/v (MLA: nope/rope) are column slices of one tensor
+
+    def mapping_at(self, forward_index: int) -> Optional[list[int]]:
+        """The mapping in effect during a forward: the initial one with every remap up to it."""
+        if self.mapping is None:
+            return None
+        mapping = list(self.mapping)
+        for forward in self.forwards[: forward_index + 1]:
+            for full_slot, swa_slot in forward.remap.updates if forward.remap else ():
+                mapping[full_slot] = swa_slot
+        return mapping
 
     def layers_of(self, forward: Forward) -> list[int]:
         return list(range(self.geometry.layer_num)) if forward.layers is None else forward.layers

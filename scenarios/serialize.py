@@ -5,7 +5,8 @@ import dataclasses
 from typing import Any
 
 from pools.dtypes import DTYPES
-from scenarios.model import POOL_KINDS, SCALE_KINDS, Forward, Geometry, Scale, Scenario
+from scenarios.model import (POOL_KINDS, SCALE_KINDS, VALUE_KINDS, Forward, Geometry, Remap, Scale,
+                             Scenario)
 
 
 class ScenarioError(ValueError):
@@ -29,14 +30,20 @@ def _build(cls: type, data: Any, where: str) -> Any:
         raise ScenarioError(f"{where}: {error}") from None
 
 
+def _forward(data: Any, where: str) -> Forward:
+    forward = _build(Forward, data, where)
+    if forward.remap is not None:
+        forward.remap = _build(Remap, forward.remap, f"{where}.remap")
+    return forward
+
+
 def from_dict(data: Any) -> Scenario:
     if not isinstance(data, dict):
         raise ScenarioError("scenario: expected an object")
     fields = dict(data)
     try:
         fields["geometry"] = _build(Geometry, fields["geometry"], "geometry")
-        fields["forwards"] = [_build(Forward, f, f"forwards[{i}]")
-                              for i, f in enumerate(fields["forwards"])]
+        fields["forwards"] = [_forward(f, f"forwards[{i}]") for i, f in enumerate(fields["forwards"])]
     except KeyError as missing:
         raise ScenarioError(f"scenario: missing field {missing}") from None
     for scale in ("k_scale", "v_scale"):
@@ -59,6 +66,8 @@ def validate(scenario: Scenario) -> None:
     for scale in (scenario.k_scale, scenario.v_scale):
         if scale.kind not in SCALE_KINDS:
             raise ScenarioError(f"unknown scale kind {scale.kind!r}")
+    if scenario.values not in VALUE_KINDS:
+        raise ScenarioError(f"values must be one of {', '.join(VALUE_KINDS)}, not {scenario.values!r}")
     if g.size < 1 or g.page_size < 1 or g.layer_num < 1:
         raise ScenarioError("size, page_size and layer_num must be positive")
     if g.is_swa:
@@ -81,6 +90,29 @@ def validate(scenario: Scenario) -> None:
                 raise ScenarioError(f"{where}: cross-attention layers need an encoder_loc "
                                     f"as long as loc")
             _check_slots(forward.encoder_loc, g.size + g.page_size, f"{where}.encoder_loc")
+        _check_view(forward, where)
+        if forward.remap is not None:
+            _check_remap(scenario, forward.remap, f"{where}.remap")
+
+
+def _check_view(forward: Forward, where: str) -> None:
+    if forward.loc_storage is not None and (not isinstance(forward.loc_storage, int)
+                                            or forward.loc_storage < 0):
+        raise ScenarioError(f"{where}.loc_storage must be a non-negative integer id or null")
+    if not isinstance(forward.loc_offset, int) or forward.loc_offset < 0:
+        raise ScenarioError(f"{where}.loc_offset must be a non-negative integer")
+    if forward.loc_offset and forward.loc_storage is None:
+        raise ScenarioError(f"{where}.loc_offset needs a loc_storage to be an offset into")
+
+
+def _check_remap(scenario: Scenario, remap: Remap, where: str) -> None:
+    g = scenario.geometry
+    if not g.is_swa:
+        raise ScenarioError(f"{where}: only a SWA pool has a mapping to change")
+    if any(not isinstance(pair, list) or len(pair) != 2 for pair in remap.updates):
+        raise ScenarioError(f"{where}.updates: each update is a [full_slot, swa_slot] pair")
+    _check_slots([pair[0] for pair in remap.updates], g.size + g.page_size, f"{where}.updates full slot")
+    _check_slots([pair[1] for pair in remap.updates], g.size_swa + g.page_size, f"{where}.updates swa slot")
 
 
 def _check_slots(slots: list[int], rows: int, where: str) -> None:

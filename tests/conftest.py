@@ -7,8 +7,15 @@ from pathlib import Path
 
 import pytest
 
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
+
+
+def check_records(results_dir: Path):
+    """The `check` rows a `kvh run` appended to the results store in `results_dir`."""
+    from reports.store import load
+    return load(results_dir).of("check")
 
 
 def run_kvh(*args: str, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess:

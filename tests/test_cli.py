@@ -3,25 +3,27 @@ from __future__ import annotations
 
 import json
 
-import pandas as pd
 import pytest
 
-from tests.conftest import run_kvh
+from tests.conftest import check_records, run_kvh
 
 
 def test_default_run_passes_and_covers_every_era_pool_and_dtype(tmp_path):
     out = tmp_path / "out"
     result = run_kvh("run", "--out", str(out))
     assert result.returncode == 0, result.stdout + result.stderr
-    frame = pd.read_parquet(out / "results.parquet")
+    frame = check_records(out)
     assert set(frame["era"]) == {"legacy", "kwarg", "bundled", "current"}
     assert set(frame["pool"]) == {"mha", "mla", "swa_mha", "swa_mla"}
     assert set(frame["dtype"]) == {"bf16", "fp16", "fp32", "fp8_e4m3", "fp8_e5m2"}
     assert set(frame["engine"]) == {"reference", "torch"}
     assert (frame["outcome"] != "findings").all()
-    # The narrowed SWA write before PR #29460 is the only declared divergence, and it shows.
+    # Every known divergence is a declared one; PR #29460's unsliced swa_loc shows in exactly
+    # the two eras before it.
     known = frame[frame["outcome"] == "known_divergence"]
-    assert set(known["divergence_pr"]) == {"#29460"} and set(known["era"]) == {"kwarg", "bundled"}
+    assert (known["divergence"] != "").all()
+    unsliced = known[known["divergence"] == "unsliced-swa-loc"]
+    assert set(unsliced["divergence_pr"]) == {"#29460"} and set(unsliced["era"]) == {"kwarg", "bundled"}
     summary = (out / "summary.md").read_text()
     assert summary.splitlines()[2].startswith("**PASS") and "#29460" in summary
     assert "[20/20]" in result.stderr                      # progress lines
@@ -64,7 +66,7 @@ def test_repro_of_a_fixed_pool_is_not_reproduced(tmp_path, fixture_sut):
 
 def test_hanging_sut_becomes_a_finding(tmp_path, fixture_sut):
     result = run_kvh("run", "--sut", fixture_sut("hangs"), "--pool", "mha", "--dtype", "bf16",
-                     "--timeout", "0.5", "--out", str(tmp_path / "out"))
+                     "--backend", "plain", "--timeout", "0.5", "--out", str(tmp_path / "out"))
     assert result.returncode == 1 and "SutTimeout" in result.stdout
 
 

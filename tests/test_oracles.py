@@ -4,9 +4,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-import torch
 
-from harness.candidate import Candidate
 from harness.execute import CANARY, execute
 from harness.expectations import PADDING_SINK, expected_writes
 from harness.oracles import ORACLES, POLICIES, judge

@@ -7,9 +7,19 @@ from pools.engines.base import StoreEngine
 from pools.engines.reference import ReferenceEngine
 from pools.engines.torch_engine import TorchEngine
 
+
+
+def _triton_engine() -> StoreEngine:
+    # Imported on first use: importing the kernels picks compiled or interpreted mode
+    # (pools/engines/triton_mode.py), and a plain `kvh run` need not pay for importing triton.
+    from pools.engines.triton_engine import TritonEngine
+    return TritonEngine()
+
+
 ENGINES: dict[str, Callable[[], StoreEngine]] = {
     "reference": ReferenceEngine,
     "torch": TorchEngine,
+    "triton": _triton_engine,
 }
 
 

@@ -13,10 +13,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from pools.sut.detect import detect_era, missing_names
-
-
-class SutLoadError(Exception):
-    """A SUT that cannot be loaded; the message is one line for the user."""
+from pools.sut.errors import SutLoadError
 
 
 @dataclass(frozen=True)

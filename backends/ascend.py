@@ -1,0 +1,36 @@
+"""ascend (hardware_backend/npu/attention/ascend_backend.py, NPU; MHA and MLA).
+
+Never passes scales. MHA writes the encoder loc on cross-attention layers and drops the SWA loc
+there (0.5.13+). MLA writes a bare out_cache_loc in every release through
+`set_kv_buffer(layer, loc, k_nope, k_rope)`: on NPUMLATokenToKVPool the (cache_k, cache_v) pair
+means (nope, rope), stored in two buffers. Extend splits the latent row (`k.split([rank, rope])`,
+two views of the caller's k); decode gets nope and rope apart. A pool in the CUDA layout has no
+such meaning for set_kv_buffer, so there the same write goes through its (nope, rope) door,
+set_mla_kv_buffer. The NPU MHA layout and the CP helper are modelled elsewhere (context_parallel).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from backends.context import WriteRequest
+from backends.era_calls import BARE, decoder_swa, kv_write, write_loc
+
+
+def npu_mla_layout(pool: Any) -> bool:
+    """NPU MLA pools (SGLang's NPUMLATokenToKVPool, or a SUT that says so) take (nope, rope)."""
+    return getattr(pool, "npu_nope_rope_set_kv_buffer", False) or type(pool).__name__.startswith("NPU")
+
+
+def write(req: WriteRequest, era: str, mode: str) -> None:
+    if not req.save_kv_cache:
+        return
+    if req.is_mla:
+        nope, rope = req.k, req.k_rope
+        if mode == "extend" and rope is not None:
+            nope, rope = req.mla_k.split([req.k.shape[-1], rope.shape[-1]], dim=-1)
+        door = req.pool.set_kv_buffer if npu_mla_layout(req.pool) else req.pool.set_mla_kv_buffer
+        door(req.layer, req.forward_batch.out_cache_loc, nope, rope)
+        return
+    loc, keywords = write_loc(req, era, loc=req.cache_loc(), swa_loc=decoder_swa(req, cross="dropped"),
+                              current=BARE)
+    kv_write(req, loc, keywords, req.k, req.v)

@@ -1,0 +1,65 @@
+"""The context-parallel write helper, single-process: N ranks simulated in one process.
+
+SGLang's `cp_allgather_and_save_kv_cache` (0.5.12-0.5.14, layers/utils/cp_utils.py) and
+`ZigzagCPStrategy.materialize_full_kv` (0.5.23, layers/cp/zigzag.py): each rank holds a zigzag
+share of the sequence (rank r holds blocks r and 2N-1-r of 2N), the shares are all-gathered
+(padded to the longest share, then trimmed), put back in token order, and the full sequence is
+written at the cache loc (the encoder loc on cross-attention layers) with the layer's scales.
+0.5.12-0.5.14 gather k and v separately; 0.5.23 concatenates them and gathers once. The caller's
+k and v stay untouched: the pool divides the gathered copies.
+"""
+from __future__ import annotations
+
+import torch
+
+from backends.context import WriteRequest
+from backends.era_calls import decoder_swa, layer_scales, kv_write, write_loc
+
+
+def block_sizes(length: int, cp_size: int) -> list[int]:
+    """2N blocks; the first length % 2N get one token more."""
+    blocks = 2 * cp_size
+    return [length // blocks + (1 if index < length % blocks else 0) for index in range(blocks)]
+
+
+def zigzag_share(tensor: torch.Tensor, rank: int, cp_size: int) -> torch.Tensor:
+    """What rank `rank` holds: blocks rank and 2N-1-rank, contiguous, in that order."""
+    blocks = tensor.split(block_sizes(tensor.shape[0], cp_size))
+    return torch.cat([blocks[rank], blocks[2 * cp_size - 1 - rank]]).contiguous()
+
+
+def all_gather(shares: list[torch.Tensor]) -> torch.Tensor:
+    """all_gather_into_tensor of shares padded to the longest, then each trimmed back."""
+    longest = max(share.shape[0] for share in shares)
+    padded = [torch.cat([s, s.new_zeros((longest - s.shape[0], *s.shape[1:]))]) for s in shares]
+    gathered = torch.cat(padded)
+    chunks = gathered.split(longest)
+    return torch.cat([chunk[: share.shape[0]] for chunk, share in zip(chunks, shares)])
+
+
+def restore_order(gathered: torch.Tensor, cp_size: int) -> torch.Tensor:
+    """Undo the zigzag: the gathered order is b0, b(2N-1), b1, b(2N-2), ..."""
+    sizes = block_sizes(gathered.shape[0], cp_size)
+    order = [index for rank in range(cp_size) for index in (rank, 2 * cp_size - 1 - rank)]
+    pieces = dict(zip(order, gathered.split([sizes[index] for index in order])))
+    return torch.cat([pieces[index] for index in range(2 * cp_size)])
+
+
+def gather_full(tensor: torch.Tensor, cp_size: int) -> torch.Tensor:
+    shares = [zigzag_share(tensor, rank, cp_size) for rank in range(cp_size)]
+    return restore_order(all_gather(shares), cp_size)
+
+
+def write(req: WriteRequest, era: str, mode: str) -> None:
+    if not req.save_kv_cache:
+        return
+    cp_size = req.forward_batch.attn_cp_size
+    cache_loc, swa = req.cache_loc(), decoder_swa(req)
+    if era == "current":
+        kv = gather_full(torch.cat([req.k, req.v], dim=-1), cp_size)
+        k_full, v_full = (part.contiguous() for part in kv.split([req.k.shape[-1], req.v.shape[-1]], -1))
+        swa = None if swa is None else swa[: cache_loc.shape[0]]
+    else:
+        k_full, v_full = gather_full(req.k, cp_size), gather_full(req.v, cp_size)
+    loc, keywords = write_loc(req, era, loc=cache_loc, swa_loc=swa)
+    kv_write(req, loc, keywords, k_full, v_full, layer_scales(req))

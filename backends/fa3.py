@@ -1,0 +1,32 @@
+"""fa3 (flashattention_backend.py, CUDA) and the sites that copy it (musa, xpu).
+
+MHA writes `set_kv_buffer(layer, <xloc>, k, v, layer.k_scale, layer.v_scale)`; MLA writes
+`set_mla_kv_buffer(layer, <xloc>, k, k_rope)`. The loc is the encoder loc on cross-attention
+layers, paired from 0.5.13 with the decoder's swa_out_cache_loc. Extend and decode call the pool
+the same way; the CP branch of extend is modelled by backends.context_parallel.
+"""
+from __future__ import annotations
+
+from backends.context import WriteRequest
+from backends.era_calls import FOR_LAYER, bare_loc, decoder_swa, layer_scales, kv_write, write_loc
+
+
+def fa3_style_write(req: WriteRequest, era: str, *, current: str, mla_loc_wrapped: bool,
+                    k_rope=None) -> None:
+    """The fa3 call shape. `current` is how 0.5.23 builds its KVWriteLoc; `mla_loc_wrapped` says
+    whether the 0.5.23 MLA site wraps the loc (fa3: for_layer) or keeps it bare (musa, xpu)."""
+    if not req.save_kv_cache:
+        return
+    cache_loc = req.cache_loc()
+    if req.is_mla:
+        # The MLA site never carries swa_loc (0.5.13 checks use_mla first in extend).
+        loc = bare_loc(req, era, loc=cache_loc, current=current) if mla_loc_wrapped else cache_loc
+        req.pool.set_mla_kv_buffer(req.layer, loc, req.k, req.k_rope if k_rope is None else k_rope)
+        return
+    loc, keywords = write_loc(req, era, loc=cache_loc, swa_loc=decoder_swa(req), current=current)
+    kv_write(req, loc, keywords, req.k, req.v, layer_scales(req))
+
+
+def write(req: WriteRequest, era: str, mode: str) -> None:
+    fa3_style_write(req, era, current=FOR_LAYER, mla_loc_wrapped=True)
+

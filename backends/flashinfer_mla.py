@@ -1,0 +1,24 @@
+"""flashinfer_mla (layers/attention/flashinfer_mla_backend.py, CUDA; MLA only).
+
+Writes out_cache_loc (no cross-attention, no SWA) without scales; 0.5.23 wraps it in
+KVWriteLoc.for_batch. (nope, rope) go through set_mla_kv_buffer when k_rope is given, the latent
+row through set_kv_buffer otherwise. Extend over a cached prefix (mha_chunk_kv_cache) writes
+nothing: not modelled.
+"""
+from __future__ import annotations
+
+from backends.context import WriteRequest
+from backends.era_calls import FOR_BATCH, bare_loc
+
+
+def mla_loc(req: WriteRequest, era: str):
+    return bare_loc(req, era, loc=req.forward_batch.out_cache_loc, current=FOR_BATCH)
+
+
+def write(req: WriteRequest, era: str, mode: str) -> None:
+    if not req.save_kv_cache:
+        return
+    if req.k_rope is not None:
+        req.pool.set_mla_kv_buffer(req.layer, mla_loc(req, era), req.k, req.k_rope)
+    else:
+        req.pool.set_kv_buffer(req.layer, mla_loc(req, era), req.k, req.v)

@@ -1,0 +1,15 @@
+"""flashmla (layers/attention/flashmla_backend.py, CUDA; a flashinfer_mla subclass).
+
+Its forward takes no k_rope, so k is the latent row, written through set_kv_buffer without
+scales at out_cache_loc (KVWriteLoc.for_batch in 0.5.23). With an fp8 cache it quantizes only q.
+"""
+from __future__ import annotations
+
+from backends.context import WriteRequest
+from backends.flashinfer_mla import mla_loc
+
+
+def write(req: WriteRequest, era: str, mode: str) -> None:
+    if not req.save_kv_cache:
+        return
+    req.pool.set_kv_buffer(req.layer, mla_loc(req, era), req.mla_k, req.v)

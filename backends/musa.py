@@ -1,0 +1,15 @@
+"""musa (hardware_backend/musa/attention/flashattention_backend.py): fa3's subclass on MUSA.
+
+As fa3, except that 0.5.14+ builds a bare KVWriteLoc(cache_loc, swa) (never physical in 0.5.23)
+and the MLA site passes a bare cache_loc in every release. Its CP write is ungated by
+save_kv_cache in all releases and raises in 0.5.23 (see backends.context_parallel).
+"""
+from __future__ import annotations
+
+from backends.context import WriteRequest
+from backends.era_calls import BARE
+from backends.fa3 import fa3_style_write
+
+
+def write(req: WriteRequest, era: str, mode: str) -> None:
+    fa3_style_write(req, era, current=BARE, mla_loc_wrapped=False)

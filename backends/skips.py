@@ -1,0 +1,58 @@
+"""Per-backend skips, declared as data: what a backend's model leaves out, and why.
+
+A skip either removes (backend, mode, scenario) cells from a run, because the harness has no
+faithful baseline or the real site bypasses the pool there, or only documents a path that no
+harness scenario reaches (`applies` is never true). Either way the reason is printed with it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from pools.dtypes import dtype_spec
+from scenarios.model import Scenario
+
+Applies = Callable[[Scenario, str], bool]   # (scenario, mode)
+
+
+@dataclass(frozen=True)
+class BackendSkip:
+    name: str
+    scope: str          # human-readable: where it applies
+    reason: str
+    applies: Applies
+    where: str = ""     # the SGLang file, release or PR it comes from
+
+    def describe(self) -> dict:
+        return {"name": self.name, "scope": self.scope, "reason": self.reason, "where": self.where}
+
+
+def cross_attention(scenario: Scenario, mode: str) -> bool:
+    return any(forward.cross_layers for forward in scenario.forwards)
+
+
+def decode_cross_attention(scenario: Scenario, mode: str) -> bool:
+    return mode == "decode" and cross_attention(scenario, mode)
+
+
+def fp8_cache(scenario: Scenario, mode: str) -> bool:
+    return dtype_spec(scenario.geometry.dtype).is_fp8
+
+
+def swa_pool(scenario: Scenario, mode: str) -> bool:
+    return scenario.geometry.is_swa
+
+
+def decode_on(predicate: Applies) -> Applies:
+    return lambda scenario, mode: mode == "decode" and predicate(scenario, mode)
+
+
+def never(scenario: Scenario, mode: str) -> bool:
+    """A documented path no harness scenario reaches."""
+    return False
+
+
+def no_cross_attention(backend: str, where: str) -> BackendSkip:
+    return BackendSkip("no-cross-attention", "scenarios with cross-attention layers",
+                       f"{backend} writes every layer at out_cache_loc: it has no encoder loc, so "
+                       "encoder-decoder models are not served by it", cross_attention, where)

@@ -1,0 +1,18 @@
+"""torch_native (layers/attention/torch_native_backend.py, any device; MHA, and MLA pools).
+
+Never passes scales (the pool's defaults apply: None on MHA pools, 1.0 on SWA pools). MLA pools
+get the full latent row through set_kv_buffer. The loc is the encoder loc on cross-attention
+layers (since PRs #8622/#8675), paired from 0.5.13 with the decoder's SWA loc that
+init_forward_metadata translated; 0.5.14+ builds a bare KVWriteLoc (not physical in 0.5.23).
+"""
+from __future__ import annotations
+
+from backends.context import WriteRequest
+from backends.era_calls import BARE, decoder_swa, kv_write, write_loc
+
+
+def write(req: WriteRequest, era: str, mode: str) -> None:
+    if not req.save_kv_cache:
+        return
+    loc, keywords = write_loc(req, era, loc=req.cache_loc(), swa_loc=decoder_swa(req), current=BARE)
+    kv_write(req, loc, keywords, req.mla_k if req.is_mla else req.k, req.v)

@@ -1,0 +1,42 @@
+"""triton (layers/attention/triton_backend.py, CUDA/ROCm; the SWA pool is never MLA).
+
+Always writes out_cache_loc (no cross-attention handling in any release). Extend protects the
+caller's tensors: a scaled MHA write passes clones (the pool divides in place), a scaled MLA
+write divides a clone of k itself and passes no scales (the MLA pool takes none). Decode does
+not clone: MLA divides the caller's k in place before the write, and a scaled MHA write lets the
+pool divide the caller's k and v. 0.5.14 passes KVWriteLoc to the MLA set_kv_buffer in every
+extend branch (the door of PR #27695's review bug); 0.5.23 uses KVWriteLoc.for_batch.
+"""
+from __future__ import annotations
+
+from backends.context import WriteRequest
+from backends.era_calls import FOR_BATCH, bare_loc, layer_scales, kv_write, scale_args, write_loc
+
+
+def write(req: WriteRequest, era: str, mode: str) -> None:
+    if not req.save_kv_cache:
+        return
+    ocl, swa = req.forward_batch.out_cache_loc, req.metadata.swa_out_cache_loc
+    k_scale, v_scale = layer_scales(req)
+    k = req.mla_k if req.is_mla else req.k
+    if mode == "decode":
+        if req.is_mla:
+            if k_scale is not None:
+                k.div_(k_scale)   # in place: k is not used after the write
+            # MLA decode passed a bare loc until 0.5.23, then for_batch(fb, swa_loc=swa).
+            loc, keywords = ((bare_loc(req, era, loc=ocl), {}) if era != "current"
+                             else write_loc(req, era, loc=ocl, swa_loc=swa, current=FOR_BATCH))
+            kv_write(req, loc, keywords, k, req.v)
+            return
+        loc, keywords = write_loc(req, era, loc=ocl, swa_loc=swa, current=FOR_BATCH)
+        # 0.5.23's _set_kv_buffer omits the scales when both are None.
+        scales = scale_args(k_scale, v_scale) if era == "current" else (k_scale, v_scale)
+        kv_write(req, loc, keywords, k, req.v, scales)
+        return
+    loc, keywords = write_loc(req, era, loc=ocl, swa_loc=swa, current=FOR_BATCH)
+    if k_scale is None:
+        kv_write(req, loc, keywords, k, req.v)
+    elif req.is_mla:
+        kv_write(req, loc, keywords, k.clone().div_(k_scale), req.v)
+    else:
+        kv_write(req, loc, keywords, k.clone(), req.v.clone(), (k_scale, v_scale))

@@ -1,0 +1,16 @@
+"""trtllm_mla (layers/attention/trtllm_mla_backend.py, CUDA SM100; a flashinfer_mla subclass).
+
+Writes set_mla_kv_buffer(layer, out_cache_loc, k, k_rope) only (KVWriteLoc.for_batch in 0.5.23).
+Its fp8 path quantizes and ropes k before the write, and 0.5.23's fused concat kernels bypass the
+pool: both are registry skips (bf16 only here).
+"""
+from __future__ import annotations
+
+from backends.context import WriteRequest
+from backends.flashinfer_mla import mla_loc
+
+
+def write(req: WriteRequest, era: str, mode: str) -> None:
+    if not req.save_kv_cache:
+        return
+    req.pool.set_mla_kv_buffer(req.layer, mla_loc(req, era), req.k, req.k_rope)

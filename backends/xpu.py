@@ -1,0 +1,18 @@
+"""xpu (layers/attention/xpu_backend.py, Intel XPU): musa's call shape, plus one decode quirk.
+
+Until 0.5.14 MLA decode derived `k_rope_val = k_rope if k_rope is not None else
+k[:, :, layer.v_head_dim:]`; 0.5.23 passes k_rope as it is (the 0.5.23 MLA pool accepts None).
+The DCP branch of 0.5.23 (dcp_size > 1, swa dropped) is not modelled: dcp_size is 1 here.
+"""
+from __future__ import annotations
+
+from backends.context import WriteRequest
+from backends.era_calls import BARE
+from backends.fa3 import fa3_style_write
+
+
+def write(req: WriteRequest, era: str, mode: str) -> None:
+    k_rope = None
+    if req.is_mla and mode == "decode" and era != "current" and req.k_rope is None:
+        k_rope = req.k[:, :, req.layer.v_head_dim:]
+    fa3_style_write(req, era, current=BARE, mla_loc_wrapped=False, k_rope=k_rope)

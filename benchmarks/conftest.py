@@ -1,0 +1,57 @@
+"""pytest-benchmark suites of the KV write path: options, and the verified timed write fixture.
+
+Run: `python -m pytest benchmarks --benchmark-json=out.json` (add --benchmark-save-data to keep
+raw samples). Not part of the default test run (pyproject testpaths is tests/).
+"""
+from __future__ import annotations
+
+import pytest
+
+from harness.bench_plan import bench_scenario, bytes_moved
+from harness.bench_measure import TimedWrite
+from harness.bench_verify import Reference
+from harness.devices import unavailable_reason
+from pools.builtin import builtin_module
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("kvh")
+    group.addoption("--kvh-device", default="cpu", help="torch device of the timed pools (default cpu)")
+    group.addoption("--kvh-tokens", default="1,256,4096", help="comma list of token counts")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "tokens" in metafunc.fixturenames:
+        tokens = [int(part) for part in metafunc.config.getoption("--kvh-tokens").split(",") if part]
+        metafunc.parametrize("tokens", tokens)
+
+
+@pytest.fixture
+def device(request: pytest.FixtureRequest) -> str:
+    name = request.config.getoption("--kvh-device")
+    reason = unavailable_reason(name)
+    if reason:
+        pytest.skip(reason)
+    return name
+
+
+@pytest.fixture
+def timed_write(benchmark, device: str):
+    """time(pool, dtype, era, engine, tokens): times the plain call site in pedantic mode (inputs
+    restored before every round, outside the timing), verifies the last write's bytes against
+    the reference, and fills extra_info with the cell and its GB/s."""
+    def time_write(pool: str, dtype: str, era: str, engine: str, tokens: int, layers: int = 1,
+                   rounds: int = 20) -> None:
+        scenario = bench_scenario(pool, dtype, tokens, layers, seed=0)
+        timed = TimedWrite(builtin_module(era, engine), scenario, device, "plain", era, "extend")
+        benchmark.pedantic(timed.run, setup=timed.restore, rounds=rounds, iterations=1,
+                           warmup_rounds=3)
+        verdict = Reference(scenario, "plain", "extend", None).judge(timed.snapshot())
+        nbytes = bytes_moved(scenario)
+        benchmark.extra_info.update(
+            backend="plain", pool=pool, dtype=dtype, sut="builtin", engine=engine, era=era,
+            tokens=tokens, layers=layers, device=device, bytes_moved=nbytes,
+            gbps=nbytes / benchmark.stats.stats.median / 1e9, outcome=verdict.outcome)
+        if verdict.outcome != "measured":
+            pytest.fail(f"the timed write is a {verdict.outcome}, not a number: {verdict.message}")
+    return time_write

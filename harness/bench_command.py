@@ -1,0 +1,138 @@
+"""`kvh bench`: time verified writes over the bench matrix and write bench.parquet and bench.md."""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from backends.registry import BACKENDS
+from harness.bench_plan import QUICK, QUICK_BUDGET, TOKEN_COUNTS, BenchOptions
+from harness.bench_records import BENCH_COLUMNS
+from harness.bench_run import run_bench
+from harness.devices import unavailable_reason
+from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from harness.plan import RunOptions, resolve_suts
+from harness.run_command import _choose, _csv
+from harness.timers import TIMERS
+from pools.dtypes import DTYPES
+from pools.engines import ENGINES
+from pools.eras import ERAS
+from pools.sut.loader import SutLoadError
+from reports.atomic import write_text_atomic
+from reports.store import append, run_meta
+from scenarios.model import POOL_KINDS
+
+
+def _ints(value: str) -> list[int]:
+    try:
+        numbers = [int(part) for part in value.split(",") if part]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a comma list of integers, got {value!r}") from None
+    if not numbers or min(numbers) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {value!r}")
+    return numbers
+
+
+# The matrix axes shared with `kvh run`; defaults differ (see BenchOptions and QUICK).
+MATRIX = (("backend", BACKENDS), ("pool", POOL_KINDS), ("dtype", DTYPES), ("era", ERAS),
+          ("engine", ENGINES))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sut", action="append", help="builtin[:ENGINE], sglang, a module or a .py "
+                        "file (repeatable; default builtin)")
+    for flag, known in MATRIX:
+        parser.add_argument(f"--{flag}", type=_csv, help=f"comma list of {', '.join(known)}")
+    parser.add_argument("--tokens", type=_ints, help="comma list of token counts "
+                        f"(default {','.join(map(str, TOKEN_COUNTS))})")
+    parser.add_argument("--layers", type=_ints, help="comma list of layer counts (default 1)")
+    parser.add_argument("--device", default="cpu", help=f"torch device ({', '.join(TIMERS)}; default cpu)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quick", action="store_true", help="CI smoke run: mha and swa_mha, bf16, "
+                        "legacy and current, torch engine, 1 and 4096 tokens, short budget")
+    parser.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's own)")
+    parser.add_argument("--min-time", type=float, help="seconds of measured time per cell (at least)")
+    parser.add_argument("--out", type=Path, default=Path("kvh-out"))
+    parser.set_defaults(handler=main)
+
+
+def options_from(arguments: argparse.Namespace) -> BenchOptions:
+    try:
+        reason = unavailable_reason(arguments.device)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    if reason:
+        raise UsageError(f"device {arguments.device} is not available here: {reason}")
+    if arguments.out.exists() and not arguments.out.is_dir():
+        raise UsageError(f"--out {arguments.out} exists and is not a folder")
+    base = BenchOptions(**QUICK, budget=QUICK_BUDGET) if arguments.quick else BenchOptions()
+    budget = base.budget
+    if arguments.min_time is not None:
+        if arguments.min_time <= 0:
+            raise UsageError("--min-time must be > 0")
+        budget = dataclasses.replace(budget, min_time_s=arguments.min_time)
+    return dataclasses.replace(
+        base, suts=arguments.sut or base.suts,
+        backends=_choose(arguments.backend or base.backends, BACKENDS, "backend"),
+        pools=_choose(arguments.pool or base.pools, POOL_KINDS, "pool"),
+        dtypes=_choose(arguments.dtype or base.dtypes, DTYPES, "dtype"),
+        eras=_choose(arguments.era or base.eras, ERAS, "era"),
+        engines=_choose(arguments.engine or base.engines, ENGINES, "engine"),
+        tokens=arguments.tokens or base.tokens, layers=arguments.layers or base.layers,
+        device=arguments.device, seed=arguments.seed, budget=budget, out=arguments.out)
+
+
+def _fmt(value, spec: str) -> str:
+    return "" if value is None or value != value else format(value, spec)
+
+
+def markdown(rows: list[dict]) -> str:
+    lines = ["| pool | dtype | tokens | layers | sut/era/engine | cache | median us | p10-p90 us | cv "
+             "| mad_cv | GB/s | roofline | new/old [95% CI] | outcome |", "|" + "---|" * 14]
+    for r in rows:
+        ratio = (f"{_fmt(r.get('api_overhead_ratio'), '.3f')} [{_fmt(r.get('api_overhead_ci_low'), '.3f')}, "
+                 f"{_fmt(r.get('api_overhead_ci_high'), '.3f')}]" if r.get("api_overhead_ratio") else "")
+        spread = (f"{_fmt(r['p10_ns'] / 1e3, '.1f')}-{_fmt(r['p90_ns'] / 1e3, '.1f')}"
+                  if r.get("p10_ns") is not None else "")
+        outcome = r["outcome"] + (f": {r['error']}" if r.get("error") else "")
+        lines.append(f"| {r['pool']} | {r['dtype']} | {r['tokens']} | {r['layers']} | "
+                     f"{r['sut']}/{r['era']}/{r['engine']} | {r.get('cache') or ''} | "
+                     f"{_fmt(r.get('median_ns', 0) / 1e3 if r.get('median_ns') else None, '.1f')} | {spread} | "
+                     f"{_fmt(r.get('cv'), '.3f')} | {_fmt(r.get('mad_cv'), '.3f')} | {_fmt(r.get('gbps'), '.2f')} | "
+                     f"{_fmt(r.get('roofline_fraction'), '.2f')} | {ratio} | {outcome} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(arguments: argparse.Namespace) -> int:
+    options = options_from(arguments)
+    if arguments.threads is not None:
+        if arguments.threads < 1:
+            raise UsageError("--threads must be >= 1")
+        torch.set_num_threads(arguments.threads)
+    try:
+        suts = resolve_suts(RunOptions(suts=options.suts, engines=options.engines))
+    except (SutLoadError, ValueError) as error:
+        raise UsageError(str(error)) from None
+    for sut in suts:
+        if sut.loaded is not None:
+            print(f"kvh: SUT {sut.spec}: detected era {sut.loaded.era}", file=sys.stderr)
+    meta = run_meta(options.device, options.seed, "bench")
+    started = time.monotonic()
+    print(f"kvh bench: load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs", file=sys.stderr)
+    rows = run_bench(options, suts, meta, lambda line: print(
+        f"kvh bench: {line} ({time.monotonic() - started:.0f}s)", file=sys.stderr, flush=True))
+    path = append(options.out, pd.DataFrame(rows, columns=list(BENCH_COLUMNS)), "bench", meta)
+    table = markdown(rows)
+    write_text_atomic(options.out / "bench.md", table)
+    print(table)
+    findings = sum(1 for row in rows if row["outcome"] == "finding")
+    measured = sum(1 for row in rows if row["outcome"] == "measured")
+    print(f"{'FAIL' if findings else 'DONE'}: {measured} measured, {findings} findings, "
+          f"{len(rows) - measured - findings} errors; results: {path}, table: {options.out / 'bench.md'}")
+    return EXIT_FINDINGS if findings else EXIT_OK

@@ -1,0 +1,72 @@
+"""One timed write: the pool, the call site's requests, and the restore step between iterations.
+
+SGLang's MHA write divides the caller's k/v in place when their dtype differs from the pool's,
+so iterations would not do identical work on reused inputs. Every iteration therefore starts
+by copying pristine inputs back into the caller's tensors, outside the measured region; the
+timed region holds only the backend call sites, one per layer. Because every iteration writes
+the same bytes to the same slots, the buffers after the last iteration are exactly those of one
+write, and that snapshot is what verification compares with the reference.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from backends.context import WriteRequest
+from backends.registry import Backend, backend_named
+from harness.execute import (CALLER_TENSORS, Execution, buffer_bytes, caller_bytes, fill_canary,
+                             write_request)
+from harness.pool_factory import build_pool
+from harness.timers import Budget, Samples
+from scenarios.materialize import ForwardStaging, scale_object
+from scenarios.model import Scenario
+
+
+def bench_requests(module: Any, backend: Backend, pool: Any, scenario: Scenario,
+                   device: str) -> list[WriteRequest]:
+    """One request per layer for the scenario's single forward, built as a checked run builds them."""
+    locs = ForwardStaging(scenario, device, pool).begin(0)
+    scales = (scale_object(scenario.k_scale, device), scale_object(scenario.v_scale, device))
+    return [write_request(module, device, backend, pool, scenario, 0, layer_id, locs, scales)
+            for layer_id in scenario.layers_of(scenario.forwards[0])]
+
+
+class TimedWrite:
+    """A pool built and canary-filled once, and the write that each iteration repeats."""
+
+    def __init__(self, module: Any, scenario: Scenario, device: str, backend: str, era: str,
+                 mode: str):
+        self.scenario = scenario
+        chosen = backend_named(backend)
+        self.write = chosen.write
+        self.era, self.mode = era, mode
+        self.pool = build_pool(module, scenario, device)
+        fill_canary(self.pool, scenario)
+        self.requests = bench_requests(module, chosen, self.pool, scenario, device)
+        self.pristine = [{name: getattr(request, name).clone() for name in CALLER_TENSORS
+                          if getattr(request, name) is not None} for request in self.requests]
+
+    def restore(self) -> None:
+        for request, pristine in zip(self.requests, self.pristine):
+            for name, tensor in pristine.items():
+                getattr(request, name).copy_(tensor)
+
+    def run(self) -> None:
+        for request in self.requests:
+            self.write(request, self.era, self.mode)
+
+    def snapshot(self) -> Execution:
+        """The buffers and caller tensors after the last write, named as harness.execute names them."""
+        result = Execution(buffers=buffer_bytes(self.pool, self.scenario))
+        for request in self.requests:
+            result.caller.update(caller_bytes(request, 0))
+        return result
+
+
+def measure_copy(nbytes_moved: int, device: str, timer: Any, budget: Budget) -> list[Samples]:
+    """The roofline: a contiguous copy that reads and writes `nbytes_moved` bytes in total."""
+    count = max(nbytes_moved // 2, 1)
+    source = torch.full((count,), 0x3C, dtype=torch.uint8, device=device)
+    destination = torch.empty_like(source)
+    return timer.measure(lambda: None, lambda: destination.copy_(source), budget)

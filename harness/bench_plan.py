@@ -1,0 +1,112 @@
+"""What `kvh bench` measures: its options, the scenario of each size, and the cells they expand to.
+
+A bench scenario is one forward of `tokens` tokens over `layers` layers on paged slots (page
+size 16, random pages, as SGLang's allocator hands them out), at serving-sized geometry: MHA 8
+heads of 128, MLA kv_lora_rank 512 + rope 64. SWA pools map every token into the window and put
+the even layers on the SWA sub-pool, so a one-layer SWA bench times the translated write.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Optional
+
+from harness.plan import SutChoice
+from harness.timers import Budget
+from pools.dtypes import dtype_spec
+from scenarios.allocator import allocate, swa_mapping
+from scenarios.model import Forward, Geometry, Scenario
+
+PAGE_SIZE = 16
+TOKEN_COUNTS = (1, 16, 256, 4096, 32768)
+QUICK = dict(pools=["mha", "swa_mha"], dtypes=["bf16"], eras=["legacy", "current"],
+             engines=["torch"], tokens=[1, 4096], layers=[1])
+QUICK_BUDGET = Budget(warmup=3, min_samples=15, max_samples=2_000, min_time_s=0.15)
+FULL_BUDGET = Budget(warmup=3, min_samples=10, max_samples=2_000, min_time_s=0.5)
+# The era whose call site every other era is compared with (the API overhead ratio).
+OLD_ERA = "legacy"
+
+
+@dataclass
+class BenchOptions:
+    suts: list[str] = field(default_factory=lambda: ["builtin"])
+    backends: list[str] = field(default_factory=lambda: ["plain"])
+    pools: list[str] = field(default_factory=lambda: ["mha", "mla", "swa_mha", "swa_mla"])
+    dtypes: list[str] = field(default_factory=lambda: ["bf16", "fp16", "fp32", "fp8_e4m3", "fp8_e5m2"])
+    eras: list[str] = field(default_factory=lambda: ["legacy", "kwarg", "bundled", "current"])
+    engines: list[str] = field(default_factory=lambda: ["torch", "reference"])
+    tokens: list[int] = field(default_factory=lambda: list(TOKEN_COUNTS))
+    layers: list[int] = field(default_factory=lambda: [1])
+    device: str = "cpu"
+    seed: int = 0
+    budget: Budget = FULL_BUDGET
+    out: Path = Path("kvh-out")
+    timeout_s: Optional[float] = 300.0   # per cell (build, time, snapshot); a hang is an error
+
+
+@dataclass(frozen=True)
+class BenchCell:
+    sut: SutChoice
+    engine: str        # builtin store engine, or "-" for a foreign SUT
+    era: str           # the call site's era
+    backend: str
+    mode: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.sut.spec}/{self.era}/{self.engine}/{self.backend}:{self.mode}"
+
+
+def bench_geometry(pool: str, dtype: str, tokens: int, layers: int) -> Geometry:
+    pages = -(-tokens // PAGE_SIZE)
+    size = max(2 * pages, 16) * PAGE_SIZE   # twice the pages written, so the pages scatter
+    swa = [layer for layer in range(layers) if layer % 2 == 0] if pool.startswith("swa_") else []
+    common = dict(pool=pool, dtype=dtype, size=size, page_size=PAGE_SIZE, layer_num=layers,
+                  swa_layer_ids=swa, size_swa=size if swa else 0)
+    if pool in ("mla", "swa_mla"):
+        return Geometry(kv_lora_rank=512, qk_rope_head_dim=64, **common)
+    return Geometry(head_num=8, head_dim=128, **common)
+
+
+def bench_scenario(pool: str, dtype: str, tokens: int, layers: int, seed: int) -> Scenario:
+    rng = random.Random(f"bench:{seed}:{pool}:{dtype}:{tokens}:{layers}")
+    g = bench_geometry(pool, dtype, tokens, layers)
+    loc = allocate(rng, g.size, g.page_size, tokens)
+    mapping = swa_mapping(rng, g.size, g.page_size, g.size_swa, loc, tokens) if g.is_swa else None
+    # Inputs in the pool dtype (bf16 for fp8 pools): no cast, so no in-place division either.
+    return Scenario(geometry=g, forwards=[Forward(loc)], seed=seed, mapping=mapping,
+                    name=f"bench-{pool}-{dtype}-{tokens}t-{layers}l")
+
+
+def bytes_moved(scenario: Scenario, scale_bytes: int = 0) -> int:
+    """Bytes a correct write reads (the caller's k/v or nope/rope) and writes (buffer rows),
+    over all layers; locs are not counted. fp8 pools read bf16 and write one byte a value."""
+    g = scenario.geometry
+    tokens = scenario.forwards[0].tokens
+    read_size = 2 if dtype_spec(g.dtype).is_fp8 else dtype_spec(g.dtype).dtype.itemsize
+    write_size = dtype_spec(g.dtype).store_dtype.itemsize
+    values = g.kv_lora_rank + g.qk_rope_head_dim if g.is_mla else g.head_num * (
+        g.head_dim + (g.v_head_dim or g.head_dim))
+    return g.layer_num * (tokens * values * (read_size + write_size) + scale_bytes)
+
+
+def cells_for(backend_name: str, modes: tuple[str, ...], backend_eras: tuple[str, ...],
+              suts: list[SutChoice], options: BenchOptions) -> Iterator[BenchCell]:
+    """Builtin SUTs: every chosen era and engine. A foreign SUT has one era of pools; its own
+    call site and the old era's call site are both timed on them."""
+    for mode in modes:
+        for sut in suts:
+            if sut.loaded is not None:
+                eras = [era for era in backend_eras if era in (OLD_ERA, sut.loaded.era)]
+                engines: tuple[str, ...] = ("-",)
+            else:
+                eras = [era for era in backend_eras if era in options.eras]
+                engines = sut.engines
+            for engine in engines:
+                for era in eras:
+                    yield BenchCell(sut, engine, era, backend_name, mode)
+
+
+def old_era_cell(cell: BenchCell) -> Optional[BenchCell]:
+    return None if cell.era == OLD_ERA else BenchCell(cell.sut, cell.engine, OLD_ERA, cell.backend, cell.mode)

@@ -1,0 +1,117 @@
+"""The capability matrix: store engine x pool kind x dtype x layout x device, declared as data.
+
+Rules are matched in order, first match wins (like PyTorch OpInfo's DecorateInfo): a rule says
+whether the engine can write that cell and why not. Whether it *is* checked on this machine
+also needs the device present and the engine importable; `cell_status` combines the three, and
+both the run planner (harness/plan.py) and `kvh matrix` read it.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import asdict, dataclass
+from typing import Optional
+
+import torch
+
+from harness.devices import DEVICE_TYPES, unavailable_reason
+from pools.dtypes import DTYPES
+from pools.engines import ENGINES
+from scenarios.model import POOL_KINDS
+
+ANY = ("*",)
+LAYOUTS: dict[str, str] = {
+    "nhd": "token-major rows: (size + page_size, heads, dim)",
+    "hnd": "page-major: (pages, heads, page_size, dim)",
+    "npu": "NPU pools: one (layers, pages, page_size, heads, dim) tensor; MLA latent and rope apart",
+}
+
+
+@dataclass(frozen=True)
+class Capability:
+    engine: tuple[str, ...]
+    devices: tuple[str, ...]
+    supported: bool
+    reason: str
+    layouts: tuple[str, ...] = ("nhd",)
+    pools: tuple[str, ...] = ANY
+    dtypes: tuple[str, ...] = ANY
+    opt_in: bool = False          # runnable, but only when named with --engine (too slow by default)
+
+    def matches(self, engine: str, pool: str, dtype: str, layout: str, device: str) -> bool:
+        return all(field == ANY or value in field for field, value in (
+            (self.engine, engine), (self.devices, device), (self.layouts, layout),
+            (self.pools, pool), (self.dtypes, dtype)))
+
+
+CAPABILITIES: tuple[Capability, ...] = (
+    Capability(ANY, ANY, False, "no HND pool kind is built yet; the Triton HND scatter kernel is "
+               "unit-tested against a torch HND scatter (tests/test_triton_engine.py)", layouts=("hnd",)),
+    Capability(ANY, ANY, False, "no NPU-layout pool kind is built yet", layouts=("npu",)),
+    Capability(("reference",), ("cpu",), True, "the oracle: one token at a time, on CPU"),
+    Capability(("reference",), ANY, False, "the reference engine runs on CPU only: it is the "
+               "baseline every device is compared with (results are moved to CPU)"),
+    Capability(("torch",), ANY, True, "vectorised indexing on any torch device"),
+    Capability(("triton",), ("cpu",), True, "interpreted (TRITON_INTERPRET=1): tens of ms per write, "
+               "so not in the default engine list; run it with --engine triton",
+               opt_in=True),
+    Capability(("triton",), ("cuda",), True, "compiled (NVIDIA or ROCm)"),
+    Capability(("triton",), ("npu", "xpu", "musa"), False, "no Triton backend is wired up for "
+               "this device (triton-ascend, intel-xpu-backend, MUSA Triton)"),
+)
+
+
+@dataclass(frozen=True)
+class CellStatus:
+    engine: str
+    pool: str
+    dtype: str
+    layout: str
+    device: str
+    status: str      # checked | opt-in | skipped
+    reason: str
+
+    def describe(self) -> dict:
+        return asdict(self)
+
+
+def capability(engine: str, pool: str, dtype: str, layout: str, device: str) -> Capability:
+    for rule in CAPABILITIES:
+        if rule.matches(engine, pool, dtype, layout, device):
+            return rule
+    return Capability((engine,), (device,), False, f"no capability declared for engine {engine!r} on {device}")
+
+
+def engine_unavailable_reason(engine: str, device: str) -> Optional[str]:
+    """Why an engine cannot run on `device` in this process, without importing its kernels."""
+    if engine != "triton":
+        return None
+    if importlib.util.find_spec("triton") is None:
+        return "triton is not installed"
+    from pools.engines.triton_mode import interprets
+    if device == "cpu" and not interprets(os.environ, torch.cuda.is_available()):
+        return "Triton kernels are compiled in this process; CPU needs TRITON_INTERPRET=1"
+    return None
+
+
+def cell_status(engine: str, pool: str, dtype: str, layout: str, device: str,
+                device_reason: Optional[str] = None) -> CellStatus:
+    """`device_reason`: why the device is absent (None: present), from harness.devices."""
+    rule = capability(engine, pool, dtype, layout, device)
+    if not rule.supported:
+        return CellStatus(engine, pool, dtype, layout, device, "skipped", rule.reason)
+    why_not = device_reason or engine_unavailable_reason(engine, device)
+    if why_not:
+        status, reason = "skipped", why_not
+    else:
+        status, reason = ("opt-in" if rule.opt_in else "checked"), rule.reason
+    return CellStatus(engine, pool, dtype, layout, device, status, reason)
+
+
+def matrix(device_reasons: Optional[dict[str, Optional[str]]] = None) -> list[CellStatus]:
+    """Every cell, for the devices declared in harness.devices."""
+    if device_reasons is None:
+        device_reasons = {name: unavailable_reason(name) for name in DEVICE_TYPES}
+    return [cell_status(engine, pool, dtype, layout, device, device_reasons[device])
+            for engine in ENGINES for device in device_reasons for layout in LAYOUTS
+            for pool in POOL_KINDS for dtype in DTYPES]

@@ -1,0 +1,39 @@
+"""What a `kvh run --profile` explored: examples per cell, streamed and summarised."""
+from __future__ import annotations
+
+import sys
+
+from harness.runner import CellStats
+
+
+class ExplorationLog:
+    """Examples tried per cell, streamed as progress and summarised per backend x pool kind."""
+
+    def __init__(self, profile: str, seed: int) -> None:
+        self.profile, self.seed, self.cells = profile, seed, []
+
+    def add(self, stats: CellStats) -> None:
+        self.cells.append(stats)
+        rate = stats.examples / stats.seconds if stats.seconds else 0.0
+        print(f"kvh: [{len(self.cells)}] {stats.cell.key}: {stats.examples} examples + "
+              f"{stats.regressions} regressions, {stats.seconds:.1f}s ({rate:.2f} examples/s)"
+              + (f", FAILED (seed {self.seed}, {stats.blob})" if stats.failed else ""), file=sys.stderr)
+
+    def markdown(self) -> str:
+        totals: dict[tuple[str, str], list] = {}
+        for stats in self.cells:
+            row = totals.setdefault((stats.cell.backend.name, stats.cell.pool), [0, 0, 0.0])
+            row[0] += stats.examples
+            row[1] += stats.regressions
+            row[2] += stats.seconds
+        examples = sum(stats.examples for stats in self.cells)
+        seconds = sum(stats.seconds for stats in self.cells)
+        lines = [f"## Exploration: profile {self.profile}, seed {self.seed}", "",
+                 f"{examples} Hypothesis examples in {seconds:.1f}s: "
+                 f"{examples / seconds if seconds else 0.0:.2f} examples/s "
+                 "(each example runs the baseline and every candidate)", "",
+                 "| backend | pool | examples | regressions | seconds | examples/s |", "|---|---|---|---|---|---|"]
+        for (backend, pool), (count, regressions, spent) in totals.items():
+            lines.append(f"| {backend} | {pool} | {count} | {regressions} | {spent:.1f} | "
+                         f"{count / spent if spent else 0.0:.2f} |")
+        return "\n".join(lines) + "\n"

@@ -1,0 +1,67 @@
+"""The SUT worker protocol, version 1: one JSON object per line on stdin/stdout.
+
+Requests:  {"v": 1, "op": "hello"}
+           {"v": 1, "op": "execute", "scenario": {...}, "candidate": {"backend", "mode", "device"},
+            "bytes": null | "all" | [buffer or caller names]}
+           {"v": 1, "op": "shutdown"}
+Responses: {"v": 1, "ok": true, ...} or {"v": 1, "ok": false, "error": "one line"}.
+Tensors travel as {"shape", "sha256", "data"}: data is base64 of the raw uint8 bytes and is sent
+only when asked for, so the common case (identical buffers) moves digests alone. Never pickle.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+from typing import Iterable, Optional, Union
+
+import torch
+
+from harness.execute import Execution
+
+VERSION = 1
+Wanted = Union[None, str, Iterable[str]]
+
+
+def digest(tensor: torch.Tensor) -> str:
+    return hashlib.sha256(tensor.contiguous().numpy().tobytes()).hexdigest()
+
+
+def encode_tensor(tensor: torch.Tensor, with_data: bool) -> dict:
+    message = {"shape": list(tensor.shape), "sha256": digest(tensor), "data": None}
+    if with_data:
+        message["data"] = base64.b64encode(tensor.contiguous().numpy().tobytes()).decode("ascii")
+    return message
+
+
+def decode_tensor(message: dict) -> torch.Tensor:
+    raw = bytearray(base64.b64decode(message["data"]))
+    return torch.frombuffer(raw, dtype=torch.uint8).reshape(message["shape"]).clone()
+
+
+def _wants(wanted: Wanted, name: str) -> bool:
+    return wanted == "all" or (wanted is not None and wanted != "all" and name in wanted)
+
+
+def encode_execution(execution: Execution, wanted: Wanted) -> dict:
+    return {"buffers": {name: encode_tensor(t, _wants(wanted, name)) for name, t in execution.buffers.items()},
+            "caller": {name: encode_tensor(t, _wants(wanted, name)) for name, t in execution.caller.items()},
+            "error": execution.error, "error_at": execution.error_at, "write_ns": execution.write_ns}
+
+
+def decode_execution(message: dict, known: Optional[Execution] = None) -> Execution:
+    """Rebuild an Execution; a tensor sent as a digest alone is taken from `known` when the
+    digests agree (the baseline), and is otherwise missing (the caller asks for its bytes)."""
+    result = Execution(error=message["error"], error_at=message["error_at"],
+                       write_ns=int(message["write_ns"]))
+    for field, target in (("buffers", result.buffers), ("caller", result.caller)):
+        for name, encoded in message[field].items():
+            if encoded["data"] is not None:
+                target[name] = decode_tensor(encoded)
+            elif known is not None and name in getattr(known, field) and digest(getattr(known, field)[name]) == encoded["sha256"]:
+                target[name] = getattr(known, field)[name]
+    return result
+
+
+def missing_names(message: dict, execution: Execution) -> list[str]:
+    return [name for field in ("buffers", "caller") for name in message[field]
+            if name not in getattr(execution, field)]

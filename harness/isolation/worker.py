@@ -1,0 +1,75 @@
+"""A SUT worker: loads one SUT in its own process (its own sys.path), answers protocol requests.
+
+Run as `python -m harness.isolation.worker --sut SPEC [--prefix DIR]`. The protocol owns the
+original stdout; fd 1 is pointed at stderr so that whatever the SUT prints cannot corrupt it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+
+def _protocol_stream():
+    stream = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return stream
+
+
+def _load(spec: str, prefix: str | None) -> Any:
+    if spec == "sglang":
+        from pools.sut.sglang_loader import load_sglang
+        module = load_sglang(prefix)
+        from pools.sut.detect import detect_era
+        return module, detect_era(module), str(getattr(module, "version", ""))
+    from pools.sut.loader import load_foreign
+    if prefix:
+        sys.path.insert(0, prefix)
+    loaded = load_foreign(spec)
+    return loaded.module, loaded.era, loaded.version
+
+
+def serve(spec: str, prefix: str | None) -> int:
+    out = _protocol_stream()
+
+    def reply(**fields) -> None:
+        out.write(json.dumps({"v": 1, **fields}) + "\n")
+
+    try:
+        module, era, version = _load(spec, prefix)
+    except Exception as error:  # reported to the parent, which turns it into a finding
+        reply(ok=False, error=f"load failed: {type(error).__name__}: {error}")
+        return 3
+    from harness.candidate import Candidate
+    from harness.execute import execute
+    from harness.isolation.protocol import VERSION, encode_execution
+    from scenarios.serialize import from_dict
+    for line in sys.stdin:
+        request = json.loads(line)
+        if request.get("v") != VERSION:
+            reply(ok=False, error=f"protocol version {request.get('v')!r}, worker speaks {VERSION}")
+        elif request["op"] == "hello":
+            reply(ok=True, era=era, version=version, pid=os.getpid())
+        elif request["op"] == "execute":
+            described = request["candidate"]
+            candidate = Candidate(spec, module, era, "-", described["device"], described["backend"],
+                                  described["mode"])
+            execution = execute(candidate, from_dict(request["scenario"]), request.get("timeout_s"))
+            reply(ok=True, execution=encode_execution(execution, request.get("bytes")))
+        elif request["op"] == "shutdown":
+            reply(ok=True)
+            return 0
+        else:
+            reply(ok=False, error=f"unknown op {request['op']!r}")
+    return 0
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sut", required=True)
+    parser.add_argument("--prefix")
+    arguments = parser.parse_args()
+    sys.exit(serve(arguments.sut, arguments.prefix))

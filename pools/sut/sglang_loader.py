@@ -1,0 +1,151 @@
+"""Load the real, installed ``sglang`` KV-cache pools as a system under test on CPU.
+
+Nothing in site-packages is edited: unusable third-party modules are replaced by
+stand-ins in ``sys.modules`` (see ``sglang_standins``) before sglang is imported.
+
+To test another release, install it with
+``pip install --no-deps --target DIR sglang==X`` (plus the transformers it pins,
+see /work/notes/sglang_loader.md) and call ``load_sglang(sys_path_prefix=DIR)``
+in a fresh subprocess: a process can hold only one ``sglang``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import importlib.util
+import inspect
+import os
+import sys
+import types
+import warnings
+from typing import Any
+
+from pools.sut import sglang_standins
+from pools.sut.errors import SutLoadError
+
+INSTALL_HINT = "pip install --no-deps sglang==0.5.23 (deps: requirements/sglang-cpu.txt)"
+
+# Parameters that some releases require although the SUT protocol never passes
+# them, with the value that keeps the protocol's meaning (0.5.12-0.5.14
+# SWAKVPool asserts enable_kvcache_transpose is False).
+_NEUTRAL_DEFAULTS: dict[str, dict[str, Any]] = {
+    "SWAKVPool": {"enable_kvcache_transpose": False},
+}
+
+
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        return f"missing module {exc.name!r}"
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:300]}"
+
+
+def _with_neutral_defaults(cls: type) -> type:
+    """A subclass that fills required-but-unprotocolled constructor keywords, or cls itself."""
+    params = inspect.signature(cls.__init__).parameters
+    fill = {k: v for k, v in _NEUTRAL_DEFAULTS.get(cls.__name__, {}).items()
+            if k in params and params[k].default is inspect.Parameter.empty}
+    if not fill:
+        return cls
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        cls.__init__(self, *args, **{**fill, **kwargs})
+
+    return type(cls.__name__, (cls,), {"__init__": __init__, "__module__": __name__,
+                                       "__qualname__": cls.__qualname__, "neutral_defaults": fill})
+
+
+def _disable_dcp() -> bool:
+    # 0.5.23's MLA write reads the decode-context-parallel topology, which no
+    # server has published here; pin it to "off". Older releases have no such API.
+    try:
+        runtime_context = importlib.import_module("sglang.srt.runtime_context")
+    except ImportError:
+        return False
+    parallel = getattr(runtime_context, "get_parallel", lambda: None)()
+    if not hasattr(parallel, "override_permanently"):
+        return False
+    parallel.override_permanently(dcp_enabled=False, attn_dcp_size=1, attn_dcp_rank=0)
+    return True
+
+
+def _version(sglang: types.ModuleType) -> str:
+    version = getattr(sglang, "__version__", None)
+    if version:
+        return str(version)
+    try:
+        return importlib.metadata.version("sglang")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _under(path: str | None, directory: str) -> bool:
+    return os.path.realpath(path or "").startswith(os.path.realpath(directory) + os.sep)
+
+
+def _check_prefix(sys_path_prefix: str) -> None:
+    if not os.path.isdir(sys_path_prefix):
+        raise SutLoadError(f"sys_path_prefix {sys_path_prefix!r} is not a directory")
+    loaded = sys.modules.get("sglang")
+    if loaded is not None and not _under(loaded.__file__, sys_path_prefix):
+        raise SutLoadError(f"sglang is already imported from {loaded.__file__}; "
+                           "load another release in a fresh subprocess")
+    if sys.path[:1] != [sys_path_prefix]:
+        sys.path.insert(0, sys_path_prefix)
+    importlib.invalidate_caches()
+
+
+def _sglang_origin() -> str | None:
+    try:
+        spec = importlib.util.find_spec("sglang")
+    except (ImportError, ValueError):  # a finder refusing it, or a spec-less module object
+        return None
+    return None if spec is None else str(spec.origin)
+
+
+def load_sglang(sys_path_prefix: str | None = None) -> types.SimpleNamespace:
+    """Import sglang's token-to-KV pools for use on CPU.
+
+    Returns a namespace with MHATokenToKVPool, MLATokenToKVPool, SWAKVPool,
+    KVWriteLoc and unwrap_write_loc (only where the release has them), version,
+    name='sglang', path (the package directory), stood_in (stand-in module
+    names), dcp_pinned (whether DCP was pinned off) and swa_mla (whether
+    SWAKVPool accepts MLA sub-pools).
+    Raises SutLoadError when sglang is absent or fails to import.
+    """
+    if sys_path_prefix is not None:
+        _check_prefix(sys_path_prefix)
+    origin = _sglang_origin()
+    if origin is None:
+        raise SutLoadError(f"sglang not installed: {INSTALL_HINT}")
+    if sys_path_prefix is not None and not _under(origin, sys_path_prefix):
+        raise SutLoadError(f"no sglang under {sys_path_prefix}; the import would take {origin}")
+    try:
+        with warnings.catch_warnings():  # import-time "only CUDA supports X" notices; noise on CPU
+            warnings.simplefilter("ignore")
+            stood_in = sglang_standins.install()
+            sglang = importlib.import_module("sglang")
+            memory_pool = importlib.import_module("sglang.srt.mem_cache.memory_pool")
+            swa_memory_pool = importlib.import_module("sglang.srt.mem_cache.swa_memory_pool")
+        dcp_pinned = _disable_dcp()
+    except Exception as exc:
+        raise SutLoadError(f"sglang failed to import: {_one_line(exc)}") from exc
+
+    swa = _with_neutral_defaults(swa_memory_pool.SWAKVPool)
+    swa_params = inspect.signature(swa_memory_pool.SWAKVPool.__init__).parameters
+    ns = types.SimpleNamespace(
+        name="sglang",
+        version=_version(sglang),
+        path=os.path.dirname(sglang.__file__),
+        stood_in=tuple(stood_in),
+        dcp_pinned=dcp_pinned,
+        MHATokenToKVPool=memory_pool.MHATokenToKVPool,
+        MLATokenToKVPool=memory_pool.MLATokenToKVPool,
+        SWAKVPool=swa,
+        swa_mla="swa_kv_pool_kwargs" in swa_params,
+    )
+    for optional in ("KVWriteLoc", "unwrap_write_loc"):
+        if hasattr(memory_pool, optional):
+            setattr(ns, optional, getattr(memory_pool, optional))
+    return ns

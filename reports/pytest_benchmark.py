@@ -1,0 +1,47 @@
+"""pytest-benchmark JSON files as store rows (kind "pytest-benchmark").
+
+Raw samples exist only when pytest-benchmark ran with --benchmark-save-data; without them a
+row keeps its median as its single sample, which the gate can never call significant.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import pandas as pd
+
+from reports.schema import CELL_COLUMNS
+
+
+def is_pytest_benchmark(payload: Any) -> bool:
+    return (isinstance(payload, dict) and isinstance(payload.get("benchmarks"), list)
+            and "machine_info" in payload and "datetime" in payload)
+
+
+def _samples_ns(stats: dict) -> list[float]:
+    data = stats.get("data") or [stats["median"]]
+    return [float(seconds) * 1e9 for seconds in data]
+
+
+def rows_from_pytest_benchmark(payload: dict, source: str) -> pd.DataFrame:
+    """One row per benchmark; the run id is derived from the file so re-reading is stable."""
+    commit = payload.get("commit_info") or {}
+    machine = payload.get("machine_info") or {}
+    digest = hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:8]
+    meta = {"kind": "pytest-benchmark", "kind_version": 1,
+            "run_id": f"pytest-benchmark-{payload['datetime']}-{digest}",
+            "time": payload["datetime"], "git_commit": str(commit.get("id", ""))[:12],
+            "host": machine.get("node", ""), "device_name": (machine.get("cpu") or {}).get("brand_raw", ""),
+            "writer": source}
+    rows = []
+    for bench in payload["benchmarks"]:
+        labels = {**(bench.get("params") or {}), **(bench.get("extra_info") or {})}
+        cell = {column: labels.get(column) for column in CELL_COLUMNS}
+        cell["device"] = cell["device"] or "cpu"
+        cell["sut"] = cell["sut"] or "pytest-benchmark"
+        cell["backend"] = cell["backend"] or bench["name"]
+        rows.append({**meta, **cell, "name": bench["name"], "group": bench.get("group"),
+                     "fullname": bench.get("fullname"), "rounds": bench["stats"].get("rounds"),
+                     "samples_ns": _samples_ns(bench["stats"])})
+    return pd.DataFrame(rows)

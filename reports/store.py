@@ -1,0 +1,159 @@
+"""The results store: a folder of immutable Parquet files, one per (run, writer, kind).
+
+`append` writes a new uniquely named file atomically, so concurrent writers (pytest-xdist
+workers, two CI jobs on one folder) never clobber each other; nothing is ever rewritten.
+`load` reads every file back, skipping a corrupt or foreign file with a warning.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import platform
+import re
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from reports.atomic import write_atomic
+from reports.pytest_benchmark import is_pytest_benchmark, rows_from_pytest_benchmark
+from reports.records import RECORD_COLUMNS, run_metadata
+from reports.schema import KINDS, META_COLUMNS, STORE_FORMAT, STORE_VERSION, kind_of
+
+METADATA_KEY = b"kvh"
+# JSON files that live in a results folder but are not results: read by their own code.
+NOT_RESULTS_JSON = ("capabilities.json",)
+
+
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+def device_name(device: str) -> str:
+    """A human name for `device`: the accelerator's model, or the host CPU's."""
+    if device.startswith("cpu"):
+        return platform.processor() or platform.machine()
+    import torch  # only for accelerators, so reading reports never needs torch
+
+    backend = getattr(torch, device.split(":", 1)[0], None)
+    try:
+        return str(backend.get_device_name(torch.device(device)))
+    except (AttributeError, RuntimeError, AssertionError):
+        return device
+
+
+def run_meta(device: str, seed: int, profile: str = "default", sut_version: str = "",
+             run_id: Optional[str] = None) -> dict:
+    """Metadata of one run, stamped on every row it appends to the store."""
+    base = run_metadata(device, seed)
+    return {"run_id": run_id or base["run_id"], "time": base["time"],
+            "git_commit": base["git_commit"], "host": base["host"], "device": device,
+            "device_name": device_name(device), "torch_version": _version("torch"),
+            "triton_version": _version("triton"), "sut_version": sut_version,
+            "profile": profile, "seed": seed}
+
+
+def _writer() -> str:
+    return f"{platform.node()}:{os.getpid()}:{os.environ.get('PYTEST_XDIST_WORKER', '')}"
+
+
+def _file_name(kind: str, meta: dict) -> str:
+    raw = f"{kind}-{meta['run_id']}-{platform.node()}-p{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    return re.sub(r"[^A-Za-z0-9._-]", "_", raw) + ".parquet"
+
+
+def append(results_dir: Path, frame: pd.DataFrame, kind: str, meta: dict) -> Path:
+    """Write `frame` as a new immutable file of record `kind` in `results_dir`; its path."""
+    spec = kind_of(kind)
+    missing = [column for column in spec.required if column not in frame.columns]
+    if missing:
+        raise ValueError(f"{kind} records lack required columns {missing}")
+    if "run_id" not in meta or "time" not in meta:
+        raise ValueError("meta needs run_id and time (see reports.store.run_meta)")
+    frame = frame.copy()
+    for column in spec.optional:
+        if column not in frame.columns:
+            frame[column] = None
+    # The run's metadata wins; a column the caller filled per row stays where meta is silent.
+    stamped = {column: meta[column] for column in META_COLUMNS if column in meta}
+    stamped.update(kind=kind, kind_version=spec.version, writer=_writer())
+    for column, value in stamped.items():
+        frame[column] = value
+    for column in META_COLUMNS:
+        if column not in frame.columns:
+            frame[column] = ""
+    table = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False)
+    header = {"format": STORE_FORMAT, "version": STORE_VERSION, "kind": kind,
+              "kind_version": spec.version, "meta": {k: str(v) for k, v in meta.items()}}
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                           METADATA_KEY: json.dumps(header).encode()})
+    path = Path(results_dir) / _file_name(kind, meta)
+    return write_atomic(path, lambda temp: pq.write_table(table, temp))
+
+
+@dataclass
+class Store:
+    """Every readable record of a results folder, one frame per kind, and what was skipped."""
+    frames: dict[str, pd.DataFrame] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def of(self, kind: str) -> pd.DataFrame:
+        return self.frames.get(kind, pd.DataFrame())
+
+
+def _read_parquet(path: Path) -> tuple[str, pd.DataFrame]:
+    table = pq.read_table(path)
+    raw = (table.schema.metadata or {}).get(METADATA_KEY)
+    frame = table.to_pandas()
+    if raw is None:
+        # `kvh run --out` before the store existed: schema_version 1 check records.
+        if set(RECORD_COLUMNS) <= set(frame.columns) and set(frame["schema_version"]) <= {1}:
+            return "check", frame.assign(kind="check", kind_version=1)
+        raise ValueError("not a kvh results file (no kvh metadata)")
+    header = json.loads(raw)
+    if header.get("format") != STORE_FORMAT or header.get("kind") not in KINDS:
+        raise ValueError(f"unknown format or kind {header.get('format')}/{header.get('kind')}")
+    if int(header.get("kind_version", 0)) > KINDS[header["kind"]].version:
+        raise ValueError(f"{header['kind']} version {header['kind_version']} is newer than this "
+                         f"kvh reads ({KINDS[header['kind']].version})")
+    return header["kind"], frame
+
+
+def _read_json(path: Path) -> Optional[tuple[str, pd.DataFrame]]:
+    payload = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(payload, dict) and payload.get("format") == "kvh-repro":
+        return None
+    if not is_pytest_benchmark(payload):
+        raise ValueError("not a pytest-benchmark JSON file")
+    return "pytest-benchmark", rows_from_pytest_benchmark(payload, source=path.name)
+
+
+def load(results_dir: Path) -> Store:
+    """Read every results file under `results_dir`; a file that cannot be read is a warning."""
+    store, parts = Store(), {}
+    files = sorted(Path(results_dir).rglob("*.parquet")) + sorted(
+        p for p in Path(results_dir).rglob("*.json") if p.name not in NOT_RESULTS_JSON)
+    for path in files:
+        if path.name.startswith("."):
+            continue  # a temp file of a write in progress
+        try:
+            read = _read_parquet(path) if path.suffix == ".parquet" else _read_json(path)
+        except Exception as error:  # any unreadable file is skipped, never fatal
+            store.warnings.append(f"skipped {path}: {type(error).__name__}: {error}")
+            continue
+        if read is not None and not read[1].empty:
+            parts.setdefault(read[0], []).append(read[1].assign(source=str(path)))
+    for kind, frames in parts.items():
+        frame = pd.concat(frames, ignore_index=True)
+        frame["time"] = pd.to_datetime(frame["time"], utc=True, errors="coerce", format="mixed")
+        store.frames[kind] = frame
+    return store
+

@@ -1,0 +1,68 @@
+"""Pool geometries as serving produces them, shrinking toward one layer, one head, page size 1.
+
+Large pools (past 2^15, 2^16 and up to 2^17 slots) are drawn only where the pool stays within a
+byte budget, so every example runs in milliseconds on a CPU.
+"""
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from pools.dtypes import dtype_spec
+from scenarios.model import Geometry
+
+PAGE_SIZES = (1, 16, 64, 128)
+HEAD_NUMS = (1, 2, 4, 8, 32)
+HEAD_DIMS = (64, 80, 96, 128, 192, 256)
+V_HEAD_DIMS = (None, 128, 64)              # None: same as head_dim (DeepSeek MHA uses 192/128)
+MLA_SHAPES = ((512, 64), (512, 0), (528, 64), (256, 32))   # (kv_lora_rank, qk_rope_head_dim)
+MAX_SLOTS = 2**17 + 2**10
+MAX_LAYERS = 6
+POOL_BYTES = 40 * 2**20    # default cap per pool, every layer and sub-pool together
+
+
+def _row_bytes(g: Geometry) -> int:
+    width = (g.kv_lora_rank + g.qk_rope_head_dim if g.is_mla
+             else g.head_num * (g.head_dim + (g.v_head_dim or g.head_dim)))
+    return width * dtype_spec(g.dtype).store_dtype.itemsize
+
+
+@st.composite
+def layer_patterns(draw: st.DrawFn, swa: bool) -> list[bool]:
+    """Is-SWA flag per layer: for a hybrid pool, SWA and full layers interleaved in any pattern
+    with one of each at least (shrinks to [full, swa]); otherwise 1..MAX_LAYERS full layers."""
+    if not swa:
+        return [False] * draw(st.integers(1, MAX_LAYERS))
+    pattern = draw(st.lists(st.booleans(), min_size=2, max_size=MAX_LAYERS))
+    if all(pattern) or not any(pattern):
+        pattern[-1] = not pattern[-1]
+    return pattern
+
+
+@st.composite
+def geometries(draw: st.DrawFn, pool: str, dtype: str, pool_bytes: int = POOL_BYTES) -> Geometry:
+    """A geometry; one draw in four is a large pool (slot ids past 2^15 and 2^16 when the byte
+    budget allows), which takes the narrowest rows and fewest layers so that it fits."""
+    large = draw(st.sampled_from((False, False, False, True)))
+    pattern = [False, True] if large and pool.startswith("swa_") else (
+        [False] if large else draw(layer_patterns(pool.startswith("swa_"))))
+    layer_num = len(pattern)
+    swa_layer_ids = [layer for layer, is_swa in enumerate(pattern) if is_swa]
+    shape: dict = {}
+    if pool in ("mla", "swa_mla"):
+        shape["kv_lora_rank"], shape["qk_rope_head_dim"] = (
+            MLA_SHAPES[1] if large else draw(st.sampled_from(MLA_SHAPES)))
+    else:
+        shape["head_num"] = HEAD_NUMS[0] if large else draw(st.sampled_from(HEAD_NUMS))
+        shape["head_dim"] = HEAD_DIMS[0] if large else draw(st.sampled_from(HEAD_DIMS))
+        v_head_dim = None if large else draw(st.sampled_from(V_HEAD_DIMS))
+        shape["v_head_dim"] = v_head_dim if v_head_dim != shape["head_dim"] else None
+    # page_size == head_num is its own case: a transposed page-major write looks right there.
+    page_size = draw(st.sampled_from(PAGE_SIZES + ("head_num",)))
+    page_size = shape.get("head_num", 1) if page_size == "head_num" else page_size
+    probe = Geometry(pool=pool, dtype=dtype, size=1, page_size=page_size, layer_num=layer_num,
+                     swa_layer_ids=swa_layer_ids, **shape)
+    max_pages = max(1, min(MAX_SLOTS, pool_bytes // (_row_bytes(probe) * layer_num)) // page_size)
+    pages = draw(st.integers(max(1, max_pages // 2) if large else 1, max_pages))
+    size_swa = page_size * draw(st.integers(1, max(1, pages - 1))) if swa_layer_ids else 0
+    return Geometry(pool=pool, dtype=dtype, size=pages * page_size, page_size=page_size,
+                    layer_num=layer_num, swa_layer_ids=swa_layer_ids, size_swa=size_swa, **shape)

@@ -1,0 +1,109 @@
+"""Whole scenarios: a pool's life over one to three forwards, drawn for one (pool kind, dtype).
+
+Each forward is a batch of requests (new ones with a cached prefix, or continuing ones: extend
+and decode), padded to slot 0 and possibly narrowed, its loc a fresh tensor, a view at an offset
+into a storage, the same storage as the forward before (a static graph buffer), or split into two
+micro-batches that slice one storage. Between forwards requests are freed or their SWA window
+slides, and the mapping changes reach the pool in place or through register_mapping.
+Everything shrinks toward one forward of one token on the first free page.
+"""
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from scenarios.lifecycle import PoolLife, View
+from scenarios.model import Scenario
+from scenarios.strategies.data import data_fields
+from scenarios.strategies.geometry import POOL_BYTES, geometries
+
+MAX_FORWARDS = 3
+MAX_REQUESTS = 3
+MAX_EXTEND = 64
+MAX_PREFIX = 80
+MAX_PADDING = 7
+MAX_OFFSET = 9
+LAYOUTS = ("fresh", "view", "reuse", "micro")
+
+
+def page_picks() -> st.SearchStrategy[list[int]]:
+    """Positions in the free-page list; -1 is the last free page (the pool's top slots)."""
+    return st.lists(st.one_of(st.integers(0, 2**17), st.just(-1)), max_size=4)
+
+
+@st.composite
+def batch(draw: st.DrawFn, life: PoolLife, next_rid: int) -> list[int]:
+    """One forward's real tokens: requests extended (or decoded) by a few tokens each."""
+    loc: list[int] = []
+    for index in range(draw(st.integers(1, MAX_REQUESTS))):
+        live = sorted(life.requests)
+        rid = draw(st.sampled_from([next_rid + index, *live]))
+        if rid not in life.requests:
+            prefix = draw(st.integers(0, MAX_PREFIX))   # a cached prefix: slots, not written now
+            if prefix:
+                life.grow(rid, prefix, draw(page_picks()), window=0)
+        tokens = draw(st.integers(1, MAX_EXTEND))
+        window = draw(st.integers(0, MAX_PREFIX + MAX_EXTEND)) if life.geometry.is_swa else 0
+        loc += life.grow(rid, tokens, draw(page_picks()), window)
+    return loc
+
+
+@st.composite
+def between_forwards(draw: st.DrawFn, life: PoolLife) -> None:
+    """Free a request, or slide its SWA window, or neither."""
+    if not life.requests:
+        return
+    action = draw(st.sampled_from(("none", "free", "evict") if life.geometry.is_swa else ("none", "free")))
+    rid = draw(st.sampled_from(sorted(life.requests)))
+    if action == "free":
+        life.free(rid)
+    elif action == "evict":
+        life.evict(rid, draw(st.integers(0, life.requests[rid].length)))
+
+
+@st.composite
+def record_forward(draw: st.DrawFn, life: PoolLife, loc: list[int]) -> None:
+    g = life.geometry
+    layout = draw(st.sampled_from(LAYOUTS))
+    in_place = draw(st.booleans())
+    if layout == "micro" and len(loc) > 1:
+        # Two micro-batches of one batch, slicing one storage (two-batch overlap).
+        split, offset, storage = len(loc) // 2, draw(st.integers(0, MAX_OFFSET)), life.new_storage()
+        life.forward(loc[:split], view=View(storage, offset), in_place=in_place)
+        life.forward(loc[split:], view=View(storage, offset + split))
+        return
+    previous = life.forwards[-1].loc_storage if life.forwards else None
+    if layout == "reuse" and previous is not None:
+        view = View(previous, draw(st.integers(0, MAX_OFFSET)))
+    elif layout in ("view", "reuse"):
+        view = View(life.new_storage(), draw(st.integers(0, MAX_OFFSET)))
+    else:
+        view = View()
+    padding = draw(st.integers(0, MAX_PADDING))
+    narrow = draw(st.one_of(st.none(), st.integers(1, len(loc) + padding)))
+    cross: tuple[int, ...] = ()
+    encoder = None
+    if not g.is_mla and draw(st.booleans()):
+        # Encoder-decoder models have no sliding-window layers: cross-attention is on full layers
+        # (fa3 and others pair the encoder loc with the decoder's SWA loc, by design).
+        cross = tuple(draw(st.lists(st.sampled_from(g.full_layer_ids), min_size=1, unique=True)))
+        encoder = life.grow(-1 - len(life.forwards), len(loc), draw(page_picks()), window=0)
+        encoder += [0] * (len(loc) - len(encoder))        # a full pool leaves the rest padded
+    life.forward(loc, padding=padding, narrow=narrow, view=view, in_place=in_place,
+                 encoder_loc=encoder, cross_layers=cross)
+
+
+@st.composite
+def scenarios(draw: st.DrawFn, pool: str, dtype: str, special_values: bool = False,
+              pool_bytes: int = POOL_BYTES) -> Scenario:
+    life = PoolLife(draw(geometries(pool, dtype, pool_bytes)))
+    for index in range(draw(st.integers(1, MAX_FORWARDS))):
+        if index:
+            draw(between_forwards(life))
+        loc = draw(batch(life, next_rid=100 * index))
+        if not loc:
+            break
+        draw(record_forward(life, loc))
+    if not life.forwards:                 # a pool too small for any token: write the sink only
+        life.forward([0])
+    fields = draw(data_fields(dtype, special_values))
+    return life.scenario(draw(st.integers(0, 2**32 - 1)), f"hypothesis-{pool}-{dtype}", **fields)

@@ -1,0 +1,81 @@
+"""kvh bench: every number comes from a verified write, and a mismatch is a finding, not a number."""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+
+from harness.bench_plan import BenchCell, BenchOptions, bench_scenario, bytes_moved
+from harness.bench_records import BENCH_COLUMNS
+from harness.bench_run import measure_cell
+from harness.bench_verify import Reference
+from harness.cli import main
+from harness.plan import RunOptions, resolve_suts
+from harness.timers import Budget, CpuTimer
+from reports.store import load
+from scenarios.model import Scale
+
+TINY = Budget(warmup=1, min_samples=3, max_samples=5, min_time_s=0.0)
+
+
+def _cell(spec: str, era: str, engine: str = "-") -> BenchCell:
+    sut = resolve_suts(RunOptions(suts=[spec], engines=["torch"]))[0]
+    return BenchCell(sut, engine if sut.loaded is None else "-", era, "plain", "extend")
+
+
+def test_mismatch_while_timing_is_a_finding_not_a_number(tmp_path, fixture_sut) -> None:
+    out = tmp_path / "out"
+    code = main(["bench", "--sut", fixture_sut("stray_neighbour"), "--pool", "mha", "--dtype", "bf16",
+                 "--tokens", "16", "--min-time", "0.001", "--out", str(out)])
+    frame = load(out).of("bench")
+    assert code == 1
+    assert set(BENCH_COLUMNS) <= set(frame.columns)
+    faulty = frame[frame["era"] == "current"].iloc[0]
+    assert faulty["outcome"] == "finding"
+    assert "[untouched]" in faulty["error"] and "slot" in faulty["error"]
+    for number in ("median_ns", "gbps", "roofline_fraction", "tokens_per_s", "api_overhead_ratio"):
+        assert faulty[number] is None or math.isnan(faulty[number])
+    assert len(faulty["samples_ns"]) == 0
+
+
+def test_measured_cells_carry_every_figure(tmp_path) -> None:
+    out = tmp_path / "out"
+    code = main(["bench", "--quick", "--pool", "swa_mha", "--tokens", "16", "--min-time", "0.001",
+                 "--out", str(out)])
+    frame = load(out).of("bench").set_index("era")
+    assert code == 0 and (frame["outcome"] == "measured").all()
+    for era, row in frame.iterrows():
+        assert row["p10_ns"] <= row["median_ns"] <= row["p90_ns"]
+        assert row["samples"] == len(row["samples_ns"]) >= 15
+        assert row["bytes_moved"] == 16 * 8 * (128 + 128) * (2 + 2)
+        assert row["gbps"] == pytest.approx(row["bytes_moved"] / row["median_ns"])
+        assert row["roofline_fraction"] == pytest.approx(row["copy_median_ns"] / row["median_ns"])
+    current = frame.loc["current"]
+    assert current["api_baseline_era"] == "legacy"
+    assert current["api_overhead_ci_low"] <= current["api_overhead_ratio"] <= current["api_overhead_ci_high"]
+    assert (out / "bench.md").read_text().count("| swa_mha |") == 2
+
+
+def test_in_place_division_is_restored_between_iterations() -> None:
+    # fp32 inputs into a bf16 pool: the MHA write divides the caller's k/v in place. Without the
+    # restore step the last of several timed writes would store k / scale**n and be a finding.
+    scenario = dataclasses.replace(bench_scenario("mha", "bf16", 16, 2, seed=3), input_dtype="fp32",
+                                   k_scale=Scale("float", 0.5), v_scale=Scale("tensor", 2.0))
+    reference = Reference(scenario, "plain", "extend", None)
+    options = BenchOptions(budget=TINY)
+    for spec, era in (("builtin", "current"), ("builtin", "legacy")):
+        result = measure_cell(_cell(spec, era, "torch"), scenario, reference, options, CpuTimer("cpu"))
+        assert result.verdict.outcome == "measured", result.verdict.message
+        assert len(result.samples[0].ns) >= TINY.min_samples
+
+
+def test_bytes_moved_counts_reads_and_writes_per_dtype() -> None:
+    assert bytes_moved(bench_scenario("mha", "fp8_e4m3", 4, 3, 0)) == 3 * 4 * 8 * 256 * (2 + 1)
+    assert bytes_moved(bench_scenario("mla", "fp32", 4, 1, 0)) == 4 * (512 + 64) * (4 + 4)
+
+
+def test_bad_bench_input_is_one_line_and_exit_2(capsys) -> None:
+    assert main(["bench", "--tokens", "0"]) == 2
+    assert main(["bench", "--device", "tpu"]) == 2
+    assert capsys.readouterr().err.count("\n") == 2

@@ -1,0 +1,49 @@
+"""Device discovery: every declared device is either usable or skipped with a reason, never an
+error, and each backend's natural device comes from the backend registry."""
+from __future__ import annotations
+
+import pytest
+
+from backends.registry import BACKENDS
+from harness.devices import (DEVICE_TYPES, _module_device, backend_device_reason, discover,
+                             natural_device, unavailable_reason)
+from harness.plan import RunOptions, SutChoice, candidates_for
+
+
+def test_every_declared_device_is_available_or_has_a_reason():
+    statuses = {status.name: status for status in discover()}
+    assert set(statuses) == {"cpu", "cuda", "npu", "xpu", "musa"} == set(DEVICE_TYPES)
+    assert statuses["cpu"].available
+    for status in statuses.values():
+        assert status.available == (status.reason == "")
+        assert status.available == (unavailable_reason(status.name) is None)
+
+
+def test_a_vendor_module_that_fails_to_import_is_a_reason(tmp_path, monkeypatch):
+    (tmp_path / "broken_vendor.py").write_text("raise ImportError('driver mismatch')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    reason = _module_device("broken_vendor", "broken_vendor", "Broken")()
+    assert "driver mismatch" in reason
+    assert "not installed" in _module_device("no_such_vendor_module", "x", "X")()
+
+
+def test_unknown_device_is_a_value_error():
+    with pytest.raises(ValueError, match="unknown device"):
+        unavailable_reason("tpu")
+
+
+def test_natural_device_comes_from_the_backend_registry():
+    assert natural_device("any") == "cpu" and natural_device("rocm") == "cuda"
+    for backend in BACKENDS.values():
+        reason = backend_device_reason(backend.device_type)
+        assert reason is None or isinstance(reason, str) and reason
+
+
+def test_absent_natural_device_is_a_skip_with_its_reason():
+    absent = next((b for b in BACKENDS.values() if backend_device_reason(b.device_type)), None)
+    if absent is None:
+        pytest.skip("every backend's natural device is present on this machine")
+    options = RunOptions(device=None, engines=["torch"])
+    items = list(candidates_for(absent, absent.modes[0], [SutChoice("builtin", ("torch",))], options))
+    assert items and all(getattr(item, "reason", "") == backend_device_reason(absent.device_type)
+                         for item in items)

@@ -1,0 +1,140 @@
+"""SUT workers: the protocol round-trip, and workers that crash, hang or print garbage.
+
+The fake SUT environments are built by the tests themselves: a folder holding one module with
+SGLang's names (the same shape as a `pip install --target` folder).
+"""
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import textwrap
+
+import pytest
+import torch
+
+from backends.registry import backend_named
+from harness.execute import execute
+from harness.expectations import expected_writes
+from harness.isolation.client import IsolatedSut
+from harness.isolation.protocol import decode_execution, encode_execution
+from harness.oracles import judge
+from harness.plan import baseline_for
+from scenarios.builtin import default_scenarios
+
+FAKE_HEADER = """
+from pools.builtin import builtin_module
+_base = builtin_module("current", "torch")
+KVWriteLoc, unwrap_write_loc = _base.KVWriteLoc, _base.unwrap_write_loc
+MLATokenToKVPool, SWAKVPool = _base.MLATokenToKVPool, _base.SWAKVPool
+"""
+
+FAKES = {
+    "fake_good": "MHATokenToKVPool = _base.MHATokenToKVPool\n",
+    "fake_crash": """
+import os
+class MHATokenToKVPool(_base.MHATokenToKVPool):
+    def set_kv_buffer(self, *args, **kwargs):
+        print("about to die", flush=True)
+        os._exit(7)
+""",
+    # Ignores SIGALRM so the worker's own time limit cannot fire (as with a hang inside C code
+    # holding the GIL): only the parent can notice.
+    "fake_hang": """
+import signal, time
+class MHATokenToKVPool(_base.MHATokenToKVPool):
+    def set_kv_buffer(self, *args, **kwargs):
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        while True:
+            time.sleep(0.05)
+""",
+    "fake_wrong": """
+class MHATokenToKVPool(_base.MHATokenToKVPool):
+    def set_kv_buffer(self, layer, loc_info, k, v, *args, **kwargs):
+        print("noise on stdout must not corrupt the protocol")
+        super().set_kv_buffer(layer, loc_info, k.flip(0).clone(), v, *args, **kwargs)
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def fake_env(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("fake_env")
+    for name, body in FAKES.items():
+        (folder / f"{name}.py").write_text(FAKE_HEADER + textwrap.dedent(body))
+    return str(folder)
+
+
+@pytest.fixture(scope="module")
+def scenario_and_baseline():
+    scenario = default_scenarios("mha", "bf16", 0)[0]
+    return scenario, execute(baseline_for(backend_named("plain"), "extend"), scenario)
+
+
+def test_protocol_round_trip_sends_bytes_only_when_asked(scenario_and_baseline):
+    _, baseline = scenario_and_baseline
+    digests_only = encode_execution(baseline, None)
+    assert all(t["data"] is None for t in digests_only["buffers"].values())
+    rebuilt = decode_execution(digests_only, known=baseline)
+    assert rebuilt.buffers.keys() == baseline.buffers.keys()
+    full = decode_execution(encode_execution(baseline, "all"))
+    assert all(torch.equal(full.buffers[n], baseline.buffers[n]) for n in baseline.buffers)
+
+
+def test_good_worker_matches_the_baseline_and_reports_its_era(fake_env, scenario_and_baseline):
+    scenario, baseline = scenario_and_baseline
+    sut = IsolatedSut("fake_good", prefix=fake_env)
+    try:
+        assert sut.hello()[0] == "current"
+        got = sut.execute(scenario, "plain", "extend", "cpu", known=baseline)
+        assert got.error is None
+        assert judge(scenario, baseline, got, expected_writes(scenario)) == []
+    finally:
+        sut.stop()
+
+
+def test_wrong_bytes_travel_back_and_are_localised(fake_env, scenario_and_baseline):
+    scenario, baseline = scenario_and_baseline
+    sut = IsolatedSut("fake_wrong", prefix=fake_env)
+    try:
+        got = sut.execute(scenario, "plain", "extend", "cpu", known=baseline)
+        findings = judge(scenario, baseline, got, expected_writes(scenario))
+        assert findings and findings[0].oracle == "bytes" and findings[0].slot is not None
+    finally:
+        sut.stop()
+
+
+def test_crashing_worker_is_a_finding_with_stderr_and_is_restarted(fake_env, scenario_and_baseline):
+    scenario, baseline = scenario_and_baseline
+    sut = IsolatedSut("fake_crash", prefix=fake_env)
+    try:
+        first = sut.execute(scenario, "plain", "extend", "cpu", known=baseline)
+        assert "worker crashed: exit code 7" in first.error and "about to die" in first.error
+        second = sut.execute(scenario, "plain", "extend", "cpu", known=baseline)
+        assert "worker crashed" in second.error and sut.restarts == 1
+    finally:
+        sut.stop()
+
+
+def test_hanging_worker_is_killed_and_reported(fake_env, scenario_and_baseline):
+    scenario, baseline = scenario_and_baseline
+    sut = IsolatedSut("fake_hang", prefix=fake_env, grace_s=1.0)
+    try:
+        sut.hello()
+        pid = sut.process.pid
+        got = sut.execute(scenario, "plain", "extend", "cpu", known=baseline, timeout_s=0.5)
+        assert got.error.startswith("worker hung") and got.error_at == "SUT worker (hung)"
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    finally:
+        sut.stop()
+
+
+def test_garbage_printing_worker_is_reported(tmp_path, scenario_and_baseline):
+    scenario, baseline = scenario_and_baseline
+    liar = tmp_path / "liar"
+    liar.write_text(f"#!{sys.executable}\nprint('this is not json')\n")
+    liar.chmod(liar.stat().st_mode | stat.S_IEXEC)
+    sut = IsolatedSut("anything", python=str(liar))
+    got = sut.execute(scenario, "plain", "extend", "cpu", known=baseline)
+    assert got.error.startswith("worker garbage") and "this is not json" in got.error

@@ -1,0 +1,24 @@
+"""Each named regression scenario cites its PR and passes on the builtin pools in every era."""
+from __future__ import annotations
+
+import pytest
+
+from backends.registry import BACKENDS
+from harness.plan import RunOptions, baseline_for, candidates_for, resolve_suts
+from harness.runner import check_scenario
+from scenarios.regressions import REGRESSIONS
+from scenarios.serialize import from_dict, to_dict, validate
+
+
+@pytest.mark.parametrize("regression", REGRESSIONS, ids=lambda r: r.name)
+def test_regression_scenario_passes_on_builtin_pools(regression):
+    assert regression.pr.startswith("#") and regression.bug
+    scenario = regression.scenario()
+    validate(scenario)
+    assert from_dict(to_dict(scenario)) == scenario
+    options = RunOptions(engines=["reference", "torch"])
+    backend = BACKENDS["plain"]
+    candidates = list(candidates_for(backend, "extend", resolve_suts(options), options))
+    results = check_scenario(scenario, baseline_for(backend, "extend"), candidates, 30.0)
+    assert {r.outcome for r in results} <= {"pass", "known_divergence"}
+    assert len(results) == len(candidates)

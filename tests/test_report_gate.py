@@ -1,0 +1,108 @@
+"""The regression gate end to end: a planted 20% slowdown is a regression, a noisy cell is
+"noisy" and not a regression, and `kvh report` exits 1 on either a regression or a finding."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from reports.gate import GateSettings
+from reports.report import build_report
+from reports.store import append, load, run_meta
+from harness.cli import main as kvh
+from tests.conftest import FIXTURES
+
+TOKENS = (1, 16, 256, 4096)
+SLOWED = ("torch", 256)      # (engine, tokens) slowed down by 20% in the latest run
+NOISY = ("torch", 4096)      # the latest run's samples vary by about 40%
+PEAK_GBPS = 20.0
+
+
+def _bench_rows(rng: np.random.Generator, latest: bool, plant: bool) -> pd.DataFrame:
+    rows = []
+    for engine in ("reference", "torch"):
+        for tokens in TOKENS:
+            median_ns = 2000.0 + tokens * (150.0 if engine == "reference" else 50.0)
+            factor, sigma = 1.0, 0.01
+            if latest and plant and (engine, tokens) == SLOWED:
+                factor = 1.2
+            if latest and plant and (engine, tokens) == NOISY:
+                sigma = 0.4
+            samples = median_ns * factor * np.exp(sigma * rng.standard_normal(40))
+            bytes_moved = tokens * 2 * 8 * 128 * 2 * 4
+            gbps = bytes_moved / float(np.median(samples))
+            rows.append({"backend": "plain", "pool": "mha", "dtype": "bf16", "sut": "builtin",
+                         "engine": engine, "era": "current", "tokens": tokens, "device": "cpu",
+                         "mode": "extend", "samples_ns": samples.tolist(), "bytes_moved": bytes_moved,
+                         "gbps": gbps, "roofline_fraction": gbps / PEAK_GBPS, "peak_gbps": PEAK_GBPS,
+                         "api_overhead_ratio": 1.0 + 0.4 / np.sqrt(tokens),
+                         "api_overhead_ci_low": 0.98 + 0.4 / np.sqrt(tokens),
+                         "api_overhead_ci_high": 1.03 + 0.4 / np.sqrt(tokens)})
+    return pd.DataFrame(rows)
+
+
+def planted_results(folder: Path, runs: int = 6, plant: bool = True) -> Path:
+    """`runs` nightly bench runs; the last carries the planted slowdown and noise."""
+    rng = np.random.default_rng(0)
+    for night in range(runs):
+        meta = {**run_meta("cpu", seed=0, profile="nightly", run_id=f"night-{night}"),
+                "time": f"2025-01-{night + 1:02d}T03:00:00+00:00"}
+        append(folder, _bench_rows(rng, latest=night == runs - 1, plant=plant), "bench", meta)
+    return folder
+
+
+def _status(gate: pd.DataFrame, engine: str, tokens: int) -> str:
+    row = gate[(gate["engine"] == engine) & (gate["tokens"] == str(tokens))]
+    assert len(row) == 1
+    return row["status"].iloc[0]
+
+
+def test_planted_slowdown_is_a_regression_and_noise_is_noisy(tmp_path):
+    results = planted_results(tmp_path / "results")
+    report = build_report(load(results), results, tmp_path / "out", GateSettings())
+    assert _status(report.gate, *SLOWED) == "regression"
+    assert _status(report.gate, *NOISY) == "noisy"
+    others = report.gate[~report.gate["tokens"].isin(["256", "4096"]) | (report.gate["engine"] != "torch")]
+    assert set(others["status"]) == {"unchanged"} and len(others) == 6
+    slowed = report.regressions.iloc[0]
+    assert 1.15 < slowed["ratio"] < 1.25 and slowed["p_value"] < 1e-6 and slowed["baseline_runs"] == 5
+    assert len(slowed["history"]) == 6
+
+    assert kvh(["report", str(results), "--out", str(tmp_path / "out")]) == 1
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert summary.startswith("**FAIL: 0 correctness findings") and "1 throughput regressions" in summary
+    assert "torch | current | 256 | cpu" in summary.split("## Noisy")[0]
+    assert "## Noisy cells" in summary and "4096" in summary.split("## Noisy")[1]
+
+
+def test_named_baseline_and_clean_history_pass(tmp_path, capsys):
+    results = planted_results(tmp_path / "results", runs=3, plant=False)
+    assert kvh(["report", str(results), "--baseline", "night-0", "--out", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("**PASS") and "8 unchanged" in printed
+
+
+def test_a_correctness_finding_fails_the_report_and_links_its_repro(tmp_path, capsys):
+    results = tmp_path / "results"
+    assert kvh(["run", "--sut", str(FIXTURES / "scale_ignored.py"), "--pool", "mha", "--dtype", "bf16",
+                "--backend", "plain", "--out", str(results)]) == 1
+    recorded = load(results).of("check")
+    report = build_report(load(results), results, results / "report", GateSettings())
+    assert len(report.findings) == (recorded["outcome"] == "findings").sum() >= 1 and report.failed
+    for link in report.findings["repro_link"]:
+        assert (results / "report" / link).resolve().exists()
+    capsys.readouterr()
+    assert kvh(["report", str(results)]) == 1
+    assert f"{len(report.findings)} correctness findings" in capsys.readouterr().out
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
+    assert kvh(["report", str(tmp_path / "nope")]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "does not exist" in error
+    results = planted_results(tmp_path / "results", runs=2, plant=False)
+    for baseline, message in (("night-9", "not a run"), ("last:0", "N >= 1"), ("last:x", "N >= 1")):
+        assert kvh(["report", str(results), "--baseline", baseline]) == 2
+        assert message in capsys.readouterr().err
+    assert not (results / "report").exists()

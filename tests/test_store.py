@@ -1,0 +1,99 @@
+"""The results store: immutable per-writer files, concurrent appends, skipped bad files,
+legacy `kvh run` results, pytest-benchmark ingestion, and the statistics the gate uses."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from reports.schema import KINDS, META_COLUMNS
+from reports.records import RECORD_COLUMNS, run_metadata, write_records
+from reports.stats import coefficient_of_variation, mann_whitney_u, rank_average
+from reports.store import append, load, run_meta
+from tests.test_report_gate import _bench_rows
+
+
+def test_concurrent_appends_of_one_run_never_clobber(tmp_path):
+    meta = run_meta("cpu", seed=3, profile="quick", sut_version="0.5.23")
+    frames = [_bench_rows(np.random.default_rng(i), latest=False, plant=False) for i in range(12)]
+    with ThreadPoolExecutor(6) as pool:
+        paths = list(pool.map(lambda f: append(tmp_path, f, "bench", meta), frames))
+    assert len(set(paths)) == 12 and sorted(tmp_path.glob("*.parquet")) == sorted(paths)
+    assert not list(tmp_path.glob(".*"))                 # no temp file left behind
+    store = load(tmp_path)
+    bench = store.of("bench")
+    assert store.warnings == [] and len(bench) == 12 * 8
+    assert set(META_COLUMNS) <= set(bench.columns)
+    first = bench.iloc[0]
+    assert (first["kind"], first["kind_version"], first["profile"], first["seed"]) == ("bench", 1, "quick", 3)
+    assert first["sut_version"] == "0.5.23" and first["torch_version"] and first["git_commit"]
+    assert len(first["samples_ns"]) == 40
+
+
+def test_corrupt_and_foreign_files_are_skipped_with_a_warning(tmp_path):
+    append(tmp_path, _bench_rows(np.random.default_rng(0), latest=False, plant=False), "bench",
+           run_meta("cpu", seed=0))
+    (tmp_path / "truncated.parquet").write_bytes(b"PAR1 not really")
+    pd.DataFrame({"x": [1, 2]}).to_parquet(tmp_path / "foreign.parquet")
+    (tmp_path / "notes.json").write_text('{"hello": 1}')
+    (tmp_path / "broken.json").write_text("{")
+    store = load(tmp_path)
+    assert len(store.of("bench")) == 8
+    skipped = sorted(w.split(":")[0] for w in store.warnings)
+    assert [s.rsplit("/", 1)[1] for s in skipped] == ["broken.json", "foreign.parquet", "notes.json",
+                                                       "truncated.parquet"]
+
+
+def test_append_rejects_unknown_kinds_and_missing_columns(tmp_path):
+    meta = run_meta("cpu", seed=0)
+    with pytest.raises(ValueError, match="unknown record kind"):
+        append(tmp_path, pd.DataFrame(), "timing", meta)
+    with pytest.raises(ValueError, match="samples_ns"):
+        append(tmp_path, pd.DataFrame([{c: "x" for c in KINDS["bench"].required[:-1]}]), "bench", meta)
+    assert not list(tmp_path.iterdir())
+
+
+def test_pytest_benchmark_json_is_ingested_with_raw_samples(tmp_path):
+    (tmp_path / "test_tiny.py").write_text(
+        "import pytest\n\n@pytest.mark.parametrize('tokens', [1, 64])\n"
+        "def test_sum(benchmark, tokens):\n    benchmark.extra_info['pool'] = 'mha'\n"
+        "    benchmark(sum, range(tokens))\n")
+    results = tmp_path / "results"
+    results.mkdir()
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_tiny.py",
+                    "--benchmark-json", str(results / "pytest-benchmark.json"), "--benchmark-save-data",
+                    "--benchmark-min-rounds=5", "--benchmark-max-time=0.001"],
+                   cwd=tmp_path, check=True, capture_output=True, timeout=120)
+    rows = load(results).of("pytest-benchmark")
+    assert sorted(rows["name"]) == ["test_sum[1]", "test_sum[64]"]
+    assert sorted(rows["tokens"]) == [1, 64] and set(rows["pool"]) == {"mha"}
+    assert all(len(samples) >= 5 and min(samples) > 0 for samples in rows["samples_ns"])
+
+
+def test_legacy_run_results_read_as_check_records(tmp_path):
+    row = {**run_metadata("cpu", 0), "sut": "builtin", "backend": "plain", "mode": "extend",
+           "pool": "mha", "era": "current", "engine": "torch", "dtype": "bf16", "scenario": "s",
+           "tokens": 4, "outcome": "pass", "findings": 0}
+    write_records(tmp_path / "results.parquet", [row])
+    checks = load(tmp_path).of("check")
+    assert list(checks["outcome"]) == ["pass"] and set(RECORD_COLUMNS) <= set(checks.columns)
+
+
+def test_mann_whitney_matches_the_textbook_value():
+    # scipy.stats.mannwhitneyu(males, females, method="asymptotic") documents U=17, p=0.1113...
+    u, p = mann_whitney_u([19, 22, 16, 29, 24], [20, 11, 17, 12])
+    assert u == 17.0 and p == pytest.approx(0.11134688653314041, rel=1e-12)
+    assert mann_whitney_u([1.0] * 5, [1.0] * 7) == (17.5, 1.0)     # all tied: no evidence
+    u, p = mann_whitney_u(np.arange(30.0), np.arange(30.0) + 100)
+    assert u == 0.0 and p < 1e-9
+
+
+def test_ranks_average_ties_and_cv():
+    ranks, ties = rank_average(np.array([3.0, 1.0, 3.0, 2.0]))
+    assert ranks.tolist() == [3.5, 1.0, 3.5, 2.0] and sorted(ties.tolist()) == [1, 1, 2]
+    assert coefficient_of_variation([10.0, 10.0]) == 0.0
+    assert coefficient_of_variation([9.0, 11.0]) == pytest.approx(np.sqrt(2) / 10)

@@ -5,6 +5,7 @@ reported as a known divergence (with reason and PR), not as a failure.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Optional
 
@@ -22,6 +23,16 @@ class KnownDivergence:
     accepts: frozenset[str]     # oracle names whose findings this divergence explains
     reason: str
     pr: str
+    message: str = ""           # when set, every finding's message must match this regex
+
+    def explains(self, scenario: Scenario, candidate: Candidate, findings: list[Finding]) -> bool:
+        return (candidate.era in self.eras and self.applies(scenario, candidate)
+                and all(f.oracle in self.accepts for f in findings)
+                and all(re.search(self.message, f.message) for f in findings if self.message))
+
+
+def _real_sglang_mla(scenario: Scenario, candidate: Candidate) -> bool:
+    return candidate.sut.startswith("sglang") and scenario.geometry.is_mla
 
 
 def _narrowed_swa_write(scenario: Scenario, candidate: Candidate) -> bool:
@@ -40,6 +51,12 @@ DIVERGENCES: tuple[KnownDivergence, ...] = (
         "and until KVWriteLoc.__post_init__ cut swa_loc to len(loc) the SWA write raised on the "
         "length mismatch (or, with one token, broadcast it over every padded slot)",
         "#29460"),
+    KnownDivergence(
+        "mla-nope-rope-no-unwrap", ("bundled",), _real_sglang_mla, frozenset({"exception"}),
+        "SGLang 0.5.14's MLATokenToKVPool.set_mla_kv_buffer does not unwrap KVWriteLoc (its "
+        "set_kv_buffer does): the review of PR #27695 found the MLA pools missing the unwrap, "
+        "and the release shipped with this door still missing it",
+        "#27695", message=r"'KVWriteLoc' object has no attribute"),
 )
 
 
@@ -75,7 +92,6 @@ def explain(scenario: Scenario, candidate: Candidate, findings: list[Finding],
             extra: Iterable[KnownDivergence] = ()) -> Optional[KnownDivergence]:
     """The divergence that accounts for every finding, if one does."""
     for divergence in (*DIVERGENCES, *extra):
-        if (candidate.era in divergence.eras and divergence.applies(scenario, candidate)
-                and all(f.oracle in divergence.accepts for f in findings)):
+        if divergence.explains(scenario, candidate, findings):
             return divergence
     return None

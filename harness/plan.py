@@ -9,6 +9,7 @@ from backends.registry import BACKENDS, Backend
 from harness.candidate import Candidate
 from harness.capabilities import cell_status
 from harness.devices import device_type, natural_device, unavailable_reason
+from harness.isolation.environments import is_isolated_spec, load_isolated
 from pools.builtin import builtin_module
 from pools.dtypes import DTYPES
 from pools.engines import ENGINES
@@ -50,13 +51,28 @@ class SutChoice:
     loaded: Optional[LoadedSut] = None
 
 
+def load_sut(spec: str) -> LoadedSut:
+    """A foreign SUT: an isolated SGLang release (its own process), or a module loaded here."""
+    if is_isolated_spec(spec):
+        return load_isolated(spec)
+    return load_foreign(spec)
+
+
+def close_suts(suts: list[SutChoice]) -> None:
+    """Stop the workers of isolated SUTs (nothing is left running after a run)."""
+    for sut in suts:
+        stop = getattr(sut.loaded.module, "stop", None) if sut.loaded else None
+        if stop is not None:
+            stop()
+
+
 def resolve_suts(options: RunOptions) -> list[SutChoice]:
     """Load every --sut up front, so a bad one fails before anything is written."""
     choices = []
     for spec in options.suts:
         engine = parse_builtin(spec)
         if engine is None:
-            choices.append(SutChoice(spec, ("-",), load_foreign(spec)))
+            choices.append(SutChoice(spec, ("-",), load_sut(spec)))
         elif engine:
             if engine not in ENGINES:
                 raise ValueError(f"unknown engine {engine!r} in --sut {spec}; choose from {', '.join(ENGINES)}")

@@ -12,10 +12,10 @@ from typing import Optional
 from backends.registry import backend_named
 from harness.candidate import Candidate
 from harness.findings import Finding
-from harness.plan import baseline_for
+from harness.plan import baseline_for, load_sut
 from harness.runner import CellResult, check_scenario
 from pools.builtin import builtin_module
-from pools.sut.loader import load_foreign, parse_builtin
+from pools.sut.loader import parse_builtin
 from reports.atomic import write_json_atomic
 from scenarios.model import Scenario
 from scenarios.serialize import ScenarioError, from_dict, to_dict
@@ -77,7 +77,7 @@ def rebuild_candidate(description: dict, device: Optional[str] = None) -> Candid
         module = builtin_module(description["era"], description["engine"])
         return Candidate(description["sut"], module, description["era"], description["engine"],
                          device, description["backend"], description["mode"])
-    loaded = load_foreign(description["sut"])
+    loaded = load_sut(description["sut"])
     return Candidate(description["sut"], loaded.module, loaded.era, "-", device,
                      description["backend"], description["mode"])
 
@@ -87,5 +87,10 @@ def replay(path: Path, device: Optional[str] = None) -> tuple[dict, list[Finding
     scenario, description, old = load_repro(path)
     candidate = rebuild_candidate(description, device)
     baseline = baseline_for(backend_named(candidate.backend), candidate.mode)
-    results = check_scenario(scenario, baseline, [candidate], timeout_s=60.0)
+    try:
+        results = check_scenario(scenario, baseline, [candidate], timeout_s=60.0)
+    finally:
+        stop = getattr(candidate.module, "stop", None)
+        if stop is not None:
+            stop()
     return description, old, results[-1]

@@ -14,7 +14,7 @@ import pandas as pd
 from backends.registry import BACKENDS
 from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from harness.devices import unavailable_reason
-from harness.plan import RunOptions, resolve_suts
+from harness.plan import RunOptions, close_suts, resolve_suts
 from harness.repro import save_repro
 from harness.exploration_log import ExplorationLog
 from harness.runner import CellResult, Exploring, explore_run, run
@@ -175,11 +175,14 @@ def main(arguments: argparse.Namespace) -> int:
               f"findings, {time.monotonic() - started:.1f}s", file=sys.stderr)
 
     log = None
-    if exploring is None:
-        run(options, suts, on_result, on_group)
-    else:
-        log = ExplorationLog(exploring.profile.name, options.seed)
-        explore_run(options, suts, exploring, on_result, log.add)
+    try:
+        if exploring is None:
+            run(options, suts, on_result, on_group)
+        else:
+            log = ExplorationLog(exploring.profile.name, options.seed)
+            explore_run(options, suts, exploring, on_result, log.add)
+    finally:
+        close_suts(suts)
     frame = pd.DataFrame(rows)
     results = append(options.out, frame, "check", meta)
     summary = summary_markdown(frame, meta, finding_lines, list(divergences.values()), list(skips.values()))

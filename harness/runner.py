@@ -14,10 +14,12 @@ from typing import Callable, Iterator, Optional
 from backends.registry import BACKENDS, Backend
 from harness.candidate import Candidate
 from harness.divergences import KnownDivergence, explain
-from harness.execute import execute
+from harness.execute import Execution, execute
+from harness.isolation.client import IsolatedSut
 from harness.expectations import expected_writes
 from harness.findings import Finding
 from harness.oracles import judge
+from harness.sut_limits import limit_for
 from harness.plan import RunOptions, Skip, SutChoice, baseline_for, candidates_for
 from scenarios.builtin import default_scenarios, random_scenarios
 from scenarios.explore import explore
@@ -48,6 +50,15 @@ def scenarios_for(pool: str, dtype: str, options: RunOptions) -> list[Scenario]:
         pool, dtype, options.seed, options.examples)
 
 
+def execute_candidate(candidate: Candidate, scenario: Scenario, reference: Execution,
+                      timeout_s: Optional[float]) -> Execution:
+    """In this process, or in the SUT's own worker process (only differing bytes travel back)."""
+    if isinstance(candidate.module, IsolatedSut):
+        return candidate.module.execute(scenario, candidate.backend, candidate.mode, candidate.device,
+                                        known=reference, timeout_s=timeout_s or 60.0)
+    return execute(candidate, scenario, timeout_s)
+
+
 def check_scenario(scenario: Scenario, baseline: Candidate, candidates: list[Candidate],
                    timeout_s: Optional[float]) -> list[CellResult]:
     reference = execute(baseline, scenario, timeout_s)
@@ -61,10 +72,16 @@ def check_scenario(scenario: Scenario, baseline: Candidate, candidates: list[Can
         results.append(CellResult(baseline, scenario, "findings", self_check, label=baseline.label))
     backend = BACKENDS[baseline.backend]
     for candidate in candidates:
-        execution = execute(candidate, scenario, timeout_s)
+        execution = execute_candidate(candidate, scenario, reference, timeout_s)
         findings = judge(scenario, reference, execution, expected)
         for finding in findings:
             finding.candidate = candidate.label
+        limit = limit_for(scenario, candidate, findings) if findings else None
+        if limit is not None:
+            results.append(CellResult(candidate, scenario, "skipped", label=candidate.label,
+                                      skip=Skip(candidate.sut, candidate.era, candidate.engine,
+                                                f"{limit.name}: {limit.reason}")))
+            continue
         divergence = explain(scenario, candidate, findings, backend.divergences) if findings else None
         outcome = "known_divergence" if divergence else ("findings" if findings else "pass")
         results.append(CellResult(candidate, scenario, outcome, findings, divergence,

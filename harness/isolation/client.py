@@ -15,6 +15,7 @@ from typing import Optional
 
 from harness.execute import Execution
 from harness.isolation.protocol import VERSION, decode_execution, missing_names
+from pools.sut.errors import SutLoadError
 from scenarios.model import Scenario
 from scenarios.serialize import to_dict
 
@@ -106,6 +107,13 @@ class IsolatedSut:
         if self.process is None:
             self._start()
         return self.era, self.version
+
+    def hello_or_error(self) -> tuple[str, str]:
+        """hello(), with a worker that cannot start reported as a SutLoadError (a usage error)."""
+        try:
+            return self.hello()
+        except WorkerFailure as failure:
+            raise SutLoadError(f"SUT worker for {self.prefix or self.spec} did not start: {failure}") from None
 
     def execute(self, scenario: Scenario, backend: str, mode: str, device: str,
                 known: Optional[Execution], timeout_s: float = 60.0) -> Execution:

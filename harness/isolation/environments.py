@@ -15,6 +15,9 @@ import sys
 from pathlib import Path
 from typing import Optional
 
+from pools.sut.errors import SutLoadError
+from pools.sut.loader import LoadedSut
+
 RELEASE = re.compile(r"^sglang==(\d+(?:\.\d+)+(?:\.?post\d+)?)$")
 MARKER = "kvh-sut.json"
 
@@ -49,6 +52,18 @@ def installed(spec: str) -> Optional[Path]:
     if spec.startswith("sglang@"):
         return folder if (folder / "sglang").is_dir() else None
     return folder if (folder / MARKER).is_file() else None
+
+
+def load_isolated(spec: str) -> LoadedSut:
+    """Start the worker of an installed isolated SUT and ask it for its era and version."""
+    from harness.isolation.client import IsolatedSut
+    folder = installed(spec)
+    if folder is None:
+        hint = f"kvh sut install {spec}" if RELEASE.match(spec) else "a pip --target folder holding sglang"
+        raise SutLoadError(f"SUT {spec} is not installed ({target_dir(spec)}); run: {hint}")
+    worker = IsolatedSut("sglang", prefix=str(folder))
+    era, version = worker.hello_or_error()
+    return LoadedSut(spec, worker, era, version=version)
 
 
 def install(spec: str, requirements: Path, quiet: bool = True) -> tuple[Path, bool]:

@@ -1,0 +1,88 @@
+"""Real SGLang releases as isolated SUTs: era detection on each release, and a cross-release
+finding replayed from its repro file.
+
+The four releases install with `kvh sut install sglang==X` (about 40 s each); where one is
+absent its test skips with that command as the reason. The replay test needs no release: it
+builds a fake one, a `pip --target`-shaped folder whose sglang package holds a faulty pool.
+"""
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from harness.isolation.environments import installed, load_isolated
+from tests.conftest import check_records, run_kvh
+
+RELEASE_ERAS = {"0.5.12": "legacy", "0.5.13": "kwarg", "0.5.14": "bundled", "0.5.23": "current"}
+
+
+@pytest.mark.parametrize("version", list(RELEASE_ERAS))
+def test_era_is_detected_from_what_each_release_offers(version):
+    spec = f"sglang=={version}"
+    if installed(spec) is None:
+        pytest.skip(f"{spec} not installed here: run `kvh sut install {spec}`")
+    loaded = load_isolated(spec)
+    try:
+        assert (loaded.era, loaded.version) == (RELEASE_ERAS[version], version)
+    finally:
+        loaded.module.stop()
+
+
+FAKE_MEMORY_POOL = """
+from pools.builtin import builtin_module
+
+_base = builtin_module("current", "torch")
+KVWriteLoc, unwrap_write_loc = _base.KVWriteLoc, _base.unwrap_write_loc
+MLATokenToKVPool = _base.MLATokenToKVPool
+
+
+class MHATokenToKVPool(_base.MHATokenToKVPool):
+    # The planted fault (PR #18882's shape): the scales never reach the cast.
+    def set_kv_buffer(self, layer, loc_info, cache_k, cache_v, k_scale=None, v_scale=None,
+                      layer_id_override=None):
+        super().set_kv_buffer(layer, loc_info, cache_k, cache_v, None, None, layer_id_override)
+"""
+
+FAKE_SWA_POOL = """
+from pools.builtin import builtin_module
+from sglang.srt.mem_cache.memory_pool import MHATokenToKVPool
+
+SWAKVPool = type("SWAKVPool", (builtin_module("current", "torch").SWAKVPool,),
+                 {"default_sub_pool_class": MHATokenToKVPool})
+"""
+
+
+@pytest.fixture
+def fake_release(tmp_path):
+    """A folder shaped like `pip install --target DIR sglang==X`, holding a faulty release."""
+    package = tmp_path / "release" / "sglang"
+    (package / "srt" / "mem_cache").mkdir(parents=True)
+    (package / "__init__.py").write_text('__version__ = "0.0.0+fake"\n')
+    (package / "srt" / "__init__.py").write_text("")
+    (package / "srt" / "mem_cache" / "__init__.py").write_text("")
+    (package / "srt" / "mem_cache" / "memory_pool.py").write_text(textwrap.dedent(FAKE_MEMORY_POOL))
+    (package / "srt" / "mem_cache" / "swa_memory_pool.py").write_text(textwrap.dedent(FAKE_SWA_POOL))
+    return tmp_path / "release"
+
+
+def test_a_cross_release_finding_replays_from_its_repro(tmp_path, fake_release):
+    spec = f"sglang@{fake_release}"
+    out = tmp_path / "out"
+    result = run_kvh("run", "--sut", spec, "--pool", "mha", "--dtype", "bf16", "--backend", "plain",
+                     "--out", str(out))
+    assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
+    assert f"SUT {spec}: detected era current (version 0.0.0+fake)" in result.stderr
+    rows = check_records(out)
+    assert set(rows[rows["outcome"] == "findings"]["sut"]) == {spec}
+    repro = sorted((out / "repros").glob("*.json"))[0]
+    assert json.loads(repro.read_text())["candidate"]["sut"] == spec
+    replay = run_kvh("repro", str(repro))
+    assert replay.returncode == 1 and "reproduced: identical finding" in replay.stdout
+
+
+def test_a_release_that_is_not_installed_is_a_usage_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("KVH_CACHE", str(tmp_path / "empty-cache"))
+    result = run_kvh("run", "--sut", "sglang==0.5.13", "--out", str(tmp_path / "out"))
+    assert result.returncode == 2 and "kvh sut install sglang==0.5.13" in result.stderr

@@ -20,6 +20,27 @@ from pools.dtypes import DTYPES
 from scenarios.model import Scenario
 
 POOL_KINDS = ("mha", "mla", "swa_mha", "swa_mla")
+# The layout kinds (pools/layouts/kinds.py) each backend writes in SGLang. `plain` writes MLA
+# through set_kv_buffer(latent, v), which on an NPU MLA pool means (nope, rope): npu_mla goes
+# through plain_mla and ascend only.
+PLAIN_LAYOUT_KINDS = ("mha_fp4", "mla_fp4", "mha_hnd", "npu_mha", "mha_aiter5d")
+PLAIN_MLA_LAYOUT_KINDS = ("mla_fp4", "npu_mla")
+# The layout kinds are about where bytes land, not about casts (the base kinds cover every dtype):
+# bf16 and one fp8, and FP4 pools (whose geometry dtype is the caller's) bf16 only.
+LAYOUT_DTYPES = ("bf16", "fp8_e4m3")
+
+
+def _layout_dtype_outside_subset(scenario: Scenario, mode: str) -> bool:
+    g = scenario.geometry
+    if g.pool not in PLAIN_LAYOUT_KINDS + PLAIN_MLA_LAYOUT_KINDS:
+        return False
+    return g.dtype != "bf16" if g.is_fp4 else g.dtype not in LAYOUT_DTYPES
+
+
+LAYOUT_DTYPE_SUBSET = BackendSkip(
+    "layout-dtype-subset", "layout pool kinds on dtypes other than bf16 and fp8_e4m3 (FP4: bf16)",
+    "the layout kinds test where a slot's bytes land; every cast is covered by the base kinds, and "
+    "an FP4 pool's dtype is packed e2m1 whatever the caller's", _layout_dtype_outside_subset)
 ALL_ERAS = ("legacy", "kwarg", "bundled", "current")
 ALL_DTYPES = tuple(DTYPES)
 BOTH = ("extend", "decode")
@@ -92,12 +113,13 @@ TRTLLM_FP8 = BackendSkip(
 BACKENDS: dict[str, Backend] = {
     backend.name: backend
     for backend in (
-        Backend("plain", "any", POOL_KINDS, ("extend",), plain.write_set_kv_buffer, focus=PLAIN_FOCUS,
+        Backend("plain", "any", POOL_KINDS + PLAIN_LAYOUT_KINDS, ("extend",), plain.write_set_kv_buffer,
+                focus=PLAIN_FOCUS, skips=(LAYOUT_DTYPE_SUBSET,),
                 summary="each era's canonical set_kv_buffer call, no backend quirks"),
-        Backend("plain_mla", "any", ("mla", "swa_mla"), ("extend",),
-                plain.write_set_mla_kv_buffer, focus=PLAIN_FOCUS,
+        Backend("plain_mla", "any", ("mla", "swa_mla") + PLAIN_MLA_LAYOUT_KINDS, ("extend",),
+                plain.write_set_mla_kv_buffer, focus=PLAIN_FOCUS, skips=(LAYOUT_DTYPE_SUBSET,),
                 summary="each era's canonical set_mla_kv_buffer call (nope, rope)"),
-        Backend("fa3", "cuda", MHA + MLA, BOTH, fa3.write, dtypes=BF16,
+        Backend("fa3", "cuda", MHA + MLA + ("mha_fp4", "mla_fp4"), BOTH, fa3.write, dtypes=BF16,
                 summary="MHA set_kv_buffer with layer scales, MLA set_mla_kv_buffer; encoder loc "
                         "paired with the decoder's SWA loc; 0.5.23 KVWriteLoc.for_layer",
                 skips=(BackendSkip("fused-rope-store", "0.5.23 mimo_v2/dspark", "the model stores "
@@ -119,10 +141,10 @@ BACKENDS: dict[str, Backend] = {
                                    "None) when the quant method supplies global scales; no FP4 "
                                    "pool kind yet (modelled by Metadata.kv_quant_needs_global_scale)",
                                    S.never, "flashinfer_backend.py 0.5.23"),)),
-        Backend("trtllm_mha", "cuda", MHA, BOTH, trtllm_mha.write, dtypes=BF16,
+        Backend("trtllm_mha", "cuda", MHA + ("mha_hnd",), BOTH, trtllm_mha.write, dtypes=BF16,
                 summary="out_cache_loc only; 0.5.23 KVWriteLoc.for_batch",
                 skips=(S.no_cross_attention("trtllm_mha", "trtllm_mha_backend.py"), TRTLLM_FP8)),
-        Backend("aiter", "rocm", MHA[:1] + MLA, BOTH, aiter.write, dtypes=BF16_FP8,
+        Backend("aiter", "rocm", MHA[:1] + MLA + ("mha_aiter5d",), BOTH, aiter.write, dtypes=BF16_FP8,
                 mla_input="latent", divergences=BACKEND_DIVERGENCES["aiter"],
                 summary="fp8 descales in extend; decode writes out_cache_loc and, until 0.5.23, "
                         "no scales; MLA latent row through set_kv_buffer",
@@ -158,7 +180,7 @@ BACKENDS: dict[str, Backend] = {
                        BackendSkip("mla-current-only", "MLA pools", "the MLA write exists only in "
                                    "0.5.23: no older call site to compare", S.never,
                                    "intel_amx_backend.py 0.5.23"))),
-        Backend("ascend", "npu", MHA + MLA, BOTH, ascend.write, dtypes=BF16,
+        Backend("ascend", "npu", MHA + MLA + ("npu_mha", "npu_mla"), BOTH, ascend.write, dtypes=BF16,
                 summary="no scales; SWA loc dropped on cross-attention; MLA (nope, rope) through "
                         "the NPU pool's set_kv_buffer"),
         Backend("flashinfer_mla", "cuda", MLA, BOTH, flashinfer_mla.write, dtypes=BF16,

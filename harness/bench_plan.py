@@ -16,7 +16,7 @@ from harness.plan import SutChoice
 from harness.timers import Budget
 from pools.dtypes import dtype_spec
 from scenarios.allocator import allocate, swa_mapping
-from scenarios.model import Forward, Geometry, Scenario
+from scenarios.model import MLA_POOL_KINDS, Forward, Geometry, Scenario
 
 PAGE_SIZE = 16
 TOKEN_COUNTS = (1, 16, 256, 4096, 32768)
@@ -64,8 +64,10 @@ def bench_geometry(pool: str, dtype: str, tokens: int, layers: int) -> Geometry:
     swa = [layer for layer in range(layers) if layer % 2 == 0] if pool.startswith("swa_") else []
     common = dict(pool=pool, dtype=dtype, size=size, page_size=PAGE_SIZE, layer_num=layers,
                   swa_layer_ids=swa, size_swa=size if swa else 0)
-    if pool in ("mla", "swa_mla"):
+    if pool in MLA_POOL_KINDS:
         return Geometry(kv_lora_rank=512, qk_rope_head_dim=64, **common)
+    if pool == "mha_hnd":   # page_size == head_num, as the HND scenarios
+        return Geometry(head_num=PAGE_SIZE, head_dim=64, **common)
     return Geometry(head_num=8, head_dim=128, **common)
 
 
@@ -84,6 +86,10 @@ def bytes_moved(scenario: Scenario, scale_bytes: int = 0) -> int:
     over all layers; locs are not counted. fp8 pools read bf16 and write one byte a value."""
     g = scenario.geometry
     tokens = scenario.forwards[0].tokens
+    if g.is_fp4:   # bf16-or-wider input read; half a byte a value plus a scale byte per 16 written
+        values = g.kv_lora_rank + g.qk_rope_head_dim if g.is_mla else 2 * g.head_num * g.head_dim
+        read = dtype_spec(g.dtype).dtype.itemsize
+        return g.layer_num * (tokens * (values * read + values // 2 + values // 16) + scale_bytes)
     read_size = 2 if dtype_spec(g.dtype).is_fp8 else dtype_spec(g.dtype).dtype.itemsize
     write_size = dtype_spec(g.dtype).store_dtype.itemsize
     values = g.kv_lora_rank + g.qk_rope_head_dim if g.is_mla else g.head_num * (

@@ -17,14 +17,23 @@ import torch
 from harness.devices import DEVICE_TYPES, unavailable_reason
 from pools.dtypes import DTYPES
 from pools.engines import ENGINES
+from pools.layouts.kinds import LAYOUT_KINDS
 from scenarios.model import POOL_KINDS
 
 ANY = ("*",)
 LAYOUTS: dict[str, str] = {
-    "nhd": "token-major rows: (size + page_size, heads, dim)",
+    "nhd": "token-major rows: (size + page_size, heads, dim); FP4 pools add block-scale rows",
     "hnd": "page-major: (pages, heads, page_size, dim)",
-    "npu": "NPU pools: one (layers, pages, page_size, heads, dim) tensor; MLA latent and rope apart",
+    "npu": "NPU pools: one (layers, pages, page_size, heads, dim) tensor; MLA latent and rope apart "
+           "(modelled with torch ops; on an NPU host the torch engine runs them on the device, the "
+           "real torch_npu scatter ops are not driven yet)",
+    "aiter5d": "aiter vectorized_5d: K (blocks, heads, dim/X, page, X), V (blocks, heads, page/X, dim, X)",
 }
+
+
+def layout_of(pool: str) -> str:
+    kind = LAYOUT_KINDS.get(pool)
+    return kind.layout if kind is not None else "nhd"
 
 
 @dataclass(frozen=True)
@@ -33,7 +42,7 @@ class Capability:
     devices: tuple[str, ...]
     supported: bool
     reason: str
-    layouts: tuple[str, ...] = ("nhd",)
+    layouts: tuple[str, ...] = ANY
     pools: tuple[str, ...] = ANY
     dtypes: tuple[str, ...] = ANY
     opt_in: bool = False          # runnable, but only when named with --engine (too slow by default)
@@ -45,9 +54,12 @@ class Capability:
 
 
 CAPABILITIES: tuple[Capability, ...] = (
-    Capability(ANY, ANY, False, "no HND pool kind is built yet; the Triton HND scatter kernel is "
-               "unit-tested against a torch HND scatter (tests/test_triton_engine.py)", layouts=("hnd",)),
-    Capability(ANY, ANY, False, "no NPU-layout pool kind is built yet", layouts=("npu",)),
+    Capability(("triton",), ANY, False, "no Triton FP4 quantiser yet: the Triton engine would fall "
+               "back to the reference quantiser, so no Triton cell is claimed",
+               pools=("mha_fp4", "mla_fp4")),
+    Capability(("triton",), ANY, False, "the Triton engine writes NHD and HND rows only; NPU and "
+               "aiter 5-D slots go through the torch fallback, so no Triton cell is claimed",
+               layouts=("npu", "aiter5d")),
     Capability(("reference",), ("cpu",), True, "the oracle: one token at a time, on CPU"),
     Capability(("reference",), ANY, False, "the reference engine runs on CPU only: it is the "
                "baseline every device is compared with (results are moved to CPU)"),
@@ -113,5 +125,5 @@ def matrix(device_reasons: Optional[dict[str, Optional[str]]] = None) -> list[Ce
     if device_reasons is None:
         device_reasons = {name: unavailable_reason(name) for name in DEVICE_TYPES}
     return [cell_status(engine, pool, dtype, layout, device, device_reasons[device])
-            for engine in ENGINES for device in device_reasons for layout in LAYOUTS
-            for pool in POOL_KINDS for dtype in DTYPES]
+            for engine in ENGINES for device in device_reasons
+            for pool in POOL_KINDS for layout in (layout_of(pool),) for dtype in DTYPES]

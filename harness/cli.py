@@ -21,6 +21,8 @@ VERBS: dict[str, tuple[str, str]] = {
     "sut": ("harness.sut_command", "install and list isolated SUT environments (SGLang releases)"),
     "matrix": ("harness.matrix_command", "what this machine checks: engines x pools x dtypes x layouts x devices, and backends"),
     "bench": ("harness.bench_command", "time verified writes: GB/s, roofline fraction, API overhead ratio"),
+    "cp": ("harness.cp_command", "context-parallel writes under torch.distributed: every rank's pool against the single-process write"),
+    "mutants": ("harness.mutants_command", "mutation self-check: catalogued write-path faults, each must be killed"),
     "report": ("harness.report_command", "regression gate, HTML dashboard and summary over a results folder"),
 }
 

@@ -17,6 +17,7 @@ from backends.registry import Backend, backend_named
 from harness.candidate import Candidate
 from harness.pool_factory import build_pool
 from harness.timeout import time_limit
+from pools.layouts.kinds import LAYOUT_KINDS
 from scenarios.materialize import ForwardStaging, scale_object, token_tensors
 from scenarios.model import Scenario
 
@@ -40,18 +41,35 @@ def as_bytes(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def buffer_names(scenario: Scenario, layer_id: int) -> tuple[str, ...]:
+    kind = LAYOUT_KINDS.get(scenario.geometry.pool)
+    if kind is not None:
+        return tuple(f"L{layer_id}.{suffix}" for suffix, _, _ in kind.buffers)
     return (f"L{layer_id}.kv",) if scenario.geometry.is_mla else (f"L{layer_id}.k", f"L{layer_id}.v")
 
 
 def pool_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Tensor]:
+    """Each buffer of a layer as (slots, ...) rows: for page-major and 5-D layouts a permuted
+    copy, so that slot s's bytes are row s whatever the layout (pools/layouts/kinds.py)."""
+    kind = LAYOUT_KINDS.get(scenario.geometry.pool)
+    if kind is not None:
+        return [view(getattr(pool, attribute)[layer_id - getattr(pool, "start_layer", 0)])
+                for _, attribute, view in kind.buffers]
     if scenario.geometry.is_mla:
         return [pool.get_key_buffer(layer_id)]
     return [pool.get_key_buffer(layer_id), pool.get_value_buffer(layer_id)]
 
 
+def _raw_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Tensor]:
+    kind = LAYOUT_KINDS.get(scenario.geometry.pool)
+    if kind is None:
+        return pool_buffers(pool, scenario, layer_id)
+    return [getattr(pool, attribute)[layer_id - getattr(pool, "start_layer", 0)]
+            for _, attribute, _ in kind.buffers]
+
+
 def fill_canary(pool: Any, scenario: Scenario) -> None:
     for layer_id in range(scenario.geometry.layer_num):
-        for buffer in pool_buffers(pool, scenario, layer_id):
+        for buffer in _raw_buffers(pool, scenario, layer_id):
             buffer.view(torch.uint8).fill_(CANARY)
 
 

@@ -13,6 +13,9 @@ import torch
 from harness.execute import CANARY, Execution
 from harness.expectations import PADDING_SINK, Writer
 from harness.findings import Finding, hex_window, locate
+from pools.fp4.reference import dequantize as fp4_dequantize
+from pools.fp4.reference import error_bound as fp4_error_bound
+from scenarios.materialize import scale_object, token_tensors
 from scenarios.model import Scenario
 
 Expected = dict[str, dict[int, Writer]]
@@ -35,7 +38,8 @@ class Policy:
 POLICIES = (
     Policy("padding-sink", f"slot {PADDING_SINK} (page 0) is the padding sink: padded and unmapped "
                            "tokens land there and some writers skip it, so it is not compared"),
-    Policy("bitwise", "bytes are compared exactly; no tolerance is declared for any builtin engine"),
+    Policy("bitwise", "bytes are compared exactly; no tolerance is declared for any builtin engine "
+                      "(the fp4_bound oracle checks FP4 values against the input, not the baseline)"),
 )
 
 
@@ -127,12 +131,64 @@ def _caller_tensors(scenario, baseline, candidate, expected) -> list[Finding]:
     return findings
 
 
+def _fp4_inputs(scenario: Scenario, part: str, writers: list[Writer], layer_id: int) -> torch.Tensor:
+    """What the pool was asked to quantise for each writer, flattened per token: the caller's
+    values divided by the layer's scale in their own dtype (MHA), or nope ++ rope (MLA)."""
+    rows, cache = [], {}
+    scale = scenario.k_scale if part == "k" else scenario.v_scale
+    for writer in writers:
+        if writer.forward not in cache:
+            tensors = token_tensors(scenario, writer.forward, layer_id, "cpu")
+            if scenario.geometry.is_mla:
+                values = torch.cat([t for t in (tensors["k"], tensors["k_rope"]) if t is not None], -1)
+            else:
+                values = tensors[part].clone()
+                scale_value = scale_object(scale, "cpu")
+                if scale_value is not None:
+                    values.div_(scale_value)
+            cache[writer.forward] = values.to(torch.float32).reshape(values.shape[0], -1)
+        rows.append(cache[writer.forward][writer.token])
+    return torch.stack(rows)
+
+
+def _fp4_within_bound(scenario, baseline, candidate, expected) -> list[Finding]:
+    """Dequantised FP4 bytes are within the e2m1 rounding bound of the input: catches a quantiser
+    that is wrong the same way in the reference and the candidate."""
+    g = scenario.geometry
+    if not g.is_fp4:
+        return []
+    parts = ("kv",) if g.is_mla else ("k", "v")
+    for layer_id in range(g.layer_num):
+        for part in parts:
+            name = f"L{layer_id}.{part}"
+            writers = expected.get(name)
+            data, scales = candidate.buffers.get(name), candidate.buffers.get(f"{name}_scale")
+            if not writers or data is None or scales is None:
+                continue
+            slots = sorted(writers)
+            want = _fp4_inputs(scenario, part, [writers[slot] for slot in slots], layer_id)
+            got = fp4_dequantize(data[slots], scales[slots])
+            bad = ~((got - want).abs() <= fp4_error_bound(want))
+            if bool(bad.any()):
+                row, element = (int(i) for i in bad.nonzero()[0])
+                writer = writers[slots[row]]
+                _, sub_pool, head = locate(scenario, name, element // 2)
+                return [Finding("fp4_bound", f"dequantised FP4 value {float(got[row, element]):g} is "
+                                f"not within the e2m1 bound of the input {float(want[row, element]):g}",
+                                buffer=name, layer=layer_id, slot=slots[row], head=head,
+                                byte_offset=element // 2, mismatched_rows=int(bad.any(1).sum()),
+                                written_by=f"forward {writer.forward}, token {writer.token}")]
+    return []
+
+
 ORACLES: tuple[Oracle, ...] = (
     Oracle("exception", "an exception on one side only", _exception),
     Oracle("shape", "every buffer has the baseline's shape", _shapes),
     Oracle("bytes", "bytes of every written slot equal the baseline's, bitwise", _written_bytes),
     Oracle("untouched", "every slot no token writes keeps its canary bytes", _untouched),
     Oracle("caller_tensors", "the caller's k/v after the call equal the baseline's", _caller_tensors),
+    Oracle("fp4_bound", "FP4 pools only: dequantised data and block scales are within the e2m1 "
+           "rounding bound of the (scaled) input, independently of the baseline", _fp4_within_bound),
 )
 
 

@@ -7,8 +7,10 @@ from typing import Iterator, Optional
 
 from backends.registry import BACKENDS, Backend
 from harness.candidate import Candidate
-from harness.capabilities import cell_status
+from harness.capabilities import cell_status, layout_of
+from pools.layouts.kinds import LAYOUT_KINDS
 from harness.devices import device_type, natural_device, unavailable_reason
+from harness.sharding import Shard
 from harness.isolation.environments import is_isolated_spec, load_isolated
 from pools.builtin import builtin_module
 from pools.dtypes import DTYPES
@@ -32,6 +34,7 @@ class RunOptions:
     examples: int = 0
     out: Path = Path("kvh-out")
     timeout_s: float = 30.0
+    shard: Optional[Shard] = None      # --shard i/N: only this deterministic share of the cells
     scenarios: Optional[list] = None   # user scenarios (--scenario): run these instead of the builtin set
 
 
@@ -103,6 +106,12 @@ def _engines_named(options: RunOptions, sut: SutChoice) -> bool:
     return sut.spec != "builtin" or options.engines_named
 
 
+def _missing_class(module: object, pool: Optional[str]) -> Optional[str]:
+    """The SGLang class name a layout pool kind needs that a foreign SUT does not offer."""
+    kind = LAYOUT_KINDS.get(pool or "")
+    return None if kind is None or hasattr(module, kind.class_name) else kind.class_name
+
+
 def candidates_for(backend: Backend, mode: str, suts: list[SutChoice], options: RunOptions,
                    pool: Optional[str] = None, dtype: Optional[str] = None) -> Iterator[Candidate | Skip]:
     """Candidates for one backend and mode, and a Skip for each one that cannot run.
@@ -119,9 +128,12 @@ def candidates_for(backend: Backend, mode: str, suts: list[SutChoice], options: 
         device_reason = str(error)
     for sut in suts:
         if sut.loaded is not None:
+            missing = _missing_class(sut.loaded.module, pool)
             if sut.loaded.era not in backend.eras:
                 yield Skip(sut.spec, sut.loaded.era, "-",
                            f"backend {backend.name} has no {sut.loaded.era} call site")
+            elif missing:
+                yield Skip(sut.spec, sut.loaded.era, "-", f"the SUT offers no {missing} for {pool} pools")
             elif device_reason:
                 yield Skip(sut.spec, sut.loaded.era, "-", device_reason)
             else:
@@ -132,7 +144,13 @@ def candidates_for(backend: Backend, mode: str, suts: list[SutChoice], options: 
             if era not in options.eras:
                 continue
             for engine in sut.engines:
-                status = cell_status(engine, pool or "*", dtype or "*", "nhd", device_type(device),
+                # An engine that is opt-in on this device (interpreted Triton on CPU) is left out
+                # unless named, together with every skip it would otherwise report.
+                generic = cell_status(engine, "*", "*", "*", device_type(device), device_reason)
+                if generic.status == "opt-in" and not _engines_named(options, sut):
+                    continue
+                status = cell_status(engine, pool or "*", dtype or "*",
+                                     layout_of(pool) if pool else "*", device_type(device),
                                      device_reason)
                 if status.status == "opt-in" and not _engines_named(options, sut):
                     continue

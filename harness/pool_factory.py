@@ -5,6 +5,8 @@ import inspect
 from typing import Any
 
 from pools.dtypes import dtype_spec
+from pools.fp4.storage import FP4_DTYPE
+from pools.layouts.kinds import LAYOUT_KINDS
 from scenarios.materialize import mapping_tensor
 from scenarios.model import Scenario
 
@@ -14,12 +16,12 @@ def _accepts(cls: type, name: str) -> bool:
     return name in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
 
 
-def _mha_kwargs(module: Any, scenario: Scenario) -> dict:
+def _mha_kwargs(pool_class: Any, scenario: Scenario) -> dict:
     g = scenario.geometry
     kwargs = dict(head_num=g.head_num, head_dim=g.head_dim)
     if g.v_head_dim is not None and g.v_head_dim != g.head_dim:
-        if not _accepts(module.MHATokenToKVPool, "v_head_dim"):
-            raise TypeError("this MHATokenToKVPool has no v_head_dim parameter")
+        if not _accepts(pool_class, "v_head_dim"):
+            raise TypeError(f"this {pool_class.__name__} has no v_head_dim parameter")
         kwargs["v_head_dim"] = g.v_head_dim
     return kwargs
 
@@ -29,13 +31,28 @@ def _mla_kwargs(scenario: Scenario) -> dict:
     return dict(kv_lora_rank=g.kv_lora_rank, qk_rope_head_dim=g.qk_rope_head_dim)
 
 
+def _layout_pool(module: Any, scenario: Scenario, device: str) -> Any:
+    g = scenario.geometry
+    kind = LAYOUT_KINDS[g.pool]
+    cls = getattr(module, kind.class_name, None)
+    if cls is None:
+        raise TypeError(f"this SUT has no {kind.class_name} (pool kind {g.pool})")
+    # FP4 pools: the geometry's dtype is the caller's; the pool's own dtype is packed e2m1.
+    dtype = FP4_DTYPE if kind.fp4 else dtype_spec(g.dtype).dtype
+    shape = _mla_kwargs(scenario) if kind.is_mla else _mha_kwargs(cls, scenario)
+    return cls(size=g.size, dtype=dtype, layer_num=g.layer_num, page_size=g.page_size,
+               device=device, enable_memory_saver=False, **shape)
+
+
 def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
     g = scenario.geometry
+    if g.pool in LAYOUT_KINDS:
+        return _layout_pool(module, scenario, device)
     dtype = dtype_spec(g.dtype).dtype
     common = dict(page_size=g.page_size, device=device, enable_memory_saver=False)
     if g.pool == "mha":
         return module.MHATokenToKVPool(size=g.size, dtype=dtype, layer_num=g.layer_num,
-                                       **common, **_mha_kwargs(module, scenario))
+                                       **common, **_mha_kwargs(module.MHATokenToKVPool, scenario))
     if g.pool == "mla":
         return module.MLATokenToKVPool(size=g.size, dtype=dtype, layer_num=g.layer_num,
                                        **common, **_mla_kwargs(scenario))
@@ -49,7 +66,7 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
                           full_kv_pool_kwargs=sub_pool, swa_kv_pool_kwargs=dict(sub_pool),
                           head_num=1, head_dim=g.kv_lora_rank + g.qk_rope_head_dim)
     else:
-        extra = _mha_kwargs(module, scenario)
+        extra = _mha_kwargs(module.MHATokenToKVPool, scenario)
         extra.pop("head_num"), extra.pop("head_dim")
         swa_kwargs.update(extra)
     pool = module.SWAKVPool(**swa_kwargs)

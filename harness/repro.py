@@ -43,17 +43,23 @@ def save_repro(folder: Path, result: CellResult) -> Path:
     return write_json_atomic(Path(folder) / name.replace("/", "_").replace(":", "_"), payload)
 
 
-def load_repro(path: Path) -> tuple[Scenario, dict, list[Finding]]:
+def read_repro_json(path: Path, fmt: str, version: int) -> dict:
+    """A repro file's JSON object, checked for its format and version; ReproError otherwise."""
     try:
         payload = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ReproError(f"repro file {path} does not exist") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ReproError(f"repro file {path} is not valid JSON ({error})") from None
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise ReproError(f"{path} is not a kvh repro file (format != {FORMAT!r})")
-    if payload.get("version") != VERSION:
-        raise ReproError(f"{path}: repro version {payload.get('version')!r}, this kvh reads {VERSION}")
+    if not isinstance(payload, dict) or payload.get("format") != fmt:
+        raise ReproError(f"{path} is not a {fmt} file (format != {fmt!r})")
+    if payload.get("version") != version:
+        raise ReproError(f"{path}: {fmt} version {payload.get('version')!r}, this kvh reads {version}")
+    return payload
+
+
+def load_repro(path: Path) -> tuple[Scenario, dict, list[Finding]]:
+    payload = read_repro_json(path, FORMAT, VERSION)
     try:
         scenario = from_dict(payload["scenario"])
         candidate = dict(payload["candidate"])

@@ -16,6 +16,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(arguments: argparse.Namespace) -> int:
+    # CP repros (kvh cp) replay on a torch.distributed group of their recorded size.
+    from harness.cp_repro import is_cp_repro
+    if is_cp_repro(arguments.file):
+        from harness.cp_command import replay_main
+        return replay_main(arguments.file, arguments.device)
     try:
         description, old, result = replay(arguments.file, arguments.device)
     except (ReproError, SutLoadError, ValueError) as error:

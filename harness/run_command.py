@@ -16,6 +16,7 @@ from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from harness.devices import unavailable_reason
 from harness.plan import RunOptions, close_suts, resolve_suts
 from harness.repro import save_repro
+from harness.sharding import parse_shard
 from harness.exploration_log import ExplorationLog
 from harness.runner import CellResult, Exploring, explore_run, run
 from pools.dtypes import DTYPES
@@ -54,6 +55,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --profile, also draw ±0, subnormals, ±inf and NaN")
     parser.add_argument("--scenario", type=Path, action="append",
                         help="a scenario JSON file to run instead of the builtin set (repeatable)")
+    parser.add_argument("--shard", help="i/N: run only this deterministic share of the cells "
+                        "(docs/distributed.md)")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per SUT scenario")
     parser.add_argument("--out", type=Path, default=Path("kvh-out"))
     parser.set_defaults(handler=main)
@@ -82,7 +85,11 @@ def options_from(arguments: argparse.Namespace) -> RunOptions:
             raise UsageError(f"device {arguments.device} is not available here: {reason}")
     if arguments.out.exists() and not arguments.out.is_dir():
         raise UsageError(f"--out {arguments.out} exists and is not a folder")
-    return RunOptions(
+    try:
+        shard = None if arguments.shard is None else parse_shard(arguments.shard)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    return RunOptions(shard=shard,
         scenarios=[_load_scenario(path) for path in arguments.scenario] if arguments.scenario else None,
         suts=arguments.sut or ["builtin"],
         pools=_choose(arguments.pool, POOL_KINDS, "pool"),

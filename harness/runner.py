@@ -19,6 +19,7 @@ from harness.isolation.client import IsolatedSut
 from harness.expectations import expected_writes
 from harness.findings import Finding
 from harness.oracles import judge
+from harness.sharding import in_shard
 from harness.sut_limits import limit_for
 from harness.plan import RunOptions, Skip, SutChoice, baseline_for, candidates_for
 from scenarios.builtin import default_scenarios, random_scenarios
@@ -107,7 +108,9 @@ def cells_of(options: RunOptions, pool: str, dtype: str) -> Iterator[Cell]:
         backend = BACKENDS[backend_name]
         if pool in backend.pool_kinds and dtype in getattr(backend, "dtypes", (dtype,)):
             for mode in backend.modes:
-                yield Cell(pool, dtype, backend, mode)
+                cell = Cell(pool, dtype, backend, mode)
+                if in_shard(cell.key, options.shard):
+                    yield cell
 
 
 def _skipped(backend: Backend, scenario: Scenario, mode: str) -> bool:

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 from pools.engines import make_engine
 from pools.eras import era_named
+from pools.layouts.kinds import LAYOUT_KINDS
 
 
 def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
@@ -20,6 +21,10 @@ def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
     swa = type("SWAKVPool", (source.SWAKVPool,), {"default_sub_pool_class": mha})
     names = {"MHATokenToKVPool": mha, "MLATokenToKVPool": mla, "SWAKVPool": swa,
              "name": f"builtin:{era_name}:{engine_name}", "version": "builtin"}
+    for kind in LAYOUT_KINDS.values():
+        # The storage first, for its buffers and bytes; the era's set_kv_buffer parses the loc.
+        era_class = getattr(source, kind.era_class)
+        names[kind.class_name] = type(kind.class_name, (kind.storage, era_class), {"engine": engine})
     for optional in ("KVWriteLoc", "unwrap_write_loc"):
         if hasattr(source, optional):
             names[optional] = getattr(source, optional)

@@ -50,8 +50,12 @@ class MHAStorage(TokenPoolStorage):
         self.head_num = head_num
         self.head_dim = head_dim
         self.v_head_dim = v_head_dim if v_head_dim is not None else head_dim
-        self.k_buffer = self._rows(head_num, head_dim)
-        self.v_buffer = self._rows(head_num, self.v_head_dim)
+        self._create_buffers()
+
+    def _create_buffers(self) -> None:
+        """A hook for other layouts (pools/layouts, pools/fp4), as SGLang's _create_buffers."""
+        self.k_buffer = self._rows(self.head_num, self.head_dim)
+        self.v_buffer = self._rows(self.head_num, self.v_head_dim)
 
     def get_key_buffer(self, layer_id: int) -> torch.Tensor:
         return self._view(self.k_buffer[layer_id - self.start_layer])
@@ -79,6 +83,9 @@ class MLAStorage(TokenPoolStorage):
         self.kv_lora_rank = kv_lora_rank
         self.qk_rope_head_dim = qk_rope_head_dim
         self.kv_cache_dim = kv_lora_rank + qk_rope_head_dim
+        self._create_buffers()
+
+    def _create_buffers(self) -> None:
         self.kv_buffer = self._rows(1, self.kv_cache_dim)
 
     def get_key_buffer(self, layer_id: int) -> torch.Tensor:

@@ -54,6 +54,14 @@ KINDS: dict[str, RecordKind] = {kind.name: kind for kind in (
                     "per-write times in nanoseconds; outcome is measured, finding or error, and "
                     "error says why a cell has no numbers"),
     RecordKind(
+        "mutants", 1,
+        required=("mutant", "fault", "outcome"),
+        optional=("era", "pools", "dtypes", "backends", "models", "call_site", "oracle",
+                  "examples_to_kill", "examples", "seconds", "killed_by", "detail", "repro"),
+        description="one row per catalogued mutant of `kvh mutants`; outcome is killed, survived, "
+                    "survived (budget exhausted) or equivalent; examples_to_kill counts the "
+                    "scenarios judged up to and including the killing one (docs/mutants.md)"),
+    RecordKind(
         "pytest-benchmark", 1,
         required=("name", "samples_ns"),
         optional=CELL_COLUMNS + CELL_DETAIL_COLUMNS + ("group", "fullname", "rounds"),

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from pools.dtypes import dtype_spec
 from scenarios.allocator import allocate, swa_mapping
-from scenarios.model import Forward, Geometry, Scale, Scenario
+from scenarios.model import MLA_POOL_KINDS, Forward, Geometry, Scale, Scenario
 
 
 def geometry(pool: str, dtype: str, page_size: int = 16, size: int = 256) -> Geometry:
@@ -20,8 +20,12 @@ def geometry(pool: str, dtype: str, page_size: int = 16, size: int = 256) -> Geo
     swa_layer_ids = [1, 3] if pool.startswith("swa_") else []
     common = dict(pool=pool, dtype=dtype, size=size, page_size=page_size, layer_num=layer_num,
                   swa_layer_ids=swa_layer_ids, size_swa=size // 2 if swa_layer_ids else 0)
-    if pool in ("mla", "swa_mla"):
+    if pool in MLA_POOL_KINDS:   # rank and rope are FP4 block (16) multiples
         return Geometry(kv_lora_rank=64, qk_rope_head_dim=16, **common)
+    if pool in ("mha_fp4", "mha_aiter5d"):   # FP4: v_head_dim == head_dim; 5-D: dims % X (8 for bf16)
+        return Geometry(head_num=2, head_dim=32, **common)
+    if pool == "mha_hnd":   # page_size == head_num: a swapped (head, offset) index shows
+        return Geometry(head_num=page_size, head_dim=16, v_head_dim=8, **common)
     return Geometry(head_num=2, head_dim=32, v_head_dim=16, **common)
 
 

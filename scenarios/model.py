@@ -7,7 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-POOL_KINDS = ("mha", "mla", "swa_mha", "swa_mla")
+BASE_POOL_KINDS = ("mha", "mla", "swa_mha", "swa_mla")
+# Kinds whose storage is not token-major rows or not plain dtype casts (pools/layouts/kinds.py).
+LAYOUT_POOL_KINDS = ("mha_fp4", "mla_fp4", "mha_hnd", "npu_mha", "npu_mla", "mha_aiter5d")
+POOL_KINDS = BASE_POOL_KINDS + LAYOUT_POOL_KINDS
+MLA_POOL_KINDS = ("mla", "swa_mla", "mla_fp4", "npu_mla")
 SCALE_KINDS = ("none", "float", "tensor", "param")
 # How k/v values are drawn: normal draws, values near the pool dtype's range limit, or normal
 # draws sprinkled with ±0, subnormals, ±inf and NaN (opt-in: some pools legitimately differ on NaN).
@@ -35,7 +39,11 @@ class Geometry:
 
     @property
     def is_mla(self) -> bool:
-        return self.pool in ("mla", "swa_mla")
+        return self.pool in MLA_POOL_KINDS
+
+    @property
+    def is_fp4(self) -> bool:
+        return self.pool.endswith("_fp4")
 
     @property
     def full_layer_ids(self) -> list[int]:

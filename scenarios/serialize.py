@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Optional
 
-from pools.dtypes import DTYPES
+from pools.dtypes import DTYPES, dtype_spec
 from scenarios.model import (POOL_KINDS, SCALE_KINDS, VALUE_KINDS, Forward, Geometry, Remap, Scale,
                              Scenario)
 
@@ -54,6 +54,24 @@ def from_dict(data: Any) -> Scenario:
     return scenario
 
 
+def layout_problem(g: Geometry) -> Optional[str]:
+    """Why a layout pool kind cannot hold this geometry (pools/layouts, pools/fp4), or None."""
+    paged = g.pool in ("mha_hnd", "npu_mha", "npu_mla", "mha_aiter5d")
+    if paged and g.size % g.page_size:
+        return f"{g.pool} needs size a multiple of page_size ({g.size} % {g.page_size})"
+    if g.is_fp4:
+        widths = (g.kv_lora_rank, g.qk_rope_head_dim) if g.is_mla else (g.head_num * g.head_dim,)
+        if any(width % 16 for width in widths) or (not g.is_mla and g.head_dim % 2):
+            return f"{g.pool} needs 16-value FP4 blocks per part and an even head_dim"
+        if not g.is_mla and g.v_head_dim not in (None, g.head_dim):
+            return f"{g.pool} stores V with head_dim: v_head_dim must equal it"
+    if g.pool == "mha_aiter5d":
+        x = 16 // dtype_spec(g.dtype).store_dtype.itemsize
+        if any(width % x for width in (g.head_dim, g.v_head_dim or g.head_dim, g.page_size)):
+            return f"mha_aiter5d needs head_dim, v_head_dim and page_size divisible by X = {x}"
+    return None
+
+
 def validate(scenario: Scenario) -> None:
     g = scenario.geometry
     if g.pool not in POOL_KINDS:
@@ -70,6 +88,9 @@ def validate(scenario: Scenario) -> None:
         raise ScenarioError(f"values must be one of {', '.join(VALUE_KINDS)}, not {scenario.values!r}")
     if g.size < 1 or g.page_size < 1 or g.layer_num < 1:
         raise ScenarioError("size, page_size and layer_num must be positive")
+    problem = layout_problem(g)
+    if problem:
+        raise ScenarioError(problem)
     if g.is_swa:
         if not g.swa_layer_ids or not g.full_layer_ids:
             raise ScenarioError("a SWA pool needs at least one SWA and one full layer")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.xdist_devices import pytest_configure  # noqa: F401  (pins xdist workers to devices)
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"

@@ -39,11 +39,16 @@ def test_natural_device_comes_from_the_backend_registry():
         assert reason is None or isinstance(reason, str) and reason
 
 
-def test_absent_natural_device_is_a_skip_with_its_reason():
+def test_absent_natural_device_falls_back_to_cpu_and_an_explicit_one_is_a_skip():
     absent = next((b for b in BACKENDS.values() if backend_device_reason(b.device_type)), None)
     if absent is None:
         pytest.skip("every backend's natural device is present on this machine")
-    options = RunOptions(device=None, engines=["torch"])
-    items = list(candidates_for(absent, absent.modes[0], [SutChoice("builtin", ("torch",))], options))
-    assert items and all(getattr(item, "reason", "") == backend_device_reason(absent.device_type)
-                         for item in items)
+    suts = [SutChoice("builtin", ("torch",))]
+    # A call site's logic is the same on every device, so it is still checked here, on CPU.
+    fallback = list(candidates_for(absent, absent.modes[0], suts, RunOptions(device=None, engines=["torch"])))
+    assert fallback and all(getattr(item, "device", "") == "cpu" for item in fallback)
+    # Naming the absent device makes every candidate a skip carrying the device's reason.
+    device = natural_device(absent.device_type)
+    named = list(candidates_for(absent, absent.modes[0], suts, RunOptions(device=device, engines=["torch"])))
+    assert named and all(getattr(item, "reason", "") == backend_device_reason(absent.device_type)
+                         for item in named)

@@ -18,7 +18,8 @@ def test_absent_devices_are_skipped_with_reasons_and_cpu_is_checked():
     for device in ("cuda", "npu", "xpu", "musa"):
         assert torch_nhd[device].status == "skipped" and torch_nhd[device].reason == reasons[device]
     assert cell_status("triton", "mha", "bf16", "nhd", "npu").status == "skipped"
-    assert cell_status("torch", "mha", "bf16", "hnd", "cpu").status == "skipped"
+    assert cell_status("torch", "mha_hnd", "bf16", "hnd", "cpu").status == "checked"
+    assert cell_status("triton", "npu_mha", "bf16", "npu", "cpu").status == "skipped"
     assert cell_status("reference", "mha", "bf16", "nhd", "cuda").reason.startswith("the reference engine")
 
 

@@ -2,6 +2,7 @@
 legacy `kvh run` results, pytest-benchmark ingestion, and the statistics the gate uses."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -67,7 +68,10 @@ def test_pytest_benchmark_json_is_ingested_with_raw_samples(tmp_path):
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_tiny.py",
                     "--benchmark-json", str(results / "pytest-benchmark.json"), "--benchmark-save-data",
                     "--benchmark-min-rounds=5", "--benchmark-max-time=0.001"],
-                   cwd=tmp_path, check=True, capture_output=True, timeout=120)
+                   cwd=tmp_path, check=True, capture_output=True, timeout=120,
+                   # Under xdist the inner pytest would see PYTEST_XDIST_WORKER and pytest-benchmark
+                   # would switch itself off.
+                   env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")})
     rows = load(results).of("pytest-benchmark")
     assert sorted(rows["name"]) == ["test_sum[1]", "test_sum[64]"]
     assert sorted(rows["tokens"]) == [1, 64] and set(rows["pool"]) == {"mha"}

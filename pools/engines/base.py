@@ -12,6 +12,9 @@ from typing import Optional, Sequence, Union
 
 import torch
 
+from pools.fp4 import reference as fp4_reference
+from pools.layouts.paged import Layout, check_slots
+
 Scale = Union[None, float, torch.Tensor]
 
 
@@ -46,6 +49,21 @@ class StoreEngine(ABC):
 
         A part that is None or zero wide contributes nothing.
         """
+
+    def scatter_layout(self, buffer: torch.Tensor, loc: torch.Tensor, rows: torch.Tensor,
+                       layout: "Layout") -> None:
+        """Write each token's row where `layout` puts its slot (HND, aiter 5-D): one token at a
+        time, the last writer of a slot wins. Engines override this with a vectorised write."""
+        if rows.shape[0] != loc.shape[0]:
+            raise IndexError(f"{loc.shape[0]} slots for {rows.shape[0]} rows")
+        shaped = layout.rows(rows)
+        check_slots(loc, layout.slots(buffer))
+        for token, slot in enumerate(loc.tolist()):
+            buffer[layout.place(buffer, slot)] = shaped[token]
+
+    def quantize_fp4(self, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """SGLang's FP4 block quantiser: (tokens, heads, dim) -> (packed, block scales)."""
+        return fp4_reference.quantize(values)
 
     def store_kv(self, k_buffer: torch.Tensor, v_buffer: torch.Tensor, loc: torch.Tensor,
                  cache_k: torch.Tensor, cache_v: torch.Tensor, k_scale: Scale, v_scale: Scale,

@@ -15,6 +15,8 @@ from typing import Optional, Sequence
 import torch
 
 from pools.engines.base import StoreEngine
+from pools.fp4 import torch_quant as fp4_torch
+from pools.layouts.paged import check_slots
 
 # Widest first. A complex128 move is a plain 16-byte copy (no floating-point arithmetic) in the
 # CPU and CUDA index_copy_ kernels; other devices get integer words only.
@@ -105,6 +107,17 @@ class TorchEngine(StoreEngine):
             words[0].index_put_((slots.loc,), words[1])
         else:
             words[0].index_copy_(0, slots.loc, words[1])
+
+    def scatter_layout(self, buffer, loc, rows, layout) -> None:
+        if rows.shape[0] != loc.shape[0]:
+            raise IndexError(f"{loc.shape[0]} slots for {rows.shape[0]} rows")
+        slots = _resolve(check_slots(loc, layout.slots(buffer)), layout.slots(buffer))
+        if slots.keep is not None:
+            rows = rows.index_select(0, slots.keep)
+        buffer[layout.index(buffer, slots.loc)] = layout.rows(rows)
+
+    def quantize_fp4(self, values):
+        return fp4_torch.quantize(values)
 
     def scatter_columns(self, buffer: torch.Tensor, loc: torch.Tensor,
                         parts: Sequence[Optional[torch.Tensor]]) -> None:

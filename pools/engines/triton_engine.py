@@ -177,6 +177,13 @@ class TritonEngine(StoreEngine):
         part = self._part(rows, buffer, loc.shape[0], None, buffer.dtype, paged=True)
         self.launch(loc, buffer.shape[0] * page_size, page_size, part)
 
+    def scatter_layout(self, buffer: torch.Tensor, loc: torch.Tensor, rows: torch.Tensor,
+                       layout) -> None:
+        if layout.name == "hnd":
+            self.scatter_hnd(buffer, loc, rows)
+        else:   # no kernel for the other layouts yet (harness/capabilities.py says so)
+            super().scatter_layout(buffer, loc, rows, layout)
+
     def _columns(self, buffer: torch.Tensor, loc: torch.Tensor,
                  values: Sequence[Optional[torch.Tensor]], dtype: torch.dtype) -> None:
         parts, column = [], 0

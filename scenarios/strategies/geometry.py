@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from pools.dtypes import dtype_spec
-from scenarios.model import Geometry
+from scenarios.model import MLA_POOL_KINDS, Geometry
 
 PAGE_SIZES = (1, 16, 64, 128)
 HEAD_NUMS = (1, 2, 4, 8, 32)
@@ -21,6 +21,8 @@ POOL_BYTES = 40 * 2**20    # default cap per pool, every layer and sub-pool toge
 
 
 def _row_bytes(g: Geometry) -> int:
+    if g.is_fp4:   # half a byte a value, plus a scale byte per 16
+        return (g.kv_lora_rank + g.qk_rope_head_dim if g.is_mla else 2 * g.head_num * g.head_dim) * 9 // 16 + 1
     width = (g.kv_lora_rank + g.qk_rope_head_dim if g.is_mla
              else g.head_num * (g.head_dim + (g.v_head_dim or g.head_dim)))
     return width * dtype_spec(g.dtype).store_dtype.itemsize
@@ -48,17 +50,19 @@ def geometries(draw: st.DrawFn, pool: str, dtype: str, pool_bytes: int = POOL_BY
     layer_num = len(pattern)
     swa_layer_ids = [layer for layer, is_swa in enumerate(pattern) if is_swa]
     shape: dict = {}
-    if pool in ("mla", "swa_mla"):
+    if pool in MLA_POOL_KINDS:   # every MLA shape is an FP4 block (16) multiple
         shape["kv_lora_rank"], shape["qk_rope_head_dim"] = (
             MLA_SHAPES[1] if large else draw(st.sampled_from(MLA_SHAPES)))
     else:
         shape["head_num"] = HEAD_NUMS[0] if large else draw(st.sampled_from(HEAD_NUMS))
         shape["head_dim"] = HEAD_DIMS[0] if large else draw(st.sampled_from(HEAD_DIMS))
         v_head_dim = None if large else draw(st.sampled_from(V_HEAD_DIMS))
-        shape["v_head_dim"] = v_head_dim if v_head_dim != shape["head_dim"] else None
+        shape["v_head_dim"] = v_head_dim if v_head_dim != shape["head_dim"] and pool != "mha_fp4" else None
     # page_size == head_num is its own case: a transposed page-major write looks right there.
     page_size = draw(st.sampled_from(PAGE_SIZES + ("head_num",)))
     page_size = shape.get("head_num", 1) if page_size == "head_num" else page_size
+    if pool == "mha_aiter5d":   # vectorized_5d: page_size % X (16 bytes / element); dims are x16
+        page_size = max(16, page_size - page_size % 16)
     probe = Geometry(pool=pool, dtype=dtype, size=1, page_size=page_size, layer_num=layer_num,
                      swa_layer_ids=swa_layer_ids, **shape)
     max_pages = max(1, min(MAX_SLOTS, pool_bytes // (_row_bytes(probe) * layer_num)) // page_size)

@@ -1,0 +1,145 @@
+"""The context-parallel differential: every rank's pool against the single-process write.
+
+Each rank of a torch.distributed group runs the plan's scenarios through the CP call site
+(backends.cp_distributed, or a user's site module) in every era, and judges its own pool with
+the harness's oracles against the single-process write of the full sequence: the `plain`
+(MLA: `plain_mla`) call site on reference pools, the harness's baseline for any pool. A finding
+names its rank. The plan is JSON, because spawned ranks rebuild it from the payload alone.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any, Optional
+
+from backends import cp_distributed
+from backends.registry import BACKENDS, EXTEND_FOCUS, POOL_KINDS, Backend
+from harness.candidate import Candidate
+from harness.distributed import GroupOutcome, launch, rank_device
+from harness.divergences import explain
+from harness.execute import execute
+from harness.expectations import expected_writes
+from harness.findings import Finding
+from harness.oracles import judge
+from harness.plan import baseline_for
+from pools.builtin import builtin_module
+from pools.eras import ERAS
+from pools.sut.loader import load_foreign, parse_builtin
+from scenarios.builtin import default_scenarios
+from scenarios.model import Scenario
+from scenarios.serialize import from_dict, to_dict
+
+BACKEND_NAME = "cp_dist"
+DEFAULT_SITE = cp_distributed.__name__
+# MHA, SWA over MHA and MLA: SWA-MLA layers have no CP write in any release (0.5.23's MLA writes
+# never carry swa_loc), as the registry's fa3 entry has it.
+CP_POOLS = tuple(pool for pool in POOL_KINDS if pool != "swa_mla")
+# A rank's k/v are its shares, not the caller's full tensors the baseline was handed, so the
+# caller-tensor oracle has nothing to compare: the pools are what the CP write must agree on.
+NOT_JUDGED = "caller tensors: a rank's k/v are its shares, not the full sequence"
+
+
+@dataclass(frozen=True)
+class CpPlan:
+    scenarios: tuple[Scenario, ...]
+    eras: tuple[str, ...] = tuple(ERAS)
+    engine: str = "torch"
+    sut: str = "builtin"
+    site: str = DEFAULT_SITE      # a module (dotted or .py) whose write(req, era, mode) is the site
+    device_type: str = "cpu"
+
+    def to_payload(self) -> dict:
+        return {**asdict(self), "scenarios": [to_dict(s) for s in self.scenarios]}
+
+    @classmethod
+    def from_payload(cls, payload: dict) -> CpPlan:
+        fields = {**payload, "scenarios": tuple(from_dict(s) for s in payload["scenarios"])}
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
+
+
+def default_plan(pools: tuple[str, ...] = CP_POOLS, seed: int = 0, **choices: Any) -> CpPlan:
+    """The builtin small scenarios the `cp` backend focuses on (scales, padding and narrowing,
+    cross-attention), in bf16, for each pool kind."""
+    scenarios = tuple(s for pool in pools for s in default_scenarios(pool, "bf16", seed)
+                      if s.name in EXTEND_FOCUS)
+    return CpPlan(scenarios, **choices)
+
+
+def load_site(spec: str) -> Any:
+    if spec.endswith(".py"):
+        path = Path(spec)
+        module_spec = importlib.util.spec_from_file_location(f"kvh_cp_site_{path.stem}", path)
+        if module_spec is None or not path.is_file():
+            raise ValueError(f"CP call site {spec} is not a Python file")
+        module = importlib.util.module_from_spec(module_spec)
+        module_spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(spec)
+    if not callable(getattr(module, "write", None)):
+        raise ValueError(f"CP call site {spec} has no write(req, era, mode)")
+    return module
+
+
+def _candidates(plan: CpPlan, device: str) -> list[Candidate]:
+    if parse_builtin(plan.sut) is not None:
+        return [Candidate(plan.sut, builtin_module(era, plan.engine), era, plan.engine, device,
+                          BACKEND_NAME) for era in plan.eras]
+    loaded = load_foreign(plan.sut)
+    return [Candidate(plan.sut, loaded.module, loaded.era, "-", device, BACKEND_NAME)]
+
+
+def single_process_baseline(scenario: Scenario) -> Candidate:
+    return baseline_for(BACKENDS["plain_mla" if scenario.geometry.is_mla else "plain"], "extend")
+
+
+def check_on_rank(rank: int, world: int, payload: dict) -> dict:
+    """The rank body: every (scenario, candidate) on this rank, judged; JSON for the launcher."""
+    plan = CpPlan.from_payload(payload)
+    # The rank process is spawned for this plan alone, so its registry gains the site it drives.
+    BACKENDS[BACKEND_NAME] = Backend(BACKEND_NAME, plan.device_type, CP_POOLS, ("extend",),
+                                     load_site(plan.site).write, focus=None)
+    device = rank_device(plan.device_type, rank)
+    checks = []
+    for index, scenario in enumerate(plan.scenarios):
+        reference = execute(single_process_baseline(scenario), scenario, None)
+        reference = replace(reference, caller={})   # NOT_JUDGED
+        expected = expected_writes(scenario)
+        for candidate in _candidates(plan, device):
+            # No per-call time limit: an alarm on one rank would desynchronise the group's
+            # collectives; a hang is the launcher's to end.
+            findings = judge(scenario, reference, execute(candidate, scenario, None), expected)
+            for finding in findings:
+                finding.candidate = f"{candidate.label} rank {rank}/{world}"
+            divergence = explain(scenario, candidate, findings) if findings else None
+            checks.append({"scenario": index, "candidate": candidate.describe(),
+                           "divergence": divergence and divergence.name,
+                           "findings": [finding.to_dict() for finding in findings]})
+    return {"device": device, "checks": checks}
+
+
+@dataclass(frozen=True)
+class RankCheck:
+    rank: int
+    world: int
+    scenario: Scenario
+    candidate: dict
+    findings: list[Finding]
+    divergence: Optional[str] = None    # the known divergence that explains every finding
+
+    @property
+    def outcome(self) -> str:
+        return "known_divergence" if self.divergence else ("findings" if self.findings else "pass")
+
+
+def run_group(plan: CpPlan, world: int, timeout_s: float = 120.0,
+              collective_timeout_s: float = 60.0) -> tuple[GroupOutcome, list[RankCheck]]:
+    """Launch `world` ranks on the plan; the group's outcome and every rank's checks."""
+    load_site(plan.site)   # a bad site is the user's error, before any rank starts
+    outcome = launch(check_on_rank, world, plan.to_payload(), device_type=plan.device_type,
+                     timeout_s=timeout_s, collective_timeout_s=collective_timeout_s)
+    checks = [RankCheck(rank, world, plan.scenarios[check["scenario"]], check["candidate"],
+                        [Finding(**finding) for finding in check["findings"]], check["divergence"])
+              for rank, result in sorted(outcome.results.items()) for check in result["checks"]]
+    return outcome, checks

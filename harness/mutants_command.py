@@ -1,0 +1,123 @@
+"""`kvh mutants`: the harness's own teeth-check. Every catalogued mutant (mutants/catalog.py) runs
+through the differential suite until a finding kills it; any survivor fails the run.
+
+Prints one row per mutant (killed or not, by which oracle, after how many examples, in how many
+seconds, its minimal repro file), then the kill rate, the median examples-to-kill and the slowest
+kill. Writes `mutants.json` and a `mutants` record file to --out, atomically.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+from pathlib import Path
+from typing import Optional
+
+import pandas as pd
+
+from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from mutants.catalog import CATALOG, Mutant, mutant_named
+from mutants.runner import EQUIVALENT, MutantResult, run_mutant
+from pools.sut.loader import SutLoadError
+from reports.atomic import write_json_atomic
+from reports.store import append, run_meta
+from scenarios.profiles import PROFILE_ENV, PROFILES, profile_named
+
+DEFAULT_PROFILE = "ci"
+# Seconds of Hypothesis generation a mutant gets per profile (shrinking a failure always completes).
+BUDGET_S = {"dev": 10.0, "ci": 30.0, "nightly": 300.0}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", help=f"{', '.join(PROFILES)} (default ${PROFILE_ENV}, else {DEFAULT_PROFILE})")
+    parser.add_argument("--only", type=lambda v: [p for p in v.split(",") if p],
+                        help="comma list of mutant names (default: the whole catalog)")
+    parser.add_argument("--budget", type=float, help="seconds of Hypothesis generation per mutant "
+                        f"(default per profile: {', '.join(f'{k} {v:g}' for k, v in BUDGET_S.items())})")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=Path("kvh-out") / "mutants")
+    parser.set_defaults(handler=main)
+
+
+def _mutants(names: Optional[list[str]]) -> list[Mutant]:
+    if names is None:
+        return list(CATALOG)
+    try:
+        return [mutant_named(name) for name in names]
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def row_of(result: MutantResult) -> dict:
+    m = result.mutant
+    return {"mutant": m.name, "fault": m.fault, "era": m.era, "pools": ",".join(m.pools),
+            "dtypes": ",".join(m.dtypes), "backends": ",".join(m.backends), "models": m.models,
+            "call_site": ",".join(result.call_site), "outcome": result.outcome,
+            "oracle": result.oracle, "examples_to_kill": result.examples if result.killed else None,
+            "examples": result.examples, "seconds": round(result.seconds, 3),
+            "killed_by": result.killed_by, "detail": result.detail, "repro": result.repro}
+
+
+def summary_of(results: list[MutantResult]) -> dict:
+    judged = [r for r in results if r.outcome != EQUIVALENT]
+    killed = [r for r in judged if r.killed]
+    slowest = max(killed, key=lambda r: r.seconds, default=None)
+    return {"mutants": len(results), "equivalent": len(results) - len(judged), "killed": len(killed),
+            "survived": [r.mutant.name for r in judged if not r.killed],
+            "kill_rate": len(killed) / len(judged) if judged else 1.0,
+            "median_examples_to_kill": statistics.median(r.examples for r in killed) if killed else None,
+            "slowest_kill": slowest and {"mutant": slowest.mutant.name,
+                                         "seconds": round(slowest.seconds, 3)},
+            "seconds": round(sum(r.seconds for r in results), 3)}
+
+
+def _table(rows: list[dict]) -> str:
+    lines = ["| mutant | fault | era | pools | outcome | oracle | examples | seconds | repro |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        lines.append(f"| {row['mutant']} | {row['fault']} | {row['era']} | {row['pools']} | "
+                     f"{row['outcome']} | {row['oracle']} | {row['examples']} | {row['seconds']:.1f} "
+                     f"| {Path(row['repro']).name if row['repro'] else ''} |")
+    return "\n".join(lines)
+
+
+def main(arguments: argparse.Namespace) -> int:
+    name = arguments.profile or os.environ.get(PROFILE_ENV) or DEFAULT_PROFILE
+    try:
+        profile = profile_named(name)
+    except ValueError as error:
+        raise UsageError(f"{error} (from --profile or ${PROFILE_ENV})") from None
+    if arguments.budget is not None and arguments.budget <= 0:
+        raise UsageError("--budget must be > 0")
+    if arguments.out.exists() and not arguments.out.is_dir():
+        raise UsageError(f"--out {arguments.out} exists and is not a folder")
+    budget = arguments.budget or BUDGET_S.get(profile.name, BUDGET_S[DEFAULT_PROFILE])
+    results = []
+    for index, mutant in enumerate(_mutants(arguments.only)):
+        try:
+            result = run_mutant(mutant, profile, arguments.seed, arguments.out, budget)
+        except (SutLoadError, ValueError) as error:
+            raise UsageError(f"mutant {mutant.name}: {error}") from None
+        results.append(result)
+        print(f"kvh: [{index + 1}] {mutant.name}: {result.outcome}"
+              + (f" by {result.oracle} after {result.examples} examples" if result.killed else "")
+              + f", {result.seconds:.1f}s", file=sys.stderr)
+    rows = [row_of(result) for result in results]
+    summary = summary_of(results)
+    write_json_atomic(arguments.out / "mutants.json", {"profile": profile.name, "seed": arguments.seed,
+                                                       "budget_s": budget, "summary": summary,
+                                                       "mutants": rows})
+    append(arguments.out, pd.DataFrame(rows), "mutants",
+           run_meta("cpu", arguments.seed, profile.name))
+    print(_table(rows))
+    median = summary["median_examples_to_kill"]
+    slowest = summary["slowest_kill"]
+    print(f"kill rate {summary['killed']}/{len(results) - summary['equivalent']} "
+          f"({summary['kill_rate']:.0%}), {summary['equivalent']} equivalent; median examples to kill "
+          f"{median if median is not None else '-'}; slowest kill "
+          + (f"{slowest['mutant']} ({slowest['seconds']:.1f}s)" if slowest else "-"))
+    if summary["survived"]:
+        print(f"SURVIVED: {', '.join(summary['survived'])}: a defect in the scenarios or the oracles")
+        return EXIT_FINDINGS
+    return EXIT_OK

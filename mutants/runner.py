@@ -1,0 +1,91 @@
+"""Run the differential suite against one mutant until the first finding kills it.
+
+The mutant is the only SUT; the run is `kvh run --profile` (harness.runner.explore_run: each
+cell's named regressions, then Hypothesis examples, a failure shrunk) restricted to the
+mutant's pool kinds, dtypes and backends. The profile's generation budget is replaced by the
+mutant's own, so a mutant that no scenario kills in time survives with "budget exhausted".
+
+Examples to kill: the scenarios judged against the mutant, in run order, up to and including
+the one that killed it: every regression scenario and every Hypothesis example that passed (or
+was explained by a known divergence), plus the killing scenario itself. Shrinking steps are not
+counted; skipped cells are not counted.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Optional
+
+from harness.plan import RunOptions, SutChoice
+from harness.repro import save_repro
+from harness.runner import CellResult, Exploring, explore_run
+from mutants.catalog import Mutant
+from mutants.overrides import call_site_overrides
+from pools.sut.loader import load_foreign
+from scenarios.profiles import Profile
+
+KILLED, SURVIVED, EXHAUSTED, EQUIVALENT = ("killed", "survived", "survived (budget exhausted)",
+                                           "equivalent")
+
+
+@dataclass
+class MutantResult:
+    mutant: Mutant
+    outcome: str
+    oracle: str = ""
+    examples: int = 0            # examples to kill (see the module docstring); judged so far if alive
+    seconds: float = 0.0
+    repro: str = ""
+    killed_by: str = ""          # the candidate label and scenario of the killing finding
+    detail: str = ""
+    call_site: tuple[str, ...] = ()
+
+    @property
+    def killed(self) -> bool:
+        return self.outcome == KILLED
+
+
+class _Killed(Exception):
+    def __init__(self, result: CellResult) -> None:
+        super().__init__(result.label)
+        self.result = result
+
+
+def run_mutant(mutant: Mutant, profile: Profile, seed: int, out: Path, budget_s: float,
+               timeout_s: float = 30.0) -> MutantResult:
+    if mutant.equivalent:
+        return MutantResult(mutant, EQUIVALENT, detail=mutant.equivalent)
+    loaded = load_foreign(mutant.module)
+    if loaded.era != mutant.era:
+        raise ValueError(f"mutant {mutant.name}: catalog says era {mutant.era}, module is {loaded.era}")
+    options = RunOptions(suts=[mutant.module], pools=list(mutant.pools), dtypes=list(mutant.dtypes),
+                         backends=list(mutant.backends), seed=seed, out=out, timeout_s=timeout_s)
+    # A separate example database: a mutant's failing examples must not replay in real runs.
+    exploring = Exploring(replace(profile, run_seconds=budget_s), database_dir=out / "hypothesis")
+    judged = 0
+
+    def on_result(result: CellResult) -> None:
+        nonlocal judged
+        if result.candidate is None or result.candidate.sut != mutant.module:
+            return
+        if result.outcome == "findings":
+            raise _Killed(result)
+        judged += 1
+
+    started = time.monotonic()
+    killing: Optional[CellResult] = None
+    with call_site_overrides(loaded.module) as overridden:
+        try:
+            explore_run(options, [SutChoice(mutant.module, ("-",), loaded)], exploring, on_result,
+                        lambda stats: None)
+        except _Killed as killed:
+            killing = killed.result
+    seconds = time.monotonic() - started
+    if killing is None:
+        outcome = EXHAUSTED if seconds >= budget_s else SURVIVED
+        return MutantResult(mutant, outcome, examples=judged, seconds=seconds, call_site=overridden)
+    finding = killing.findings[0]
+    path = save_repro(out / "repros", killing)
+    return MutantResult(mutant, KILLED, finding.oracle, judged + 1, seconds, str(path),
+                        f"{killing.label} `{killing.scenario.name}`", finding.headline(), overridden)

@@ -1,0 +1,1 @@
+"""FP4 (e2m1) KV-cache quantisers: the obvious reference, a vectorised torch version, Triton."""

@@ -15,10 +15,9 @@ from backends.registry import BACKENDS
 from harness.bench_plan import QUICK, QUICK_BUDGET, TOKEN_COUNTS, BenchOptions
 from harness.bench_records import BENCH_COLUMNS
 from harness.bench_run import run_bench
-from harness.devices import unavailable_reason
 from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from harness.plan import RunOptions, resolve_suts
-from harness.run_command import _choose, _csv
+from harness.run_command import check_device_and_out, choose, csv_list
 from harness.timers import TIMERS
 from pools.dtypes import DTYPES
 from pools.engines import ENGINES
@@ -48,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sut", action="append", help="builtin[:ENGINE], sglang, a module or a .py "
                         "file (repeatable; default builtin)")
     for flag, known in MATRIX:
-        parser.add_argument(f"--{flag}", type=_csv, help=f"comma list of {', '.join(known)}")
+        parser.add_argument(f"--{flag}", type=csv_list, help=f"comma list of {', '.join(known)}")
     parser.add_argument("--tokens", type=_ints, help="comma list of token counts "
                         f"(default {','.join(map(str, TOKEN_COUNTS))})")
     parser.add_argument("--layers", type=_ints, help="comma list of layer counts (default 1)")
@@ -63,14 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def options_from(arguments: argparse.Namespace) -> BenchOptions:
-    try:
-        reason = unavailable_reason(arguments.device)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
-    if reason:
-        raise UsageError(f"device {arguments.device} is not available here: {reason}")
-    if arguments.out.exists() and not arguments.out.is_dir():
-        raise UsageError(f"--out {arguments.out} exists and is not a folder")
+    check_device_and_out(arguments.device, arguments.out)
     base = BenchOptions(**QUICK, budget=QUICK_BUDGET) if arguments.quick else BenchOptions()
     budget = base.budget
     if arguments.min_time is not None:
@@ -79,11 +71,11 @@ def options_from(arguments: argparse.Namespace) -> BenchOptions:
         budget = dataclasses.replace(budget, min_time_s=arguments.min_time)
     return dataclasses.replace(
         base, suts=arguments.sut or base.suts,
-        backends=_choose(arguments.backend or base.backends, BACKENDS, "backend"),
-        pools=_choose(arguments.pool or base.pools, POOL_KINDS, "pool"),
-        dtypes=_choose(arguments.dtype or base.dtypes, DTYPES, "dtype"),
-        eras=_choose(arguments.era or base.eras, ERAS, "era"),
-        engines=_choose(arguments.engine or base.engines, ENGINES, "engine"),
+        backends=choose(arguments.backend or base.backends, BACKENDS, "backend"),
+        pools=choose(arguments.pool or base.pools, POOL_KINDS, "pool"),
+        dtypes=choose(arguments.dtype or base.dtypes, DTYPES, "dtype"),
+        eras=choose(arguments.era or base.eras, ERAS, "era"),
+        engines=choose(arguments.engine or base.engines, ENGINES, "engine"),
         tokens=arguments.tokens or base.tokens, layers=arguments.layers or base.layers,
         device=arguments.device, seed=arguments.seed, budget=budget, out=arguments.out)
 

@@ -21,20 +21,17 @@ from harness.cp_repro import replay_cp, save_cp_repro
 from harness.distributed import PROCESS_GROUP_BACKENDS, GroupOutcome
 from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from harness.repro import ReproError
+from harness.run_command import csv_list
 from pools.engines import ENGINES
 from pools.eras import ERAS
 from pools.sut.errors import SutLoadError
 from reports.store import append, run_meta
 
 
-def _csv(value: str) -> list[str]:
-    return [part for part in value.split(",") if part]
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--world", type=_csv, default=["2", "4"], help="group sizes (default 2,4)")
-    parser.add_argument("--pools", type=_csv, default=list(CP_POOLS), help=f"of {','.join(CP_POOLS)}")
-    parser.add_argument("--eras", type=_csv, default=list(ERAS), help=f"of {','.join(ERAS)}")
+    parser.add_argument("--world", type=csv_list, default=["2", "4"], help="group sizes (default 2,4)")
+    parser.add_argument("--pools", type=csv_list, default=list(CP_POOLS), help=f"of {','.join(CP_POOLS)}")
+    parser.add_argument("--eras", type=csv_list, default=list(ERAS), help=f"of {','.join(ERAS)}")
     parser.add_argument("--engine", default="torch", help=f"builtin store engine ({', '.join(ENGINES)})")
     parser.add_argument("--sut", default="builtin", help="builtin, sglang, a module or a .py file")
     parser.add_argument("--site", default=DEFAULT_SITE,

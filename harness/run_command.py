@@ -31,18 +31,31 @@ from scenarios.profiles import PROFILE_ENV, PROFILES, chosen_profile, database_d
 from scenarios.serialize import ScenarioError, from_dict
 
 
-def _csv(value: str) -> list[str]:
+def check_device_and_out(device: Optional[str], out: Path) -> None:
+    """Usage errors shared by the verbs that run writes: an unknown or absent device, a bad --out."""
+    if device is not None:
+        try:
+            reason = unavailable_reason(device)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        if reason:
+            raise UsageError(f"device {device} is not available here: {reason}")
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} exists and is not a folder")
+
+
+def csv_list(value: str) -> list[str]:
     return [part for part in value.split(",") if part]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sut", action="append", help="builtin[:ENGINE], sglang, a module or a .py file "
                         "(repeatable; default builtin)")
-    parser.add_argument("--pool", type=_csv, help=f"comma list of {', '.join(POOL_KINDS)}")
-    parser.add_argument("--dtype", type=_csv, help=f"comma list of {', '.join(DTYPES)}")
-    parser.add_argument("--era", type=_csv, help=f"comma list of {', '.join(ERAS)}")
-    parser.add_argument("--engine", type=_csv, help=f"comma list of {', '.join(ENGINES)}")
-    parser.add_argument("--backend", type=_csv, help=f"comma list of {', '.join(BACKENDS)}")
+    parser.add_argument("--pool", type=csv_list, help=f"comma list of {', '.join(POOL_KINDS)}")
+    parser.add_argument("--dtype", type=csv_list, help=f"comma list of {', '.join(DTYPES)}")
+    parser.add_argument("--era", type=csv_list, help=f"comma list of {', '.join(ERAS)}")
+    parser.add_argument("--engine", type=csv_list, help=f"comma list of {', '.join(ENGINES)}")
+    parser.add_argument("--backend", type=csv_list, help=f"comma list of {', '.join(BACKENDS)}")
     parser.add_argument("--device", help="torch device for candidates (default: each backend's "
                         "natural device when present here, else cpu)")
     parser.add_argument("--seed", type=int, default=0)
@@ -62,7 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(handler=main)
 
 
-def _choose(values, known, what: str) -> list[str]:
+def choose(values, known, what: str) -> list[str]:
     if values is None:
         return list(known)
     unknown = [value for value in values if value not in known]
@@ -76,15 +89,7 @@ def _choose(values, known, what: str) -> list[str]:
 def options_from(arguments: argparse.Namespace) -> RunOptions:
     if arguments.examples < 0:
         raise UsageError("--examples must be >= 0")
-    if arguments.device is not None:
-        try:
-            reason = unavailable_reason(arguments.device)
-        except ValueError as error:
-            raise UsageError(str(error)) from None
-        if reason:
-            raise UsageError(f"device {arguments.device} is not available here: {reason}")
-    if arguments.out.exists() and not arguments.out.is_dir():
-        raise UsageError(f"--out {arguments.out} exists and is not a folder")
+    check_device_and_out(arguments.device, arguments.out)
     try:
         shard = None if arguments.shard is None else parse_shard(arguments.shard)
     except ValueError as error:
@@ -92,11 +97,11 @@ def options_from(arguments: argparse.Namespace) -> RunOptions:
     return RunOptions(shard=shard,
         scenarios=[_load_scenario(path) for path in arguments.scenario] if arguments.scenario else None,
         suts=arguments.sut or ["builtin"],
-        pools=_choose(arguments.pool, POOL_KINDS, "pool"),
-        dtypes=_choose(arguments.dtype, DTYPES, "dtype"),
-        eras=_choose(arguments.era, ERAS, "era"),
-        engines=_choose(arguments.engine, ENGINES, "engine"), engines_named=arguments.engine is not None,
-        backends=_choose(arguments.backend, BACKENDS, "backend"),
+        pools=choose(arguments.pool, POOL_KINDS, "pool"),
+        dtypes=choose(arguments.dtype, DTYPES, "dtype"),
+        eras=choose(arguments.era, ERAS, "era"),
+        engines=choose(arguments.engine, ENGINES, "engine"), engines_named=arguments.engine is not None,
+        backends=choose(arguments.backend, BACKENDS, "backend"),
         device=arguments.device, seed=arguments.seed, examples=arguments.examples,
         out=arguments.out, timeout_s=arguments.timeout)
 

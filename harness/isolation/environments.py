@@ -6,6 +6,7 @@ the same release is a no-op, so CI can cache the folder.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -54,13 +55,34 @@ def installed(spec: str) -> Optional[Path]:
     return folder if (folder / MARKER).is_file() else None
 
 
+# Modules of requirements/sglang-cpu.txt that the workers import from this environment; a
+# release folder alone is not enough (a fresh venv next to an old cache, say).
+SHARED_MODULES = ("pydantic", "transformers", "compressed_tensors", "orjson", "msgspec", "gguf",
+                  "dill", "psutil", "pybase64", "starlette", "PIL", "tqdm", "requests")
+
+
+def missing_shared_modules() -> list[str]:
+    return [name for name in SHARED_MODULES if importlib.util.find_spec(name) is None]
+
+
+def not_ready_reason(spec: str) -> Optional[str]:
+    """Why `spec` cannot run here (None when it can), with the command that fixes it."""
+    hint = f"kvh sut install {spec}" if RELEASE.match(spec) else "pip install -r requirements/sglang-cpu.txt"
+    if installed(spec) is None:
+        return f"SUT {spec} is not installed ({target_dir(spec)}); run: {hint}"
+    missing = missing_shared_modules()
+    if missing:
+        return f"SUT {spec}: the shared dependency set is missing here ({', '.join(missing)}); run: {hint}"
+    return None
+
+
 def load_isolated(spec: str) -> LoadedSut:
     """Start the worker of an installed isolated SUT and ask it for its era and version."""
     from harness.isolation.client import IsolatedSut
+    reason = not_ready_reason(spec)
+    if reason:
+        raise SutLoadError(reason)
     folder = installed(spec)
-    if folder is None:
-        hint = f"kvh sut install {spec}" if RELEASE.match(spec) else "a pip --target folder holding sglang"
-        raise SutLoadError(f"SUT {spec} is not installed ({target_dir(spec)}); run: {hint}")
     worker = IsolatedSut("sglang", prefix=str(folder))
     era, version = worker.hello_or_error()
     return LoadedSut(spec, worker, era, version=version)
@@ -73,11 +95,13 @@ def install(spec: str, requirements: Path, quiet: bool = True) -> tuple[Path, bo
     if not match:
         raise ValueError(f"cannot install {spec!r}: expected sglang==VERSION")
     folder = target_dir(spec)
-    if installed(spec):
+    if installed(spec) and not missing_shared_modules():
         return folder, False
     flags = ["-q"] if quiet else []
     pip = [sys.executable, "-m", "pip", "install", *flags]
     subprocess.run([*pip, "-r", str(requirements)], check=True)
+    if installed(spec):
+        return folder, True
     staging = folder.with_name(folder.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     extras = RELEASE_EXTRAS.get(match.group(1), [])

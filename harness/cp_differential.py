@@ -97,9 +97,8 @@ def single_process_baseline(scenario: Scenario) -> Candidate:
 def check_on_rank(rank: int, world: int, payload: dict) -> dict:
     """The rank body: every (scenario, candidate) on this rank, judged; JSON for the launcher."""
     plan = CpPlan.from_payload(payload)
-    # The rank process is spawned for this plan alone, so its registry gains the site it drives.
-    BACKENDS[BACKEND_NAME] = Backend(BACKEND_NAME, plan.device_type, CP_POOLS, ("extend",),
-                                     load_site(plan.site).write, focus=None)
+    site = Backend(BACKEND_NAME, plan.device_type, CP_POOLS, ("extend",), load_site(plan.site).write,
+                   focus=None)
     device = rank_device(plan.device_type, rank)
     checks = []
     for index, scenario in enumerate(plan.scenarios):
@@ -109,7 +108,7 @@ def check_on_rank(rank: int, world: int, payload: dict) -> dict:
         for candidate in _candidates(plan, device):
             # No per-call time limit: an alarm on one rank would desynchronise the group's
             # collectives; a hang is the launcher's to end.
-            findings = judge(scenario, reference, execute(candidate, scenario, None), expected)
+            findings = judge(scenario, reference, execute(candidate, scenario, None, site), expected)
             for finding in findings:
                 finding.candidate = f"{candidate.label} rank {rank}/{world}"
             divergence = explain(scenario, candidate, findings) if findings else None

@@ -10,6 +10,8 @@ k and v stay untouched: the pool divides the gathered copies.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import torch
 
 from backends.context import WriteRequest
@@ -50,16 +52,23 @@ def gather_full(tensor: torch.Tensor, cp_size: int) -> torch.Tensor:
     return restore_order(all_gather(shares), cp_size)
 
 
+def gathered_kv_write(req: WriteRequest, era: str,
+                      gather: Callable[[torch.Tensor], torch.Tensor]) -> None:
+    """The MHA CP write of `era` with `gather` as its all-gather-and-restore: in one process
+    (gather_full) or across a torch.distributed group (backends/cp_distributed.py)."""
+    cache_loc, swa = req.cache_loc(), decoder_swa(req)
+    if era == "current":
+        kv = gather(torch.cat([req.k, req.v], dim=-1).contiguous())
+        k_full, v_full = (part.contiguous() for part in kv.split([req.k.shape[-1], req.v.shape[-1]], -1))
+        swa = None if swa is None else swa[: cache_loc.shape[0]]
+    else:
+        k_full, v_full = gather(req.k.contiguous()), gather(req.v.contiguous())
+    loc, keywords = write_loc(req, era, loc=cache_loc, swa_loc=swa)
+    kv_write(req, loc, keywords, k_full, v_full, layer_scales(req))
+
+
 def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return
     cp_size = req.forward_batch.attn_cp_size
-    cache_loc, swa = req.cache_loc(), decoder_swa(req)
-    if era == "current":
-        kv = gather_full(torch.cat([req.k, req.v], dim=-1), cp_size)
-        k_full, v_full = (part.contiguous() for part in kv.split([req.k.shape[-1], req.v.shape[-1]], -1))
-        swa = None if swa is None else swa[: cache_loc.shape[0]]
-    else:
-        k_full, v_full = gather_full(req.k, cp_size), gather_full(req.v, cp_size)
-    loc, keywords = write_loc(req, era, loc=cache_loc, swa_loc=swa)
-    kv_write(req, loc, keywords, k_full, v_full, layer_scales(req))
+    gathered_kv_write(req, era, lambda tensor: gather_full(tensor, cp_size))

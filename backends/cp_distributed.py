@@ -20,15 +20,8 @@ import torch
 import torch.distributed as dist
 
 from backends.context import WriteRequest
-from backends.context_parallel import block_sizes, restore_order, zigzag_share
-from backends.era_calls import (
-    FOR_BATCH,
-    bare_loc,
-    decoder_swa,
-    kv_write,
-    layer_scales,
-    write_loc,
-)
+from backends.context_parallel import block_sizes, gathered_kv_write, restore_order, zigzag_share
+from backends.era_calls import FOR_BATCH, bare_loc
 
 Materialize = Callable[[torch.Tensor], torch.Tensor]
 
@@ -82,15 +75,7 @@ def gathered_write(req: WriteRequest, era: str, materialize: Materialize = mater
         loc = bare_loc(req, era, loc=req.forward_batch.out_cache_loc, current=FOR_BATCH)
         req.pool.set_mla_kv_buffer(req.layer, loc, latent[..., :nope], latent[..., nope:])
         return
-    cache_loc, swa = req.cache_loc(), decoder_swa(req)
-    if era == "current":
-        kv = materialize(torch.cat([req.k, req.v], dim=-1).contiguous())
-        k_full, v_full = (part.contiguous() for part in kv.split([req.k.shape[-1], req.v.shape[-1]], -1))
-        swa = None if swa is None else swa[: cache_loc.shape[0]]
-    else:
-        k_full, v_full = materialize(req.k.contiguous()), materialize(req.v.contiguous())
-    loc, keywords = write_loc(req, era, loc=cache_loc, swa_loc=swa)
-    kv_write(req, loc, keywords, k_full, v_full, layer_scales(req))
+    gathered_kv_write(req, era, materialize)
 
 
 def write(req: WriteRequest, era: str, mode: str) -> None:

@@ -27,6 +27,8 @@ class Oracle:
     name: str
     description: str
     check: Check
+    # Judges a run on its own (never reads the baseline), so it also checks the baseline itself.
+    alone: bool = False
 
 
 @dataclass(frozen=True)
@@ -185,11 +187,20 @@ ORACLES: tuple[Oracle, ...] = (
     Oracle("exception", "an exception on one side only", _exception),
     Oracle("shape", "every buffer has the baseline's shape", _shapes),
     Oracle("bytes", "bytes of every written slot equal the baseline's, bitwise", _written_bytes),
-    Oracle("untouched", "every slot no token writes keeps its canary bytes", _untouched),
+    Oracle("untouched", "every slot no token writes keeps its canary bytes", _untouched, alone=True),
     Oracle("caller_tensors", "the caller's k/v after the call equal the baseline's", _caller_tensors),
     Oracle("fp4_bound", "FP4 pools only: dequantised data and block scales are within the e2m1 "
-           "rounding bound of the (scaled) input, independently of the baseline", _fp4_within_bound),
+           "rounding bound of the (scaled) input, independently of the baseline", _fp4_within_bound,
+           alone=True),
 )
+
+
+def self_check(scenario: Scenario, execution: Execution, expected: Expected) -> list[Finding]:
+    """The oracles that need no baseline, on one run: the baseline must obey them too."""
+    if execution.error is not None:
+        return []
+    return [finding for oracle in ORACLES if oracle.alone
+            for finding in oracle.check(scenario, execution, execution, expected)]
 
 
 def judge(scenario: Scenario, baseline: Execution, candidate: Execution,

@@ -1,4 +1,8 @@
-"""Build a SUT's pools from a scenario with SGLang's constructor keywords (the SUT protocol)."""
+"""Build a SUT's pools from a scenario with SGLang's constructor keywords (the SUT protocol).
+
+The SWA mapping is not registered here: scenarios.materialize.ForwardStaging registers it (and
+remaps it between forwards), so it is built once per execution.
+"""
 from __future__ import annotations
 
 import inspect
@@ -7,7 +11,6 @@ from typing import Any
 from pools.dtypes import dtype_spec
 from pools.fp4.storage import FP4_DTYPE
 from pools.layouts.kinds import LAYOUT_KINDS
-from scenarios.materialize import mapping_tensor
 from scenarios.model import Scenario
 
 
@@ -69,6 +72,4 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
         extra = _mha_kwargs(module.MHATokenToKVPool, scenario)
         extra.pop("head_num"), extra.pop("head_dim")
         swa_kwargs.update(extra)
-    pool = module.SWAKVPool(**swa_kwargs)
-    pool.register_mapping(mapping_tensor(scenario, device))
-    return pool
+    return module.SWAKVPool(**swa_kwargs)

@@ -18,7 +18,7 @@ from harness.execute import Execution, execute
 from harness.isolation.client import IsolatedSut
 from harness.expectations import expected_writes
 from harness.findings import Finding
-from harness.oracles import judge
+from harness.oracles import judge, self_check
 from harness.sharding import in_shard
 from harness.sut_limits import limit_for
 from harness.plan import RunOptions, Skip, SutChoice, baseline_for, candidates_for
@@ -66,11 +66,11 @@ def check_scenario(scenario: Scenario, baseline: Candidate, candidates: list[Can
     expected = expected_writes(scenario)
     results = []
     # The baseline must obey the untouched-slot rule too, or every comparison is moot.
-    self_check = judge(scenario, reference, reference, expected)
-    if self_check:
-        for finding in self_check:
+    own = self_check(scenario, reference, expected)
+    if own:
+        for finding in own:
             finding.candidate = baseline.label
-        results.append(CellResult(baseline, scenario, "findings", self_check, label=baseline.label))
+        results.append(CellResult(baseline, scenario, "findings", own, label=baseline.label))
     backend = BACKENDS[baseline.backend]
     for candidate in candidates:
         execution = execute_candidate(candidate, scenario, reference, timeout_s)

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
 import sys
 import time
 from pathlib import Path
+from typing import Iterator, Optional
 
 import pandas as pd
 import torch
@@ -24,6 +26,7 @@ from pools.engines import ENGINES
 from pools.eras import ERAS
 from pools.sut.loader import SutLoadError
 from reports.atomic import write_text_atomic
+from reports.bench_agreement import agreement, agreement_markdown, previous_bench_rows
 from reports.store import append, run_meta
 from scenarios.model import POOL_KINDS
 
@@ -54,9 +57,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default="cpu", help=f"torch device ({', '.join(TIMERS)}; default cpu)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="CI smoke run: mha and swa_mha, bf16, "
-                        "legacy and current, torch engine, 1 and 4096 tokens, short budget")
-    parser.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's own)")
-    parser.add_argument("--min-time", type=float, help="seconds of measured time per cell (at least)")
+                        "legacy and current, torch engine, 1 and 4096 tokens, one thread")
+    parser.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's own; "
+                        "1 with --quick)")
+    parser.add_argument("--min-time", type=float, help="seconds of measured time per cell, at least, "
+                        "split evenly over the passes")
+    parser.add_argument("--passes", type=int, help="times the whole plan is timed, each cell's samples "
+                        "pooled over them (default 3; 5 with --quick)")
     parser.add_argument("--out", type=Path, default=Path("kvh-out"))
     parser.set_defaults(handler=main)
 
@@ -64,11 +71,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def options_from(arguments: argparse.Namespace) -> BenchOptions:
     check_device_and_out(arguments.device, arguments.out)
     base = BenchOptions(**QUICK, budget=QUICK_BUDGET) if arguments.quick else BenchOptions()
-    budget = base.budget
+    budget, passes = base.budget, base.passes if arguments.passes is None else arguments.passes
+    if passes < 1:
+        raise UsageError("--passes must be >= 1")
     if arguments.min_time is not None:
         if arguments.min_time <= 0:
             raise UsageError("--min-time must be > 0")
-        budget = dataclasses.replace(budget, min_time_s=arguments.min_time)
+        budget = dataclasses.replace(budget, min_time_s=arguments.min_time / passes)
+    if arguments.threads is not None and arguments.threads < 1:
+        raise UsageError("--threads must be >= 1")
     return dataclasses.replace(
         base, suts=arguments.sut or base.suts,
         backends=choose(arguments.backend or base.backends, BACKENDS, "backend"),
@@ -77,7 +88,20 @@ def options_from(arguments: argparse.Namespace) -> BenchOptions:
         eras=choose(arguments.era or base.eras, ERAS, "era"),
         engines=choose(arguments.engine or base.engines, ENGINES, "engine"),
         tokens=arguments.tokens or base.tokens, layers=arguments.layers or base.layers,
-        device=arguments.device, seed=arguments.seed, budget=budget, out=arguments.out)
+        device=arguments.device, seed=arguments.seed, budget=budget, out=arguments.out,
+        threads=arguments.threads or base.threads, passes=passes)
+
+
+@contextlib.contextmanager
+def torch_threads(threads: Optional[int]) -> Iterator[None]:
+    """torch's intra-op thread count for the run, restored afterwards (None: left as it is)."""
+    before = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _fmt(value, spec: str) -> str:
@@ -103,10 +127,6 @@ def markdown(rows: list[dict]) -> str:
 
 def main(arguments: argparse.Namespace) -> int:
     options = options_from(arguments)
-    if arguments.threads is not None:
-        if arguments.threads < 1:
-            raise UsageError("--threads must be >= 1")
-        torch.set_num_threads(arguments.threads)
     try:
         suts = resolve_suts(RunOptions(suts=options.suts, engines=options.engines))
     except (SutLoadError, ValueError) as error:
@@ -117,10 +137,16 @@ def main(arguments: argparse.Namespace) -> int:
     meta = run_meta(options.device, options.seed, "bench")
     started = time.monotonic()
     print(f"kvh bench: load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs", file=sys.stderr)
-    rows = run_bench(options, suts, meta, lambda line: print(
-        f"kvh bench: {line} ({time.monotonic() - started:.0f}s)", file=sys.stderr, flush=True))
-    path = append(options.out, pd.DataFrame(rows, columns=list(BENCH_COLUMNS)), "bench", meta)
+    with torch_threads(options.threads):
+        rows = run_bench(options, suts, meta, lambda line: print(
+            f"kvh bench: {line} ({time.monotonic() - started:.0f}s)", file=sys.stderr, flush=True))
+    previous = previous_bench_rows(options.out)
+    frame = pd.DataFrame(rows, columns=list(BENCH_COLUMNS))
+    path = append(options.out, frame, "bench", meta)
     table = markdown(rows)
+    agreed = agreement(previous, frame)
+    if len(agreed):
+        table += "\n" + agreement_markdown(agreed, str(previous["run_id"].iloc[0]))
     write_text_atomic(options.out / "bench.md", table)
     print(table)
     findings = sum(1 for row in rows if row["outcome"] == "finding")

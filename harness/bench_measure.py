@@ -18,7 +18,7 @@ from backends.registry import Backend, backend_named
 from harness.execute import (CALLER_TENSORS, Execution, buffer_bytes, caller_bytes, fill_canary,
                              write_request)
 from harness.pool_factory import build_pool
-from harness.timers import Budget, Samples
+from harness.timers import Step
 from scenarios.materialize import ForwardStaging, scale_object
 from scenarios.model import Scenario
 
@@ -64,9 +64,9 @@ class TimedWrite:
         return result
 
 
-def measure_copy(nbytes_moved: int, device: str, timer: Any, budget: Budget) -> list[Samples]:
-    """The roofline: a contiguous copy that reads and writes `nbytes_moved` bytes in total."""
+def copy_write(nbytes_moved: int, device: str) -> tuple[Step, Step]:
+    """The roofline as (setup, work): a contiguous copy that reads and writes `nbytes_moved` bytes in total."""
     count = max(nbytes_moved // 2, 1)
     source = torch.full((count,), 0x3C, dtype=torch.uint8, device=device)
     destination = torch.empty_like(source)
-    return timer.measure(lambda: None, lambda: destination.copy_(source), budget)
+    return (lambda: None), (lambda: destination.copy_(source))

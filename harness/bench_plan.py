@@ -10,24 +10,29 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 from harness.plan import SutChoice
 from harness.timers import Budget
 from pools.dtypes import dtype_spec
+from pools.eras import ERAS
 from scenarios.allocator import allocate, swa_mapping
 from scenarios.model import MLA_POOL_KINDS, Forward, Geometry, Scenario
 
 PAGE_SIZE = 16
 TOKEN_COUNTS = (1, 16, 256, 4096, 32768)
+# Per pass. Five passes of 0.25 s: slow spells of this shared VM last seconds (a 1-token write
+# ran at 46 us instead of 25 us for a whole 3 s family), so a cell's samples must come from
+# several moments of the run; 400 samples a pass keep 2000 per 1-token cell.
+QUICK_PASSES = 5
+QUICK_BUDGET = Budget(warmup=3, warmup_s=0.1, min_samples=3, max_samples=400, min_time_s=0.25)
+FULL_PASSES = 3
+FULL_BUDGET = Budget(warmup=3, warmup_s=0.1, min_samples=4, max_samples=700, min_time_s=0.35)
+# One torch thread: on a shared 2-vCPU VM a two-thread copy of 4096 tokens' bytes ran 270 us in
+# one run and 590-710 us in the next three (the host's L3 is shared), while one thread kept
+# every 4096-token median within 9% over four runs (docs/bench.md).
 QUICK = dict(pools=["mha", "swa_mha"], dtypes=["bf16"], eras=["legacy", "current"],
-             engines=["torch"], tokens=[1, 4096], layers=[1])
-# A second per 4096-token cell: with 0.15 s, two quick runs on a shared 2-vCPU VM disagreed by
-# up to 40% at 4096 tokens; with 1 s, 7 of 8 cells agreed within their CV (docs/bench.md).
-QUICK_BUDGET = Budget(warmup=3, min_samples=15, max_samples=2_000, min_time_s=1.0)
-FULL_BUDGET = Budget(warmup=3, min_samples=10, max_samples=2_000, min_time_s=1.0)
-# The era whose call site every other era is compared with (the API overhead ratio).
-OLD_ERA = "legacy"
+             engines=["torch"], tokens=[1, 4096], layers=[1], threads=1, passes=QUICK_PASSES)
 
 
 @dataclass
@@ -42,6 +47,8 @@ class BenchOptions:
     layers: list[int] = field(default_factory=lambda: [1])
     device: str = "cpu"
     seed: int = 0
+    threads: Optional[int] = None   # torch intra-op threads; None keeps torch's own
+    passes: int = FULL_PASSES       # times the whole plan is timed; the budget is per pass
     budget: Budget = FULL_BUDGET
     out: Path = Path("kvh-out")
     timeout_s: Optional[float] = 300.0   # per cell (build, time, snapshot); a hang is an error
@@ -101,12 +108,14 @@ def bytes_moved(scenario: Scenario, scale_bytes: int = 0) -> int:
 
 def cells_for(backend_name: str, modes: tuple[str, ...], backend_eras: tuple[str, ...],
               suts: list[SutChoice], options: BenchOptions) -> Iterator[BenchCell]:
-    """Builtin SUTs: every chosen era and engine. A foreign SUT has one era of pools; its own
-    call site and the old era's call site are both timed on them."""
+    """Builtin SUTs: every chosen era and engine. A foreign SUT has one era of pools; every
+    call site up to that era is timed on them, so that where the SUT rejects an old call site
+    (SGLang 0.5.23's SWA pool asserts swa_loc) the next older one it accepts is the baseline."""
     for mode in modes:
         for sut in suts:
             if sut.loaded is not None:
-                eras = [era for era in backend_eras if era in (OLD_ERA, sut.loaded.era)]
+                newest = list(ERAS).index(sut.loaded.era)
+                eras = [era for era in backend_eras if era in list(ERAS)[:newest + 1]]
                 engines: tuple[str, ...] = ("-",)
             else:
                 eras = [era for era in backend_eras if era in options.eras]
@@ -116,5 +125,11 @@ def cells_for(backend_name: str, modes: tuple[str, ...], backend_eras: tuple[str
                     yield BenchCell(sut, engine, era, backend_name, mode)
 
 
-def old_era_cell(cell: BenchCell) -> Optional[BenchCell]:
-    return None if cell.era == OLD_ERA else BenchCell(cell.sut, cell.engine, OLD_ERA, cell.backend, cell.mode)
+def baseline_cell(cell: BenchCell, measured: Callable[[BenchCell], bool]) -> Optional[BenchCell]:
+    """The cell an API overhead ratio divides by: the oldest era's call site on the same SUT,
+    engine and pools that was measured (legacy wherever the pools accept it)."""
+    for era in list(ERAS)[:list(ERAS).index(cell.era)]:
+        candidate = BenchCell(cell.sut, cell.engine, era, cell.backend, cell.mode)
+        if measured(candidate):
+            return candidate
+    return None

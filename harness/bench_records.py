@@ -19,7 +19,7 @@ BENCH_COLUMNS = (
     "tokens_per_s", "bytes_moved", "gbps",
     # the roofline: a contiguous copy moving the same bytes, same run, same device
     "copy_median_ns", "peak_gbps", "roofline_fraction",
-    # the API overhead: median(this era's call site) / median(OLD_ERA's), bootstrap 95% CI
+    # the API overhead: median(this era's call site) / median(the oldest measured era's), bootstrap 95% CI
     "api_baseline_era", "api_overhead_ratio", "api_overhead_ci_low", "api_overhead_ci_high",
     # conditions
     "threads", "load_avg_1m", "samples_ns",

@@ -10,14 +10,15 @@ from typing import Callable, Optional
 import torch
 
 from backends.registry import BACKENDS
-from harness.bench_measure import TimedWrite, measure_copy
-from harness.bench_plan import BenchCell, BenchOptions, bench_scenario, bytes_moved, cells_for, old_era_cell
+from harness.bench_measure import TimedWrite, copy_write
+from harness.bench_plan import BenchCell, BenchOptions, bench_scenario, bytes_moved, cells_for, baseline_cell
 from harness.bench_stats import ratio_of_medians, summarize
 from harness.bench_verify import Reference, Verdict
 from harness.execute import Execution
+from harness.interleave import sample_interleaved
 from harness.plan import SutChoice
 from harness.timeout import time_limit
-from harness.timers import Samples, timer_for
+from harness.timers import Samples, join_samples, timer_for
 from pools.builtin import builtin_module
 from scenarios.model import Scenario
 
@@ -31,22 +32,65 @@ class CellResult:
     samples: list[Samples] = field(default_factory=list)
 
 
+COPY = "copy"   # the same-bytes contiguous copy timed with every family
+
+
+def _error_text(error: BaseException) -> str:
+    """The exception and where it was raised, with the source line: a bare `assert` says nothing else."""
+    frames = traceback.extract_tb(error.__traceback__)
+    where = ""
+    if frames:
+        last = frames[-1]
+        where = f" ({last.filename.rsplit('/', 1)[-1]}:{last.lineno}" + (f": {last.line})" if last.line else ")")
+    return f"{type(error).__name__}" + (f": {error}" if str(error) else "") + where
+
+
+def _timed_write(cell: BenchCell, scenario: Scenario, options: BenchOptions) -> TimedWrite:
+    module = cell.sut.loaded.module if cell.sut.loaded else builtin_module(cell.era, cell.engine)
+    with time_limit(options.timeout_s):
+        return TimedWrite(module, scenario, options.device, cell.backend, cell.era, cell.mode)
+
+
+def measure_family(cells: list[BenchCell], scenario: Scenario, reference: Reference,
+                   options: BenchOptions, timer) -> tuple[list[CellResult], list[Samples]]:
+    """Time cells that are compared with each other, and the same-bytes copy, taking turns
+    (harness/interleave.py); then verify the bytes of each cell's last timed write. Returns the
+    cells' results and the copy's samples."""
+    timed: dict[str, TimedWrite] = {}
+    failed: dict[str, str] = {}
+    for cell in cells:
+        try:
+            timed[cell.label] = _timed_write(cell, scenario, options)
+        except Exception as error:  # a SUT failure is data, never a harness crash
+            failed[cell.label] = _error_text(error)
+    writes = {label: (write.restore, write.run) for label, write in timed.items()}
+    writes[COPY] = copy_write(bytes_moved(scenario), options.device)
+    sampled = sample_interleaved(timer, writes, options.budget, lambda: time_limit(options.timeout_s))
+    results = []
+    for cell in cells:
+        samples = sampled.get(cell.label, [])
+        if isinstance(samples, Exception):
+            failed[cell.label] = _error_text(samples)
+        if cell.label in failed:
+            execution = Execution(error=failed[cell.label], error_at="timing")
+        else:
+            try:
+                with time_limit(options.timeout_s):
+                    execution = timed[cell.label].snapshot()
+            except Exception as error:
+                execution = Execution(error=_error_text(error), error_at="timing")
+        verdict = reference.judge(execution)
+        results.append(CellResult(cell, verdict, samples if verdict.outcome == "measured" else []))
+    copy = sampled[COPY]
+    if isinstance(copy, Exception):
+        raise copy   # the harness's own copy failed: no roofline can be trusted
+    return results, copy
+
+
 def measure_cell(cell: BenchCell, scenario: Scenario, reference: Reference, options: BenchOptions,
                  timer) -> CellResult:
-    """Time the cell's write, then verify the bytes of its last timed write."""
-    module = cell.sut.loaded.module if cell.sut.loaded else builtin_module(cell.era, cell.engine)
-    samples: list[Samples] = []
-    try:
-        with time_limit(options.timeout_s):
-            timed = TimedWrite(module, scenario, options.device, cell.backend, cell.era, cell.mode)
-            samples = timer.measure(timed.restore, timed.run, options.budget)
-            execution = timed.snapshot()
-    except Exception as error:  # a SUT failure is data, never a harness crash
-        frames = traceback.extract_tb(error.__traceback__)
-        origin = f" ({frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno})" if frames else ""
-        execution = Execution(error=f"{type(error).__name__}: {error}{origin}", error_at="timing")
-    verdict = reference.judge(execution)
-    return CellResult(cell, verdict, samples if verdict.outcome == "measured" else [])
+    """One cell timed alone (with the copy), then verified."""
+    return measure_family([cell], scenario, reference, options, timer)[0][0]
 
 
 def _groups(options: BenchOptions):
@@ -83,8 +127,8 @@ def _row(result: CellResult, cache: Optional[Samples], scenario: Scenario, nbyte
         copy_ns = summarize(copy[cache.cache].ns).median_ns
         row.update(copy_median_ns=copy_ns, peak_gbps=nbytes / copy_ns,
                    roofline_fraction=copy_ns / stats.median_ns)
-    old = old_era_cell(cell)
-    old_samples = {s.cache: s for s in results[old.label].samples} if old and old.label in results else {}
+    old = baseline_cell(cell, lambda other: bool(other.label in results and results[other.label].samples))
+    old_samples = {s.cache: s for s in results[old.label].samples} if old else {}
     if cache.cache in old_samples:
         ratio = ratio_of_medians(cache.ns, old_samples[cache.cache].ns, seed)
         row.update(api_baseline_era=old.era, api_overhead_ratio=ratio.value,
@@ -92,29 +136,62 @@ def _row(result: CellResult, cache: Optional[Samples], scenario: Scenario, nbyte
     return row
 
 
+def _families(cells: list[BenchCell]) -> dict[tuple[str, str], list[BenchCell]]:
+    """Cells compared with each other: one SUT and engine, every era."""
+    families: dict[tuple[str, str], list[BenchCell]] = {}
+    for cell in cells:
+        families.setdefault((cell.sut.spec, cell.engine), []).append(cell)
+    return families
+
+
+def _joined(first: CellResult, later: CellResult) -> CellResult:
+    """One cell over two passes: the samples of both if both were measured, else the first
+    verdict that was not `measured` (a finding in any pass makes the cell a finding)."""
+    if first.verdict.outcome != "measured":
+        return first
+    if later.verdict.outcome != "measured":
+        return later
+    return CellResult(first.cell, first.verdict, join_samples(first.samples, later.samples))
+
+
 def run_bench(options: BenchOptions, suts: list[SutChoice], meta: dict,
               progress: Progress = lambda line: None) -> list[dict]:
+    """Every group is timed once per pass, and the passes go over the whole plan in turn, so a
+    cell's samples come from moments spread over the run: a slow spell of a shared machine
+    that lasts seconds covers one pass of a cell, never the majority of its samples, and the
+    median stands. Each pass verifies its own last write."""
     timer = timer_for(options.device)
     groups = list(_groups(options))
-    copies: dict[int, dict[str, Samples]] = {}
+    scenarios = [bench_scenario(pool, dtype, tokens, layers, options.seed)
+                 for _, pool, dtype, tokens, layers in groups]
+    gathered: dict[tuple[int, str], dict[str, CellResult]] = {}   # (group, mode) -> label -> result
+    copies: dict[tuple[int, str, str], list[Samples]] = {}       # (group, mode, family) -> samples
+    for pass_number in range(1, options.passes + 1):
+        for index, (backend, pool, dtype, tokens, layers) in enumerate(groups):
+            scenario, nbytes = scenarios[index], bytes_moved(scenarios[index])
+            for mode in backend.modes:
+                reference = Reference(scenario, backend.name, mode, None)
+                cells = list(cells_for(backend.name, (mode,), backend.eras, suts, options))
+                results = gathered.setdefault((index, mode), {})
+                for family_key, family in _families(cells).items():
+                    family_results, copy = measure_family(family, scenario, reference, options, timer)
+                    key = (index, mode, "/".join(family_key))
+                    copies[key] = join_samples(copies.get(key, []), copy)
+                    for result in family_results:
+                        label = result.cell.label
+                        results[label] = _joined(results[label], result) if label in results else result
+                        progress(f"pass {pass_number}/{options.passes} [{index + 1}/{len(groups)}] "
+                                 f"{pool} {dtype} {tokens}t {layers}l {label}: {_headline(result, nbytes)}")
+                del reference
     rows: list[dict] = []
-    for index, (backend, pool, dtype, tokens, layers) in enumerate(groups):
-        scenario = bench_scenario(pool, dtype, tokens, layers, options.seed)
-        nbytes = bytes_moved(scenario)
-        if nbytes not in copies:
-            copies[nbytes] = {s.cache: s for s in measure_copy(nbytes, options.device, timer, options.budget)}
-        for mode in backend.modes:
-            reference = Reference(scenario, backend.name, mode, None)
-            results: dict[str, CellResult] = {}   # by cell label
-            for cell in cells_for(backend.name, (mode,), backend.eras, suts, options):
-                results[cell.label] = result = measure_cell(cell, scenario, reference, options, timer)
-                progress(f"[{index + 1}/{len(groups)}] {pool} {dtype} {tokens}t {layers}l "
-                         f"{cell.label}: {_headline(result, nbytes)}")
-            del reference
-            for result in results.values():
-                for cache in result.samples or [None]:
-                    rows.append(_row(result, cache, scenario, nbytes, copies[nbytes], results, meta,
-                                     options.seed))
+    for (index, mode), results in gathered.items():
+        scenario = scenarios[index]
+        for result in results.values():
+            family_copy = copies[(index, mode, f"{result.cell.sut.spec}/{result.cell.engine}")]
+            copy_by_cache = {samples.cache: samples for samples in family_copy}
+            for cache in result.samples or [None]:
+                rows.append(_row(result, cache, scenario, bytes_moved(scenario), copy_by_cache,
+                                 results, meta, options.seed))
     return rows
 
 

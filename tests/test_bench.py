@@ -6,13 +6,13 @@ import math
 
 import pytest
 
-from harness.bench_plan import BenchCell, BenchOptions, bench_scenario, bytes_moved
+from harness.bench_plan import BenchCell, BenchOptions, baseline_cell, bench_scenario, bytes_moved
 from harness.bench_records import BENCH_COLUMNS
-from harness.bench_run import measure_cell
-from harness.bench_verify import Reference
+from harness.bench_run import CellResult, _joined, measure_cell
+from harness.bench_verify import Reference, Verdict
 from harness.cli import main
 from harness.plan import RunOptions, resolve_suts
-from harness.timers import Budget, CpuTimer
+from harness.timers import Budget, CpuTimer, Samples
 from reports.store import load
 from scenarios.model import Scale
 
@@ -78,4 +78,26 @@ def test_bytes_moved_counts_reads_and_writes_per_dtype() -> None:
 def test_bad_bench_input_is_one_line_and_exit_2(capsys) -> None:
     assert main(["bench", "--tokens", "0"]) == 2
     assert main(["bench", "--device", "tpu"]) == 2
-    assert capsys.readouterr().err.count("\n") == 2
+    assert main(["bench", "--passes", "0"]) == 2
+    assert main(["bench", "--threads", "0"]) == 2
+    assert capsys.readouterr().err.count("\n") == 4
+
+
+def test_passes_pool_samples_and_a_finding_in_any_pass_wins() -> None:
+    cell = _cell("builtin", "current", "torch")
+    measured = [CellResult(cell, Verdict("measured"), [Samples("warm", "t", (1, 2))]),
+                CellResult(cell, Verdict("measured"), [Samples("warm", "t", (3,))])]
+    assert _joined(*measured).samples == [Samples("warm", "t", (1, 2, 3))]
+    finding = CellResult(cell, Verdict("finding", "[bytes] layer 0"), [])
+    assert _joined(measured[0], finding) is finding and _joined(finding, measured[1]) is finding
+
+
+def test_the_ratio_divides_by_the_oldest_call_site_the_pools_accepted() -> None:
+    cell = _cell("builtin", "current", "torch")
+    def era_of(name: str) -> BenchCell:
+        return dataclasses.replace(cell, era=name)
+    assert baseline_cell(cell, lambda other: True) == era_of("legacy")
+    # SGLang 0.5.23's SWA pool: legacy asserts swa_loc and kwarg is a TypeError.
+    assert baseline_cell(cell, lambda other: other.era in ("bundled", "current")) == era_of("bundled")
+    assert baseline_cell(era_of("legacy"), lambda other: True) is None
+    assert baseline_cell(cell, lambda other: other.era == "current") is None

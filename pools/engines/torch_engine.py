@@ -57,6 +57,10 @@ def _word_view(tensor: torch.Tensor, word: int, dtype: torch.dtype) -> Optional[
     """`tensor` as (rows, words) of `dtype` over the same memory, or None where its rows are not
     contiguous runs of bytes aligned to `word`."""
     size = tensor.element_size()
+    if tensor.is_contiguous():   # the common case, checked in C: a 1-token write is mostly overhead
+        if (tensor.storage_offset() * size) % word:
+            return None
+        return tensor.view(tensor.shape[0], math.prod(tensor.shape[1:])).view(dtype)
     trailing, expected = tensor.shape[1:], 1
     for length, stride in zip(reversed(trailing), reversed(tensor.stride()[1:])):
         if length != 1 and stride != expected:

@@ -6,8 +6,8 @@ disagree. Here every write of a group (the era call sites of one SUT and engine,
 same-bytes copy) runs for one short turn, in an order that rotates every round, until each has
 its budget; a spell then lands on all of them. A turn times at most
 `Budget.samples_per_turn()` writes and runs untimed ones for the rest of its `slice_s`, so a
-1-token write's 2000 samples are spread over as many turns as a 4096-token write's second of
-measured time. Warm-up is taken the same way, untimed.
+1-token write's `max_samples` are spread over as many turns as a 4096-token write's
+`min_time_s` of measured time. Warm-up is taken the same way, untimed.
 """
 from __future__ import annotations
 

@@ -6,6 +6,8 @@ from typing import Sequence
 
 import numpy as np
 
+from reports.stats import coefficient_of_variation, robust_coefficient_of_variation
+
 BOOTSTRAP_RESAMPLES = 2000
 CONFIDENCE = 0.95
 
@@ -22,10 +24,8 @@ class Summary:
 def summarize(samples: Sequence[int]) -> Summary:
     values = np.asarray(samples, dtype=np.float64)
     p10, median, p90 = np.percentile(values, [10, 50, 90])
-    mean = values.mean()
-    cv = float(values.std(ddof=1) / mean) if len(values) > 1 and mean > 0 else 0.0
-    mad_cv = float(1.4826 * np.median(np.abs(values - median)) / median) if median > 0 else 0.0
-    return Summary(float(median), float(p10), float(p90), cv, mad_cv)
+    return Summary(float(median), float(p10), float(p90), coefficient_of_variation(values),
+                   robust_coefficient_of_variation(values))
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="smallest relative change reported (default 0.10)")
     parser.add_argument("--alpha", type=float, default=0.01, help="significance level (default 0.01)")
     parser.add_argument("--max-cv", type=float, default=0.15,
-                        help="a cell whose samples vary more than this is noisy (default 0.15)")
+                        help="a cell whose robust CV (1.4826 MAD / median) is above this is noisy (default 0.15)")
     parser.set_defaults(handler=main)
 
 

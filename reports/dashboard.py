@@ -129,7 +129,7 @@ def _overhead(report: Report) -> str:
 def _regressions(report: Report) -> str:
     gate, s = report.gate, report.settings
     note = (f'<p class="note">Baseline {escape(s.baseline)}; a regression is a median slower by at least '
-            f"{s.threshold:.0%} with Mann-Whitney p &lt; {s.alpha}; a cell with CV above {s.max_cv:.0%} is "
+            f"{s.threshold:.0%} with Mann-Whitney p &lt; {s.alpha}; a cell with robust CV (MAD-based) above {s.max_cv:.0%} is "
             "noisy. History: median per run, oldest first.</p>")
     if gate.empty:
         return note + '<p class="empty">No timing records.</p>'

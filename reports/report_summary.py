@@ -19,7 +19,7 @@ def report_markdown(report: Report, dashboard: str) -> str:
                 f"{r.get('scenario', '')}`: "
                 f"{r['detail'] if isinstance(r.get('detail'), str) and r['detail'] else 'findings'}" + (f" (repro: `{r['repro_link']}`)" if r.get("repro_link") else "")
                 for _, r in report.findings.iterrows()]
-    noisy = [f"`{r['cell']}` (CV {r['cv']:.0%})" for _, r in report.gate.iterrows()
+    noisy = [f"`{r['cell']}` (robust CV {r['cv']:.0%})" for _, r in report.gate.iterrows()
              if r["status"] == "noisy"] if not report.gate.empty else []
     for title, items in (("Regressions", regressions), ("Correctness findings", findings),
                          ("Noisy cells (not judged)", noisy), ("Skipped files", report.warnings)):

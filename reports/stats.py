@@ -37,8 +37,19 @@ def mann_whitney_u(a, b) -> tuple[float, float]:
 
 
 def coefficient_of_variation(samples) -> float:
+    """Standard deviation / mean: one descheduled sample among thousands can multiply it."""
     samples = np.asarray(samples, dtype=float)
     if len(samples) < 2 or samples.mean() == 0:
         return 0.0
     return float(samples.std(ddof=1) / samples.mean())
+
+
+def robust_coefficient_of_variation(samples) -> float:
+    """1.4826 * median absolute deviation / median: equals the CV for normal samples, and rare
+    outliers cannot inflate it (bench's `mad_cv`)."""
+    samples = np.asarray(samples, dtype=float)
+    if len(samples) < 2:
+        return 0.0
+    median = np.median(samples)
+    return float(1.4826 * np.median(np.abs(samples - median)) / median) if median > 0 else 0.0
 

@@ -106,3 +106,23 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
         assert kvh(["report", str(results), "--baseline", baseline]) == 2
         assert message in capsys.readouterr().err
     assert not (results / "report").exists()
+
+
+def test_rare_descheduled_samples_do_not_make_a_cell_noisy(tmp_path):
+    # A 1-token write on a shared VM: 2% of samples 8x slower (std-based CV ~0.9), median steady.
+    rng = np.random.default_rng(1)
+
+    def run(factor: float) -> list[float]:
+        samples = 25_000.0 * factor * np.exp(0.02 * rng.standard_normal(2000))
+        samples[rng.choice(2000, 40, replace=False)] *= 8
+        return samples.tolist()
+
+    results = tmp_path / "results"
+    for night, factor in enumerate((1.0, 1.0, 1.0, 1.2)):
+        meta = {**run_meta("cpu", seed=0, run_id=f"night-{night}"), "time": f"2025-02-0{night + 1}T03:00:00+00:00"}
+        append(results, pd.DataFrame([{"backend": "plain", "pool": "mha", "dtype": "bf16", "sut": "builtin",
+                                       "engine": "torch", "era": "current", "tokens": 1, "device": "cpu",
+                                       "mode": "extend", "samples_ns": run(factor)}]), "bench", meta)
+    gate = build_report(load(results), results, tmp_path / "out", GateSettings()).gate
+    assert np.std(run(1.0)) / np.mean(run(1.0)) > GateSettings().max_cv   # the std-based CV would call it noisy
+    assert gate["status"].tolist() == ["regression"] and gate["cv"].iloc[0] < 0.05

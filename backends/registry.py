@@ -114,7 +114,7 @@ BACKENDS: dict[str, Backend] = {
     backend.name: backend
     for backend in (
         Backend("plain", "any", POOL_KINDS + PLAIN_LAYOUT_KINDS, ("extend",), plain.write_set_kv_buffer,
-                focus=PLAIN_FOCUS, skips=(LAYOUT_DTYPE_SUBSET,),
+                focus=PLAIN_FOCUS, skips=(LAYOUT_DTYPE_SUBSET,), mla_input="latent",
                 summary="each era's canonical set_kv_buffer call, no backend quirks"),
         Backend("plain_mla", "any", ("mla", "swa_mla") + PLAIN_MLA_LAYOUT_KINDS, ("extend",),
                 plain.write_set_mla_kv_buffer, focus=PLAIN_FOCUS, skips=(LAYOUT_DTYPE_SUBSET,),

@@ -3,6 +3,7 @@ timed (--benchmark-json) and with timing disabled (--benchmark-disable)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,9 +14,12 @@ EXTRA_INFO = {"backend", "pool", "dtype", "sut", "engine", "era", "tokens", "lay
 
 
 def _suites(*arguments: str) -> subprocess.CompletedProcess:
+    # A fresh pytest: pytest-benchmark takes a process with PYTEST_XDIST_WORKER set for an xdist
+    # worker and writes no JSON there.
+    environment = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_")}
     return subprocess.run([sys.executable, "-m", "pytest", str(ROOT / "benchmarks"), "-q",
-                           "-p", "no:cacheprovider", "-p", "no:xdist", "--kvh-tokens", "16", *arguments],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+                           "-p", "no:cacheprovider", "--kvh-tokens", "16", *arguments],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600, env=environment)
 
 
 def test_timed_suites_write_complete_json(tmp_path) -> None:

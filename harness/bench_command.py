@@ -16,8 +16,8 @@ import torch
 from backends.registry import BACKENDS
 from harness.bench_plan import QUICK, QUICK_BUDGET, TOKEN_COUNTS, BenchOptions
 from harness.bench_records import BENCH_COLUMNS
-from harness.bench_run import run_bench
-from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from harness.bench_run import BenchInterrupted, run_bench
+from harness.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from harness.plan import RunOptions, resolve_suts
 from harness.run_command import check_device_and_out, choose, csv_list
 from harness.timers import TIMERS
@@ -137,9 +137,17 @@ def main(arguments: argparse.Namespace) -> int:
     meta = run_meta(options.device, options.seed, "bench")
     started = time.monotonic()
     print(f"kvh bench: load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs", file=sys.stderr)
+    interrupted = False
     with torch_threads(options.threads):
-        rows = run_bench(options, suts, meta, lambda line: print(
-            f"kvh bench: {line} ({time.monotonic() - started:.0f}s)", file=sys.stderr, flush=True))
+        try:
+            rows = run_bench(options, suts, meta, lambda line: print(
+                f"kvh bench: {line} ({time.monotonic() - started:.0f}s)", file=sys.stderr, flush=True))
+        except BenchInterrupted as stop:
+            if not stop.rows:
+                raise
+            rows, interrupted = stop.rows, True
+            print("kvh bench: interrupted; writing the cells measured and verified so far "
+                  "(column passes says how many passes each has)", file=sys.stderr)
     previous = previous_bench_rows(options.out)
     frame = pd.DataFrame(rows, columns=list(BENCH_COLUMNS))
     path = append(options.out, frame, "bench", meta)
@@ -153,4 +161,6 @@ def main(arguments: argparse.Namespace) -> int:
     measured = sum(1 for row in rows if row["outcome"] == "measured")
     print(f"{'FAIL' if findings else 'DONE'}: {measured} measured, {findings} findings, "
           f"{len(rows) - measured - findings} errors; results: {path}, table: {options.out / 'bench.md'}")
+    if interrupted:
+        return EXIT_INTERRUPTED
     return EXIT_FINDINGS if findings else EXIT_OK

@@ -22,5 +22,5 @@ BENCH_COLUMNS = (
     # the API overhead: median(this era's call site) / median(the oldest measured era's), bootstrap 95% CI
     "api_baseline_era", "api_overhead_ratio", "api_overhead_ci_low", "api_overhead_ci_high",
     # conditions
-    "threads", "load_avg_1m", "samples_ns",
+    "threads", "load_avg_1m", "passes", "samples_ns",
 )

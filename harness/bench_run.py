@@ -30,6 +30,15 @@ class CellResult:
     cell: BenchCell
     verdict: Verdict
     samples: list[Samples] = field(default_factory=list)
+    passes: int = 1    # passes whose samples are pooled here
+
+
+class BenchInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a bench: `rows` holds what the families finished so far measured and verified."""
+
+    def __init__(self, rows: list[dict]):
+        super().__init__()
+        self.rows = rows
 
 
 COPY = "copy"   # the same-bytes contiguous copy timed with every family
@@ -113,6 +122,7 @@ def _row(result: CellResult, cache: Optional[Samples], scenario: Scenario, nbyte
            "sut": cell.sut.spec, "sut_version": loaded.version if loaded else "builtin",
            "engine": cell.engine, "era": cell.era, "tokens": scenario.forwards[0].tokens,
            "layers": g.layer_num, "bytes_moved": nbytes, "outcome": result.verdict.outcome,
+           "passes": result.passes,
            "error": result.verdict.message, "threads": torch.get_num_threads(),
            "load_avg_1m": os.getloadavg()[0], "samples_ns": []}
     if cache is None:
@@ -151,7 +161,8 @@ def _joined(first: CellResult, later: CellResult) -> CellResult:
         return first
     if later.verdict.outcome != "measured":
         return later
-    return CellResult(first.cell, first.verdict, join_samples(first.samples, later.samples))
+    return CellResult(first.cell, first.verdict, join_samples(first.samples, later.samples),
+                      first.passes + later.passes)
 
 
 def run_bench(options: BenchOptions, suts: list[SutChoice], meta: dict,
@@ -166,6 +177,16 @@ def run_bench(options: BenchOptions, suts: list[SutChoice], meta: dict,
                  for _, pool, dtype, tokens, layers in groups]
     gathered: dict[tuple[int, str], dict[str, CellResult]] = {}   # (group, mode) -> label -> result
     copies: dict[tuple[int, str, str], list[Samples]] = {}       # (group, mode, family) -> samples
+    try:
+        _take_passes(options, suts, timer, groups, scenarios, gathered, copies, progress)
+    except KeyboardInterrupt:
+        # An interrupted family left nothing behind; every finished one was measured and verified.
+        raise BenchInterrupted(_rows(gathered, copies, scenarios, meta, options.seed)) from None
+    return _rows(gathered, copies, scenarios, meta, options.seed)
+
+
+def _take_passes(options: BenchOptions, suts: list[SutChoice], timer, groups: list, scenarios: list,
+                 gathered: dict, copies: dict, progress: Progress) -> None:
     for pass_number in range(1, options.passes + 1):
         for index, (backend, pool, dtype, tokens, layers) in enumerate(groups):
             scenario, nbytes = scenarios[index], bytes_moved(scenarios[index])
@@ -183,6 +204,9 @@ def run_bench(options: BenchOptions, suts: list[SutChoice], meta: dict,
                         progress(f"pass {pass_number}/{options.passes} [{index + 1}/{len(groups)}] "
                                  f"{pool} {dtype} {tokens}t {layers}l {label}: {_headline(result, nbytes)}")
                 del reference
+
+
+def _rows(gathered: dict, copies: dict, scenarios: list[Scenario], meta: dict, seed: int) -> list[dict]:
     rows: list[dict] = []
     for (index, mode), results in gathered.items():
         scenario = scenarios[index]
@@ -191,7 +215,7 @@ def run_bench(options: BenchOptions, suts: list[SutChoice], meta: dict,
             copy_by_cache = {samples.cache: samples for samples in family_copy}
             for cache in result.samples or [None]:
                 rows.append(_row(result, cache, scenario, bytes_moved(scenario), copy_by_cache,
-                                 results, meta, options.seed))
+                                 results, meta, seed))
     return rows
 
 

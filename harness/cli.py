@@ -6,7 +6,7 @@ import importlib
 import sys
 from typing import Callable, Optional
 
-from harness.errors import EXIT_USAGE, UsageError
+from harness.errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -45,4 +45,4 @@ def main(argv: Optional[list[str]] = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("kvh: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130   # Ctrl-C, as a shell reports SIGINT
 
 
 class UsageError(Exception):

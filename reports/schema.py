@@ -46,10 +46,10 @@ KINDS: dict[str, RecordKind] = {kind.name: kind for kind in (
         "bench", 1,
         required=CELL_COLUMNS + ("samples_ns",),
         optional=CELL_DETAIL_COLUMNS + (
-            "layers", "timer", "outcome", "error", "median_ns", "p10_ns", "p90_ns", "cv",
+            "layers", "timer", "outcome", "error", "median_ns", "p10_ns", "p90_ns", "cv", "mad_cv",
             "tokens_per_s", "bytes_moved", "gbps", "copy_median_ns", "peak_gbps", "roofline_fraction",
             "api_baseline_era", "api_overhead_ratio", "api_overhead_ci_low", "api_overhead_ci_high",
-            "threads", "load_avg_1m"),
+            "threads", "load_avg_1m", "passes"),
         description="one row per timed cell of `kvh bench`; samples_ns is the list of raw "
                     "per-write times in nanoseconds; outcome is measured, finding or error, and "
                     "error says why a cell has no numbers"),

@@ -48,6 +48,7 @@ def test_measured_cells_carry_every_figure(tmp_path) -> None:
     for era, row in frame.iterrows():
         assert row["p10_ns"] <= row["median_ns"] <= row["p90_ns"]
         assert row["samples"] == len(row["samples_ns"]) >= 15
+        assert row["passes"] == 5 and row["threads"] == 1   # --quick: five passes on one thread
         assert row["bytes_moved"] == 16 * 8 * (128 + 128) * (2 + 2)
         assert row["gbps"] == pytest.approx(row["bytes_moved"] / row["median_ns"])
         assert row["roofline_fraction"] == pytest.approx(row["copy_median_ns"] / row["median_ns"])
@@ -101,3 +102,36 @@ def test_the_ratio_divides_by_the_oldest_call_site_the_pools_accepted() -> None:
     assert baseline_cell(cell, lambda other: other.era in ("bundled", "current")) == era_of("bundled")
     assert baseline_cell(era_of("legacy"), lambda other: True) is None
     assert baseline_cell(cell, lambda other: other.era == "current") is None
+
+
+def test_ctrl_c_writes_the_cells_already_measured_and_exits_130(tmp_path, monkeypatch) -> None:
+    import harness.bench_run as bench_run
+
+    real, calls = bench_run.measure_family, []
+
+    def interrupted_in_pass_two(*arguments):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*arguments)
+
+    monkeypatch.setattr(bench_run, "measure_family", interrupted_in_pass_two)
+    out = tmp_path / "out"
+    code = main(["bench", "--pool", "mha", "--dtype", "bf16", "--era", "legacy,current", "--engine", "torch",
+                 "--tokens", "16", "--passes", "2", "--min-time", "0.002", "--out", str(out)])
+    frame = load(out).of("bench")
+    assert code == 130 and len(calls) == 2
+    assert sorted(frame["era"]) == ["current", "legacy"]
+    assert (frame["outcome"] == "measured").all() and (frame["passes"] == 1).all()
+
+
+def test_ctrl_c_before_any_family_finished_writes_nothing(tmp_path, monkeypatch) -> None:
+    import harness.bench_run as bench_run
+
+    def interrupted(*arguments):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bench_run, "measure_family", interrupted)
+    out = tmp_path / "out"
+    assert main(["bench", "--pool", "mha", "--dtype", "bf16", "--tokens", "16", "--out", str(out)]) == 130
+    assert not out.exists() or not list(out.iterdir())

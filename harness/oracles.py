@@ -11,14 +11,12 @@ from typing import Callable
 import torch
 
 from harness.execute import CANARY, Execution
-from harness.expectations import PADDING_SINK, Writer
+from harness.expectations import PADDING_SINK, Expected
 from harness.findings import Finding, hex_window, locate
 from pools.fp4.reference import dequantize as fp4_dequantize
 from pools.fp4.reference import error_bound as fp4_error_bound
-from scenarios.materialize import scale_object, token_tensors
 from scenarios.model import Scenario
 
-Expected = dict[str, dict[int, Writer]]
 Check = Callable[[Scenario, Execution, Execution, Expected], list[Finding]]
 
 
@@ -90,10 +88,9 @@ def _written_bytes(scenario, baseline, candidate, expected) -> list[Finding]:
         want, got = baseline.buffers.get(name), candidate.buffers.get(name)
         if want is None or got is None or want.shape != got.shape or not writers:
             continue
-        slots = sorted(writers)
-        index = torch.tensor(slots)
-        findings += _first_difference(scenario, name, slots, want[index], got[index], "bytes",
-                                      "written bytes differ from the baseline", expected)
+        index = expected.slot_index(name)
+        findings += _first_difference(scenario, name, expected.slots(name), want[index], got[index],
+                                      "bytes", "written bytes differ from the baseline", expected)
     return findings
 
 
@@ -102,9 +99,7 @@ def _untouched(scenario, baseline, candidate, expected) -> list[Finding]:
     for name, got in candidate.buffers.items():
         if name not in expected:
             continue
-        keep = torch.ones(got.shape[0], dtype=torch.bool)
-        keep[PADDING_SINK] = False
-        keep[[slot for slot in expected[name] if slot < got.shape[0]]] = False
+        keep = expected.untouched(name, got.shape[0])
         rows = got[keep]
         if bool((rows == CANARY).all()):  # the common case: no per-slot bookkeeping
             continue
@@ -133,26 +128,6 @@ def _caller_tensors(scenario, baseline, candidate, expected) -> list[Finding]:
     return findings
 
 
-def _fp4_inputs(scenario: Scenario, part: str, writers: list[Writer], layer_id: int) -> torch.Tensor:
-    """What the pool was asked to quantise for each writer, flattened per token: the caller's
-    values divided by the layer's scale in their own dtype (MHA), or nope ++ rope (MLA)."""
-    rows, cache = [], {}
-    scale = scenario.k_scale if part == "k" else scenario.v_scale
-    for writer in writers:
-        if writer.forward not in cache:
-            tensors = token_tensors(scenario, writer.forward, layer_id, "cpu")
-            if scenario.geometry.is_mla:
-                values = torch.cat([t for t in (tensors["k"], tensors["k_rope"]) if t is not None], -1)
-            else:
-                values = tensors[part].clone()
-                scale_value = scale_object(scale, "cpu")
-                if scale_value is not None:
-                    values.div_(scale_value)
-            cache[writer.forward] = values.to(torch.float32).reshape(values.shape[0], -1)
-        rows.append(cache[writer.forward][writer.token])
-    return torch.stack(rows)
-
-
 def _fp4_within_bound(scenario, baseline, candidate, expected) -> list[Finding]:
     """Dequantised FP4 bytes are within the e2m1 rounding bound of the input: catches a quantiser
     that is wrong the same way in the reference and the candidate."""
@@ -167,9 +142,10 @@ def _fp4_within_bound(scenario, baseline, candidate, expected) -> list[Finding]:
             data, scales = candidate.buffers.get(name), candidate.buffers.get(f"{name}_scale")
             if not writers or data is None or scales is None:
                 continue
-            slots = sorted(writers)
-            want = _fp4_inputs(scenario, part, [writers[slot] for slot in slots], layer_id)
-            got = fp4_dequantize(data[slots], scales[slots])
+            slots = expected.slots(name)
+            want = expected.fp4_inputs(name, part, layer_id)
+            index = expected.slot_index(name)
+            got = fp4_dequantize(data[index], scales[index])
             bad = ~((got - want).abs() <= fp4_error_bound(want))
             if bool(bad.any()):
                 row, element = (int(i) for i in bad.nonzero()[0])

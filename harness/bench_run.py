@@ -3,7 +3,6 @@ copy, and the API overhead ratios; one record per cell and cache state."""
 from __future__ import annotations
 
 import os
-import traceback
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -14,7 +13,7 @@ from harness.bench_measure import TimedWrite, copy_write
 from harness.bench_plan import BenchCell, BenchOptions, bench_scenario, bytes_moved, cells_for, baseline_cell
 from harness.bench_stats import ratio_of_medians, summarize
 from harness.bench_verify import Reference, Verdict
-from harness.execute import Execution
+from harness.execute import Execution, describe_error
 from harness.interleave import sample_interleaved
 from harness.plan import SutChoice
 from harness.timeout import time_limit
@@ -44,16 +43,6 @@ class BenchInterrupted(KeyboardInterrupt):
 COPY = "copy"   # the same-bytes contiguous copy timed with every family
 
 
-def _error_text(error: BaseException) -> str:
-    """The exception and where it was raised, with the source line: a bare `assert` says nothing else."""
-    frames = traceback.extract_tb(error.__traceback__)
-    where = ""
-    if frames:
-        last = frames[-1]
-        where = f" ({last.filename.rsplit('/', 1)[-1]}:{last.lineno}" + (f": {last.line})" if last.line else ")")
-    return f"{type(error).__name__}" + (f": {error}" if str(error) else "") + where
-
-
 def _timed_write(cell: BenchCell, scenario: Scenario, options: BenchOptions) -> TimedWrite:
     module = cell.sut.loaded.module if cell.sut.loaded else builtin_module(cell.era, cell.engine)
     with time_limit(options.timeout_s):
@@ -71,7 +60,7 @@ def measure_family(cells: list[BenchCell], scenario: Scenario, reference: Refere
         try:
             timed[cell.label] = _timed_write(cell, scenario, options)
         except Exception as error:  # a SUT failure is data, never a harness crash
-            failed[cell.label] = _error_text(error)
+            failed[cell.label] = describe_error(error, source_line=True)
     writes = {label: (write.restore, write.run) for label, write in timed.items()}
     writes[COPY] = copy_write(bytes_moved(scenario), options.device)
     sampled = sample_interleaved(timer, writes, options.budget, lambda: time_limit(options.timeout_s))
@@ -79,7 +68,7 @@ def measure_family(cells: list[BenchCell], scenario: Scenario, reference: Refere
     for cell in cells:
         samples = sampled.get(cell.label, [])
         if isinstance(samples, Exception):
-            failed[cell.label] = _error_text(samples)
+            failed[cell.label] = describe_error(samples, source_line=True)
         if cell.label in failed:
             execution = Execution(error=failed[cell.label], error_at="timing")
         else:
@@ -87,7 +76,7 @@ def measure_family(cells: list[BenchCell], scenario: Scenario, reference: Refere
                 with time_limit(options.timeout_s):
                     execution = timed[cell.label].snapshot()
             except Exception as error:
-                execution = Execution(error=_error_text(error), error_at="timing")
+                execution = Execution(error=describe_error(error, source_line=True), error_at="timing")
         verdict = reference.judge(execution)
         results.append(CellResult(cell, verdict, samples if verdict.outcome == "measured" else []))
     copy = sampled[COPY]
@@ -146,11 +135,15 @@ def _row(result: CellResult, cache: Optional[Samples], scenario: Scenario, nbyte
     return row
 
 
+def _family_of(cell: BenchCell) -> tuple[str, str]:
+    """Cells compared with each other share it: one SUT and engine, every era."""
+    return cell.sut.spec, cell.engine
+
+
 def _families(cells: list[BenchCell]) -> dict[tuple[str, str], list[BenchCell]]:
-    """Cells compared with each other: one SUT and engine, every era."""
     families: dict[tuple[str, str], list[BenchCell]] = {}
     for cell in cells:
-        families.setdefault((cell.sut.spec, cell.engine), []).append(cell)
+        families.setdefault(_family_of(cell), []).append(cell)
     return families
 
 
@@ -176,7 +169,7 @@ def run_bench(options: BenchOptions, suts: list[SutChoice], meta: dict,
     scenarios = [bench_scenario(pool, dtype, tokens, layers, options.seed)
                  for _, pool, dtype, tokens, layers in groups]
     gathered: dict[tuple[int, str], dict[str, CellResult]] = {}   # (group, mode) -> label -> result
-    copies: dict[tuple[int, str, str], list[Samples]] = {}       # (group, mode, family) -> samples
+    copies: dict[tuple, list[Samples]] = {}                      # (group, mode, family) -> samples
     try:
         _take_passes(options, suts, timer, groups, scenarios, gathered, copies, progress)
     except KeyboardInterrupt:
@@ -191,12 +184,14 @@ def _take_passes(options: BenchOptions, suts: list[SutChoice], timer, groups: li
         for index, (backend, pool, dtype, tokens, layers) in enumerate(groups):
             scenario, nbytes = scenarios[index], bytes_moved(scenarios[index])
             for mode in backend.modes:
+                # Again each pass: keeping every group's reference buffers across passes would
+                # hold gigabytes at 32768 tokens, and the reference costs one untimed write.
                 reference = Reference(scenario, backend.name, mode, None)
                 cells = list(cells_for(backend.name, (mode,), backend.eras, suts, options))
                 results = gathered.setdefault((index, mode), {})
                 for family_key, family in _families(cells).items():
                     family_results, copy = measure_family(family, scenario, reference, options, timer)
-                    key = (index, mode, "/".join(family_key))
+                    key = (index, mode, family_key)
                     copies[key] = join_samples(copies.get(key, []), copy)
                     for result in family_results:
                         label = result.cell.label
@@ -211,7 +206,7 @@ def _rows(gathered: dict, copies: dict, scenarios: list[Scenario], meta: dict, s
     for (index, mode), results in gathered.items():
         scenario = scenarios[index]
         for result in results.values():
-            family_copy = copies[(index, mode, f"{result.cell.sut.spec}/{result.cell.engine}")]
+            family_copy = copies[(index, mode, _family_of(result.cell))]
             copy_by_cache = {samples.cache: samples for samples in family_copy}
             for cache in result.samples or [None]:
                 rows.append(_row(result, cache, scenario, bytes_moved(scenario), copy_by_cache,

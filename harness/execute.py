@@ -140,8 +140,19 @@ def execute(candidate: Candidate, scenario: Scenario, timeout_s: Optional[float]
             where = "reading the buffers"
             result.buffers = buffer_bytes(pool, scenario)
     except Exception as error:  # a SUT failure is data, never a harness crash
-        frames = traceback.extract_tb(error.__traceback__)
-        origin = f" ({frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno})" if frames else ""
-        result.error = f"{type(error).__name__}: {error}{origin}"
+        result.error = describe_error(error)
         result.error_at = where
     return result
+
+
+def describe_error(error: BaseException, source_line: bool = False) -> str:
+    """`Type: message (file:line)`, where the exception was raised. `source_line` adds the line's
+    code, which is all a bare `assert` says, and drops the empty message such an assert has."""
+    frames = traceback.extract_tb(error.__traceback__)
+    where = ""
+    if frames:
+        last = frames[-1]
+        code = f": {last.line}" if source_line and last.line else ""
+        where = f" ({last.filename.rsplit('/', 1)[-1]}:{last.lineno}{code})"
+    message = f": {error}" if str(error) or not source_line else ""
+    return f"{type(error).__name__}{message}{where}"

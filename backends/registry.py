@@ -15,7 +15,7 @@ from backends import (aiter, ascend, context_parallel, fa3, flashinfer, flashinf
 from backends import skips as S
 from backends.context import WriteRequest
 from backends.skips import BackendSkip
-from harness.divergences import BACKEND_DIVERGENCES, KnownDivergence
+from backends.divergences import BACKEND_DIVERGENCES, KnownDivergence
 from pools.dtypes import DTYPES
 from scenarios.model import Scenario
 

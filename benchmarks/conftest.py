@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.bench_plan import bench_scenario, bytes_moved
-from harness.bench_measure import TimedWrite
-from harness.bench_verify import Reference
+from harness.bench.plan import bench_scenario, bytes_moved
+from harness.bench.measure import TimedWrite
+from harness.bench.verify import Reference
 from harness.devices import unavailable_reason
 from pools.builtin import builtin_module
 

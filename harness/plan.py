@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Iterator, Mapping, Optional
 
 from backends.registry import BACKENDS, Backend
 from harness.candidate import Candidate
@@ -11,12 +11,12 @@ from harness.capabilities import cell_status, layout_of
 from pools.layouts.kinds import LAYOUT_KINDS
 from harness.devices import device_type, natural_device, unavailable_reason
 from harness.sharding import Shard
-from harness.isolation.environments import is_isolated_spec, load_isolated
+from harness.sut.environments import is_isolated_spec, load_isolated
 from pools.builtin import builtin_module
 from pools.dtypes import DTYPES
 from pools.engines import ENGINES
 from pools.eras import ERAS
-from pools.sut.loader import LoadedSut, load_foreign, parse_builtin
+from harness.sut.loader import LoadedSut, load_foreign, parse_builtin
 from scenarios.model import POOL_KINDS
 
 
@@ -36,6 +36,8 @@ class RunOptions:
     timeout_s: float = 30.0
     shard: Optional[Shard] = None      # --shard i/N: only this deterministic share of the cells
     scenarios: Optional[list] = None   # user scenarios (--scenario): run these instead of the builtin set
+    # The call sites by backend name: the registry, or a copy with a mutant's faulty call sites.
+    backend_table: Mapping[str, Backend] = field(default_factory=lambda: BACKENDS)
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,14 @@ import json
 from pathlib import Path
 from typing import Optional
 
-from backends.registry import backend_named
+from backends.registry import BACKENDS, backend_named
+from harness.call_site_overrides import with_call_site_overrides
 from harness.candidate import Candidate
 from harness.findings import Finding
 from harness.plan import baseline_for, load_sut
 from harness.runner import CellResult, check_scenario
 from pools.builtin import builtin_module
-from pools.sut.loader import parse_builtin
+from harness.sut.loader import parse_builtin
 from reports.atomic import write_json_atomic
 from scenarios.model import Scenario
 from scenarios.serialize import ScenarioError, from_dict, to_dict
@@ -92,9 +93,12 @@ def replay(path: Path, device: Optional[str] = None) -> tuple[dict, list[Finding
     """Judge the repro's candidate again; returns (candidate description, old findings, result)."""
     scenario, description, old = load_repro(path)
     candidate = rebuild_candidate(description, device)
-    baseline = baseline_for(backend_named(candidate.backend), candidate.mode)
+    # A mutant's faulty call site (BACKEND_OVERRIDES) replays with it.
+    table, _ = with_call_site_overrides(candidate.module, BACKENDS)
+    backend = table[candidate.backend]
+    baseline = baseline_for(backend, candidate.mode)
     try:
-        results = check_scenario(scenario, baseline, [candidate], timeout_s=60.0)
+        results = check_scenario(scenario, baseline, [candidate], 60.0, backend)
     finally:
         stop = getattr(candidate.module, "stop", None)
         if stop is not None:

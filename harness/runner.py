@@ -11,16 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
-from backends.registry import BACKENDS, Backend
+from backends.registry import Backend, backend_named
 from harness.candidate import Candidate
-from harness.divergences import KnownDivergence, explain
+from backends.divergences import KnownDivergence, explain
 from harness.execute import Execution, execute
-from harness.isolation.client import IsolatedSut
+from harness.sut.client import IsolatedSut
 from harness.expectations import expected_writes
 from harness.findings import Finding
 from harness.oracles import judge, self_check
 from harness.sharding import in_shard
-from harness.sut_limits import limit_for
+from harness.sut.limits import limit_for
 from harness.plan import RunOptions, Skip, SutChoice, baseline_for, candidates_for
 from scenarios.builtin import default_scenarios, random_scenarios
 from scenarios.explore import explore
@@ -52,17 +52,20 @@ def scenarios_for(pool: str, dtype: str, options: RunOptions) -> list[Scenario]:
 
 
 def execute_candidate(candidate: Candidate, scenario: Scenario, reference: Execution,
-                      timeout_s: Optional[float]) -> Execution:
+                      timeout_s: Optional[float], backend: Backend) -> Execution:
     """In this process, or in the SUT's own worker process (only differing bytes travel back)."""
     if isinstance(candidate.module, IsolatedSut):
         return candidate.module.execute(scenario, candidate.backend, candidate.mode, candidate.device,
                                         known=reference, timeout_s=timeout_s or 60.0)
-    return execute(candidate, scenario, timeout_s)
+    return execute(candidate, scenario, timeout_s, backend)
 
 
 def check_scenario(scenario: Scenario, baseline: Candidate, candidates: list[Candidate],
-                   timeout_s: Optional[float]) -> list[CellResult]:
-    reference = execute(baseline, scenario, timeout_s)
+                   timeout_s: Optional[float], backend: Optional[Backend] = None) -> list[CellResult]:
+    """`backend` is the cell's call-site entry: by default the registry's, in a mutant run the
+    mutant's table's (RunOptions.backend_table)."""
+    backend = backend or backend_named(baseline.backend)
+    reference = execute(baseline, scenario, timeout_s, backend)
     expected = expected_writes(scenario)
     results = []
     # The baseline must obey the untouched-slot rule too, or every comparison is moot.
@@ -71,9 +74,8 @@ def check_scenario(scenario: Scenario, baseline: Candidate, candidates: list[Can
         for finding in own:
             finding.candidate = baseline.label
         results.append(CellResult(baseline, scenario, "findings", own, label=baseline.label))
-    backend = BACKENDS[baseline.backend]
     for candidate in candidates:
-        execution = execute_candidate(candidate, scenario, reference, timeout_s)
+        execution = execute_candidate(candidate, scenario, reference, timeout_s, backend)
         findings = judge(scenario, reference, execution, expected)
         for finding in findings:
             finding.candidate = candidate.label
@@ -105,7 +107,7 @@ class Cell:
 
 def cells_of(options: RunOptions, pool: str, dtype: str) -> Iterator[Cell]:
     for backend_name in options.backends:
-        backend = BACKENDS[backend_name]
+        backend = options.backend_table[backend_name]
         if pool in backend.pool_kinds and dtype in getattr(backend, "dtypes", (dtype,)):
             for mode in backend.modes:
                 cell = Cell(pool, dtype, backend, mode)
@@ -150,7 +152,8 @@ def run(options: RunOptions, suts: list[SutChoice],
             candidates = _candidates(cell, suts, options, scenarios, on_result)
             for scenario in scenarios:
                 if not _skipped(cell.backend, scenario, cell.mode):
-                    for result in check_scenario(scenario, baseline, candidates, options.timeout_s):
+                    for result in check_scenario(scenario, baseline, candidates, options.timeout_s,
+                                                  cell.backend):
                         on_result(result)
         on_group(f"{pool} {dtype}", index + 1, len(groups))
 
@@ -200,7 +203,7 @@ def explore_run(options: RunOptions, suts: list[SutChoice], exploring: Exploring
                        if not _skipped(cell.backend, s, cell.mode)]
         candidates = _candidates(cell, suts, options, regressions, on_result)
         for scenario in regressions:
-            for result in check_scenario(scenario, baseline, candidates, options.timeout_s):
+            for result in check_scenario(scenario, baseline, candidates, options.timeout_s, cell.backend):
                 on_result(result)
         budget = None
         if profile.run_seconds is not None:
@@ -210,7 +213,8 @@ def explore_run(options: RunOptions, suts: list[SutChoice], exploring: Exploring
             continue
         strategy = scenario_strategy(cell.pool, cell.dtype, exploring.special_values, profile.pool_bytes)
         strategy = strategy.filter(lambda s, cell=cell: not _skipped(cell.backend, s, cell.mode))
-        outcome = explore(strategy, lambda s: check_scenario(s, baseline, candidates, options.timeout_s),
+        check = lambda s: check_scenario(s, baseline, candidates, options.timeout_s, cell.backend)  # noqa: E731
+        outcome = explore(strategy, check,
                           has_findings, settings, options.seed, cell.key, budget,
                           on_pass=lambda results: [on_result(r) for r in results])
         for result in outcome.failure or ():

@@ -14,7 +14,7 @@ from harness.pool_factory import build_pool
 from harness.plan import RunOptions, resolve_suts
 from harness.runner import run
 from pools.builtin import builtin_module
-from pools.sut.loader import load_foreign
+from harness.sut.loader import load_foreign
 from scenarios.materialize import ForwardStaging
 from tests.conftest import FIXTURES
 from tests.fixtures.backend_probes import ENCODER_LOC, LOC, SWA, probe

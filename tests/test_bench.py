@@ -6,13 +6,13 @@ import math
 
 import pytest
 
-from harness.bench_plan import BenchCell, BenchOptions, baseline_cell, bench_scenario, bytes_moved
-from harness.bench_records import BENCH_COLUMNS
-from harness.bench_run import CellResult, _joined, measure_cell
-from harness.bench_verify import Reference, Verdict
+from harness.bench.plan import BenchCell, BenchOptions, baseline_cell, bench_scenario, bytes_moved
+from harness.bench.records import BENCH_COLUMNS
+from harness.bench.run import CellResult, _joined, measure_cell
+from harness.bench.verify import Reference, Verdict
 from harness.cli import main
 from harness.plan import RunOptions, resolve_suts
-from harness.timers import Budget, CpuTimer, Samples
+from harness.bench.timers import Budget, CpuTimer, Samples
 from reports.store import load
 from scenarios.model import Scale
 
@@ -105,7 +105,7 @@ def test_the_ratio_divides_by_the_oldest_call_site_the_pools_accepted() -> None:
 
 
 def test_ctrl_c_writes_the_cells_already_measured_and_exits_130(tmp_path, monkeypatch) -> None:
-    import harness.bench_run as bench_run
+    import harness.bench.run as bench_run
 
     real, calls = bench_run.measure_family, []
 
@@ -126,7 +126,7 @@ def test_ctrl_c_writes_the_cells_already_measured_and_exits_130(tmp_path, monkey
 
 
 def test_ctrl_c_before_any_family_finished_writes_nothing(tmp_path, monkeypatch) -> None:
-    import harness.bench_run as bench_run
+    import harness.bench.run as bench_run
 
     def interrupted(*arguments):
         raise KeyboardInterrupt

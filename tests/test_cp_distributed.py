@@ -8,10 +8,10 @@ import json
 import psutil
 import pytest
 
-from harness import distributed
+from harness.cp import distributed
 from harness.cli import main as kvh
-from harness.cp_differential import CP_POOLS, default_plan, run_group
-from harness.cp_repro import load_cp_repro
+from harness.cp.differential import CP_POOLS, default_plan, run_group
+from harness.cp.repro import load_cp_repro
 from pools.eras import ERAS
 from tests.conftest import FIXTURES
 
@@ -29,7 +29,7 @@ def no_leftover_ranks(monkeypatch):
         launched.extend(pid for pid in outcome.pids if psutil.pid_exists(pid)
                         and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
         return outcome
-    monkeypatch.setattr("harness.cp_differential.launch", recording)
+    monkeypatch.setattr("harness.cp.differential.launch", recording)
     yield
     assert launched == []
 

@@ -7,8 +7,8 @@ import pytest
 
 from pools.builtin import builtin_module
 from pools.eras import ERAS
-from pools.sut.detect import detect_era, missing_names
-from pools.sut.loader import SutLoadError, load_foreign
+from harness.sut.detect import detect_era, missing_names
+from harness.sut.loader import SutLoadError, load_foreign
 
 
 @pytest.mark.parametrize("era", list(ERAS))

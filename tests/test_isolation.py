@@ -16,8 +16,8 @@ import torch
 from backends.registry import backend_named
 from harness.execute import execute
 from harness.expectations import expected_writes
-from harness.isolation.client import IsolatedSut
-from harness.isolation.protocol import decode_execution, encode_execution
+from harness.sut.client import IsolatedSut
+from harness.sut.protocol import decode_execution, encode_execution
 from harness.oracles import judge
 from harness.plan import baseline_for
 from scenarios.builtin import default_scenarios

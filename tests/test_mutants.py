@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from backends.registry import BACKENDS
-from harness import mutants_command
+from harness.cli import mutants as mutants_command
 from harness.cli import main
 from mutants.catalog import CATALOG, FAULT_CLASSES, Mutant
-from mutants.overrides import call_site_overrides
+from harness.call_site_overrides import with_call_site_overrides
 from pools.eras import ERAS
-from pools.sut.loader import load_foreign
+from harness.sut.loader import load_foreign
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # The pool kinds the catalog covers; kinds added later (FP4, HND, NPU) get their mutants with them.
@@ -48,12 +48,13 @@ def test_equivalent_mutants_carry_an_argument() -> None:
         assert not mutant.equivalent or len(mutant.equivalent.split()) >= 20, mutant.name
 
 
-def test_call_site_override_dispatches_on_the_module_and_restores_the_registry() -> None:
+def test_call_site_override_is_a_table_of_its_own_and_leaves_the_registry_alone() -> None:
     loaded = load_foreign("mutants.zoo.torch_native_cross_at_out_cache_loc").module
     real = BACKENDS["torch_native"]
-    with call_site_overrides(loaded) as overridden:
-        assert overridden == ("torch_native",)
-        assert BACKENDS["torch_native"].write is not real.write
+    table, overridden = with_call_site_overrides(loaded, BACKENDS)
+    assert overridden == ("torch_native",)
+    assert table["torch_native"].write is not real.write
+    assert table["plain"] is BACKENDS["plain"]
     assert BACKENDS["torch_native"] is real
 
 

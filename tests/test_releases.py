@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from harness.isolation.environments import load_isolated, missing_shared_modules, not_ready_reason
+from harness.sut.environments import load_isolated, missing_shared_modules, not_ready_reason
 from tests.conftest import check_records, run_kvh
 
 RELEASE_ERAS = {"0.5.12": "legacy", "0.5.13": "kwarg", "0.5.14": "bundled", "0.5.23": "current"}

@@ -8,7 +8,7 @@ from harness.candidate import Candidate
 from harness.plan import baseline_for
 from harness.repro import replay, save_repro
 from harness.runner import check_scenario, has_findings
-from pools.sut.loader import load_foreign
+from harness.sut.loader import load_foreign
 from scenarios.explore import explore
 from scenarios.profiles import profile_named
 from scenarios.strategies import scenarios

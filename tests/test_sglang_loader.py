@@ -16,7 +16,7 @@ import types
 import pytest
 import torch
 
-from pools.sut.sglang_loader import INSTALL_HINT, SutLoadError, load_sglang
+from harness.sut.sglang_loader import INSTALL_HINT, SutLoadError, load_sglang
 
 
 def _load() -> tuple[types.SimpleNamespace | None, str]:
@@ -73,7 +73,7 @@ def test_load_error_names_sglang_when_absent() -> None:
                 if name.split(".")[0] == "sglang":
                     raise ModuleNotFoundError(name, name=name)
         sys.meta_path.insert(0, Hide())
-        from pools.sut.sglang_loader import SutLoadError, load_sglang
+        from harness.sut.sglang_loader import SutLoadError, load_sglang
         try:
             load_sglang()
         except SutLoadError as exc:
@@ -222,7 +222,7 @@ def test_loads_without_triton() -> None:
                 if name.split(".")[0] == "triton":
                     raise ModuleNotFoundError(name, name=name)
         sys.meta_path.insert(0, Hide())
-        from pools.sut.sglang_loader import load_sglang
+        from harness.sut.sglang_loader import load_sglang
         ns = load_sglang()
         assert "triton" in ns.stood_in
         pool = ns.MHATokenToKVPool(size=8, page_size=1, dtype=torch.bfloat16, head_num=1, head_dim=4,

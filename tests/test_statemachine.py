@@ -10,7 +10,7 @@ from harness.candidate import Candidate
 from harness.plan import baseline_for
 from harness.runner import check_scenario, has_findings
 from pools.builtin import builtin_module
-from pools.sut.loader import load_foreign
+from harness.sut.loader import load_foreign
 from scenarios.statemachine import lifecycle_machine
 from tests.conftest import FIXTURES
 

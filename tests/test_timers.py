@@ -7,10 +7,10 @@ import time
 import pytest
 import torch
 
-from harness.bench_stats import ratio_of_medians, summarize
+from harness.bench.stats import ratio_of_medians, summarize
 from harness.devices import unavailable_reason
-from harness.interleave import sample_interleaved
-from harness.timers import TIMERS, Budget, CpuTimer, timer_for
+from harness.bench.interleave import sample_interleaved
+from harness.bench.timers import TIMERS, Budget, CpuTimer, timer_for
 
 
 def test_cpu_timer_runs_setup_before_each_iteration_and_keeps_raw_samples() -> None:

@@ -1,5 +1,5 @@
 """Timers per device type, declared as a registry. A timer times one iteration at a time;
-`harness/interleave.py` decides which write runs next and keeps the raw samples.
+`harness/bench/interleave.py` decides which write runs next and keeps the raw samples.
 
 CPU uses perf_counter_ns; CUDA, NPU and XPU use the device's own events and synchronisation.
 On CUDA, "cold" samples flush the L2 cache before each iteration and "warm" samples do not;

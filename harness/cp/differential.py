@@ -17,8 +17,8 @@ from typing import Any, Optional
 from backends import cp_distributed
 from backends.registry import BACKENDS, EXTEND_FOCUS, POOL_KINDS, Backend
 from harness.candidate import Candidate
-from harness.distributed import GroupOutcome, launch, rank_device
-from harness.divergences import explain
+from harness.cp.distributed import GroupOutcome, launch, rank_device
+from backends.divergences import explain
 from harness.execute import execute
 from harness.expectations import expected_writes
 from harness.findings import Finding
@@ -26,7 +26,7 @@ from harness.oracles import judge
 from harness.plan import baseline_for
 from pools.builtin import builtin_module
 from pools.eras import ERAS
-from pools.sut.loader import load_foreign, parse_builtin
+from harness.sut.loader import load_foreign, parse_builtin
 from scenarios.builtin import default_scenarios
 from scenarios.model import Scenario
 from scenarios.serialize import from_dict, to_dict

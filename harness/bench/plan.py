@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Optional
 
 from harness.plan import SutChoice
-from harness.timers import Budget
+from harness.bench.timers import Budget
 from pools.dtypes import dtype_spec
 from pools.eras import ERAS
 from scenarios.allocator import allocate, swa_mapping

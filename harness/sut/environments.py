@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from pools.sut.errors import SutLoadError
-from pools.sut.loader import LoadedSut
+from harness.sut.errors import SutLoadError
+from harness.sut.loader import LoadedSut
 
 RELEASE = re.compile(r"^sglang==(\d+(?:\.\d+)+(?:\.?post\d+)?)$")
 MARKER = "kvh-sut.json"
@@ -78,7 +78,7 @@ def not_ready_reason(spec: str) -> Optional[str]:
 
 def load_isolated(spec: str) -> LoadedSut:
     """Start the worker of an installed isolated SUT and ask it for its era and version."""
-    from harness.isolation.client import IsolatedSut
+    from harness.sut.client import IsolatedSut
     reason = not_ready_reason(spec)
     if reason:
         raise SutLoadError(reason)

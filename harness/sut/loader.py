@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from pools.sut.detect import detect_era, missing_names
-from pools.sut.errors import SutLoadError
+from harness.sut.detect import detect_era, missing_names
+from harness.sut.errors import SutLoadError
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def load_foreign(spec: str) -> LoadedSut:
     """Load `sglang`, a .py file or a dotted module, and detect its era."""
     try:
         if spec == "sglang":
-            from pools.sut.sglang_loader import load_sglang
+            from harness.sut.sglang_loader import load_sglang
             module = load_sglang()
         elif spec.endswith(".py") or Path(spec).exists():
             path = Path(spec)

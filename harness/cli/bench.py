@@ -14,17 +14,17 @@ import pandas as pd
 import torch
 
 from backends.registry import BACKENDS
-from harness.bench_plan import QUICK, QUICK_BUDGET, TOKEN_COUNTS, BenchOptions
-from harness.bench_records import BENCH_COLUMNS
-from harness.bench_run import BenchInterrupted, run_bench
+from harness.bench.plan import QUICK, QUICK_BUDGET, TOKEN_COUNTS, BenchOptions
+from harness.bench.records import BENCH_COLUMNS
+from harness.bench.run import BenchInterrupted, run_bench
 from harness.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from harness.plan import RunOptions, resolve_suts
-from harness.run_command import check_device_and_out, choose, csv_list
-from harness.timers import TIMERS
+from harness.cli.options import check_device_and_out, choose, csv_list
+from harness.bench.timers import TIMERS
 from pools.dtypes import DTYPES
 from pools.engines import ENGINES
 from pools.eras import ERAS
-from pools.sut.loader import SutLoadError
+from harness.sut.loader import SutLoadError
 from reports.atomic import write_text_atomic
 from reports.bench_agreement import agreement, agreement_markdown, previous_bench_rows
 from reports.store import append, run_meta

@@ -9,15 +9,15 @@ from typing import Callable, Optional
 import torch
 
 from backends.registry import BACKENDS
-from harness.bench_measure import TimedWrite, copy_write
-from harness.bench_plan import BenchCell, BenchOptions, bench_scenario, bytes_moved, cells_for, baseline_cell
-from harness.bench_stats import ratio_of_medians, summarize
-from harness.bench_verify import Reference, Verdict
+from harness.bench.measure import TimedWrite, copy_write
+from harness.bench.plan import BenchCell, BenchOptions, bench_scenario, bytes_moved, cells_for, baseline_cell
+from harness.bench.stats import ratio_of_medians, summarize
+from harness.bench.verify import Reference, Verdict
 from harness.execute import Execution, describe_error
-from harness.interleave import sample_interleaved
+from harness.bench.interleave import sample_interleaved
 from harness.plan import SutChoice
 from harness.timeout import time_limit
-from harness.timers import Samples, join_samples, timer_for
+from harness.bench.timers import Samples, join_samples, timer_for
 from pools.builtin import builtin_module
 from scenarios.model import Scenario
 
@@ -52,7 +52,7 @@ def _timed_write(cell: BenchCell, scenario: Scenario, options: BenchOptions) -> 
 def measure_family(cells: list[BenchCell], scenario: Scenario, reference: Reference,
                    options: BenchOptions, timer) -> tuple[list[CellResult], list[Samples]]:
     """Time cells that are compared with each other, and the same-bytes copy, taking turns
-    (harness/interleave.py); then verify the bytes of each cell's last timed write. Returns the
+    (harness/bench/interleave.py); then verify the bytes of each cell's last timed write. Returns the
     cells' results and the copy's samples."""
     timed: dict[str, TimedWrite] = {}
     failed: dict[str, str] = {}

@@ -16,14 +16,14 @@ class _Parser(argparse.ArgumentParser):
 
 # verb -> (module with add_arguments(parser), one-line help). Each module sets its handler.
 VERBS: dict[str, tuple[str, str]] = {
-    "run": ("harness.run_command", "differential run over pools, dtypes, eras, engines and backends"),
-    "repro": ("harness.repro_command", "replay a repro file"),
-    "sut": ("harness.sut_command", "install and list isolated SUT environments (SGLang releases)"),
-    "matrix": ("harness.matrix_command", "what this machine checks: engines x pools x dtypes x layouts x devices, and backends"),
-    "bench": ("harness.bench_command", "time verified writes: GB/s, roofline fraction, API overhead ratio"),
-    "cp": ("harness.cp_command", "context-parallel writes under torch.distributed: every rank's pool against the single-process write"),
-    "mutants": ("harness.mutants_command", "mutation self-check: catalogued write-path faults, each must be killed"),
-    "report": ("harness.report_command", "regression gate, HTML dashboard and summary over a results folder"),
+    "run": ("harness.cli.run", "differential run over pools, dtypes, eras, engines and backends"),
+    "repro": ("harness.cli.repro", "replay a repro file"),
+    "sut": ("harness.cli.sut", "install and list isolated SUT environments (SGLang releases)"),
+    "matrix": ("harness.cli.matrix", "what this machine checks: engines x pools x dtypes x layouts x devices, and backends"),
+    "bench": ("harness.cli.bench", "time verified writes: GB/s, roofline fraction, API overhead ratio"),
+    "cp": ("harness.cli.cp", "context-parallel writes under torch.distributed: every rank's pool against the single-process write"),
+    "mutants": ("harness.cli.mutants", "mutation self-check: catalogued write-path faults, each must be killed"),
+    "report": ("harness.cli.report", "regression gate, HTML dashboard and summary over a results folder"),
 }
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Optional
 
 from harness.execute import Execution
-from harness.isolation.protocol import VERSION, decode_execution, missing_names
-from pools.sut.errors import SutLoadError
+from harness.sut.protocol import VERSION, decode_execution, missing_names
+from harness.sut.errors import SutLoadError
 from scenarios.model import Scenario
 from scenarios.serialize import to_dict
 
@@ -45,7 +45,7 @@ class IsolatedSut:
 
     def _start(self) -> None:
         self.stderr_file = tempfile.TemporaryFile()
-        command = [self.python, "-m", "harness.isolation.worker", "--sut", self.spec]
+        command = [self.python, "-m", "harness.sut.worker", "--sut", self.spec]
         if self.prefix:
             command += ["--prefix", self.prefix]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(

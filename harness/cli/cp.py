@@ -8,7 +8,7 @@ from typing import Optional
 
 import pandas as pd
 
-from harness.cp_differential import (
+from harness.cp.differential import (
     BACKEND_NAME,
     CP_POOLS,
     DEFAULT_SITE,
@@ -17,14 +17,14 @@ from harness.cp_differential import (
     load_site,
     run_group,
 )
-from harness.cp_repro import replay_cp, save_cp_repro
-from harness.distributed import PROCESS_GROUP_BACKENDS, GroupOutcome
+from harness.cp.repro import replay_cp, save_cp_repro
+from harness.cp.distributed import PROCESS_GROUP_BACKENDS, GroupOutcome
 from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from harness.repro import ReproError
-from harness.run_command import csv_list
+from harness.cli.options import csv_list
 from pools.engines import ENGINES
 from pools.eras import ERAS
-from pools.sut.errors import SutLoadError
+from harness.sut.errors import SutLoadError
 from reports.store import append, run_meta
 
 

@@ -15,7 +15,7 @@ import contextlib
 import time
 from typing import Callable, ContextManager, Union
 
-from harness.timers import Budget, Samples, Step
+from harness.bench.timers import Budget, Samples, Step
 
 Write = tuple[Step, Step]          # (setup, untimed; work, timed)
 Guard = Callable[[], ContextManager]

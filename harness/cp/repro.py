@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Optional
 
-from harness.cp_differential import CpPlan, RankCheck, run_group
-from harness.distributed import GroupOutcome
+from harness.cp.differential import CpPlan, RankCheck, run_group
+from harness.cp.distributed import GroupOutcome
 from harness.repro import ReproError, read_repro_json
 from reports.atomic import write_json_atomic
 from scenarios.serialize import ScenarioError, from_dict, to_dict

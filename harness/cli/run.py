@@ -12,8 +12,8 @@ from typing import Optional
 import pandas as pd
 
 from backends.registry import BACKENDS
+from harness.cli.options import check_device_and_out, choose, csv_list
 from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from harness.devices import unavailable_reason
 from harness.plan import RunOptions, close_suts, resolve_suts
 from harness.repro import save_repro
 from harness.sharding import parse_shard
@@ -22,30 +22,13 @@ from harness.runner import CellResult, Exploring, explore_run, run
 from pools.dtypes import DTYPES
 from pools.engines import ENGINES
 from pools.eras import ERAS
-from pools.sut.loader import SutLoadError
+from harness.sut.loader import SutLoadError
 from reports.atomic import write_text_atomic
 from reports.store import append, run_meta
 from reports.summary import markdown_table, summary_markdown, summary_table, verdict
 from scenarios.model import POOL_KINDS
 from scenarios.profiles import PROFILE_ENV, PROFILES, chosen_profile, database_dir
 from scenarios.serialize import ScenarioError, from_dict
-
-
-def check_device_and_out(device: Optional[str], out: Path) -> None:
-    """Usage errors shared by the verbs that run writes: an unknown or absent device, a bad --out."""
-    if device is not None:
-        try:
-            reason = unavailable_reason(device)
-        except ValueError as error:
-            raise UsageError(str(error)) from None
-        if reason:
-            raise UsageError(f"device {device} is not available here: {reason}")
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out} exists and is not a folder")
-
-
-def csv_list(value: str) -> list[str]:
-    return [part for part in value.split(",") if part]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,17 +56,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per SUT scenario")
     parser.add_argument("--out", type=Path, default=Path("kvh-out"))
     parser.set_defaults(handler=main)
-
-
-def choose(values, known, what: str) -> list[str]:
-    if values is None:
-        return list(known)
-    unknown = [value for value in values if value not in known]
-    if unknown:
-        raise UsageError(f"unknown {what} {unknown[0]!r}; choose from {', '.join(known)}")
-    if not values:
-        raise UsageError(f"--{what} needs at least one value")
-    return values
 
 
 def options_from(arguments: argparse.Namespace) -> RunOptions:

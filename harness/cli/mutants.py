@@ -18,8 +18,8 @@ import pandas as pd
 
 from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from mutants.catalog import CATALOG, Mutant, mutant_named
-from mutants.runner import EQUIVALENT, MutantResult, run_mutant
-from pools.sut.loader import SutLoadError
+from harness.mutation import EQUIVALENT, MutantResult, run_mutant
+from harness.sut.loader import SutLoadError
 from reports.atomic import write_json_atomic
 from reports.store import append, run_meta
 from scenarios.profiles import PROFILE_ENV, PROFILES, profile_named

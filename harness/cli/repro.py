@@ -6,7 +6,7 @@ from pathlib import Path
 
 from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from harness.repro import ReproError, replay
-from pools.sut.loader import SutLoadError
+from harness.sut.loader import SutLoadError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,9 +17,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(arguments: argparse.Namespace) -> int:
     # CP repros (kvh cp) replay on a torch.distributed group of their recorded size.
-    from harness.cp_repro import is_cp_repro
+    from harness.cp.repro import is_cp_repro
     if is_cp_repro(arguments.file):
-        from harness.cp_command import replay_main
+        from harness.cli.cp import replay_main
         return replay_main(arguments.file, arguments.device)
     try:
         description, old, result = replay(arguments.file, arguments.device)

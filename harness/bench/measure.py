@@ -18,7 +18,7 @@ from backends.registry import Backend, backend_named
 from harness.execute import (CALLER_TENSORS, Execution, buffer_bytes, caller_bytes, fill_canary,
                              write_request)
 from harness.pool_factory import build_pool
-from harness.timers import Step
+from harness.bench.timers import Step
 from scenarios.materialize import ForwardStaging, scale_object
 from scenarios.model import Scenario
 

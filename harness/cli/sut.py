@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from harness.errors import EXIT_OK, UsageError
-from harness.isolation.environments import RELEASE, cache_root, install, installed
+from harness.sut.environments import RELEASE, cache_root, install, installed
 
 REQUIREMENTS = Path(__file__).resolve().parents[1] / "requirements" / "sglang-cpu.txt"
 

@@ -7,12 +7,23 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable, Optional, Protocol
 
-from harness.candidate import Candidate
-from harness.findings import Finding
 from pools.dtypes import dtype_spec
 from scenarios.model import Scenario
+
+
+class Candidate(Protocol):
+    """What a divergence reads of the harness's candidate (harness/candidate.py)."""
+    sut: str
+    era: str
+    mode: str
+
+
+class Finding(Protocol):
+    """What a divergence reads of a finding (harness/findings.py)."""
+    oracle: str
+    message: str
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """A SUT worker: loads one SUT in its own process (its own sys.path), answers protocol requests.
 
-Run as `python -m harness.isolation.worker --sut SPEC [--prefix DIR]`. The protocol owns the
+Run as `python -m harness.sut.worker --sut SPEC [--prefix DIR]`. The protocol owns the
 original stdout; fd 1 is pointed at stderr so that whatever the SUT prints cannot corrupt it.
 """
 from __future__ import annotations
@@ -21,11 +21,11 @@ def _protocol_stream():
 
 def _load(spec: str, prefix: str | None) -> Any:
     if spec == "sglang":
-        from pools.sut.sglang_loader import load_sglang
+        from harness.sut.sglang_loader import load_sglang
         module = load_sglang(prefix)
-        from pools.sut.detect import detect_era
+        from harness.sut.detect import detect_era
         return module, detect_era(module), str(getattr(module, "version", ""))
-    from pools.sut.loader import load_foreign
+    from harness.sut.loader import load_foreign
     if prefix:
         sys.path.insert(0, prefix)
     loaded = load_foreign(spec)
@@ -45,7 +45,7 @@ def serve(spec: str, prefix: str | None) -> int:
         return 3
     from harness.candidate import Candidate
     from harness.execute import execute
-    from harness.isolation.protocol import VERSION, encode_execution
+    from harness.sut.protocol import VERSION, encode_execution
     from scenarios.serialize import from_dict
     for line in sys.stdin:
         request = json.loads(line)

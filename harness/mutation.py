@@ -21,8 +21,9 @@ from harness.plan import RunOptions, SutChoice
 from harness.repro import save_repro
 from harness.runner import CellResult, Exploring, explore_run
 from mutants.catalog import Mutant
-from mutants.overrides import call_site_overrides
-from pools.sut.loader import load_foreign
+from backends.registry import BACKENDS
+from harness.call_site_overrides import with_call_site_overrides
+from harness.sut.loader import load_foreign
 from scenarios.profiles import Profile
 
 KILLED, SURVIVED, EXHAUSTED, EQUIVALENT = ("killed", "survived", "survived (budget exhausted)",
@@ -59,8 +60,10 @@ def run_mutant(mutant: Mutant, profile: Profile, seed: int, out: Path, budget_s:
     loaded = load_foreign(mutant.module)
     if loaded.era != mutant.era:
         raise ValueError(f"mutant {mutant.name}: catalog says era {mutant.era}, module is {loaded.era}")
+    table, overridden = with_call_site_overrides(loaded.module, BACKENDS)
     options = RunOptions(suts=[mutant.module], pools=list(mutant.pools), dtypes=list(mutant.dtypes),
-                         backends=list(mutant.backends), seed=seed, out=out, timeout_s=timeout_s)
+                         backends=list(mutant.backends), seed=seed, out=out, timeout_s=timeout_s,
+                         backend_table=table)
     # A separate example database: a mutant's failing examples must not replay in real runs.
     exploring = Exploring(replace(profile, run_seconds=budget_s), database_dir=out / "hypothesis")
     judged = 0
@@ -75,12 +78,11 @@ def run_mutant(mutant: Mutant, profile: Profile, seed: int, out: Path, budget_s:
 
     started = time.monotonic()
     killing: Optional[CellResult] = None
-    with call_site_overrides(loaded.module) as overridden:
-        try:
-            explore_run(options, [SutChoice(mutant.module, ("-",), loaded)], exploring, on_result,
-                        lambda stats: None)
-        except _Killed as killed:
-            killing = killed.result
+    try:
+        explore_run(options, [SutChoice(mutant.module, ("-",), loaded)], exploring, on_result,
+                    lambda stats: None)
+    except _Killed as killed:
+        killing = killed.result
     seconds = time.monotonic() - started
     if killing is None:
         outcome = EXHAUSTED if seconds >= budget_s else SURVIVED

@@ -21,8 +21,8 @@ import types
 import warnings
 from typing import Any
 
-from pools.sut import sglang_standins
-from pools.sut.errors import SutLoadError
+from harness.sut import sglang_standins
+from harness.sut.errors import SutLoadError
 
 INSTALL_HINT = "pip install --no-deps sglang==0.5.23 (deps: requirements/sglang-cpu.txt)"
 

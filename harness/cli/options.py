@@ -1,0 +1,37 @@
+"""Option parsing shared by the verbs: comma lists, choices from a registry, device and --out."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Optional
+
+from harness.devices import unavailable_reason
+from harness.errors import UsageError
+
+
+def csv_list(value: str) -> list[str]:
+    return [part for part in value.split(",") if part]
+
+
+def choose(values: Optional[list[str]], known: Iterable[str], what: str) -> list[str]:
+    known = list(known)
+    if values is None:
+        return list(known)
+    unknown = [value for value in values if value not in known]
+    if unknown:
+        raise UsageError(f"unknown {what} {unknown[0]!r}; choose from {', '.join(known)}")
+    if not values:
+        raise UsageError(f"--{what} needs at least one value")
+    return values
+
+
+def check_device_and_out(device: Optional[str], out: Path) -> None:
+    """Usage errors shared by the verbs that run writes: an unknown or absent device, a bad --out."""
+    if device is not None:
+        try:
+            reason = unavailable_reason(device)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        if reason:
+            raise UsageError(f"device {device} is not available here: {reason}")
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} exists and is not a folder")

@@ -1,0 +1,39 @@
+"""The outcome of every row the harness writes: checks (`kvh run`, `kvh cp`), bench cells and
+mutants. One vocabulary, read by the runner, the bench, the store, the gate and the dashboard.
+
+The values are what the results store holds; `str` members compare equal to those strings, so a
+frame read back from Parquet can be filtered with the enum.
+"""
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Outcome(str, Enum):
+    # A check: one scenario through one candidate's call site, judged.
+    PASS = "pass"
+    FINDING = "finding"
+    KNOWN_DIVERGENCE = "known_divergence"
+    BOTH_RAISED = "both_raised"          # baseline and candidate raised alike: nothing was written
+    SKIPPED = "skipped"                  # never run, with the reason as data
+    UNEXPLORED = "unexplored"            # a cell the run's budget gave no example
+    # A bench cell: timed on a verified write, or no numbers and why.
+    MEASURED = "measured"
+    ERROR = "error"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class MutantOutcome(str, Enum):
+    KILLED = "killed"
+    SURVIVED = "survived"
+    EXHAUSTED = "survived (budget exhausted)"
+    EQUIVALENT = "equivalent"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+# What store files written before the vocabulary was one said, and what it says now.
+LEGACY_OUTCOMES = {"findings": Outcome.FINDING.value}

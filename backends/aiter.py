@@ -3,18 +3,40 @@
 Scales are descales: with an fp8 KV cache `layer.k_scale` or, when None, the backend's [1.0]
 tensor (v falls back to self.k_scale until 0.5.14 and self.v_scale in 0.5.23: the same value);
 without fp8 both are None. Extend writes the encoder loc on cross-attention layers; decode always
-writes out_cache_loc. Until 0.5.14 decode passed no scales at all; 0.5.23 passes the descales.
+writes out_cache_loc. Until 0.5.14 decode passed no scales, except on the vectorised 5-D cache
+(0.5.13 and 0.5.14 `kv_cache_is_vectorized_5d`: the descales, found by `kvh sut check`'s census
+of those wheels); 0.5.23 passes the descales on every pool.
 MLA writes the full latent row through set_kv_buffer without scales; 0.5.14's MLA decode hands
 it a KVWriteLoc (the door of PR #27695's review bug).
-Not modelled (registry skips): SWA pools force unified attention, whose reshape_and_cache kernel
-translates inside and bypasses set_kv_buffer; the 5-D vectorised cache; the fused fp8 write.
+Not modelled (skips on the entry below): SWA pools force unified attention, whose
+reshape_and_cache kernel translates inside and bypasses set_kv_buffer; the fused fp8 write.
 """
 from __future__ import annotations
 
 import torch
 
 from backends.context import WriteRequest
-from backends.era_calls import FOR_BATCH, bare_loc, decoder_swa, kv_cache_is_fp8, kv_write, write_loc
+from backends.divergences import BACKEND_DIVERGENCES
+from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, MLA_POOLS, register_backend
+from backends.era_calls import (
+    FOR_BATCH,
+    bare_loc,
+    decoder_swa,
+    kv_cache_is_fp8,
+    kv_write,
+    write_loc,
+)
+from backends.skips import BackendSkip, decode_cross_attention, swa_pool
+
+
+VECTORISED_5D_POOL = "MHATokenToKVPoolAiter5D"   # pools/layouts/kinds.py, kind mha_aiter5d
+
+
+def decode_passes_descales(req: WriteRequest, era: str) -> bool:
+    """0.5.23 on every pool; 0.5.13 and 0.5.14 on the vectorised 5-D cache only (0.5.12 has no
+    5-D path: aiter_backend.py forward_decode of each wheel)."""
+    vectorised = VECTORISED_5D_POOL in {cls.__name__ for cls in type(req.pool).__mro__}
+    return era == "current" or (vectorised and era in ("kwarg", "bundled"))
 
 
 def descales(req: WriteRequest) -> tuple:
@@ -25,6 +47,18 @@ def descales(req: WriteRequest) -> tuple:
     return (one if k_scale is None else k_scale), (one if v_scale is None else v_scale)
 
 
+@register_backend(
+    name="aiter", device_type="rocm", pool_kinds=("mha",) + MLA_POOLS + ("mha_aiter5d",),
+    modes=EXTEND_AND_DECODE, dtypes=BF16_AND_FP8, mla_input="latent",
+    divergences=BACKEND_DIVERGENCES["aiter"],
+    summary="fp8 descales in extend; decode writes out_cache_loc and, until 0.5.23, no scales "
+            "(but on the 5-D cache from 0.5.13); MLA latent row through set_kv_buffer",
+    skips=(BackendSkip("decode-cross-attention", "decode with cross-attention layers", "decode "
+                       "writes out_cache_loc on every layer (only extend uses the encoder loc)",
+                       decode_cross_attention, "aiter_backend.py"),
+           BackendSkip("unified-swa", "SWA pools", "a SWA pool forces unified attention, whose "
+                       "reshape_and_cache kernel translates with the mapping itself and bypasses "
+                       "set_kv_buffer", swa_pool, "aiter_backend.py")))
 def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return
@@ -42,7 +76,8 @@ def write(req: WriteRequest, era: str, mode: str) -> None:
     if mode == "decode":
         loc, keywords = write_loc(req, era, loc=req.forward_batch.out_cache_loc, swa_loc=swa,
                                   current=FOR_BATCH)
-        kv_write(req, loc, keywords, req.k, req.v, descales(req) if era == "current" else ())
+        scales = descales(req) if decode_passes_descales(req, era) else ()
+        kv_write(req, loc, keywords, req.k, req.v, scales)
         return
     loc, keywords = write_loc(req, era, loc=req.cache_loc(), swa_loc=swa)
     kv_write(req, loc, keywords, req.k, req.v, descales(req))

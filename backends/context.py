@@ -39,7 +39,8 @@ class Metadata:
     # Translated once per forward from the padded out_cache_loc, as the backends do.
     swa_out_cache_loc: Optional[torch.Tensor] = None
     encoder_swa_out_cache_loc: Optional[torch.Tensor] = None
-    # flashinfer 0.5.23 `_kv_write_scales`: a global-scale (FP4) quant method makes it pass (None, None).
+    # flashinfer 0.5.23 `_kv_write_scales`: a global-scale (FP4) quant method makes it pass
+    # (None, None).
     kv_quant_needs_global_scale: bool = False
 
 
@@ -50,7 +51,7 @@ class WriteRequest:
     forward_batch: ForwardBatch
     layer: Layer
     metadata: Metadata
-    k: torch.Tensor               # MHA: (n, heads, head_dim); MLA: the nope part (n, 1, kv_lora_rank)
+    k: torch.Tensor               # MHA: (n, heads, head_dim); MLA: nope (n, 1, kv_lora_rank)
     v: torch.Tensor               # MHA: (n, heads, v_head_dim); MLA: unused by the pool
     k_rope: Optional[torch.Tensor] = None   # MLA only: (n, 1, qk_rope_head_dim) or None
     is_mla: bool = False

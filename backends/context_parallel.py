@@ -15,7 +15,9 @@ from typing import Callable
 import torch
 
 from backends.context import WriteRequest
-from backends.era_calls import decoder_swa, layer_scales, kv_write, write_loc
+from backends.entry import BF16_ONLY, MHA_POOLS, register_backend
+from backends.era_calls import decoder_swa, kv_write, layer_scales, write_loc
+from backends.skips import BackendSkip, never
 
 
 def block_sizes(length: int, cp_size: int) -> list[int]:
@@ -59,7 +61,8 @@ def gathered_kv_write(req: WriteRequest, era: str,
     cache_loc, swa = req.cache_loc(), decoder_swa(req)
     if era == "current":
         kv = gather(torch.cat([req.k, req.v], dim=-1).contiguous())
-        k_full, v_full = (part.contiguous() for part in kv.split([req.k.shape[-1], req.v.shape[-1]], -1))
+        widths = [req.k.shape[-1], req.v.shape[-1]]
+        k_full, v_full = (part.contiguous() for part in kv.split(widths, -1))
         swa = None if swa is None else swa[: cache_loc.shape[0]]
     else:
         k_full, v_full = gather(req.k.contiguous()), gather(req.v.contiguous())
@@ -67,6 +70,12 @@ def gathered_kv_write(req: WriteRequest, era: str,
     kv_write(req, loc, keywords, k_full, v_full, layer_scales(req))
 
 
+@register_backend(
+    name="cp", device_type="cuda", pool_kinds=MHA_POOLS, modes=("extend",), dtypes=BF16_ONLY,
+    summary="context-parallel all-gather write, N zigzag ranks in one process",
+    skips=(BackendSkip("cp-mla", "MLA pools", "only 0.5.23 writes MLA under CP "
+                       "(materialize_full_mla_kv); 0.5.12 fa3 passed scales to the MLA "
+                       "set_kv_buffer, which takes none", never, "layers/cp/zigzag.py"),))
 def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return

@@ -39,7 +39,7 @@ def share_lengths(length: int, cp_size: int) -> list[int]:
 
 
 def all_gather_shares(share: torch.Tensor, lengths: list[int]) -> torch.Tensor:
-    """Every rank's share, in rank order (still zigzag): padded to the longest, gathered, trimmed."""
+    """Every rank's share in rank order (still zigzag): padded to the longest, gathered, trimmed."""
     longest = max(lengths)
     padded = torch.cat([share, share.new_zeros((longest - share.shape[0], *share.shape[1:]))])
     chunks = [torch.empty_like(padded) for _ in lengths]
@@ -65,7 +65,8 @@ def materialize_full(full: torch.Tensor) -> torch.Tensor:
     return restore_order(gather_unordered(full), dist.get_world_size())
 
 
-def gathered_write(req: WriteRequest, era: str, materialize: Materialize = materialize_full) -> None:
+def gathered_write(req: WriteRequest, era: str,
+                   materialize: Materialize = materialize_full) -> None:
     """The era's CP call site with `materialize` as its gather (planted faults swap it)."""
     if not req.save_kv_cache:
         return

@@ -12,8 +12,6 @@ import torch
 
 from backends.context import WriteRequest
 
-ERA_NAMES = ("legacy", "kwarg", "bundled", "current")
-
 # How a 0.5.23 call site builds its KVWriteLoc: for_layer (cross-attention aware, physical),
 # for_batch (out_cache_loc only, physical), or a bare KVWriteLoc(loc, swa_loc) (never physical).
 FOR_LAYER, FOR_BATCH, BARE = "for_layer", "for_batch", "bare"

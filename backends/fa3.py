@@ -8,7 +8,9 @@ the same way; the CP branch of extend is modelled by backends.context_parallel.
 from __future__ import annotations
 
 from backends.context import WriteRequest
-from backends.era_calls import FOR_LAYER, bare_loc, decoder_swa, layer_scales, kv_write, write_loc
+from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
+from backends.era_calls import FOR_LAYER, bare_loc, decoder_swa, kv_write, layer_scales, write_loc
+from backends.skips import BackendSkip, never
 
 
 def fa3_style_write(req: WriteRequest, era: str, *, current: str, mla_loc_wrapped: bool,
@@ -27,6 +29,14 @@ def fa3_style_write(req: WriteRequest, era: str, *, current: str, mla_loc_wrappe
     kv_write(req, loc, keywords, req.k, req.v, layer_scales(req))
 
 
+@register_backend(
+    name="fa3", device_type="cuda", pool_kinds=MHA_POOLS + MLA_POOLS + ("mha_fp4", "mla_fp4"),
+    modes=EXTEND_AND_DECODE, dtypes=BF16_ONLY,
+    summary="MHA set_kv_buffer with layer scales, MLA set_mla_kv_buffer; encoder loc paired with "
+            "the decoder's SWA loc; 0.5.23 KVWriteLoc.for_layer",
+    skips=(BackendSkip("fused-rope-store", "0.5.23 mimo_v2/dspark", "the model stores K/V itself "
+                       "(get_fused_kv_write_buffers) and calls attention with save_kv_cache=False: "
+                       "no pool call to model", never, "flashattention_backend.py 0.5.23"),))
 def write(req: WriteRequest, era: str, mode: str) -> None:
     fa3_style_write(req, era, current=FOR_LAYER, mla_loc_wrapped=True)
 

@@ -9,7 +9,9 @@ is (None, None) when the KV-cache quant method supplies global scales (FP4 pools
 from __future__ import annotations
 
 from backends.context import WriteRequest
-from backends.era_calls import decoder_swa, layer_scales, kv_write, write_loc
+from backends.entry import BF16_ONLY, MHA_POOLS, register_backend
+from backends.era_calls import decoder_swa, kv_write, layer_scales, write_loc
+from backends.skips import BackendSkip, never
 
 PAGED, RAGGED, DECODE = "extend", "extend_ragged", "decode"
 
@@ -20,6 +22,14 @@ def kv_write_scales(req: WriteRequest, era: str) -> tuple:
     return layer_scales(req)
 
 
+@register_backend(
+    name="flashinfer", device_type="cuda", pool_kinds=MHA_POOLS, modes=(PAGED, RAGGED, DECODE),
+    dtypes=BF16_ONLY,
+    summary="paged extend writes before attention, ragged extend after; 0.5.23 _kv_write_scales",
+    skips=(BackendSkip("global-scale-quant", "FP4 KV caches", "0.5.23 passes (None, None) when "
+                       "the quant method supplies global scales; no FP4 pool kind yet (modelled "
+                       "by Metadata.kv_quant_needs_global_scale)", never,
+                       "flashinfer_backend.py 0.5.23"),))
 def write(req: WriteRequest, era: str, mode: str) -> None:
     # The ragged path's attention has already consumed k and v here; nothing the pool does to
     # them afterwards can reach it. The paged path writes first and attends over the cache.

@@ -8,6 +8,7 @@ nothing: not modelled.
 from __future__ import annotations
 
 from backends.context import WriteRequest
+from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MLA_POOLS, register_backend
 from backends.era_calls import FOR_BATCH, bare_loc
 
 
@@ -15,6 +16,9 @@ def mla_loc(req: WriteRequest, era: str):
     return bare_loc(req, era, loc=req.forward_batch.out_cache_loc, current=FOR_BATCH)
 
 
+@register_backend(name="flashinfer_mla", device_type="cuda", pool_kinds=MLA_POOLS,
+                  modes=EXTEND_AND_DECODE, dtypes=BF16_ONLY,
+                  summary="set_mla_kv_buffer with k_rope, set_kv_buffer without; out_cache_loc")
 def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return

@@ -6,9 +6,13 @@ scales at out_cache_loc (KVWriteLoc.for_batch in 0.5.23). With an fp8 cache it q
 from __future__ import annotations
 
 from backends.context import WriteRequest
+from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MLA_POOLS, register_backend
 from backends.flashinfer_mla import mla_loc
 
 
+@register_backend(name="flashmla", device_type="cuda", pool_kinds=MLA_POOLS,
+                  modes=EXTEND_AND_DECODE, dtypes=BF16_ONLY, mla_input="latent",
+                  summary="latent row through set_kv_buffer; out_cache_loc")
 def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return

@@ -14,7 +14,10 @@ from typing import Any
 import torch
 
 from backends.context import WriteRequest
+from backends.divergences import BACKEND_DIVERGENCES
+from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, MHA_POOLS, register_backend
 from backends.era_calls import BARE, decoder_swa, kv_cache_is_fp8, kv_write, write_loc
+from backends.skips import BackendSkip, cross_attention, decode_on, fp8_cache, never, swa_pool
 
 
 def _kernel_store(req: WriteRequest, loc: torch.Tensor) -> None:
@@ -32,12 +35,30 @@ def _scaled_fp8(req: WriteRequest) -> dict[str, Any]:
 
 
 def _pool_write(req: WriteRequest, era: str) -> None:
-    loc, keywords = write_loc(req, era, loc=req.cache_loc(), swa_loc=decoder_swa(req, cross="dropped"),
-                              current=BARE)
+    loc, keywords = write_loc(req, era, loc=req.cache_loc(),
+                              swa_loc=decoder_swa(req, cross="dropped"), current=BARE)
     extra = _scaled_fp8(req) if era == "current" else {}
     req.pool.set_kv_buffer(req.layer, loc, req.k, req.v, **keywords, **extra)
 
 
+@register_backend(
+    name="intel_amx", device_type="cpu", pool_kinds=MHA_POOLS, modes=EXTEND_AND_DECODE,
+    dtypes=BF16_AND_FP8, divergences=BACKEND_DIVERGENCES["intel_amx"],
+    summary="extend: no scales until 0.5.23 (k_scale_float on fp8); decode: the attention kernel "
+            "stores K/V itself",
+    skips=(BackendSkip("legacy-cross-at-out-cache-loc", "scenarios with cross-attention layers",
+                       "0.5.12 wrote cross-attention K/V at out_cache_loc (0.5.13 moved it to the "
+                       "encoder loc), so the legacy baseline is wrong by design there",
+                       cross_attention, "intel_amx_backend.py 0.5.12"),
+           BackendSkip("decode-kernel-swa", "decode on SWA pools", "until 0.5.14 the decode "
+                       "kernel stored SWA layers at the untranslated loc, so the legacy baseline "
+                       "is wrong by design there", decode_on(swa_pool),
+                       "intel_amx_backend.py 0.5.12-0.5.14"),
+           BackendSkip("decode-kernel-fp8", "decode on fp8 caches", "the CPU decode kernel has no "
+                       "fp8 store before 0.5.23 routed fp8 to set_kv_buffer",
+                       decode_on(fp8_cache), "intel_amx_backend.py 0.5.23"),
+           BackendSkip("mla-current-only", "MLA pools", "the MLA write exists only in 0.5.23: no "
+                       "older call site to compare", never, "intel_amx_backend.py 0.5.23")))
 def write(req: WriteRequest, era: str, mode: str) -> None:
     if mode == "decode":
         if era == "current" and kv_cache_is_fp8(req):
@@ -46,7 +67,8 @@ def write(req: WriteRequest, era: str, mode: str) -> None:
             return   # k = v = None afterwards: the kernel stores nothing
         if era == "legacy":
             loc = req.forward_batch.out_cache_loc
-        elif era == "current" and req.layer.sliding_window_size > 0 and not req.layer.is_cross_attention:
+        elif (era == "current" and req.layer.sliding_window_size > 0
+              and not req.layer.is_cross_attention):
             loc = req.metadata.swa_out_cache_loc[: req.forward_batch.out_cache_loc.shape[0]]
         else:
             loc = req.cache_loc()

@@ -7,9 +7,13 @@ save_kv_cache in all releases and raises in 0.5.23 (see backends.context_paralle
 from __future__ import annotations
 
 from backends.context import WriteRequest
+from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import BARE
 from backends.fa3 import fa3_style_write
 
 
+@register_backend(name="musa", device_type="musa", pool_kinds=MHA_POOLS + MLA_POOLS,
+                  modes=EXTEND_AND_DECODE, dtypes=BF16_ONLY,
+                  summary="fa3's calls, bare KVWriteLoc, bare MLA loc in every release")
 def write(req: WriteRequest, era: str, mode: str) -> None:
     fa3_style_write(req, era, current=BARE, mla_loc_wrapped=False)

@@ -6,9 +6,21 @@ through set_mla_kv_buffer (nope and rope as separate tensors).
 from __future__ import annotations
 
 from backends.context import WriteRequest
+from backends.entry import register_backend
 from backends.era_calls import loc_arguments
+from backends.focus import (
+    LAYOUT_DTYPE_SUBSET,
+    PLAIN_FOCUS,
+    PLAIN_LAYOUT_KINDS,
+    PLAIN_MLA_LAYOUT_KINDS,
+)
+from scenarios.model import BASE_POOL_KINDS
 
 
+@register_backend(name="plain", device_type="any", pool_kinds=BASE_POOL_KINDS + PLAIN_LAYOUT_KINDS,
+                  modes=("extend",), focus=PLAIN_FOCUS, skips=(LAYOUT_DTYPE_SUBSET,),
+                  mla_input="latent",
+                  summary="each era's canonical set_kv_buffer call, no backend quirks")
 def write_set_kv_buffer(req: WriteRequest, era: str, mode: str = "extend") -> None:
     if not req.save_kv_cache:
         return
@@ -21,6 +33,10 @@ def write_set_kv_buffer(req: WriteRequest, era: str, mode: str = "extend") -> No
                                req.layer.v_scale, **keywords)
 
 
+@register_backend(name="plain_mla", device_type="any",
+                  pool_kinds=("mla", "swa_mla") + PLAIN_MLA_LAYOUT_KINDS, modes=("extend",),
+                  focus=PLAIN_FOCUS, skips=(LAYOUT_DTYPE_SUBSET,),
+                  summary="each era's canonical set_mla_kv_buffer call (nope, rope)")
 def write_set_mla_kv_buffer(req: WriteRequest, era: str, mode: str = "extend") -> None:
     if not req.is_mla:
         return write_set_kv_buffer(req, era, mode)

@@ -8,9 +8,13 @@ init_forward_metadata translated; 0.5.14+ builds a bare KVWriteLoc (not physical
 from __future__ import annotations
 
 from backends.context import WriteRequest
+from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import BARE, decoder_swa, kv_write, write_loc
 
 
+@register_backend(name="torch_native", device_type="cpu", pool_kinds=MHA_POOLS + MLA_POOLS,
+                  modes=EXTEND_AND_DECODE, dtypes=BF16_ONLY, mla_input="latent",
+                  summary="no scales; encoder loc paired with the decoder's SWA loc")
 def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return

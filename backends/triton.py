@@ -10,9 +10,20 @@ extend branch (the door of PR #27695's review bug); 0.5.23 uses KVWriteLoc.for_b
 from __future__ import annotations
 
 from backends.context import WriteRequest
-from backends.era_calls import FOR_BATCH, bare_loc, layer_scales, kv_write, scale_args, write_loc
+from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
+from backends.era_calls import FOR_BATCH, bare_loc, kv_write, layer_scales, scale_args, write_loc
+from backends.skips import BackendSkip, never, no_cross_attention
 
 
+@register_backend(
+    name="triton", device_type="cuda", pool_kinds=MHA_POOLS + MLA_POOLS, modes=EXTEND_AND_DECODE,
+    dtypes=BF16_ONLY, mla_input="latent",
+    summary="out_cache_loc only; extend clones (MHA) or divides a clone (MLA); decode divides the "
+            "caller's MLA k in place",
+    skips=(no_cross_attention("triton", "triton_backend.py"),
+           BackendSkip("dense-fp8-chunked", "0.5.23 fp8 q/k/v, 12 heads, prefix cache",
+                       "_forward_dense_fp8_chunked_mha writes nothing", never,
+                       "triton_backend.py 0.5.23")))
 def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return

@@ -2,16 +2,28 @@
 
 Always writes out_cache_loc (no cross-attention); 0.5.23 uses KVWriteLoc.for_batch and
 flashinfer's `_kv_write_scales`. With an fp8 KV cache a fused kernel writes the cache itself
-and set_kv_buffer is never called: that path is declared as a skip in the registry, and this
+and set_kv_buffer is never called: that path is declared as a skip on the entry below, and this
 module models the set_kv_buffer path.
 """
 from __future__ import annotations
 
 from backends.context import WriteRequest
+from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, register_backend
 from backends.era_calls import FOR_BATCH, kv_write, write_loc
 from backends.flashinfer import kv_write_scales
+from backends.skips import BackendSkip, fp8_cache, no_cross_attention
+
+FUSED_FP8_WRITE = BackendSkip(
+    "fused-fp8-write", "fp8 KV caches", "with an fp8 cache a fused kernel "
+    "(fused_fp8_set_kv_buffer, 0.5.23 fused_fp8_qkv_kv_cache) writes the cache and set_kv_buffer "
+    "is never called; the set_kv_buffer path is modelled", fp8_cache, "trtllm_mha_backend.py")
 
 
+@register_backend(
+    name="trtllm_mha", device_type="cuda", pool_kinds=MHA_POOLS + ("mha_hnd",),
+    modes=EXTEND_AND_DECODE, dtypes=BF16_ONLY,
+    summary="out_cache_loc only; 0.5.23 KVWriteLoc.for_batch",
+    skips=(no_cross_attention("trtllm_mha", "trtllm_mha_backend.py"), FUSED_FP8_WRITE))
 def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return

@@ -7,10 +7,15 @@ The DCP branch of 0.5.23 (dcp_size > 1, swa dropped) is not modelled: dcp_size i
 from __future__ import annotations
 
 from backends.context import WriteRequest
+from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import BARE
 from backends.fa3 import fa3_style_write
 
 
+@register_backend(name="xpu", device_type="xpu", pool_kinds=MHA_POOLS + MLA_POOLS,
+                  modes=EXTEND_AND_DECODE, dtypes=BF16_ONLY,
+                  summary="fa3's calls, bare KVWriteLoc; MLA decode derives k_rope from k until "
+                          "0.5.14")
 def write(req: WriteRequest, era: str, mode: str) -> None:
     k_rope = None
     if req.is_mla and mode == "decode" and era != "current" and req.k_rope is None:

@@ -9,9 +9,10 @@ import pytest
 
 from harness.bench.plan import bench_scenario, bytes_moved
 from harness.bench.measure import TimedWrite
-from harness.bench.verify import Reference
+from harness.bench.verify import Baseline
 from harness.devices import unavailable_reason
 from pools.builtin import builtin_module
+from reports.outcome import Outcome
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -39,20 +40,20 @@ def device(request: pytest.FixtureRequest) -> str:
 def timed_write(benchmark, device: str):
     """time(pool, dtype, era, engine, tokens): times the plain call site in pedantic mode (inputs
     restored before every round, outside the timing), verifies the last write's bytes against
-    the reference, and fills extra_info with the cell and its GB/s."""
+    the baseline, and fills extra_info with the cell and its GB/s."""
     def time_write(pool: str, dtype: str, era: str, engine: str, tokens: int, layers: int = 1,
                    rounds: int = 20) -> None:
         scenario = bench_scenario(pool, dtype, tokens, layers, seed=0)
         timed = TimedWrite(builtin_module(era, engine), scenario, device, "plain", era, "extend")
         benchmark.pedantic(timed.run, setup=timed.restore, rounds=rounds, iterations=1,
                            warmup_rounds=3)
-        verdict = Reference(scenario, "plain", "extend", None).judge(timed.snapshot())
+        verdict = Baseline(scenario, "plain", "extend", None, (era,)).judge(timed.snapshot(), era)
         nbytes = bytes_moved(scenario)
         benchmark.extra_info.update(
             backend="plain", pool=pool, dtype=dtype, sut="builtin", engine=engine, era=era,
-            tokens=tokens, layers=layers, device=device, bytes_moved=nbytes, outcome=verdict.outcome)
+            tokens=tokens, layers=layers, device=device, bytes_moved=nbytes, outcome=verdict.outcome.value)
         if benchmark.stats is not None:   # None under --benchmark-disable: run once, still verified
             benchmark.extra_info["gbps"] = nbytes / benchmark.stats.stats.median / 1e9
-        if verdict.outcome != "measured":
-            pytest.fail(f"the timed write is a {verdict.outcome}, not a number: {verdict.message}")
+        if verdict.outcome != Outcome.MEASURED:
+            pytest.fail(f"the timed write is a {verdict.outcome.value}, not a number: {verdict.message}")
     return time_write

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 import torch
@@ -25,12 +25,40 @@ CANARY = 0xA5
 CALLER_TENSORS = ("k", "v", "k_rope")
 
 
+# The pool methods a call site or the harness calls: the door an exception came through.
+DOORS = ("set_kv_buffer", "set_mla_kv_buffer", "register_mapping", "get_key_buffer",
+         "get_value_buffer", "translate_loc_from_full_to_swa")
+BUILDING, STAGING, WRITING, READING = "building the pool", "staging", "writing", "reading the buffers"
+
+
+@dataclass(frozen=True)
+class ErrorPlace:
+    """Where a run raised, as data: the stage, and for a write the forward, the layer and the
+    door (the outermost pool method on the traceback; "" when the call site itself raised)."""
+    stage: str
+    forward: Optional[int] = None
+    layer: Optional[int] = None
+    door: str = ""
+
+    def describe(self) -> str:
+        """The place as text; a write keeps the "forward F, layer L" that findings always said."""
+        if self.stage == WRITING:
+            return f"forward {self.forward}, layer {self.layer}"
+        if self.stage == STAGING:
+            return f"forward {self.forward}, staging its locs"
+        return self.stage
+
+
 @dataclass
 class Execution:
+    """A run's snapshot. When the run raised, `buffers` and `caller` hold what was written (and
+    handed back) before the raise, so two runs that raised alike can still be compared."""
     buffers: dict[str, torch.Tensor] = field(default_factory=dict)   # name -> (rows, bytes) uint8
     caller: dict[str, torch.Tensor] = field(default_factory=dict)    # name -> flat uint8
     error: Optional[str] = None
-    error_at: Optional[str] = None
+    error_at: Optional[str] = None          # the place as text: "forward 0, layer 1"
+    error_type: Optional[str] = None        # the exception's class name
+    error_place: Optional[ErrorPlace] = None
     write_ns: int = 0
 
 
@@ -119,7 +147,7 @@ def execute(candidate: Candidate, scenario: Scenario, timeout_s: Optional[float]
     """`backend` defaults to the registry's entry named by the candidate."""
     result = Execution()
     backend = backend or backend_named(candidate.backend)
-    where = "building the pool"
+    place, pool = ErrorPlace(BUILDING), None
     try:
         with time_limit(timeout_s):
             pool = build_pool(candidate.module, scenario, candidate.device)
@@ -128,21 +156,42 @@ def execute(candidate: Candidate, scenario: Scenario, timeout_s: Optional[float]
             scales = (scale_object(scenario.k_scale, candidate.device),
                       scale_object(scenario.v_scale, candidate.device))
             for forward_index, forward in enumerate(scenario.forwards):
+                place = ErrorPlace(STAGING, forward_index)
                 locs = staging.begin(forward_index)
                 for layer_id in scenario.layers_of(forward):
-                    where = f"forward {forward_index}, layer {layer_id}"
+                    place = ErrorPlace(WRITING, forward_index, layer_id)
                     request = write_request(candidate.module, candidate.device, backend, pool,
                                             scenario, forward_index, layer_id, locs, scales)
                     started = time.perf_counter_ns()
                     backend.write(request, candidate.era, candidate.mode)
                     result.write_ns += time.perf_counter_ns() - started
                     result.caller.update(caller_bytes(request, forward_index))
-            where = "reading the buffers"
+            place = ErrorPlace(READING)
             result.buffers = buffer_bytes(pool, scenario)
     except Exception as error:  # a SUT failure is data, never a harness crash
-        result.error = describe_error(error)
-        result.error_at = where
+        place = replace(place, door=door_of(error))
+        result.error, result.error_type = describe_error(error), type(error).__name__
+        result.error_place, result.error_at = place, place.describe()
+        _snapshot_after_raise(result, pool, scenario, place)
     return result
+
+
+def door_of(error: BaseException) -> str:
+    """The outermost pool method on the traceback: the door the call site went through."""
+    return next((frame.name for frame in traceback.extract_tb(error.__traceback__)
+                 if frame.name in DOORS), "")
+
+
+def _snapshot_after_raise(result: Execution, pool: Any, scenario: Scenario, place: ErrorPlace) -> None:
+    """The buffers as the raise left them (the caller's tensors of the calls that completed are
+    in `result.caller` already). A pool that raised may be in any state: a snapshot that fails
+    leaves the execution without one, and never crashes the harness."""
+    if pool is None or place.stage == READING:
+        return
+    try:
+        result.buffers = buffer_bytes(pool, scenario)
+    except Exception:  # noqa: BLE001 (a broken SUT's buffers are not comparable: none is kept)
+        result.buffers = {}
 
 
 def describe_error(error: BaseException, source_line: bool = False) -> str:

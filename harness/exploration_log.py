@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import sys
 
+import pandas as pd
+
 from harness.runner import CellStats
+from reports.markdown import markdown_table
 
 
 class ExplorationLog:
@@ -28,12 +31,12 @@ class ExplorationLog:
             row[2] += stats.seconds
         examples = sum(stats.examples for stats in self.cells)
         seconds = sum(stats.seconds for stats in self.cells)
-        lines = [f"## Exploration: profile {self.profile}, seed {self.seed}", "",
-                 f"{examples} Hypothesis examples in {seconds:.1f}s: "
-                 f"{examples / seconds if seconds else 0.0:.2f} examples/s "
-                 "(each example runs the baseline and every candidate)", "",
-                 "| backend | pool | examples | regressions | seconds | examples/s |", "|---|---|---|---|---|---|"]
-        for (backend, pool), (count, regressions, spent) in totals.items():
-            lines.append(f"| {backend} | {pool} | {count} | {regressions} | {spent:.1f} | "
-                         f"{count / spent if spent else 0.0:.2f} |")
-        return "\n".join(lines) + "\n"
+        table = pd.DataFrame([
+            {"backend": backend, "pool": pool, "examples": count, "regressions": regressions,
+             "seconds": f"{spent:.1f}", "examples/s": f"{count / spent if spent else 0.0:.2f}"}
+            for (backend, pool), (count, regressions, spent) in totals.items()])
+        return "\n".join([f"## Exploration: profile {self.profile}, seed {self.seed}", "",
+                          f"{examples} Hypothesis examples in {seconds:.1f}s: "
+                          f"{examples / seconds if seconds else 0.0:.2f} examples/s "
+                          "(each example runs the baseline and every candidate)", "",
+                          markdown_table(table, empty="(no cells explored)")]) + "\n"

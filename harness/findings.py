@@ -23,6 +23,8 @@ class Finding:
     expected: Optional[str] = None    # a few bytes of hex around the first difference
     actual: Optional[str] = None
     mismatched_rows: int = 0
+    forward: Optional[int] = None     # the forward that wrote the slot, or that raised
+    door: Optional[str] = None        # exceptions: the pool method that raised ("set_kv_buffer")
 
     def to_dict(self) -> dict:
         return asdict(self)

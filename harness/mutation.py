@@ -24,16 +24,14 @@ from mutants.catalog import Mutant
 from backends.registry import BACKENDS
 from harness.call_site_overrides import with_call_site_overrides
 from harness.sut.loader import load_foreign
+from reports.outcome import MutantOutcome, Outcome, normalised
 from scenarios.profiles import Profile
-
-KILLED, SURVIVED, EXHAUSTED, EQUIVALENT = ("killed", "survived", "survived (budget exhausted)",
-                                           "equivalent")
 
 
 @dataclass
 class MutantResult:
     mutant: Mutant
-    outcome: str
+    outcome: MutantOutcome
     oracle: str = ""
     examples: int = 0            # examples to kill (see the module docstring); judged so far if alive
     seconds: float = 0.0
@@ -44,7 +42,7 @@ class MutantResult:
 
     @property
     def killed(self) -> bool:
-        return self.outcome == KILLED
+        return self.outcome == MutantOutcome.KILLED
 
 
 class _Killed(Exception):
@@ -56,14 +54,14 @@ class _Killed(Exception):
 def run_mutant(mutant: Mutant, profile: Profile, seed: int, out: Path, budget_s: float,
                timeout_s: float = 30.0) -> MutantResult:
     if mutant.equivalent:
-        return MutantResult(mutant, EQUIVALENT, detail=mutant.equivalent)
+        return MutantResult(mutant, MutantOutcome.EQUIVALENT, detail=mutant.equivalent)
     loaded = load_foreign(mutant.module)
     if loaded.era != mutant.era:
         raise ValueError(f"mutant {mutant.name}: catalog says era {mutant.era}, module is {loaded.era}")
     table, overridden = with_call_site_overrides(loaded.module, BACKENDS)
     options = RunOptions(suts=[mutant.module], pools=list(mutant.pools), dtypes=list(mutant.dtypes),
                          backends=list(mutant.backends), seed=seed, out=out, timeout_s=timeout_s,
-                         backend_table=table)
+                         backend_table=table, era_table=False)
     # A separate example database: a mutant's failing examples must not replay in real runs.
     exploring = Exploring(replace(profile, run_seconds=budget_s), database_dir=out / "hypothesis")
     judged = 0
@@ -72,7 +70,7 @@ def run_mutant(mutant: Mutant, profile: Profile, seed: int, out: Path, budget_s:
         nonlocal judged
         if result.candidate is None or result.candidate.sut != mutant.module:
             return
-        if result.outcome == "findings":
+        if normalised(result.outcome) == Outcome.FINDING:
             raise _Killed(result)
         judged += 1
 
@@ -85,9 +83,9 @@ def run_mutant(mutant: Mutant, profile: Profile, seed: int, out: Path, budget_s:
         killing = killed.result
     seconds = time.monotonic() - started
     if killing is None:
-        outcome = EXHAUSTED if seconds >= budget_s else SURVIVED
+        outcome = MutantOutcome.EXHAUSTED if seconds >= budget_s else MutantOutcome.SURVIVED
         return MutantResult(mutant, outcome, examples=judged, seconds=seconds, call_site=overridden)
     finding = killing.findings[0]
     path = save_repro(out / "repros", killing)
-    return MutantResult(mutant, KILLED, finding.oracle, judged + 1, seconds, str(path),
+    return MutantResult(mutant, MutantOutcome.KILLED, finding.oracle, judged + 1, seconds, str(path),
                         f"{killing.label} `{killing.scenario.name}`", finding.headline(), overridden)

@@ -1,12 +1,14 @@
 """The oracles and policies, declared as data: what is compared, and what is deliberately not.
 
 Each oracle takes (scenario, baseline, candidate, expected writes) and returns findings. The
-bytes oracles run only when both sides completed; the exception oracle judges the rest.
+bytes oracles run when both sides completed; the exception oracle judges a one-sided raise or two
+different ones, and two runs that raised alike compare the bytes written before the raise.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 import torch
 
@@ -43,15 +45,66 @@ POLICIES = (
 )
 
 
+# Exceptions that mean the same thing although their class differs, declared as data: SGLang's
+# pools let torch raise a RuntimeError on a loc/rows length mismatch, where the builtin engines
+# raise IndexError. (class, message pattern) -> the class it counts as.
+EXCEPTION_ALIASES: tuple[tuple[str, str, str], ...] = (
+    ("RuntimeError", r"shape mismatch|cannot be broadcast|must match the size", "IndexError"),
+)
+
+
+def error_kind(execution: Execution) -> str:
+    """The exception's class, or the class a declared alias makes it count as."""
+    error = execution.error or ""
+    name = execution.error_type or error.split(":", 1)[0].strip()
+    for class_name, pattern, counts_as in EXCEPTION_ALIASES:
+        if name == class_name and re.search(pattern, error):
+            return counts_as
+    return name
+
+
+def error_place(execution: Execution) -> tuple:
+    """(stage, forward, layer, door); a worker's execution may carry only the place as text."""
+    place = execution.error_place
+    if place is None:
+        return (execution.error_at,)
+    return (place.stage, place.forward, place.layer, place.door)
+
+
+def raised_alike(baseline: Execution, candidate: Execution) -> bool:
+    return (baseline.error is not None and candidate.error is not None
+            and error_kind(baseline) == error_kind(candidate)
+            and error_place(baseline) == error_place(candidate))
+
+
+def _where(execution: Execution) -> dict:
+    place = execution.error_place
+    if place is None:
+        return {"written_by": execution.error_at}
+    return {"written_by": execution.error_at, "forward": place.forward, "layer": place.layer,
+            "door": place.door or None}
+
+
+def _said(execution: Execution) -> str:
+    place = execution.error_place
+    door = f" in {place.door}" if place is not None and place.door else ""
+    return f"{execution.error} at {execution.error_at}{door}"
+
+
 def _exception(scenario: Scenario, baseline: Execution, candidate: Execution,
                expected: Expected) -> list[Finding]:
-    if (baseline.error is None) == (candidate.error is None):
+    if baseline.error is None and candidate.error is None:
         return []
-    if candidate.error is not None:
+    if baseline.error is None:
         return [Finding("exception", f"raised where the baseline did not: {candidate.error}",
-                        written_by=candidate.error_at)]
-    return [Finding("exception", f"did not raise where the baseline did: {baseline.error}",
-                    written_by=baseline.error_at)]
+                        **_where(candidate))]
+    if candidate.error is None:
+        return [Finding("exception", f"did not raise where the baseline did: {baseline.error}",
+                        **_where(baseline))]
+    if raised_alike(baseline, candidate):
+        return []
+    return [Finding("exception", f"raised {_said(candidate)} where the baseline raised "
+                    f"{_said(baseline)}", **_where(candidate))]
 
 
 def _first_difference(scenario: Scenario, name: str, slots: list[int], want: torch.Tensor,
@@ -68,6 +121,7 @@ def _first_difference(scenario: Scenario, name: str, slots: list[int], want: tor
     return [Finding(oracle, message, buffer=name, layer=layer, sub_pool=sub_pool or None,
                     slot=slot, head=head, byte_offset=offset,
                     written_by=writer and f"forward {writer.forward}, token {writer.token}",
+                    forward=writer and writer.forward,
                     expected=hex_window(want[row], offset), actual=hex_window(got[row], offset),
                     mismatched_rows=int(differs.sum()))]
 
@@ -100,14 +154,21 @@ def _untouched(scenario, baseline, candidate, expected) -> list[Finding]:
         if name not in expected:
             continue
         keep = expected.untouched(name, got.shape[0])
-        rows = got[keep]
-        if bool((rows == CANARY).all()):  # the common case: no per-slot bookkeeping
+        # The common case, in one pass without copying the rows: nothing outside the writes changed.
+        if not bool(((got != CANARY).any(dim=1) & keep).any()):
             continue
+        rows = got[keep]
         slots = keep.nonzero().flatten().tolist()
         canary = torch.full_like(rows, CANARY)
         findings += _first_difference(scenario, name, slots, canary, rows, "untouched",
                                       "a slot that no token writes was changed", expected)
     return findings
+
+
+def _caller_place(name: str) -> tuple[Optional[int], Optional[int]]:
+    """(forward, layer) of a caller tensor's name, "f0.L1.k" (harness/execute.py caller_bytes)."""
+    match = re.fullmatch(r"f(\d+)\.L(\d+)\..*", name)
+    return (int(match[1]), int(match[2])) if match else (None, None)
 
 
 def _caller_tensors(scenario, baseline, candidate, expected) -> list[Finding]:
@@ -121,11 +182,38 @@ def _caller_tensors(scenario, baseline, candidate, expected) -> list[Finding]:
                 mutated = f"shape {tuple(got.shape)} != {tuple(want.shape)}"
             else:
                 mutated = f"{int((got != want).sum())} bytes differ"
+            forward, layer = _caller_place(name)
             findings.append(Finding("caller_tensors", f"caller tensor {name} after the call differs "
                                     f"from the baseline's ({mutated}); in-place mutation must match",
-                                    buffer=name))
+                                    buffer=name, forward=forward, layer=layer))
             break
     return findings
+
+
+def _raising_layer(execution: Execution) -> Optional[int]:
+    place = execution.error_place
+    return place.layer if place is not None else None
+
+
+def _before_the_raise(scenario, baseline, candidate, expected) -> list[Finding]:
+    """Both raised alike: every row (the sink excepted) that the calls completed before the raise
+    wrote must be the baseline's, and so must the caller's tensors they handed back. The raising
+    call's own layer is not compared: a store may raise part-way through its rows (a per-token
+    loop) or before the first (torch's index_put), and neither is the API's promise."""
+    findings = []
+    skipped = _raising_layer(candidate)
+    for name, want in baseline.buffers.items():
+        got = candidate.buffers.get(name)
+        if got is None or got.shape != want.shape or want.shape[0] <= PADDING_SINK + 1:
+            continue
+        if skipped is not None and name.startswith(f"L{skipped}."):
+            continue
+        slots = list(range(PADDING_SINK + 1, want.shape[0]))
+        findings += _first_difference(scenario, name, slots, want[PADDING_SINK + 1:],
+                                      got[PADDING_SINK + 1:], "bytes",
+                                      "bytes written before the raise differ from the baseline's",
+                                      expected)
+    return findings + _caller_tensors(scenario, baseline, candidate, expected)
 
 
 def _fp4_within_bound(scenario, baseline, candidate, expected) -> list[Finding]:
@@ -155,12 +243,14 @@ def _fp4_within_bound(scenario, baseline, candidate, expected) -> list[Finding]:
                                 f"not within the e2m1 bound of the input {float(want[row, element]):g}",
                                 buffer=name, layer=layer_id, slot=slots[row], head=head,
                                 byte_offset=element // 2, mismatched_rows=int(bad.any(1).sum()),
-                                written_by=f"forward {writer.forward}, token {writer.token}")]
+                                written_by=f"forward {writer.forward}, token {writer.token}",
+                                forward=writer.forward)]
     return []
 
 
 ORACLES: tuple[Oracle, ...] = (
-    Oracle("exception", "an exception on one side only", _exception),
+    Oracle("exception", "an exception on one side only, or of another class (EXCEPTION_ALIASES) "
+           "or at another place (stage, forward, layer, door) than the baseline's", _exception),
     Oracle("shape", "every buffer has the baseline's shape", _shapes),
     Oracle("bytes", "bytes of every written slot equal the baseline's, bitwise", _written_bytes),
     Oracle("untouched", "every slot no token writes keeps its canary bytes", _untouched, alone=True),
@@ -179,11 +269,19 @@ def self_check(scenario: Scenario, execution: Execution, expected: Expected) -> 
             for finding in oracle.check(scenario, execution, execution, expected)]
 
 
-def judge(scenario: Scenario, baseline: Execution, candidate: Execution,
-          expected: Expected) -> list[Finding]:
+def judge(scenario: Scenario, baseline: Execution, candidate: Execution, expected: Expected,
+          alone: Optional[list[Finding]] = None) -> list[Finding]:
+    """Every oracle's findings. When one side raised, only the exception oracle speaks; when both
+    raised alike (class, and place), the bytes written before the raise do. `alone`: the
+    candidate's self_check findings when the caller has them already (they need no baseline)."""
     findings = ORACLES[0].check(scenario, baseline, candidate, expected)
-    if findings or candidate.error is not None:
+    if findings:
         return findings
+    if candidate.error is not None:
+        return _before_the_raise(scenario, baseline, candidate, expected)
+    if alone is None:
+        alone = self_check(scenario, candidate, expected)
     for oracle in ORACLES[1:]:
-        findings += oracle.check(scenario, baseline, candidate, expected)
-    return findings
+        if not oracle.alone:
+            findings += oracle.check(scenario, baseline, candidate, expected)
+    return findings + [finding for finding in alone]

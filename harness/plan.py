@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
-from typing import Iterator, Mapping, Optional
+from typing import Any, Iterator, Mapping, Optional
 
 from backends.registry import BACKENDS, Backend
 from harness.candidate import Candidate
@@ -38,6 +39,9 @@ class RunOptions:
     scenarios: Optional[list] = None   # user scenarios (--scenario): run these instead of the builtin set
     # The call sites by backend name: the registry, or a copy with a mutant's faulty call sites.
     backend_table: Mapping[str, Backend] = field(default_factory=lambda: BACKENDS)
+    # Judge each era in `eras` on the baseline against the ground truth (the era table,
+    # harness/verdict.py); False runs only the eras the candidates need (a mutant run).
+    era_table: bool = True
 
 
 @dataclass(frozen=True)
@@ -87,11 +91,34 @@ def resolve_suts(options: RunOptions) -> list[SutChoice]:
     return choices
 
 
-def baseline_for(backend: Backend, mode: str) -> Candidate:
-    """The oracle side: the backend's oldest call site on reference pools, on CPU."""
-    era = backend.eras[0]
-    return Candidate("builtin", builtin_module(era, "reference"), era, "reference", "cpu",
+BASELINE_SUT, BASELINE_DEVICE = "builtin", "cpu"
+
+
+@cache
+def baseline_module(era: str) -> Any:
+    """The pools every candidate is judged against, for one era's call site. The one place that
+    chooses them (harness/verdict.py runs them through every era's call site). Built once per era:
+    the module holds only classes, and every scenario's baseline runs need them."""
+    return builtin_module(era, "reference")
+
+
+def baseline_engine() -> str:
+    """The engine name the baseline's rows and labels carry."""
+    return "reference"
+
+
+def baseline_for(backend: Backend, mode: str, era: Optional[str] = None) -> Candidate:
+    """The baseline pools through `era`'s call site of the backend (default: the oldest era's,
+    whose run is the ground truth), on CPU."""
+    era = era or backend.eras[0]
+    return Candidate(BASELINE_SUT, baseline_module(era), era, baseline_engine(), BASELINE_DEVICE,
                      backend.name, mode)
+
+
+def is_baseline(candidate: Candidate) -> bool:
+    """A candidate that is its own era's baseline: judging it would compare a run with itself."""
+    return (candidate.sut == BASELINE_SUT and candidate.engine == baseline_engine()
+            and candidate.device == BASELINE_DEVICE)
 
 
 def device_for(backend: Backend, options: RunOptions) -> str:
@@ -122,7 +149,6 @@ def candidates_for(backend: Backend, mode: str, suts: list[SutChoice], options: 
     device, and for `pool` and `dtype` when the caller passes them. An opt-in engine
     (interpreted Triton on CPU) is left out unless named; the matrix says why.
     """
-    baseline = baseline_for(backend, mode)
     device = device_for(backend, options)
     try:
         device_reason = unavailable_reason(device)
@@ -161,6 +187,5 @@ def candidates_for(backend: Backend, mode: str, suts: list[SutChoice], options: 
                     continue
                 candidate = Candidate("builtin", builtin_module(era, engine), era, engine, device,
                                       backend.name, mode)
-                if (candidate.era, candidate.engine, candidate.device) != (
-                        baseline.era, baseline.engine, baseline.device):
+                if not is_baseline(candidate):
                     yield candidate

@@ -13,8 +13,8 @@ from backends.registry import BACKENDS, backend_named
 from harness.call_site_overrides import with_call_site_overrides
 from harness.candidate import Candidate
 from harness.findings import Finding
-from harness.plan import baseline_for, load_sut
-from harness.runner import CellResult, check_scenario
+from harness.plan import baseline_for, baseline_module, load_sut
+from harness.runner import MODEL_SUT, CellResult, check_cell, check_scenario
 from pools.builtin import builtin_module
 from harness.sut.loader import parse_builtin
 from reports.atomic import write_json_atomic
@@ -31,15 +31,16 @@ class ReproError(ValueError):
 
 def repro_payload(result: CellResult) -> dict:
     return {"format": FORMAT, "version": VERSION, "scenario": to_dict(result.scenario),
-            "candidate": result.candidate.describe(),
+            "candidate": result.subject.describe(),
             "divergence": result.divergence and result.divergence.name,
+            "divergences": [d.name for d in result.divergences],
             "findings": [finding.to_dict() for finding in result.findings]}
 
 
 def save_repro(folder: Path, result: CellResult) -> Path:
     payload = repro_payload(result)
     digest = hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:10]
-    c, g = result.candidate, result.scenario.geometry
+    c, g = result.subject, result.scenario.geometry
     name = f"{g.pool}-{g.dtype}-{c.backend}-{c.era}-{c.engine}-{result.scenario.name or 'scenario'}-{digest}.json"
     return write_json_atomic(Path(folder) / name.replace("/", "_").replace(":", "_"), payload)
 
@@ -80,6 +81,9 @@ def load_repro(path: Path) -> tuple[Scenario, dict, list[Finding]]:
 def rebuild_candidate(description: dict, device: Optional[str] = None) -> Candidate:
     backend_named(description["backend"])
     device = device or description["device"]
+    if description["sut"] == MODEL_SUT:   # an era-table row: the baseline through one era's site
+        return Candidate(MODEL_SUT, baseline_module(description["era"]), description["era"],
+                         description["engine"], "cpu", description["backend"], description["mode"])
     if parse_builtin(description["sut"]) is not None:
         module = builtin_module(description["era"], description["engine"])
         return Candidate(description["sut"], module, description["era"], description["engine"],
@@ -96,11 +100,14 @@ def replay(path: Path, device: Optional[str] = None) -> tuple[dict, list[Finding
     # A mutant's faulty call site (BACKEND_OVERRIDES) replays with it.
     table, _ = with_call_site_overrides(candidate.module, BACKENDS)
     backend = table[candidate.backend]
-    baseline = baseline_for(backend, candidate.mode)
+    if candidate.sut == MODEL_SUT:
+        rows = check_cell(scenario, backend, candidate.mode, [], 60.0, (candidate.era,))
+        return description, old, next(r for r in rows if r.model.era == candidate.era)
     try:
-        results = check_scenario(scenario, baseline, [candidate], 60.0, backend)
+        results = check_scenario(scenario, baseline_for(backend, candidate.mode), [candidate], 60.0,
+                                 backend)
     finally:
         stop = getattr(candidate.module, "stop", None)
         if stop is not None:
             stop()
-    return description, old, results[-1]
+    return description, old, results[0]

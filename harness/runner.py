@@ -1,27 +1,28 @@
-"""The differential runner: every scenario through the baseline and every candidate, judged.
+"""The differential runner: every scenario through the baselines and every candidate, judged.
 
 For each (pool kind, dtype) it draws the scenarios, and for each backend and mode runs the
-baseline once per scenario and each candidate against it. Results stream to a callback so the
-CLI can show progress and write repro files as findings appear.
+baseline through every era's call site the cell needs (harness/verdict.py decides every outcome)
+and each candidate against its own era's run. Results stream to a callback so the CLI can show
+progress and write repro files as findings appear. Every planned check yields one row: a
+declared skip is a SKIPPED row with its reason, a cell exploration gave no example is UNEXPLORED.
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Optional
+from typing import Callable, Iterable, Iterator, Optional
 
+from backends.divergences import KnownDivergence
 from backends.registry import Backend, backend_named
 from harness.candidate import Candidate
-from backends.divergences import KnownDivergence, explain
 from harness.execute import Execution, execute
-from harness.sut.client import IsolatedSut
-from harness.expectations import expected_writes
 from harness.findings import Finding
-from harness.oracles import judge, self_check
 from harness.sharding import in_shard
-from harness.sut.limits import limit_for
 from harness.plan import RunOptions, Skip, SutChoice, baseline_for, candidates_for
+from harness.sut.client import IsolatedSut
+from harness.verdict import Baselines, Verdict, decide, run_baselines
+from reports.outcome import Outcome
 from scenarios.builtin import default_scenarios, random_scenarios
 from scenarios.explore import explore
 from scenarios.model import Scenario
@@ -29,19 +30,42 @@ from scenarios.profiles import Profile
 from scenarios.regressions import regression_scenarios
 from scenarios.strategies import scenarios as scenario_strategy
 
+MODEL_SUT = "model"   # the sut of an era-table row: the baseline through one era's call site
+
 
 @dataclass
 class CellResult:
-    """One candidate on one scenario."""
+    """One candidate on one scenario, or one row of the era table (`era_row`)."""
     candidate: Optional[Candidate]
-    scenario: Scenario
-    outcome: str                      # pass | findings | known_divergence | skipped
+    scenario: Optional[Scenario]       # None only for an UNEXPLORED row
+    outcome: Outcome
     findings: list[Finding] = field(default_factory=list)
-    divergence: Optional[KnownDivergence] = None
+    divergences: tuple[KnownDivergence, ...] = ()
     write_ns: int = 0
     label: str = ""
     skip: Optional[Skip] = None
     reproduce: str = ""               # Hypothesis runs: the seed and the reproduce blob
+    model: Optional[Candidate] = None  # an era-table row's subject: the baseline of one era (sut
+                                       # "model"); such a row has no candidate
+    pool: str = ""                    # the cell's pool and dtype (filled from the scenario)
+    dtype: str = ""
+
+    def __post_init__(self) -> None:
+        if self.scenario is not None:
+            self.pool, self.dtype = self.scenario.geometry.pool, self.scenario.geometry.dtype
+
+    @property
+    def divergence(self) -> Optional[KnownDivergence]:
+        return self.divergences[0] if self.divergences else None
+
+    @property
+    def era_row(self) -> bool:
+        return self.model is not None
+
+    @property
+    def subject(self) -> Optional[Candidate]:
+        """What was run: the candidate, or an era-table row's model."""
+        return self.candidate or self.model
 
 
 def scenarios_for(pool: str, dtype: str, options: RunOptions) -> list[Scenario]:
@@ -60,36 +84,67 @@ def execute_candidate(candidate: Candidate, scenario: Scenario, reference: Execu
     return execute(candidate, scenario, timeout_s, backend)
 
 
+def _candidate_row(candidate: Candidate, scenario: Scenario, verdict: Verdict,
+                   write_ns: int) -> CellResult:
+    for finding in verdict.findings:
+        finding.candidate = candidate.label
+    skip = (Skip(candidate.sut, candidate.era, candidate.engine, verdict.skip_reason)
+            if verdict.outcome is Outcome.SKIPPED else None)
+    findings = [] if skip else verdict.findings
+    return CellResult(candidate, scenario, verdict.outcome, findings, verdict.divergences,
+                      write_ns, candidate.label, skip=skip)
+
+
+def era_rows(baselines: Baselines, backend: Backend) -> list[CellResult]:
+    """The era table's rows for one scenario: each era other than the ground truth's."""
+    rows = []
+    for era, verdict in baselines.eras.items():
+        if era == baselines.ground and verdict.outcome is not Outcome.FINDING:
+            continue
+        model = baseline_for(backend, baselines.mode, era)
+        model = Candidate(MODEL_SUT, model.module, era, model.engine, model.device, model.backend,
+                          model.mode)
+        against = ("its own untouched slots" if era == baselines.ground
+                   else f"the ground truth ({baselines.ground})")
+        label = f"{model.label}: era {era} against {against}"
+        for finding in verdict.findings:
+            finding.candidate = label
+        rows.append(CellResult(None, baselines.scenario, verdict.outcome, verdict.findings,
+                               verdict.divergences, label=label, model=model))
+    return rows
+
+
+def eras_needed(backend: Backend, candidates: Iterable[Candidate], table_eras: Iterable[str]) -> list[str]:
+    """The call sites whose baseline runs a cell needs: the candidates' eras, and the eras of the
+    era table (the ground truth's comes with them: harness.verdict.run_baselines)."""
+    wanted = {c.era for c in candidates} | set(table_eras)
+    return [era for era in backend.eras if era in wanted]
+
+
+def check_cell(scenario: Scenario, backend: Backend, mode: str, candidates: list[Candidate],
+               timeout_s: Optional[float], table_eras: Optional[Iterable[str]] = None) -> list[CellResult]:
+    """One scenario through one cell: the candidates' rows, then the era table's rows for
+    `table_eras` (default: all of the backend's)."""
+    eras = eras_needed(backend, candidates, backend.eras if table_eras is None else table_eras)
+    baselines = run_baselines(scenario, backend, mode, eras, timeout_s)
+    results = []
+    for candidate in candidates:
+        execution = execute_candidate(candidate, scenario, baselines.runs[candidate.era], timeout_s,
+                                      backend)
+        results.append(_candidate_row(candidate, scenario, decide(baselines, candidate, execution),
+                                      execution.write_ns))
+    return results + era_rows(baselines, backend)
+
+
 def check_scenario(scenario: Scenario, baseline: Candidate, candidates: list[Candidate],
                    timeout_s: Optional[float], backend: Optional[Backend] = None) -> list[CellResult]:
-    """`backend` is the cell's call-site entry: by default the registry's, in a mutant run the
-    mutant's table's (RunOptions.backend_table)."""
+    """One row per candidate, in order, followed by any era-table row that is a FINDING against
+    the model (never dropped). `baseline` names the cell (backend and mode); the baselines
+    themselves are harness.plan.baseline_module's. `backend` is the cell's call-site entry: by
+    default the registry's, in a mutant run the mutant's table's (RunOptions.backend_table)."""
     backend = backend or backend_named(baseline.backend)
-    reference = execute(baseline, scenario, timeout_s, backend)
-    expected = expected_writes(scenario)
-    results = []
-    # The baseline must obey the untouched-slot rule too, or every comparison is moot.
-    own = self_check(scenario, reference, expected)
-    if own:
-        for finding in own:
-            finding.candidate = baseline.label
-        results.append(CellResult(baseline, scenario, "findings", own, label=baseline.label))
-    for candidate in candidates:
-        execution = execute_candidate(candidate, scenario, reference, timeout_s, backend)
-        findings = judge(scenario, reference, execution, expected)
-        for finding in findings:
-            finding.candidate = candidate.label
-        limit = limit_for(scenario, candidate, findings) if findings else None
-        if limit is not None:
-            results.append(CellResult(candidate, scenario, "skipped", label=candidate.label,
-                                      skip=Skip(candidate.sut, candidate.era, candidate.engine,
-                                                f"{limit.name}: {limit.reason}")))
-            continue
-        divergence = explain(scenario, candidate, findings, backend.divergences) if findings else None
-        outcome = "known_divergence" if divergence else ("findings" if findings else "pass")
-        results.append(CellResult(candidate, scenario, outcome, findings, divergence,
-                                  execution.write_ns, candidate.label))
-    return results
+    results = check_cell(scenario, backend, baseline.mode, candidates, timeout_s, table_eras=())
+    return [r for r in results if not r.era_row or r.outcome is Outcome.FINDING]
 
 
 @dataclass(frozen=True)
@@ -115,23 +170,60 @@ def cells_of(options: RunOptions, pool: str, dtype: str) -> Iterator[Cell]:
                     yield cell
 
 
-def _skipped(backend: Backend, scenario: Scenario, mode: str) -> bool:
+def _backend_skip(backend: Backend, scenario: Scenario, mode: str) -> Optional[str]:
+    """`name: reason` of the declared skip (or out-of-focus) that removes this check, if any."""
     skip_for = getattr(backend, "skip_for", None)
-    return skip_for is not None and skip_for(scenario, mode) is not None
+    skip = skip_for(scenario, mode) if skip_for is not None else None
+    return None if skip is None else f"{skip.name}: {skip.reason}"
+
+
+def _skip_label(item: Skip, cell: Cell) -> str:
+    return f"{item.sut}/{item.era}/{item.engine}/{cell.backend.name}:{cell.mode}"
 
 
 def _candidates(cell: Cell, suts: list[SutChoice], options: RunOptions,
                 scenarios: list[Scenario], on_result: Callable[[CellResult], None]) -> list[Candidate]:
-    """The cell's runnable candidates; each one that cannot run is reported as skipped."""
+    """The cell's runnable candidates; each one that cannot run is a SKIPPED row per scenario."""
     candidates = []
     for item in candidates_for(cell.backend, cell.mode, suts, options, cell.pool, cell.dtype):
         if isinstance(item, Candidate):
             candidates.append(item)
         else:
             for scenario in scenarios:
-                on_result(CellResult(None, scenario, "skipped", skip=item,
-                                     label=f"{item.sut}/{item.era}/{item.engine}"))
+                on_result(CellResult(None, scenario, Outcome.SKIPPED, skip=item,
+                                     label=_skip_label(item, cell)))
     return candidates
+
+
+def _skipped_rows(candidates: list[Candidate], scenario: Scenario, reason: str) -> list[CellResult]:
+    """A declared backend skip removes the check for every candidate of the cell: one row each."""
+    return [CellResult(c, scenario, Outcome.SKIPPED, label=c.label,
+                       skip=Skip(c.sut, c.era, c.engine, reason)) for c in candidates]
+
+
+def _table_eras(options: RunOptions) -> tuple[str, ...]:
+    return tuple(options.eras) if options.era_table else ()
+
+
+def _check_or_skip(cell: Cell, scenario: Scenario, candidates: list[Candidate],
+                   options: RunOptions) -> list[CellResult]:
+    reason = _backend_skip(cell.backend, scenario, cell.mode)
+    if reason is not None:
+        return _skipped_rows(candidates, scenario, reason)
+    return check_cell(scenario, cell.backend, cell.mode, candidates, options.timeout_s,
+                      _table_eras(options))
+
+
+def planned_checks(options: RunOptions, suts: list[SutChoice]) -> int:
+    """How many candidate rows a deterministic `run` yields: every (cell, scenario, candidate or
+    skip), whatever its outcome. The era table's rows come on top."""
+    total = 0
+    for pool, dtype in _groups(options):
+        scenarios = scenarios_for(pool, dtype, options)
+        for cell in cells_of(options, pool, dtype):
+            items = list(candidates_for(cell.backend, cell.mode, suts, options, pool, dtype))
+            total += len(scenarios) * len(items)
+    return total
 
 
 def _groups(options: RunOptions) -> list[tuple[str, str]]:
@@ -148,13 +240,10 @@ def run(options: RunOptions, suts: list[SutChoice],
     for index, (pool, dtype) in enumerate(groups):
         scenarios = scenarios_for(pool, dtype, options)
         for cell in cells_of(options, pool, dtype):
-            baseline = baseline_for(cell.backend, cell.mode)
             candidates = _candidates(cell, suts, options, scenarios, on_result)
             for scenario in scenarios:
-                if not _skipped(cell.backend, scenario, cell.mode):
-                    for result in check_scenario(scenario, baseline, candidates, options.timeout_s,
-                                                  cell.backend):
-                        on_result(result)
+                for result in _check_or_skip(cell, scenario, candidates, options):
+                    on_result(result)
         on_group(f"{pool} {dtype}", index + 1, len(groups))
 
 
@@ -184,7 +273,15 @@ MIN_CELL_SECONDS = 0.5
 
 
 def has_findings(results: list[CellResult]) -> bool:
-    return any(result.outcome == "findings" for result in results)
+    return any(result.outcome is Outcome.FINDING for result in results)
+
+
+def _unexplored(cell: Cell, candidates: list[Candidate], on_result: Callable[[CellResult], None],
+                reason: str) -> None:
+    for candidate in candidates:
+        on_result(CellResult(candidate, None, Outcome.UNEXPLORED, label=candidate.label,
+                             skip=Skip(candidate.sut, candidate.era, candidate.engine, reason),
+                             pool=cell.pool, dtype=cell.dtype))
 
 
 def explore_run(options: RunOptions, suts: list[SutChoice], exploring: Exploring,
@@ -198,22 +295,24 @@ def explore_run(options: RunOptions, suts: list[SutChoice], exploring: Exploring
     cells = [cell for pool, dtype in _groups(options) for cell in cells_of(options, pool, dtype)]
     started = time.monotonic()
     for index, cell in enumerate(cells):
-        baseline = baseline_for(cell.backend, cell.mode)
-        regressions = [s for s in regression_scenarios(cell.pool, cell.dtype)
-                       if not _skipped(cell.backend, s, cell.mode)]
+        regressions = regression_scenarios(cell.pool, cell.dtype)
         candidates = _candidates(cell, suts, options, regressions, on_result)
         for scenario in regressions:
-            for result in check_scenario(scenario, baseline, candidates, options.timeout_s, cell.backend):
+            for result in _check_or_skip(cell, scenario, candidates, options):
                 on_result(result)
         budget = None
         if profile.run_seconds is not None:
             budget = max(0.0, profile.run_seconds - (time.monotonic() - started)) / (len(cells) - index)
         if budget is not None and budget < MIN_CELL_SECONDS:
+            _unexplored(cell, candidates, on_result, f"the run's time budget left this cell "
+                        f"{budget:.2f}s, under {MIN_CELL_SECONDS}s: no example was drawn")
             on_cell(CellStats(cell, 0, len(regressions), 0.0))
             continue
         strategy = scenario_strategy(cell.pool, cell.dtype, exploring.special_values, profile.pool_bytes)
-        strategy = strategy.filter(lambda s, cell=cell: not _skipped(cell.backend, s, cell.mode))
-        check = lambda s: check_scenario(s, baseline, candidates, options.timeout_s, cell.backend)  # noqa: E731
+        # Draws a declared skip removes are never checks: Hypothesis draws again.
+        strategy = strategy.filter(lambda s, cell=cell: _backend_skip(cell.backend, s, cell.mode) is None)
+        check = lambda s: check_cell(s, cell.backend, cell.mode, candidates,  # noqa: E731
+                                     options.timeout_s, _table_eras(options))
         outcome = explore(strategy, check,
                           has_findings, settings, options.seed, cell.key, budget,
                           on_pass=lambda results: [on_result(r) for r in results])

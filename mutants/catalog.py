@@ -61,6 +61,13 @@ CATALOG: tuple[Mutant, ...] = (
            "#29460: swa_loc from the padded out_cache_loc, loc narrowed by piecewise graphs"),
     Mutant("cut_from_wrong_end", "narrowing", "current", SWA_MHA, ("trtllm_mha", "plain"),
            "slip: #29460's cut taken from the tail, keeping the padding's SWA ids"),
+    # inside a known divergence's scenarios: a divergence must never excuse them
+    Mutant("narrowed_full_layer_flip", "narrowing", "kwarg", SWA_MHA, ("plain",),
+           "slip: full-layer rows corrupted only while the forward is narrowed, inside #29460's "
+           "scenarios, just before the SWA write raises"),
+    Mutant("narrowed_swa_wrong_error", "narrowing", "bundled", SWA_MHA, ("plain",),
+           "slip: inside #29460's scenarios, the narrowed SWA write raises a ValueError of its own "
+           "where the era's pool raises the store's IndexError"),
     # scale
     Mutant("mha_scale_ignored", "scale", "current", MHA, ("aiter", "plain"),
            "#18882: k_scale/v_scale not applied, fp8 values stored unscaled", FP8),
@@ -80,6 +87,9 @@ CATALOG: tuple[Mutant, ...] = (
            "slip: triton's scaled MLA prefill divides the caller's k in place instead of a clone"),
     Mutant("aiter_no_scales", "scale", "current", MHA, ("aiter",),
            "slip: aiter's extend passing no descales, #18882's shape in another backend", FP8),
+    Mutant("aiter_decode_no_descales", "scale", "current", MHA, ("aiter",),
+           "slip: 0.5.23's aiter decode keeping 0.5.14's call without descales (the `changed` "
+           "divergence aiter-decode-descales: old behaviour in the new era)", FP8),
     # layer-id
     Mutant("sub_pool_ignores_override", "layer-id", "current", SWA_MHA, ("fa3", "plain"),
            "slip: the MHA pool ignores layer_id_override, which composite pools pass with layer=None"),
@@ -105,6 +115,9 @@ CATALOG: tuple[Mutant, ...] = (
            "slip: an e5m2 MLA cache cast to e4m3", ("fp8_e5m2",)),
     Mutant("swa_mla_fp8_value_cast", "dtype-cast", "kwarg", SWA_MLA, ("plain",),
            "slip: fp8 MLA sub-pool rows stored by value conversion", FP8),
+    Mutant("shared_cast_truncates", "dtype-cast", "current", MHA, ("plain",),
+           "slip: the builtin engines' shared cast step (StoreEngine.prepare) rounding toward "
+           "zero instead of to nearest, planted in a torch engine only", FP8),
     # cross-attention
     Mutant("torch_native_cross_at_out_cache_loc", "cross-attention", "current", MHA, ("torch_native",),
            "#8622 #8675: torch_native wrote cross-attention K/V at out_cache_loc"),

@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from reports.markdown import markdown_table
+from reports.outcome import Outcome
+
 # A cell of `kvh bench`: every axis it expands, and the cache state.
 BENCH_CELL = ("backend", "mode", "pool", "dtype", "sut", "engine", "era", "tokens", "layers", "cache")
 
@@ -39,7 +42,7 @@ def agreement(previous: pd.DataFrame, current: pd.DataFrame) -> pd.DataFrame:
 
     def measured(frame: pd.DataFrame) -> pd.DataFrame:
         # reindex: a run written before mad_cv existed compares with NaN there, i.e. never agrees
-        return frame.loc[frame["outcome"] == "measured"].reindex(columns=columns).astype({"cache": str})
+        return frame.loc[frame["outcome"] == Outcome.MEASURED].reindex(columns=columns).astype({"cache": str})
 
     both = measured(previous).merge(measured(current), on=list(BENCH_CELL), suffixes=("_previous", ""))
     difference = (both["median_ns"] - both["median_ns_previous"]).abs()
@@ -50,18 +53,22 @@ def agreement(previous: pd.DataFrame, current: pd.DataFrame) -> pd.DataFrame:
     return both
 
 
+def _yes(agreed: bool) -> str:
+    return "yes" if agreed else "NO"
+
+
 def agreement_markdown(table: pd.DataFrame, previous_run: str) -> str:
-    lines = [f"Against the previous run {previous_run}: {int(table['agree'].sum())} of {len(table)} "
-             f"cells agree within both runs' cv, {int(table['agree_mad'].sum())} within both runs' "
-             "mad_cv", "",
-             "| pool | dtype | tokens | layers | sut/era/engine | cache | previous us | this us | "
-             "difference | cv previous, this | mad_cv previous, this | within cv | within mad_cv |",
-             "|" + "---|" * 13]
-    for row in table.itertuples():
-        lines.append(f"| {row.pool} | {row.dtype} | {row.tokens} | {row.layers} | "
-                     f"{row.sut}/{row.era}/{row.engine} | {row.cache} | "
-                     f"{row.median_ns_previous / 1e3:.1f} | {row.median_ns / 1e3:.1f} | "
-                     f"{row.relative_difference:.1%} | {row.cv_previous:.3f}, {row.cv:.3f} | "
-                     f"{row.mad_cv_previous:.3f}, {row.mad_cv:.3f} | {'yes' if row.agree else 'NO'} | "
-                     f"{'yes' if row.agree_mad else 'NO'} |")
-    return "\n".join(lines) + "\n"
+    rows = pd.DataFrame({
+        "pool": table["pool"], "dtype": table["dtype"], "tokens": table["tokens"],
+        "layers": table["layers"], "sut/era/engine": table["sut"] + "/" + table["era"] + "/" + table["engine"],
+        "cache": table["cache"],
+        "previous us": (table["median_ns_previous"] / 1e3).map("{:.1f}".format),
+        "this us": (table["median_ns"] / 1e3).map("{:.1f}".format),
+        "difference": table["relative_difference"].map("{:.1%}".format),
+        "cv previous, this": [f"{a:.3f}, {b:.3f}" for a, b in zip(table["cv_previous"], table["cv"])],
+        "mad_cv previous, this": [f"{a:.3f}, {b:.3f}" for a, b in zip(table["mad_cv_previous"], table["mad_cv"])],
+        "within cv": table["agree"].map(_yes), "within mad_cv": table["agree_mad"].map(_yes)})
+    head = (f"Against the previous run {previous_run}: {int(table['agree'].sum())} of {len(table)} "
+            f"cells agree within both runs' cv, {int(table['agree_mad'].sum())} within both runs' "
+            "mad_cv")
+    return f"{head}\n\n{markdown_table(rows)}\n"

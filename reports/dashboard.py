@@ -10,6 +10,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from reports.charts import interval_chart, line_chart, sparkline
+from reports.outcome import Outcome
 from reports.report import MATRIX_FILE, Report
 from reports.schema import CELL_COLUMNS, CELL_DETAIL_COLUMNS
 
@@ -53,8 +54,8 @@ def _check_matrix(checks: pd.DataFrame) -> str:
         cells = []
         for pool in pools:
             outcomes = group.loc[group["pool"] == pool, "outcome"].value_counts()
-            known, skipped = outcomes.get("known_divergence", 0), outcomes.get("skipped", 0)
-            cells.append(f"{outcomes.get('pass', 0)}/{outcomes.get('findings', 0)}"
+            known, skipped = outcomes.get(Outcome.KNOWN_DIVERGENCE, 0), outcomes.get(Outcome.SKIPPED, 0)
+            cells.append(f"{outcomes.get(Outcome.PASS, 0)}/{outcomes.get(Outcome.FINDING, 0)}"
                          + (f" +{known}kd" if known else "") + (f" ({skipped} skipped)" if skipped else ""))
         rows.append([escape(backend or "(none)"), *cells])
     return (_table(["backend", *pools], rows)
@@ -84,7 +85,7 @@ def _matrix(report: Report) -> str:
         body = _table(header, [[_cell(r.get(k)) for k in header] for r in matrix], table_id="matrix")
     else:
         body = f"<pre>{escape(json.dumps(matrix, indent=1)[:20000])}</pre>"
-    skipped = report.checks[report.checks["outcome"] == "skipped"] if not report.checks.empty else report.checks
+    skipped = report.checks[report.checks["outcome"] == Outcome.SKIPPED] if not report.checks.empty else report.checks
     rows = [[_cell(r.get(c)) for c in ("sut", "era", "engine", "pool", "dtype", "device", "detail")]
             for _, r in skipped.drop_duplicates([c for c in ("sut", "era", "engine", "pool", "dtype")
                                                   if c in skipped.columns]).iterrows()]

@@ -37,3 +37,8 @@ class MutantOutcome(str, Enum):
 
 # What store files written before the vocabulary was one said, and what it says now.
 LEGACY_OUTCOMES = {"findings": Outcome.FINDING.value}
+
+
+def normalised(outcome: str) -> str:
+    """`outcome` in today's vocabulary: a legacy spelling becomes its current value."""
+    return LEGACY_OUTCOMES.get(str(outcome), str(outcome))

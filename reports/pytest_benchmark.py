@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from reports.records import records_frame, stamped
 from reports.schema import CELL_COLUMNS
 
 
@@ -29,11 +30,9 @@ def rows_from_pytest_benchmark(payload: dict, source: str) -> pd.DataFrame:
     commit = payload.get("commit_info") or {}
     machine = payload.get("machine_info") or {}
     digest = hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:8]
-    meta = {"kind": "pytest-benchmark", "kind_version": 1,
-            "run_id": f"pytest-benchmark-{payload['datetime']}-{digest}",
+    meta = {"run_id": f"pytest-benchmark-{payload['datetime']}-{digest}",
             "time": payload["datetime"], "git_commit": str(commit.get("id", ""))[:12],
-            "host": machine.get("node", ""), "device_name": (machine.get("cpu") or {}).get("brand_raw", ""),
-            "writer": source}
+            "host": machine.get("node", ""), "device_name": (machine.get("cpu") or {}).get("brand_raw", "")}
     rows = []
     for bench in payload["benchmarks"]:
         labels = {**(bench.get("params") or {}), **(bench.get("extra_info") or {})}
@@ -41,7 +40,7 @@ def rows_from_pytest_benchmark(payload: dict, source: str) -> pd.DataFrame:
         cell["device"] = cell["device"] or "cpu"
         cell["sut"] = cell["sut"] or "pytest-benchmark"
         cell["backend"] = cell["backend"] or bench["name"]
-        rows.append({**meta, **cell, "name": bench["name"], "group": bench.get("group"),
+        rows.append({**cell, "name": bench["name"], "group": bench.get("group"),
                      "fullname": bench.get("fullname"), "rounds": bench["stats"].get("rounds"),
                      "samples_ns": _samples_ns(bench["stats"])})
-    return pd.DataFrame(rows)
+    return stamped(records_frame("pytest-benchmark", rows), "pytest-benchmark", meta, writer=source)

@@ -12,7 +12,15 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from reports.gate import GateSettings, cell_rows, latest_checks, latest_rows, regression_table, timing_rows
+from reports.gate import (
+    GateSettings,
+    cell_rows,
+    latest_checks,
+    latest_rows,
+    regression_table,
+    timing_rows,
+)
+from reports.outcome import Outcome
 from reports.store import Store
 
 # Written by `kvh matrix --out RESULTS_DIR/capabilities.json`; rendered when present.
@@ -24,7 +32,7 @@ class Report:
     results_dir: Path
     settings: GateSettings
     checks: pd.DataFrame                 # newest row of every check cell
-    findings: pd.DataFrame               # those rows with outcome "findings", with a repro link
+    findings: pd.DataFrame               # those rows with outcome "finding", with a repro link
     gate: pd.DataFrame                   # reports.gate.regression_table
     bench: pd.DataFrame                  # bench rows of each cell's latest run
     matrix: Optional[Any]                # the capability matrix JSON, or None
@@ -43,7 +51,7 @@ class Report:
 
     def verdict(self) -> str:
         checks = len(self.checks)
-        passed = int((self.checks["outcome"] == "pass").sum()) if checks else 0
+        passed = int((self.checks["outcome"] == Outcome.PASS).sum()) if checks else 0
         head = "FAIL" if self.failed else "PASS"
         return (f"{head}: {len(self.findings)} correctness findings in {checks} checks ({passed} "
                 f"passed); {self.count('regression')} throughput regressions, "
@@ -68,9 +76,9 @@ def _repro_link(row: pd.Series, results_dir: Path, out_dir: Path) -> str:
 
 def _findings(checks: pd.DataFrame, bench: pd.DataFrame) -> pd.DataFrame:
     """Failed checks, and bench cells whose verification before timing found a difference."""
-    parts = [checks[checks["outcome"] == "findings"]] if not checks.empty else []
+    parts = [checks[checks["outcome"] == Outcome.FINDING]] if not checks.empty else []
     if "outcome" in bench:
-        parts.append(bench[bench["outcome"] == "finding"].assign(detail=lambda f: f["error"]))
+        parts.append(bench[bench["outcome"] == Outcome.FINDING].assign(detail=lambda f: f["error"]))
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 

@@ -13,6 +13,7 @@ import platform
 import re
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
@@ -22,8 +23,14 @@ import pyarrow.parquet as pq
 
 from reports.atomic import write_atomic
 from reports.pytest_benchmark import is_pytest_benchmark, rows_from_pytest_benchmark
-from reports.records import RECORD_COLUMNS, run_metadata
-from reports.schema import KINDS, META_COLUMNS, STORE_FORMAT, STORE_VERSION, kind_of
+from reports.records import git_commit, new_run_id, normalise_outcomes, stamped
+from reports.schema import (
+    KINDS,
+    LEGACY_CHECK_COLUMNS,
+    STORE_FORMAT,
+    STORE_VERSION,
+    kind_of,
+)
 
 METADATA_KEY = b"kvh"
 # JSON files that live in a results folder but are not results: read by their own code.
@@ -53,9 +60,9 @@ def device_name(device: str) -> str:
 def run_meta(device: str, seed: int, profile: str = "default", sut_version: str = "",
              run_id: Optional[str] = None) -> dict:
     """Metadata of one run, stamped on every row it appends to the store."""
-    base = run_metadata(device, seed)
-    return {"run_id": run_id or base["run_id"], "time": base["time"],
-            "git_commit": base["git_commit"], "host": base["host"], "device": device,
+    return {"run_id": run_id or new_run_id(),
+            "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "git_commit": git_commit(Path(__file__).parent), "host": platform.node(), "device": device,
             "device_name": device_name(device), "torch_version": _version("torch"),
             "triton_version": _version("triton"), "sut_version": sut_version,
             "profile": profile, "seed": seed}
@@ -71,25 +78,12 @@ def _file_name(kind: str, meta: dict) -> str:
 
 
 def append(results_dir: Path, frame: pd.DataFrame, kind: str, meta: dict) -> Path:
-    """Write `frame` as a new immutable file of record `kind` in `results_dir`; its path."""
+    """Write `frame` as a new immutable file of record `kind` in `results_dir`; its path.
+    SchemaError (a ValueError) when a column is undeclared for `kind` or a required one missing."""
     spec = kind_of(kind)
-    missing = [column for column in spec.required if column not in frame.columns]
-    if missing:
-        raise ValueError(f"{kind} records lack required columns {missing}")
     if "run_id" not in meta or "time" not in meta:
         raise ValueError("meta needs run_id and time (see reports.store.run_meta)")
-    frame = frame.copy()
-    for column in spec.optional:
-        if column not in frame.columns:
-            frame[column] = None
-    # The run's metadata wins; a column the caller filled per row stays where meta is silent.
-    stamped = {column: meta[column] for column in META_COLUMNS if column in meta}
-    stamped.update(kind=kind, kind_version=spec.version, writer=_writer())
-    for column, value in stamped.items():
-        frame[column] = value
-    for column in META_COLUMNS:
-        if column not in frame.columns:
-            frame[column] = ""
+    frame = stamped(frame, kind, meta, _writer())
     table = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False)
     header = {"format": STORE_FORMAT, "version": STORE_VERSION, "kind": kind,
               "kind_version": spec.version, "meta": {k: str(v) for k, v in meta.items()}}
@@ -115,8 +109,8 @@ def _read_parquet(path: Path) -> tuple[str, pd.DataFrame]:
     frame = table.to_pandas()
     if raw is None:
         # `kvh run --out` before the store existed: schema_version 1 check records.
-        if set(RECORD_COLUMNS) <= set(frame.columns) and set(frame["schema_version"]) <= {1}:
-            return "check", frame.assign(kind="check", kind_version=1)
+        if set(LEGACY_CHECK_COLUMNS) <= set(frame.columns) and set(frame["schema_version"]) <= {1}:
+            return "check", normalise_outcomes(frame.assign(kind="check", kind_version=1))
         raise ValueError("not a kvh results file (no kvh metadata)")
     header = json.loads(raw)
     if header.get("format") != STORE_FORMAT or header.get("kind") not in KINDS:
@@ -124,7 +118,7 @@ def _read_parquet(path: Path) -> tuple[str, pd.DataFrame]:
     if int(header.get("kind_version", 0)) > KINDS[header["kind"]].version:
         raise ValueError(f"{header['kind']} version {header['kind_version']} is newer than this "
                          f"kvh reads ({KINDS[header['kind']].version})")
-    return header["kind"], frame
+    return header["kind"], normalise_outcomes(frame)
 
 
 def _read_json(path: Path) -> Optional[tuple[str, pd.DataFrame]]:

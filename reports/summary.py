@@ -1,7 +1,34 @@
 """The run summary: a pool x dtype by era/engine table of checks passed / findings, verdict first."""
 from __future__ import annotations
 
+from collections import Counter
+from typing import Iterable
+
 import pandas as pd
+
+from reports.markdown import markdown_table
+from reports.outcome import Outcome, normalised
+
+NO_CHECKS = "(no checks)"
+# The outcomes a check row can have, in the order the counts are printed.
+CHECK_OUTCOMES = (Outcome.PASS, Outcome.FINDING, Outcome.KNOWN_DIVERGENCE, Outcome.BOTH_RAISED,
+                  Outcome.SKIPPED, Outcome.UNEXPLORED)
+
+
+def counts(outcomes: Iterable[str]) -> dict[Outcome, int]:
+    """Rows per outcome; every row counts under exactly one outcome."""
+    tally = Counter(Outcome(normalised(str(outcome))) for outcome in outcomes)
+    return {outcome: tally.get(outcome, 0) for outcome in CHECK_OUTCOMES}
+
+
+def counts_line(outcomes: Iterable[str]) -> str:
+    """The one wording of the counts: the progress lines and the verdict print the same."""
+    outcomes = list(outcomes)
+    tally = counts(outcomes)
+    return (f"{len(outcomes)} checks: {tally[Outcome.PASS]} passed, {tally[Outcome.FINDING]} with "
+            f"findings, {tally[Outcome.KNOWN_DIVERGENCE]} known divergences, "
+            f"{tally[Outcome.BOTH_RAISED]} both raised, {tally[Outcome.SKIPPED]} skipped, "
+            f"{tally[Outcome.UNEXPLORED]} unexplored")
 
 
 def column_of(row: pd.Series) -> str:
@@ -11,51 +38,54 @@ def column_of(row: pd.Series) -> str:
 
 
 def _cell(group: pd.DataFrame) -> str:
-    passed = int((group["outcome"] == "pass").sum())
-    failed = int((group["outcome"] == "findings").sum())
-    known = int((group["outcome"] == "known_divergence").sum())
-    skipped = int((group["outcome"] == "skipped").sum())
+    passed, failed, known, skipped = _counts(group)
     if skipped == len(group):
         return "skip"
     return f"{passed}/{failed}" + (f" +{known}kd" if known else "")
 
 
+def _counts(frame: pd.DataFrame) -> tuple[int, int, int, int]:
+    """Checks passed, with a finding, explained by a known divergence, and skipped. A row may
+    still say "findings" until every writer speaks the one vocabulary (reports/outcome.py)."""
+    outcomes = frame["outcome"].map(normalised)
+    return tuple(int((outcomes == outcome).sum()) for outcome in (
+        Outcome.PASS, Outcome.FINDING, Outcome.KNOWN_DIVERGENCE, Outcome.SKIPPED))
+
+
 def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Rows: pool x dtype; columns: era/engine (or foreign SUT); cells: passed/findings (+known)."""
+    """Columns pool, dtype, then one per era/engine (or foreign SUT); cells: passed/findings
+    (+known); one row per pool and dtype."""
     if frame.empty:
         return pd.DataFrame()
     frame = frame.assign(column=frame.apply(column_of, axis=1))
     table = frame.groupby(["pool", "dtype", "column"], sort=False).apply(_cell, include_groups=False)
-    return table.unstack("column").fillna("")
+    table = table.unstack("column").fillna("")
+    table.columns.name = None
+    return table.reset_index()
 
 
-def markdown_table(table: pd.DataFrame) -> str:
-    if table.empty:
-        return "(no checks)"
-    header = ["pool", "dtype", *table.columns]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for (pool, dtype), row in table.iterrows():
-        lines.append("| " + " | ".join([pool, dtype, *row.tolist()]) + " |")
-    return "\n".join(lines)
+def summary_markdown_table(frame: pd.DataFrame) -> str:
+    """The check rows of `frame` as the pool x dtype by era/engine Markdown table."""
+    return markdown_table(summary_table(frame), empty=NO_CHECKS)
 
 
-def verdict(frame: pd.DataFrame) -> str:
-    findings = int((frame["outcome"] == "findings").sum())
-    known = int((frame["outcome"] == "known_divergence").sum())
-    passed = int((frame["outcome"] == "pass").sum())
-    skipped = int((frame["outcome"] == "skipped").sum())
-    head = "FAIL" if findings else "PASS"
-    return (f"{head}: {passed} checks passed, {findings} with findings, {known} known divergences, "
-            f"{skipped} skipped")
+def verdict(frame: pd.DataFrame, model_outcomes: Iterable[str] = ()) -> str:
+    """FAIL when a candidate or the model itself (the era table) has a finding."""
+    outcomes = frame["outcome"].tolist() if len(frame) else []
+    model_findings = counts(model_outcomes)[Outcome.FINDING]
+    head = "FAIL" if counts(outcomes)[Outcome.FINDING] or model_findings else "PASS"
+    against_model = f"; {model_findings} findings against the model" if model_findings else ""
+    return f"{head}: {counts_line(outcomes)}{against_model}"
 
 
 def summary_markdown(frame: pd.DataFrame, meta: dict, finding_lines: list[str],
-                     divergence_lines: list[str], skip_lines: list[str]) -> str:
-    parts = [f"# kvh run {meta['run_id']}", "", f"**{verdict(frame)}**", "",
+                     divergence_lines: list[str], skip_lines: list[str],
+                     model_outcomes: Iterable[str] = ()) -> str:
+    parts = [f"# kvh run {meta['run_id']}", "", f"**{verdict(frame, model_outcomes)}**", "",
              f"commit `{meta['git_commit']}`, host `{meta['host']}`, device `{meta['device']}`, "
              f"seed {meta['seed']}", "",
              "Cells: checks passed / with findings (+ known divergences), one check = one "
-             "scenario through one backend call site.", "", markdown_table(summary_table(frame))]
+             "scenario through one backend call site.", "", summary_markdown_table(frame)]
     for title, lines in (("Findings", finding_lines), ("Known divergences", divergence_lines),
                          ("Skipped", skip_lines)):
         if lines:

@@ -64,7 +64,7 @@ def default_scenarios(pool: str, dtype: str, seed: int) -> list[Scenario]:
 
 def _small(rng: random.Random, pool: str, dtype: str, seed: int, scaled_input: str) -> list[Scenario]:
     """Two layers (layer 1 is the SWA layer) and 64 slots, cheap enough for ~14 backends x modes
-    (the backends' focus, backends/registry.py FOCUS): scale kinds (tensor, parameter, none,
+    (the backends' focus, backends/focus.py FOCUS): scale kinds (tensor, parameter, none,
     float) on a differing input dtype, narrowing, decode steps and cross-attention."""
     g = replace(geometry(pool, dtype, size=64), layer_num=2,
                 swa_layer_ids=[1] if pool.startswith("swa_") else [])

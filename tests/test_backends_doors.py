@@ -10,12 +10,13 @@ import torch
 from backends.registry import BACKENDS
 from harness.candidate import Candidate
 from harness.execute import execute, write_request
-from harness.pool_factory import build_pool
 from harness.plan import RunOptions, resolve_suts
+from harness.pool_factory import build_pool
 from harness.runner import run
-from pools.builtin import builtin_module
 from harness.sut.loader import load_foreign
+from pools.builtin import builtin_module
 from scenarios.materialize import ForwardStaging
+from reports.outcome import Outcome
 from tests.conftest import FIXTURES
 from tests.fixtures.backend_probes import ENCODER_LOC, LOC, SWA, probe
 
@@ -158,7 +159,7 @@ def test_mla_pool_that_does_not_unwrap_is_caught_through_triton_and_aiter():
     results = review_bug_findings("mla_no_unwrap", ["triton", "aiter", "fa3"])
     for cell in (("triton", "extend"), ("aiter", "decode")):
         finding = results[cell].findings[0]
-        assert results[cell].outcome == "findings" and finding.oracle == "exception"
+        assert results[cell].outcome == Outcome.FINDING and finding.oracle == "exception"
         assert finding.written_by == "forward 0, layer 0"
     # fa3 writes MLA through set_mla_kv_buffer, which this pool unwraps: the finding is localised.
     assert results[("fa3", "extend")].outcome == "pass"

@@ -7,12 +7,14 @@ import math
 import pytest
 
 from harness.bench.plan import BenchCell, BenchOptions, baseline_cell, bench_scenario, bytes_moved
-from harness.bench.records import BENCH_COLUMNS
-from harness.bench.run import CellResult, _joined, measure_cell
-from harness.bench.verify import Reference, Verdict
+from harness.bench.records import TimedCell
+from harness.bench.run import _joined, measure_cell
+from harness.bench.verify import Baseline, Verdict
 from harness.cli import main
 from harness.plan import RunOptions, resolve_suts
 from harness.bench.timers import Budget, CpuTimer, Samples
+from reports.outcome import Outcome
+from reports.schema import KINDS
 from reports.store import load
 from scenarios.model import Scale
 
@@ -30,9 +32,9 @@ def test_mismatch_while_timing_is_a_finding_not_a_number(tmp_path, fixture_sut) 
                  "--tokens", "16", "--min-time", "0.001", "--out", str(out)])
     frame = load(out).of("bench")
     assert code == 1
-    assert set(BENCH_COLUMNS) <= set(frame.columns)
+    assert set(KINDS["bench"].columns) <= set(frame.columns)
     faulty = frame[frame["era"] == "current"].iloc[0]
-    assert faulty["outcome"] == "finding"
+    assert faulty["outcome"] == Outcome.FINDING
     assert "[untouched]" in faulty["error"] and "slot" in faulty["error"]
     for number in ("median_ns", "gbps", "roofline_fraction", "tokens_per_s", "api_overhead_ratio"):
         assert faulty[number] is None or math.isnan(faulty[number])
@@ -44,7 +46,7 @@ def test_measured_cells_carry_every_figure(tmp_path) -> None:
     code = main(["bench", "--quick", "--pool", "swa_mha", "--tokens", "16", "--min-time", "0.001",
                  "--out", str(out)])
     frame = load(out).of("bench").set_index("era")
-    assert code == 0 and (frame["outcome"] == "measured").all()
+    assert code == 0 and (frame["outcome"] == Outcome.MEASURED).all()
     for era, row in frame.iterrows():
         assert row["p10_ns"] <= row["median_ns"] <= row["p90_ns"]
         assert row["samples"] == len(row["samples_ns"]) >= 15
@@ -63,11 +65,11 @@ def test_in_place_division_is_restored_between_iterations() -> None:
     # restore step the last of several timed writes would store k / scale**n and be a finding.
     scenario = dataclasses.replace(bench_scenario("mha", "bf16", 16, 2, seed=3), input_dtype="fp32",
                                    k_scale=Scale("float", 0.5), v_scale=Scale("tensor", 2.0))
-    reference = Reference(scenario, "plain", "extend", None)
+    baseline = Baseline(scenario, "plain", "extend", None)
     options = BenchOptions(budget=TINY)
     for spec, era in (("builtin", "current"), ("builtin", "legacy")):
-        result = measure_cell(_cell(spec, era, "torch"), scenario, reference, options, CpuTimer("cpu"))
-        assert result.verdict.outcome == "measured", result.verdict.message
+        result = measure_cell(_cell(spec, era, "torch"), scenario, baseline, options, CpuTimer("cpu"))
+        assert result.verdict.outcome == Outcome.MEASURED, result.verdict.message
         assert len(result.samples[0].ns) >= TINY.min_samples
 
 
@@ -86,10 +88,10 @@ def test_bad_bench_input_is_one_line_and_exit_2(capsys) -> None:
 
 def test_passes_pool_samples_and_a_finding_in_any_pass_wins() -> None:
     cell = _cell("builtin", "current", "torch")
-    measured = [CellResult(cell, Verdict("measured"), [Samples("warm", "t", (1, 2))]),
-                CellResult(cell, Verdict("measured"), [Samples("warm", "t", (3,))])]
+    measured = [TimedCell(cell, Verdict(Outcome.MEASURED), [Samples("warm", "t", (1, 2))]),
+                TimedCell(cell, Verdict(Outcome.MEASURED), [Samples("warm", "t", (3,))])]
     assert _joined(*measured).samples == [Samples("warm", "t", (1, 2, 3))]
-    finding = CellResult(cell, Verdict("finding", "[bytes] layer 0"), [])
+    finding = TimedCell(cell, Verdict(Outcome.FINDING, "[bytes] layer 0"), [])
     assert _joined(measured[0], finding) is finding and _joined(finding, measured[1]) is finding
 
 
@@ -122,7 +124,7 @@ def test_ctrl_c_writes_the_cells_already_measured_and_exits_130(tmp_path, monkey
     frame = load(out).of("bench")
     assert code == 130 and len(calls) == 2
     assert sorted(frame["era"]) == ["current", "legacy"]
-    assert (frame["outcome"] == "measured").all() and (frame["passes"] == 1).all()
+    assert (frame["outcome"] == Outcome.MEASURED).all() and (frame["passes"] == 1).all()
 
 
 def test_ctrl_c_before_any_family_finished_writes_nothing(tmp_path, monkeypatch) -> None:

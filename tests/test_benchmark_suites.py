@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from reports.outcome import Outcome
+
 ROOT = Path(__file__).resolve().parent.parent
 EXTRA_INFO = {"backend", "pool", "dtype", "sut", "engine", "era", "tokens", "layers", "device",
               "bytes_moved", "gbps", "outcome"}
@@ -30,7 +32,7 @@ def test_timed_suites_write_complete_json(tmp_path) -> None:
     assert benchmarks
     for entry in benchmarks:
         assert EXTRA_INFO <= set(entry["extra_info"]), entry["name"]
-        assert entry["extra_info"]["outcome"] == "measured" and entry["extra_info"]["gbps"] > 0
+        assert entry["extra_info"]["outcome"] == Outcome.MEASURED and entry["extra_info"]["gbps"] > 0
 
 
 def test_suites_run_with_timing_disabled() -> None:

@@ -8,11 +8,12 @@ import json
 import psutil
 import pytest
 
-from harness.cp import distributed
 from harness.cli import main as kvh
+from harness.cp import distributed
 from harness.cp.differential import CP_POOLS, default_plan, run_group
 from harness.cp.repro import load_cp_repro
 from pools.eras import ERAS
+from reports.outcome import Outcome
 from tests.conftest import FIXTURES
 
 SITE = {name: str(FIXTURES / f"cp_{name}.py")
@@ -43,7 +44,7 @@ def test_every_rank_writes_what_one_process_writes(world, no_leftover_ranks):
     names = {check.scenario.name for check in checks}
     assert {"small-narrowed", "small-cross"} <= names            # padding and cross-attention
     assert len(checks) == world * len(plan.scenarios) * len(ERAS)
-    assert {check.outcome for check in checks} <= {"pass", "known_divergence"}
+    assert {check.outcome for check in checks} <= {Outcome.PASS, Outcome.KNOWN_DIVERGENCE}
     # The one known divergence: kwarg/bundled SWA writes of a narrowed forward (PR #29460),
     # found identically on every rank.
     diverging = {(c.rank, c.scenario.name, c.candidate["era"]) for c in checks if c.divergence}
@@ -79,7 +80,7 @@ def test_swa_loc_dropped_on_the_gathered_write_names_each_rank(no_leftover_ranks
     plan = default_plan(("swa_mha",), eras=("legacy", "kwarg"), site=SITE["swa_dropped"])
     outcome, checks = run_group(plan, 2)
     assert outcome.ok
-    failed = [check for check in checks if check.outcome == "findings"]
+    failed = [check for check in checks if check.outcome is Outcome.FINDING]
     # legacy pools translate the loc themselves; kwarg needs swa_loc on the SWA layer (layer 1).
     assert {check.candidate["era"] for check in failed} == {"kwarg"}
     assert {check.rank for check in failed} == {0, 1}

@@ -16,10 +16,10 @@ import torch
 from backends.registry import backend_named
 from harness.execute import execute
 from harness.expectations import expected_writes
-from harness.sut.client import IsolatedSut
-from harness.sut.protocol import decode_execution, encode_execution
 from harness.oracles import judge
 from harness.plan import baseline_for
+from harness.sut.client import IsolatedSut
+from harness.sut.protocol import decode_execution, encode_execution
 from scenarios.builtin import default_scenarios
 
 FAKE_HEADER = """
@@ -83,51 +83,39 @@ def test_protocol_round_trip_sends_bytes_only_when_asked(scenario_and_baseline):
 
 def test_good_worker_matches_the_baseline_and_reports_its_era(fake_env, scenario_and_baseline):
     scenario, baseline = scenario_and_baseline
-    sut = IsolatedSut("fake_good", prefix=fake_env)
-    try:
+    with IsolatedSut("fake_good", prefix=fake_env) as sut:
         assert sut.hello()[0] == "current"
         got = sut.execute(scenario, "plain", "extend", "cpu", known=baseline)
         assert got.error is None
         assert judge(scenario, baseline, got, expected_writes(scenario)) == []
-    finally:
-        sut.stop()
 
 
 def test_wrong_bytes_travel_back_and_are_localised(fake_env, scenario_and_baseline):
     scenario, baseline = scenario_and_baseline
-    sut = IsolatedSut("fake_wrong", prefix=fake_env)
-    try:
+    with IsolatedSut("fake_wrong", prefix=fake_env) as sut:
         got = sut.execute(scenario, "plain", "extend", "cpu", known=baseline)
         findings = judge(scenario, baseline, got, expected_writes(scenario))
         assert findings and findings[0].oracle == "bytes" and findings[0].slot is not None
-    finally:
-        sut.stop()
 
 
 def test_crashing_worker_is_a_finding_with_stderr_and_is_restarted(fake_env, scenario_and_baseline):
     scenario, baseline = scenario_and_baseline
-    sut = IsolatedSut("fake_crash", prefix=fake_env)
-    try:
+    with IsolatedSut("fake_crash", prefix=fake_env) as sut:
         first = sut.execute(scenario, "plain", "extend", "cpu", known=baseline)
         assert "worker crashed: exit code 7" in first.error and "about to die" in first.error
         second = sut.execute(scenario, "plain", "extend", "cpu", known=baseline)
         assert "worker crashed" in second.error and sut.restarts == 1
-    finally:
-        sut.stop()
 
 
 def test_hanging_worker_is_killed_and_reported(fake_env, scenario_and_baseline):
     scenario, baseline = scenario_and_baseline
-    sut = IsolatedSut("fake_hang", prefix=fake_env, grace_s=1.0)
-    try:
+    with IsolatedSut("fake_hang", prefix=fake_env, grace_s=1.0) as sut:
         sut.hello()
         pid = sut.process.pid
         got = sut.execute(scenario, "plain", "extend", "cpu", known=baseline, timeout_s=0.5)
         assert got.error.startswith("worker hung") and got.error_at == "SUT worker (hung)"
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
-    finally:
-        sut.stop()
 
 
 def test_garbage_printing_worker_is_reported(tmp_path, scenario_and_baseline):
@@ -135,6 +123,15 @@ def test_garbage_printing_worker_is_reported(tmp_path, scenario_and_baseline):
     liar = tmp_path / "liar"
     liar.write_text(f"#!{sys.executable}\nprint('this is not json')\n")
     liar.chmod(liar.stat().st_mode | stat.S_IEXEC)
-    sut = IsolatedSut("anything", python=str(liar))
-    got = sut.execute(scenario, "plain", "extend", "cpu", known=baseline)
+    with IsolatedSut("anything", python=str(liar)) as sut:
+        got = sut.execute(scenario, "plain", "extend", "cpu", known=baseline)
     assert got.error.startswith("worker garbage") and "this is not json" in got.error
+
+
+def test_leaving_the_with_block_stops_the_worker_also_on_an_exception(fake_env):
+    with pytest.raises(RuntimeError, match="the caller failed"):
+        with IsolatedSut("fake_good", prefix=fake_env) as sut:
+            sut.hello()
+            worker = sut.process
+            raise RuntimeError("the caller failed")
+    assert sut.process is None and worker.poll() is not None

@@ -12,7 +12,9 @@ import textwrap
 
 import pytest
 
+from harness.cli.sut import REQUIREMENTS
 from harness.sut.environments import load_isolated, missing_shared_modules, not_ready_reason
+from reports.outcome import Outcome
 from tests.conftest import check_records, run_kvh
 
 RELEASE_ERAS = {"0.5.12": "legacy", "0.5.13": "kwarg", "0.5.14": "bundled", "0.5.23": "current"}
@@ -25,10 +27,8 @@ def test_era_is_detected_from_what_each_release_offers(version):
     if reason:
         pytest.skip(reason)
     loaded = load_isolated(spec)
-    try:
+    with loaded.module:
         assert (loaded.era, loaded.version) == (RELEASE_ERAS[version], version)
-    finally:
-        loaded.module.stop()
 
 
 FAKE_MEMORY_POOL = """
@@ -79,7 +79,7 @@ def test_a_cross_release_finding_replays_from_its_repro(tmp_path, fake_release):
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
     assert f"SUT {spec}: detected era current (version 0.0.0+fake)" in result.stderr
     rows = check_records(out)
-    assert set(rows[rows["outcome"] == "findings"]["sut"]) == {spec}
+    assert set(rows[rows["outcome"] == Outcome.FINDING.value]["sut"]) == {spec}
     repro = sorted((out / "repros").glob("*.json"))[0]
     assert json.loads(repro.read_text())["candidate"]["sut"] == spec
     replay = run_kvh("repro", str(repro))
@@ -90,3 +90,8 @@ def test_a_release_that_is_not_installed_is_a_usage_error(tmp_path, monkeypatch)
     monkeypatch.setenv("KVH_CACHE", str(tmp_path / "empty-cache"))
     result = run_kvh("run", "--sut", "sglang==0.5.13", "--out", str(tmp_path / "out"))
     assert result.returncode == 2 and "kvh sut install sglang==0.5.13" in result.stderr
+
+
+def test_sut_install_finds_the_shared_cpu_requirements():
+    # `kvh sut install` pip-installs this file before any release; a wrong path fails only there.
+    assert REQUIREMENTS.is_file() and REQUIREMENTS.name == "sglang-cpu.txt"

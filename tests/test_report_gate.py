@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from reports.gate import GateSettings
+from reports.outcome import Outcome
 from reports.report import build_report
 from reports.store import append, load, run_meta
 from harness.cli import main as kvh
@@ -89,7 +90,7 @@ def test_a_correctness_finding_fails_the_report_and_links_its_repro(tmp_path, ca
                 "--backend", "plain", "--out", str(results)]) == 1
     recorded = load(results).of("check")
     report = build_report(load(results), results, results / "report", GateSettings())
-    assert len(report.findings) == (recorded["outcome"] == "findings").sum() >= 1 and report.failed
+    assert len(report.findings) == (recorded["outcome"] == Outcome.FINDING).sum() >= 1 and report.failed
     for link in report.findings["repro_link"]:
         assert (results / "report" / link).resolve().exists()
     capsys.readouterr()

@@ -8,6 +8,7 @@ from harness.candidate import Candidate
 from harness.plan import baseline_for
 from harness.repro import replay, save_repro
 from harness.runner import check_scenario, has_findings
+from reports.outcome import Outcome
 from harness.sut.loader import load_foreign
 from scenarios.explore import explore
 from scenarios.profiles import profile_named
@@ -41,9 +42,9 @@ def test_a_store_dropping_each_page_tail_shrinks_to_one_page_one_layer_fewest_to
 
 
 def test_the_shrunk_scenario_replays_from_its_json_on_two_runs(shrunk, tmp_path):
-    failing = [result for result in shrunk.failure if result.outcome == "findings"][0]
+    failing = [result for result in shrunk.failure if result.outcome is Outcome.FINDING][0]
     path = save_repro(tmp_path, failing)
     for _ in range(2):
         _, recorded, result = replay(path)
-        assert result.outcome == "findings"
+        assert result.outcome is Outcome.FINDING
         assert [f.headline() for f in result.findings] == [f.headline() for f in recorded]

@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from reports.schema import KINDS, META_COLUMNS
-from reports.records import RECORD_COLUMNS, run_metadata, write_records
-from reports.stats import coefficient_of_variation, mann_whitney_u, rank_average
+from reports.outcome import Outcome
+from reports.schema import KINDS, LEGACY_CHECK_COLUMNS, META_COLUMNS
+from reports.stats import coefficient_of_variation, mann_whitney_u
 from reports.store import append, load, run_meta
 from tests.test_report_gate import _bench_rows
 
@@ -79,12 +79,16 @@ def test_pytest_benchmark_json_is_ingested_with_raw_samples(tmp_path):
 
 
 def test_legacy_run_results_read_as_check_records(tmp_path):
-    row = {**run_metadata("cpu", 0), "sut": "builtin", "backend": "plain", "mode": "extend",
-           "pool": "mha", "era": "current", "engine": "torch", "dtype": "bf16", "scenario": "s",
-           "tokens": 4, "outcome": "pass", "findings": 0}
-    write_records(tmp_path / "results.parquet", [row])
+    # `kvh run --out` before the store: schema_version 1 columns, no kvh metadata, "findings".
+    rows = [{"schema_version": 1, "run_id": "old", "time": "2024-12-01T00:00:00+00:00",
+             "git_commit": "abc", "host": "h", "device": "cpu", "seed": 0, "sut": "builtin",
+             "backend": "plain", "mode": "extend", "pool": "mha", "era": "current", "engine": "torch",
+             "dtype": "bf16", "scenario": scenario, "tokens": 4, "outcome": outcome, "findings": found}
+            for scenario, outcome, found in (("s", "pass", 0), ("t", "findings", 2))]
+    pd.DataFrame(rows, columns=list(LEGACY_CHECK_COLUMNS)).to_parquet(tmp_path / "results.parquet")
     checks = load(tmp_path).of("check")
-    assert list(checks["outcome"]) == ["pass"] and set(RECORD_COLUMNS) <= set(checks.columns)
+    assert list(checks["outcome"]) == [Outcome.PASS, Outcome.FINDING]
+    assert set(LEGACY_CHECK_COLUMNS) <= set(checks.columns)
 
 
 def test_mann_whitney_matches_the_textbook_value():
@@ -94,10 +98,9 @@ def test_mann_whitney_matches_the_textbook_value():
     assert mann_whitney_u([1.0] * 5, [1.0] * 7) == (17.5, 1.0)     # all tied: no evidence
     u, p = mann_whitney_u(np.arange(30.0), np.arange(30.0) + 100)
     assert u == 0.0 and p < 1e-9
+    assert mann_whitney_u([], [1.0])[1] == 1.0                       # nothing to compare
 
 
-def test_ranks_average_ties_and_cv():
-    ranks, ties = rank_average(np.array([3.0, 1.0, 3.0, 2.0]))
-    assert ranks.tolist() == [3.5, 1.0, 3.5, 2.0] and sorted(ties.tolist()) == [1, 1, 2]
+def test_coefficient_of_variation():
     assert coefficient_of_variation([10.0, 10.0]) == 0.0
     assert coefficient_of_variation([9.0, 11.0]) == pytest.approx(np.sqrt(2) / 10)

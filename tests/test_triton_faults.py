@@ -9,6 +9,7 @@ import torch
 
 from harness.candidate import Candidate
 from harness.runner import check_scenario
+from reports.outcome import Outcome
 from pools.builtin import builtin_module
 from scenarios.builtin import default_scenarios
 
@@ -29,7 +30,7 @@ def test_partial_block_mask_at_head_dim_80_is_a_bytes_finding():
     sound = Candidate("builtin", builtin_module("current", "triton"), "current", "triton", DEVICE, "plain")
     bad, good = check_scenario(scenario, baseline, [faulty, sound], timeout_s=None)
     assert good.outcome == "pass"
-    assert bad.outcome == "findings"
+    assert bad.outcome == Outcome.FINDING
     finding = bad.findings[0]
     assert finding.oracle == "bytes" and finding.byte_offset == 64 * 2   # column 64 of head 0, bf16
 

@@ -36,13 +36,15 @@ def test_kvh_run_engine_triton_has_zero_findings_on_every_pool_kind_and_dtype(tm
                      *files, "--out", str(out))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     frame = check_records(out)
-    ran = frame[frame["outcome"] != "skipped"]
+    model = frame["sut"] == "model"     # the era table: the baseline's current era vs legacy
+    assert set(frame[model]["era"]) == {"current"} and set(frame[model]["outcome"]) == {"pass"}
+    ran = frame[(frame["outcome"] != "skipped") & ~model]
     assert set(ran["engine"]) == {"triton"} and set(ran["outcome"]) == {"pass"}
     assert set(ran["pool"]) >= {"mha", "mla", "swa_mha", "swa_mla", "mha_hnd"}
     assert set(ran[ran["pool"] == "mha"]["dtype"]) == set(DTYPES)
     # What Triton does not cover (FP4, NPU and 5-D layouts) is a skip carrying the matrix's reason.
     skipped = frame[frame["outcome"] == "skipped"]
-    assert (skipped["detail"].str.len() > 0).all()
+    assert len(skipped) and (skipped["detail"].str.len() > 0).all()
 
 
 def test_gpu_check_cpu_fallback_writes_a_passing_results_file(tmp_path):

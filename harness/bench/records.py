@@ -1,26 +1,65 @@
-"""Bench records: one row per measured cell and cache state, appended to the results store.
+"""Bench records: a timed cell's verdict and samples, and the results-store rows built from it,
+one per cache state.
 
-Column names follow the results store's "bench" kind (reports/schema.py); docs/bench.md
-documents each column. Raw samples are kept in the list column samples_ns.
+The columns are the store's "bench" kind (reports/schema.py, the only list of them); every row
+is validated against it. docs/bench.md documents each column. Raw samples are kept in the list
+column samples_ns; the run's metadata is stamped by `reports.store.append`.
 """
 from __future__ import annotations
 
-BENCH_SCHEMA_VERSION = 1
-BENCH_COLUMNS = (
-    # run metadata
-    "schema_version", "run_id", "time", "git_commit", "host", "device", "seed",
-    # the cell
-    "backend", "mode", "pool", "dtype", "sut", "sut_version", "engine", "era", "tokens", "layers",
-    "cache", "timer",
-    # outcome: measured | finding | error; error says why a cell has no numbers
-    "outcome", "error",
-    # statistics of the time per write (one forward over all layers), in ns
-    "samples", "median_ns", "p10_ns", "p90_ns", "cv", "mad_cv",
-    "tokens_per_s", "bytes_moved", "gbps",
-    # the roofline: a contiguous copy moving the same bytes, same run, same device
-    "copy_median_ns", "peak_gbps", "roofline_fraction",
-    # the API overhead: median(this era's call site) / median(the oldest measured era's), bootstrap 95% CI
-    "api_baseline_era", "api_overhead_ratio", "api_overhead_ci_low", "api_overhead_ci_high",
-    # conditions
-    "threads", "load_avg_1m", "passes", "samples_ns",
-)
+import os
+from dataclasses import dataclass, field
+
+import torch
+
+from harness.bench.plan import BenchCell, baseline_cell
+from harness.bench.stats import ratio_of_medians, summarize
+from harness.bench.timers import Samples
+from harness.bench.verify import Verdict
+from reports.schema import validate_row
+from scenarios.model import Scenario
+
+KIND = "bench"
+
+
+@dataclass
+class TimedCell:
+    """One bench cell after timing and verification: its verdict, and samples when measured."""
+    cell: BenchCell
+    verdict: Verdict
+    samples: list[Samples] = field(default_factory=list)
+    passes: int = 1    # passes whose samples are pooled here
+
+
+def bench_row(result: TimedCell, cache: Samples | None, scenario: Scenario, nbytes: int,
+              copy: dict[str, Samples], results: dict[str, TimedCell], seed: int) -> dict:
+    """The row of `result` in cache state `cache` (None: the cell has no samples); `copy` holds
+    the roofline copy's samples by cache state, `results` the other cells of its scenario (for
+    the API overhead ratio against the oldest measured era)."""
+    cell, g = result.cell, scenario.geometry
+    loaded = cell.sut.loaded
+    row = {"backend": cell.backend, "mode": cell.mode, "pool": g.pool, "dtype": g.dtype,
+           "sut": cell.sut.spec, "sut_version": loaded.version if loaded else "builtin",
+           "engine": cell.engine, "era": cell.era, "tokens": scenario.forwards[0].tokens,
+           "layers": g.layer_num, "bytes_moved": nbytes, "outcome": result.verdict.outcome.value,
+           "passes": result.passes, "error": result.verdict.message,
+           "threads": torch.get_num_threads(), "load_avg_1m": os.getloadavg()[0], "samples_ns": []}
+    if cache is None:
+        return validate_row(KIND, row)
+    stats = summarize(cache.ns)
+    seconds = stats.median_ns / 1e9
+    row.update(cache=cache.cache, timer=cache.timer, samples=len(cache.ns), samples_ns=list(cache.ns),
+               median_ns=stats.median_ns, p10_ns=stats.p10_ns, p90_ns=stats.p90_ns, cv=stats.cv,
+               mad_cv=stats.mad_cv,
+               tokens_per_s=scenario.forwards[0].tokens / seconds, gbps=nbytes / seconds / 1e9)
+    if cache.cache in copy:
+        copy_ns = summarize(copy[cache.cache].ns).median_ns
+        row.update(copy_median_ns=copy_ns, peak_gbps=nbytes / copy_ns,
+                   roofline_fraction=copy_ns / stats.median_ns)
+    old = baseline_cell(cell, lambda other: bool(other.label in results and results[other.label].samples))
+    old_samples = {s.cache: s for s in results[old.label].samples} if old else {}
+    if cache.cache in old_samples:
+        ratio = ratio_of_medians(cache.ns, old_samples[cache.cache].ns, seed)
+        row.update(api_baseline_era=old.era, api_overhead_ratio=ratio.value,
+                   api_overhead_ci_low=ratio.low, api_overhead_ci_high=ratio.high)
+    return validate_row(KIND, row)

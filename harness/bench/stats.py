@@ -1,10 +1,11 @@
 """Statistics over raw timing samples: percentiles, spread, and a bootstrap ratio of medians."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
+from scipy.stats import bootstrap
 
 from reports.stats import coefficient_of_variation, robust_coefficient_of_variation
 
@@ -35,13 +36,15 @@ class Ratio:
     high: float
 
 
+def _ratio_of_medians(new: np.ndarray, old: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.median(new, axis=axis) / np.median(old, axis=axis)
+
+
 def ratio_of_medians(new: Sequence[int], old: Sequence[int], seed: int) -> Ratio:
-    """median(new) / median(old), with a percentile-bootstrap confidence interval."""
-    rng = np.random.default_rng(seed)
+    """median(new) / median(old), with a percentile-bootstrap confidence interval (each sample
+    resampled on its own); `seed` makes the interval reproducible."""
     a, b = np.asarray(new, dtype=np.float64), np.asarray(old, dtype=np.float64)
-    resampled_a = np.median(rng.choice(a, (BOOTSTRAP_RESAMPLES, len(a))), axis=1)
-    resampled_b = np.median(rng.choice(b, (BOOTSTRAP_RESAMPLES, len(b))), axis=1)
-    ratios = resampled_a / resampled_b
-    tail = (1 - CONFIDENCE) / 2 * 100
-    low, high = np.percentile(ratios, [tail, 100 - tail])
-    return Ratio(float(np.median(a) / np.median(b)), float(low), float(high))
+    interval = bootstrap((a, b), _ratio_of_medians, n_resamples=BOOTSTRAP_RESAMPLES,
+                         confidence_level=CONFIDENCE, method="percentile", vectorized=True,
+                         rng=np.random.default_rng(seed)).confidence_interval
+    return Ratio(float(np.median(a) / np.median(b)), float(interval.low), float(interval.high))

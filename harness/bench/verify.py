@@ -1,44 +1,47 @@
-"""Verification of a timed cell: the bytes of its last timed write against the reference.
+"""Verification of a timed cell: the bytes of its last timed write, judged as `kvh run` judges.
 
-The reference is the run's baseline (the backend's oldest call site on reference pools, on
-CPU), judged by the same oracles as `kvh run`. A cell whose write differs becomes a finding
-and reports no number; a cell whose call raised is an error and reports none either.
+The verdict is harness/verdict.py's: the candidate's era's baseline (the baseline pools through
+that era's call site), the ground truth and the declared divergences. A cell whose write differs
+becomes a finding and reports no number; a cell whose call raised, or that a SUT limit removes,
+is an error and reports none either, with the reason.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Iterable, Optional
 
 from backends.registry import backend_named
-from harness.execute import Execution, execute
-from harness.expectations import expected_writes
+from harness.execute import Execution
 from harness.findings import Finding
-from harness.oracles import judge
-from harness.plan import baseline_for
+from harness.verdict import judge_candidate, run_baselines
+from reports.outcome import Outcome
 from scenarios.model import Scenario
 
 
 @dataclass
 class Verdict:
-    outcome: str                      # measured | finding | error
+    outcome: Outcome                  # MEASURED, FINDING or ERROR
     message: str = ""
     findings: list[Finding] = field(default_factory=list)
 
 
-class Reference:
-    """The baseline's execution of one scenario, computed once for every cell that shares it."""
+class Baseline:
+    """The baselines of one scenario for the eras of the cells that share it, computed once."""
 
-    def __init__(self, scenario: Scenario, backend: str, mode: str, timeout_s: Optional[float]):
-        self.scenario = scenario
-        self.execution = execute(baseline_for(backend_named(backend), mode), scenario, timeout_s)
-        self.expected = expected_writes(scenario)
+    def __init__(self, scenario: Scenario, backend: str, mode: str, timeout_s: Optional[float],
+                 eras: Optional[Iterable[str]] = None):
+        entry = backend_named(backend)
+        self.baselines = run_baselines(scenario, entry, mode, eras or entry.eras, timeout_s)
 
-    def judge(self, candidate: Execution) -> Verdict:
-        if self.execution.error is not None:
-            return Verdict("error", f"the reference raised: {self.execution.error}")
-        findings = judge(self.scenario, self.execution, candidate, self.expected)
+    def judge(self, candidate: Execution, era: str, release: str = "") -> Verdict:
+        run = self.baselines.runs.get(era)
+        if run is None:
+            raise ValueError(f"no baseline for era {era!r}: pass it to Baseline(eras=...)")
+        if run.error is not None:
+            return Verdict(Outcome.ERROR, f"the baseline raised: {run.error}")
+        verdict = judge_candidate(self.baselines, era, candidate, release)
         if candidate.error is not None:
-            return Verdict("error", f"raised while timing: {candidate.error}", findings)
-        if findings:
-            return Verdict("finding", findings[0].headline(), findings)
-        return Verdict("measured")
+            return Verdict(Outcome.ERROR, f"raised while timing: {candidate.error}", verdict.findings)
+        if verdict.outcome is Outcome.FINDING:
+            return Verdict(Outcome.FINDING, verdict.findings[0].headline(), verdict.findings)
+        return Verdict(Outcome.MEASURED)

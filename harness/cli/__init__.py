@@ -1,12 +1,14 @@
-"""`kvh`: the command line. Exit codes: 0 all checks passed, 1 findings, 2 usage or input error."""
+"""`kvh`: the command line. Exit codes: 0 all checks passed, 1 findings, 2 usage or input error
+(an unwritable output included), 3 an internal error of the harness (with its traceback)."""
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
+import traceback
 from typing import Callable, Optional
 
-from harness.errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+from harness.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -46,3 +48,20 @@ def main(argv: Optional[list[str]] = None) -> int:
     except KeyboardInterrupt:
         print("kvh: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except OSError as error:
+        if error.filename is None:   # not about a file the user named: the harness's own fault
+            return _internal_error()
+        # An output that cannot be written (a read-only or full disk, a folder in /proc, no
+        # permission): the user's environment, not a finding. Writes are atomic, so nothing is
+        # left half-written.
+        print(f"kvh: error: {error.filename}: {error.strerror or error}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception:
+        return _internal_error()
+
+
+def _internal_error() -> int:
+    traceback.print_exc()
+    print("kvh: internal error of the harness (exit 3), not a finding: please report it with the "
+          "traceback above", file=sys.stderr)
+    return EXIT_INTERNAL

@@ -6,7 +6,6 @@ import contextlib
 import dataclasses
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -15,11 +14,12 @@ import torch
 
 from backends.registry import BACKENDS
 from harness.bench.plan import QUICK, QUICK_BUDGET, TOKEN_COUNTS, BenchOptions
-from harness.bench.records import BENCH_COLUMNS
+from harness.bench.records import KIND
 from harness.bench.run import BenchInterrupted, run_bench
+from harness.cli.options import check_device_and_out, choose, csv_list
+from harness.cli.progress import ProgressReporter
 from harness.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from harness.plan import RunOptions, resolve_suts
-from harness.cli.options import check_device_and_out, choose, csv_list
 from harness.bench.timers import TIMERS
 from pools.dtypes import DTYPES
 from pools.engines import ENGINES
@@ -27,6 +27,9 @@ from pools.eras import ERAS
 from harness.sut.loader import SutLoadError
 from reports.atomic import write_text_atomic
 from reports.bench_agreement import agreement, agreement_markdown, previous_bench_rows
+from reports.markdown import markdown_table
+from reports.outcome import Outcome
+from reports.records import records_frame
 from reports.store import append, run_meta
 from scenarios.model import POOL_KINDS
 
@@ -108,21 +111,27 @@ def _fmt(value, spec: str) -> str:
     return "" if value is None or value != value else format(value, spec)
 
 
+def _ratio(row: dict) -> str:
+    if not row.get("api_overhead_ratio"):
+        return ""
+    return (f"{_fmt(row['api_overhead_ratio'], '.3f')} [{_fmt(row.get('api_overhead_ci_low'), '.3f')}, "
+            f"{_fmt(row.get('api_overhead_ci_high'), '.3f')}]")
+
+
+def _table_row(r: dict) -> dict:
+    spread = (f"{_fmt(r['p10_ns'] / 1e3, '.1f')}-{_fmt(r['p90_ns'] / 1e3, '.1f')}"
+              if r.get("p10_ns") is not None else "")
+    return {"pool": r["pool"], "dtype": r["dtype"], "tokens": r["tokens"], "layers": r["layers"],
+            "sut/era/engine": f"{r['sut']}/{r['era']}/{r['engine']}", "cache": r.get("cache") or "",
+            "median us": _fmt(r["median_ns"] / 1e3 if r.get("median_ns") else None, ".1f"),
+            "p10-p90 us": spread, "cv": _fmt(r.get("cv"), ".3f"), "mad_cv": _fmt(r.get("mad_cv"), ".3f"),
+            "GB/s": _fmt(r.get("gbps"), ".2f"), "roofline": _fmt(r.get("roofline_fraction"), ".2f"),
+            "new/old [95% CI]": _ratio(r),
+            "outcome": r["outcome"] + (f": {r['error']}" if r.get("error") else "")}
+
+
 def markdown(rows: list[dict]) -> str:
-    lines = ["| pool | dtype | tokens | layers | sut/era/engine | cache | median us | p10-p90 us | cv "
-             "| mad_cv | GB/s | roofline | new/old [95% CI] | outcome |", "|" + "---|" * 14]
-    for r in rows:
-        ratio = (f"{_fmt(r.get('api_overhead_ratio'), '.3f')} [{_fmt(r.get('api_overhead_ci_low'), '.3f')}, "
-                 f"{_fmt(r.get('api_overhead_ci_high'), '.3f')}]" if r.get("api_overhead_ratio") else "")
-        spread = (f"{_fmt(r['p10_ns'] / 1e3, '.1f')}-{_fmt(r['p90_ns'] / 1e3, '.1f')}"
-                  if r.get("p10_ns") is not None else "")
-        outcome = r["outcome"] + (f": {r['error']}" if r.get("error") else "")
-        lines.append(f"| {r['pool']} | {r['dtype']} | {r['tokens']} | {r['layers']} | "
-                     f"{r['sut']}/{r['era']}/{r['engine']} | {r.get('cache') or ''} | "
-                     f"{_fmt(r.get('median_ns', 0) / 1e3 if r.get('median_ns') else None, '.1f')} | {spread} | "
-                     f"{_fmt(r.get('cv'), '.3f')} | {_fmt(r.get('mad_cv'), '.3f')} | {_fmt(r.get('gbps'), '.2f')} | "
-                     f"{_fmt(r.get('roofline_fraction'), '.2f')} | {ratio} | {outcome} |")
-    return "\n".join(lines) + "\n"
+    return markdown_table(pd.DataFrame([_table_row(row) for row in rows]), empty="(no cells)") + "\n"
 
 
 def main(arguments: argparse.Namespace) -> int:
@@ -135,13 +144,12 @@ def main(arguments: argparse.Namespace) -> int:
         if sut.loaded is not None:
             print(f"kvh: SUT {sut.spec}: detected era {sut.loaded.era}", file=sys.stderr)
     meta = run_meta(options.device, options.seed, "bench")
-    started = time.monotonic()
     print(f"kvh bench: load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs", file=sys.stderr)
     interrupted = False
     with torch_threads(options.threads):
         try:
-            rows = run_bench(options, suts, meta, lambda line: print(
-                f"kvh bench: {line} ({time.monotonic() - started:.0f}s)", file=sys.stderr, flush=True))
+            with ProgressReporter("kvh bench", unit="cell") as progress:
+                rows = run_bench(options, suts, progress)
         except BenchInterrupted as stop:
             if not stop.rows:
                 raise
@@ -149,16 +157,16 @@ def main(arguments: argparse.Namespace) -> int:
             print("kvh bench: interrupted; writing the cells measured and verified so far "
                   "(column passes says how many passes each has)", file=sys.stderr)
     previous = previous_bench_rows(options.out)
-    frame = pd.DataFrame(rows, columns=list(BENCH_COLUMNS))
-    path = append(options.out, frame, "bench", meta)
+    frame = records_frame(KIND, rows)
+    path = append(options.out, frame, KIND, meta)
     table = markdown(rows)
     agreed = agreement(previous, frame)
     if len(agreed):
         table += "\n" + agreement_markdown(agreed, str(previous["run_id"].iloc[0]))
     write_text_atomic(options.out / "bench.md", table)
     print(table)
-    findings = sum(1 for row in rows if row["outcome"] == "finding")
-    measured = sum(1 for row in rows if row["outcome"] == "measured")
+    findings = sum(1 for row in rows if row["outcome"] == Outcome.FINDING)
+    measured = sum(1 for row in rows if row["outcome"] == Outcome.MEASURED)
     print(f"{'FAIL' if findings else 'DONE'}: {measured} measured, {findings} findings, "
           f"{len(rows) - measured - findings} errors; results: {path}, table: {options.out / 'bench.md'}")
     if interrupted:

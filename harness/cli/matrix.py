@@ -11,12 +11,15 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from backends.registry import BACKENDS
 from harness.capabilities import LAYOUTS, CellStatus, matrix
 from harness.devices import backend_device_reason, discover, natural_device
 from harness.errors import EXIT_OK, UsageError
 from pools.dtypes import DTYPES
 from reports.atomic import write_json_atomic
+from reports.markdown import markdown_table
 from scenarios.model import POOL_KINDS
 
 DEFAULT_OUT = Path("kvh-out") / "matrix.json"
@@ -73,9 +76,7 @@ def engine_rows(cells: list[CellStatus]) -> list[tuple[str, ...]]:
 
 
 def _table(header: tuple[str, ...], rows: list[tuple]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
+    return markdown_table(pd.DataFrame(rows, columns=list(header)))
 
 
 def render(devices: list, cells: list[CellStatus], backends: list[dict]) -> str:

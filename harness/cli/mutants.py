@@ -18,12 +18,17 @@ import pandas as pd
 
 from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from mutants.catalog import CATALOG, Mutant, mutant_named
-from harness.mutation import EQUIVALENT, MutantResult, run_mutant
+from harness.mutation import MutantResult, run_mutant
 from harness.sut.loader import SutLoadError
 from reports.atomic import write_json_atomic
+from reports.markdown import markdown_table
+from reports.outcome import MutantOutcome
+from reports.records import records_frame
+from reports.schema import validate_row
 from reports.store import append, run_meta
 from scenarios.profiles import PROFILE_ENV, PROFILES, profile_named
 
+KIND = "mutants"
 DEFAULT_PROFILE = "ci"
 # Seconds of Hypothesis generation a mutant gets per profile (shrinking a failure always completes).
 BUDGET_S = {"dev": 10.0, "ci": 30.0, "nightly": 300.0}
@@ -51,16 +56,16 @@ def _mutants(names: Optional[list[str]]) -> list[Mutant]:
 
 def row_of(result: MutantResult) -> dict:
     m = result.mutant
-    return {"mutant": m.name, "fault": m.fault, "era": m.era, "pools": ",".join(m.pools),
+    return validate_row(KIND, {"mutant": m.name, "fault": m.fault, "era": m.era, "pools": ",".join(m.pools),
             "dtypes": ",".join(m.dtypes), "backends": ",".join(m.backends), "models": m.models,
-            "call_site": ",".join(result.call_site), "outcome": result.outcome,
+            "call_site": ",".join(result.call_site), "outcome": result.outcome.value,
             "oracle": result.oracle, "examples_to_kill": result.examples if result.killed else None,
             "examples": result.examples, "seconds": round(result.seconds, 3),
-            "killed_by": result.killed_by, "detail": result.detail, "repro": result.repro}
+            "killed_by": result.killed_by, "detail": result.detail, "repro": result.repro})
 
 
 def summary_of(results: list[MutantResult]) -> dict:
-    judged = [r for r in results if r.outcome != EQUIVALENT]
+    judged = [r for r in results if r.outcome != MutantOutcome.EQUIVALENT]
     killed = [r for r in judged if r.killed]
     slowest = max(killed, key=lambda r: r.seconds, default=None)
     return {"mutants": len(results), "equivalent": len(results) - len(judged), "killed": len(killed),
@@ -73,13 +78,10 @@ def summary_of(results: list[MutantResult]) -> dict:
 
 
 def _table(rows: list[dict]) -> str:
-    lines = ["| mutant | fault | era | pools | outcome | oracle | examples | seconds | repro |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for row in rows:
-        lines.append(f"| {row['mutant']} | {row['fault']} | {row['era']} | {row['pools']} | "
-                     f"{row['outcome']} | {row['oracle']} | {row['examples']} | {row['seconds']:.1f} "
-                     f"| {Path(row['repro']).name if row['repro'] else ''} |")
-    return "\n".join(lines)
+    columns = ("mutant", "fault", "era", "pools", "outcome", "oracle", "examples")
+    shown = [{**{c: row[c] for c in columns}, "seconds": f"{row['seconds']:.1f}",
+              "repro": Path(row["repro"]).name if row["repro"] else ""} for row in rows]
+    return markdown_table(pd.DataFrame(shown), empty="(no mutants)")
 
 
 def main(arguments: argparse.Namespace) -> int:
@@ -100,7 +102,7 @@ def main(arguments: argparse.Namespace) -> int:
         except (SutLoadError, ValueError) as error:
             raise UsageError(f"mutant {mutant.name}: {error}") from None
         results.append(result)
-        print(f"kvh: [{index + 1}] {mutant.name}: {result.outcome}"
+        print(f"kvh: [{index + 1}] {mutant.name}: {result.outcome.value}"
               + (f" by {result.oracle} after {result.examples} examples" if result.killed else "")
               + f", {result.seconds:.1f}s", file=sys.stderr)
     rows = [row_of(result) for result in results]
@@ -108,7 +110,7 @@ def main(arguments: argparse.Namespace) -> int:
     write_json_atomic(arguments.out / "mutants.json", {"profile": profile.name, "seed": arguments.seed,
                                                        "budget_s": budget, "summary": summary,
                                                        "mutants": rows})
-    append(arguments.out, pd.DataFrame(rows), "mutants",
+    append(arguments.out, records_frame(KIND, rows), KIND,
            run_meta("cpu", arguments.seed, profile.name))
     print(_table(rows))
     median = summary["median_examples_to_kill"]

@@ -1,6 +1,9 @@
 """Option parsing shared by the verbs: comma lists, choices from a registry, device and --out."""
 from __future__ import annotations
 
+import argparse
+import os
+import tempfile
 from pathlib import Path
 from typing import Iterable, Optional
 
@@ -35,3 +38,30 @@ def check_device_and_out(device: Optional[str], out: Path) -> None:
             raise UsageError(f"device {device} is not available here: {reason}")
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} exists and is not a folder")
+    check_writable(out, "--out")
+
+
+def check_writable(folder: Path, what: str) -> None:
+    """Fail before a run, not after it: the nearest existing folder of `folder` must take a new
+    entry. Probed by creating one (root passes every permission check that os.access makes, and
+    /proc or a read-only mount refuse only a real write); nothing is left behind."""
+    existing = Path(os.path.abspath(folder))
+    while not existing.exists():
+        existing = existing.parent
+    try:
+        if not existing.is_dir():
+            raise NotADirectoryError(f"{existing} is not a folder")
+        tempfile.TemporaryDirectory(prefix=".kvh-probe-", dir=existing).cleanup()
+    except OSError as error:
+        raise UsageError(f"{what} {folder} cannot be written: {error.strerror or error}") from None
+
+
+def positive_float(value: str) -> float:
+    """An argparse type for durations: a number above zero."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
+    return number

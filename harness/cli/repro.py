@@ -4,9 +4,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from harness.cp.repro import is_cp_repro, replay_and_report
 from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from harness.repro import ReproError, replay
 from harness.sut.loader import SutLoadError
+from reports.outcome import Outcome, normalised
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,12 +19,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(arguments: argparse.Namespace) -> int:
     # CP repros (kvh cp) replay on a torch.distributed group of their recorded size.
-    from harness.cp.repro import is_cp_repro
     if is_cp_repro(arguments.file):
-        from harness.cli.cp import replay_main
-        return replay_main(arguments.file, arguments.device)
+        return replay_and_report(arguments.file, arguments.device)
     try:
-        description, old, result = replay(arguments.file, arguments.device)
+        _, old, result = replay(arguments.file, arguments.device)
     except (ReproError, SutLoadError, ValueError) as error:
         raise UsageError(str(error)) from None
     print(f"replayed {result.label} on scenario {result.scenario.name!r}")
@@ -30,7 +30,7 @@ def main(arguments: argparse.Namespace) -> int:
         print(f"recorded: {finding.headline()}")
     for finding in result.findings:
         print(f"now:      {finding.headline()}")
-    if result.outcome == "findings":
+    if normalised(result.outcome) == Outcome.FINDING:
         same = [f.headline() for f in old] == [f.headline() for f in result.findings]
         print("reproduced: " + ("identical finding" if same else "a different finding"))
         return EXIT_FINDINGS

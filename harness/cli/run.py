@@ -5,27 +5,32 @@ import argparse
 import json
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Optional
 
 import pandas as pd
 
 from backends.registry import BACKENDS
-from harness.cli.options import check_device_and_out, choose, csv_list
+from harness.cli.junit import write_junit
+from harness.cli.options import check_device_and_out, check_writable, choose, csv_list, positive_float
+from harness.cli.progress import ProgressReporter
 from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from harness.plan import RunOptions, close_suts, resolve_suts
 from harness.repro import save_repro
 from harness.sharding import parse_shard
 from harness.exploration_log import ExplorationLog
+from harness.era_table import era_table_markdown, reproduced, skip_lines
 from harness.runner import CellResult, Exploring, explore_run, run
 from pools.dtypes import DTYPES
 from pools.engines import ENGINES
 from pools.eras import ERAS
 from harness.sut.loader import SutLoadError
 from reports.atomic import write_text_atomic
+from reports.outcome import Outcome
+from reports.records import records_frame
+from reports.schema import validate_row
 from reports.store import append, run_meta
-from reports.summary import markdown_table, summary_markdown, summary_table, verdict
+from reports.summary import counts_line, summary_markdown, summary_markdown_table, verdict
 from scenarios.model import POOL_KINDS
 from scenarios.profiles import PROFILE_ENV, PROFILES, chosen_profile, database_dir
 from scenarios.serialize import ScenarioError, from_dict
@@ -53,7 +58,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a scenario JSON file to run instead of the builtin set (repeatable)")
     parser.add_argument("--shard", help="i/N: run only this deterministic share of the cells "
                         "(docs/distributed.md)")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per SUT scenario")
+    parser.add_argument("--timeout", type=positive_float, default=30.0,
+                        help="seconds per SUT scenario (> 0)")
+    parser.add_argument("--junit", type=Path, help="also write JUnit XML here: one test case per "
+                        "cell and candidate, a failure carrying the finding and its kvh repro")
     parser.add_argument("--out", type=Path, default=Path("kvh-out"))
     parser.set_defaults(handler=main)
 
@@ -62,6 +70,8 @@ def options_from(arguments: argparse.Namespace) -> RunOptions:
     if arguments.examples < 0:
         raise UsageError("--examples must be >= 0")
     check_device_and_out(arguments.device, arguments.out)
+    if arguments.junit is not None:
+        check_writable(arguments.junit.parent, "--junit")
     try:
         shard = None if arguments.shard is None else parse_shard(arguments.shard)
     except ValueError as error:
@@ -89,21 +99,32 @@ def _load_scenario(path: Path):
         raise UsageError(f"scenario file {path}: {error}") from None
 
 
+def _detail(result: CellResult) -> str:
+    """The first finding, the skip's reason, or the divergences reproduced with PR or evidence."""
+    if result.findings and result.outcome is not Outcome.KNOWN_DIVERGENCE:
+        return result.findings[0].headline()
+    if result.skip is not None:
+        return result.skip.reason
+    return "; ".join(f"{d.name} ({d.kind}, {d.source})" for d in result.divergences)
+
+
 def record_of(result: CellResult) -> dict:
     """One `check` row of the results store (reports/schema.py); run metadata is stamped later."""
-    g = result.scenario.geometry
-    source = result.candidate or result.skip
-    detail = (result.findings[0].headline() if result.findings
-              else result.skip.reason if result.skip else "")
-    return {"sut": source.sut, "device": result.candidate.device if result.candidate else "", "backend": result.candidate.backend if result.candidate else "",
-            "mode": result.candidate.mode if result.candidate else "", "pool": g.pool,
-            "era": source.era, "engine": source.engine, "dtype": g.dtype,
-            "scenario": result.scenario.name,
-            "tokens": sum(f.tokens for f in result.scenario.forwards), "outcome": result.outcome,
-            "findings": len(result.findings),
-            "divergence": result.divergence.name if result.divergence else "",
-            "divergence_pr": result.divergence.pr if result.divergence else "",
-            "write_ns": result.write_ns, "bytes_moved": None, "detail": detail, "repro": None}
+    subject = result.subject
+    source = subject or result.skip
+    scenario = result.scenario
+    return validate_row("check", {"sut": source.sut, "device": subject.device if subject else "",
+            "backend": subject.backend if subject else "",
+            "mode": subject.mode if subject else "", "pool": result.pool,
+            "era": source.era, "engine": source.engine, "dtype": result.dtype,
+            "scenario": scenario.name if scenario else "(hypothesis)",
+            "tokens": sum(f.tokens for f in scenario.forwards) if scenario else 0,
+            "outcome": str(result.outcome), "findings": len(result.findings),
+            "divergence": ",".join(d.name for d in result.divergences),
+            "divergence_pr": ",".join(d.pr or "no PR" for d in result.divergences),
+            "divergence_evidence": " | ".join(d.evidence for d in result.divergences if d.evidence),
+            "write_ns": result.write_ns, "bytes_moved": None, "detail": _detail(result),
+            "repro": None})
 
 
 def exploring_from(arguments: argparse.Namespace, environ: dict) -> Optional[Exploring]:
@@ -135,28 +156,23 @@ def main(arguments: argparse.Namespace) -> int:
     meta = run_meta(options.device or "natural", options.seed,
                     exploring.profile.name if exploring else "default",
                     ", ".join(f"{s.spec}={s.loaded.version}" for s in suts if s.loaded and s.loaded.version))
-    rows, finding_lines, divergences, skips = [], [], {}, {}
-    started = time.monotonic()
+    rows, era_rows, results, finding_lines = [], [], [], []
+    progress = ProgressReporter("kvh", unit="group")
 
     def on_result(result: CellResult) -> None:
         row = record_of(result)
-        rows.append(row)
-        if result.outcome == "findings":
+        (era_rows if result.era_row else rows).append(row)
+        results.append(result)
+        if result.outcome is Outcome.FINDING:
             path = save_repro(options.out / "repros", result)
             row["repro"] = str(path.relative_to(options.out))
             finding_lines.append(f"{result.label} `{result.scenario.name}`: "
                                  f"{result.findings[0].headline()} (repro: {path})"
                                  + (f" {result.reproduce}" if result.reproduce else ""))
-        elif result.outcome == "known_divergence":
-            d = result.divergence
-            divergences[(d.name, result.candidate.era)] = f"{d.name} ({d.pr}) in era {result.candidate.era}: {d.reason}"
-        elif result.outcome == "skipped":
-            skips[result.label] = f"{result.label}: {result.skip.reason}"
 
     def on_group(group: str, done: int, total: int) -> None:
-        failed = sum(1 for row in rows if row["outcome"] == "findings")
-        print(f"kvh: [{done}/{total}] {group} done: {len(rows)} checks so far, {failed} with "
-              f"findings, {time.monotonic() - started:.1f}s", file=sys.stderr)
+        progress(done, total, f"[{done}/{total}] {group} done: "
+                 f"{counts_line(r['outcome'] for r in rows)} so far")
 
     log = None
     try:
@@ -166,20 +182,30 @@ def main(arguments: argparse.Namespace) -> int:
             log = ExplorationLog(exploring.profile.name, options.seed)
             explore_run(options, suts, exploring, on_result, log.add)
     finally:
+        progress.close()
         close_suts(suts)
-    frame = pd.DataFrame(rows)
-    results = append(options.out, frame, "check", meta)
-    summary = summary_markdown(frame, meta, finding_lines, list(divergences.values()), list(skips.values()))
+    frame = records_frame("check", rows)
+    model_outcomes = [row["outcome"] for row in era_rows]
+    results_path = append(options.out, records_frame("check", rows + era_rows), "check", meta)
+    checks = [r for r in results if not r.era_row]
+    summary = summary_markdown(frame, meta, finding_lines, reproduced(checks), skip_lines(checks),
+                               model_outcomes)
+    summary += "\n" + era_table_markdown([r for r in results if r.era_row])
     if log is not None:
         summary += "\n" + log.markdown()
     write_text_atomic(options.out / "summary.md", summary)
-    print(markdown_table(summary_table(frame)))
+    if arguments.junit is not None:
+        write_junit(arguments.junit, records_frame("check", rows + era_rows), "run",
+                    ("pool", "dtype", "backend", "mode", "sut", "era", "engine"))
+    print(summary_markdown_table(frame))
     for line in finding_lines[:20]:
         print(f"FINDING {line}")
     if len(finding_lines) > 20:
         print(f"... and {len(finding_lines) - 20} more findings, see {options.out / 'summary.md'}")
     if log is not None:
         print(log.markdown())
-    print(verdict(frame))
-    print(f"results: {results}, summary: {options.out / 'summary.md'}")
+    print(verdict(frame, model_outcomes))
+    print(f"era table: {counts_line(model_outcomes)} (the model against its ground truth)")
+    print(f"results: {results_path}, summary: {options.out / 'summary.md'}"
+          + (f", junit: {arguments.junit}" if arguments.junit is not None else ""))
     return EXIT_FINDINGS if finding_lines else EXIT_OK

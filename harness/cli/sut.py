@@ -1,15 +1,21 @@
-"""`kvh sut install sglang==X` and `kvh sut list`: the isolated SUT environments."""
+"""`kvh sut install sglang==X`, `kvh sut list` and `kvh sut check`: the isolated SUT environments,
+and a release's write call sites checked against the harness's call-site model."""
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import subprocess
 import time
 from pathlib import Path
 
-from harness.errors import EXIT_OK, UsageError
+from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from harness.sut.capabilities import Capabilities, describe, era_of, probe, probe_source
+from harness.sut.census import census, compare, files_present, notes, unmodelled_files
+from harness.sut.census_model import BACKEND_MODELS, ERA_NAMES
 from harness.sut.environments import RELEASE, cache_root, install, installed
+from harness.sut.errors import SutLoadError
 
-REQUIREMENTS = Path(__file__).resolve().parents[1] / "requirements" / "sglang-cpu.txt"
+REQUIREMENTS = Path(__file__).resolve().parents[2] / "requirements" / "sglang-cpu.txt"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,10 +23,90 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     install_parser = actions.add_parser("install", help="install releases into the SUT cache")
     install_parser.add_argument("specs", nargs="+", metavar="sglang==VERSION")
     actions.add_parser("list", help="list installed SUT environments")
+    check = actions.add_parser(
+        "check", help="probe a release's capabilities and check its write call sites against "
+                      "the harness's call-site model")
+    check.add_argument("spec", metavar="sglang==VERSION|sglang|DIR",
+                       help="an installed isolated release, the installed package, or a folder "
+                            "holding the `sglang` package (or the package folder itself)")
+    check.add_argument("--era", choices=ERA_NAMES,
+                       help="compare with this era's model instead of the probed one")
+    check.add_argument("--verbose", action="store_true",
+                       help="also list what the model leaves out on purpose")
     parser.set_defaults(handler=main)
 
 
+def _package_root(spec: str) -> tuple[Path, bool]:
+    """The folder that holds `sglang/`, and whether the package can be imported here."""
+    if RELEASE.match(spec):
+        folder = installed(spec)
+        if folder is None:
+            raise UsageError(f"{spec} is not installed; run: kvh sut install {spec}")
+        return folder, False
+    if spec == "sglang":
+        found = importlib.util.find_spec("sglang")
+        if found is None or not found.origin:
+            raise UsageError("sglang is not installed here; run: kvh sut install sglang==VERSION "
+                             "and check sglang==VERSION, or name a folder")
+        return Path(found.origin).parent.parent, True
+    folder = Path(spec.split("@", 1)[1] if spec.startswith("sglang@") else spec)
+    if (folder / "sglang").is_dir():
+        return folder, False
+    if folder.name == "sglang" and (folder / "srt").is_dir():
+        return folder.parent, False
+    raise UsageError(f"{spec!r}: no sglang package there (expected sglang==VERSION, sglang, or a "
+                     "folder holding sglang/); to install a release: kvh sut install sglang==VERSION")
+
+
+def _capabilities(root: Path, importable: bool) -> tuple[Capabilities, str]:
+    """Probe the loaded module where it imports here, else decide from the source."""
+    if importable:
+        from harness.sut.sglang_loader import load_sglang
+        try:
+            return probe(load_sglang()), "probed from the loaded module"
+        except SutLoadError as error:
+            return probe_source(root), f"read from the source (import failed: {error})"
+    return probe_source(root), "read from the source"
+
+
+def check(spec: str, forced_era: str | None = None, verbose: bool = False) -> int:
+    root, importable = _package_root(spec)
+    caps, how = _capabilities(root, importable)
+    print(f"{spec}: {root}")
+    print(f"capabilities ({how}):")
+    for line in describe(caps):
+        print(f"  {line}")
+    era, missing = era_of(caps)
+    if forced_era:
+        print(f"era forced: {forced_era}")
+        era = forced_era
+    if era is None:
+        print("its call sites fit no modelled call convention; missing: " + "; ".join(missing))
+        return EXIT_FINDINGS
+    release = census(root)
+    mismatched = False
+    for name, model in BACKEND_MODELS.items():
+        if not files_present(model, release):
+            print(f"{name}: no file in this release ({', '.join(model.files)})")
+            continue
+        found = compare(release, model, era)
+        mismatched |= bool(found)
+        print(f"{name}: model matches" if not found else f"{name}: {len(found)} mismatch(es)")
+        for mismatch in found:
+            print(f"  {mismatch.describe()}")
+        if verbose:
+            for line in notes(release, model, era):
+                print(f"  note: {line}")
+    others = unmodelled_files(release)
+    if others:
+        print("write calls in files no backend model claims: "
+              + ", ".join(Path(name).name for name in others))
+    return EXIT_FINDINGS if mismatched else EXIT_OK
+
+
 def main(arguments: argparse.Namespace) -> int:
+    if arguments.action == "check":
+        return check(arguments.spec, arguments.era, arguments.verbose)
     if arguments.action == "list":
         root = cache_root()
         folders = sorted(root.glob("sglang-*")) if root.is_dir() else []

@@ -3,39 +3,38 @@
 Each rank of a torch.distributed group runs the plan's scenarios through the CP call site
 (backends.cp_distributed, or a user's site module) in every era, and judges its own pool with
 the harness's oracles against the single-process write of the full sequence: the `plain`
-(MLA: `plain_mla`) call site on reference pools, the harness's baseline for any pool. A finding
-names its rank. The plan is JSON, because spawned ranks rebuild it from the payload alone.
+(MLA: `plain_mla`) call site of the candidate's era on the baseline pools, with the verdict of
+`kvh run` (harness/verdict.py). A finding names its rank. The plan is JSON, because spawned ranks
+rebuild it from the payload alone.
 """
 from __future__ import annotations
 
 import importlib
 import importlib.util
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 from backends import cp_distributed
-from backends.registry import BACKENDS, EXTEND_FOCUS, POOL_KINDS, Backend
+from backends.registry import BACKENDS, EXTEND_FOCUS, Backend
 from harness.candidate import Candidate
 from harness.cp.distributed import GroupOutcome, launch, rank_device
-from backends.divergences import explain
 from harness.execute import execute
-from harness.expectations import expected_writes
 from harness.findings import Finding
-from harness.oracles import judge
-from harness.plan import baseline_for
+from harness.sut.loader import load_foreign, parse_builtin
+from harness.verdict import decide, run_baselines
 from pools.builtin import builtin_module
 from pools.eras import ERAS
-from harness.sut.loader import load_foreign, parse_builtin
+from reports.outcome import Outcome
 from scenarios.builtin import default_scenarios
-from scenarios.model import Scenario
+from scenarios.model import BASE_POOL_KINDS, Scenario
 from scenarios.serialize import from_dict, to_dict
 
 BACKEND_NAME = "cp_dist"
 DEFAULT_SITE = cp_distributed.__name__
 # MHA, SWA over MHA and MLA: SWA-MLA layers have no CP write in any release (0.5.23's MLA writes
 # never carry swa_loc), as the registry's fa3 entry has it.
-CP_POOLS = tuple(pool for pool in POOL_KINDS if pool != "swa_mla")
+CP_POOLS = tuple(pool for pool in BASE_POOL_KINDS if pool != "swa_mla")
 # A rank's k/v are its shares, not the caller's full tensors the baseline was handed, so the
 # caller-tensor oracle has nothing to compare: the pools are what the CP write must agree on.
 NOT_JUDGED = "caller tensors: a rank's k/v are its shares, not the full sequence"
@@ -90,30 +89,33 @@ def _candidates(plan: CpPlan, device: str) -> list[Candidate]:
     return [Candidate(plan.sut, loaded.module, loaded.era, "-", device, BACKEND_NAME)]
 
 
-def single_process_baseline(scenario: Scenario) -> Candidate:
-    return baseline_for(BACKENDS["plain_mla" if scenario.geometry.is_mla else "plain"], "extend")
+def single_process_backend(scenario: Scenario) -> Backend:
+    return BACKENDS["plain_mla" if scenario.geometry.is_mla else "plain"]
 
 
 def check_on_rank(rank: int, world: int, payload: dict) -> dict:
     """The rank body: every (scenario, candidate) on this rank, judged; JSON for the launcher."""
     plan = CpPlan.from_payload(payload)
-    site = Backend(BACKEND_NAME, plan.device_type, CP_POOLS, ("extend",), load_site(plan.site).write,
-                   focus=None)
+    site = Backend(BACKEND_NAME, plan.device_type, CP_POOLS, ("extend",),
+                   load_site(plan.site).write, focus=None)
     device = rank_device(plan.device_type, rank)
+    candidates = _candidates(plan, device)
     checks = []
     for index, scenario in enumerate(plan.scenarios):
-        reference = execute(single_process_baseline(scenario), scenario, None)
-        reference = replace(reference, caller={})   # NOT_JUDGED
-        expected = expected_writes(scenario)
-        for candidate in _candidates(plan, device):
-            # No per-call time limit: an alarm on one rank would desynchronise the group's
-            # collectives; a hang is the launcher's to end.
-            findings = judge(scenario, reference, execute(candidate, scenario, None, site), expected)
+        # No per-call time limit: an alarm on one rank would desynchronise the group's
+        # collectives; a hang is the launcher's to end.
+        baselines = run_baselines(scenario, single_process_backend(scenario), "extend",
+                                  {candidate.era for candidate in candidates}, None,
+                                  judge_caller=False)   # NOT_JUDGED
+        for candidate in candidates:
+            verdict = decide(baselines, candidate, execute(candidate, scenario, None, site))
+            skipped = verdict.outcome is Outcome.SKIPPED
+            findings = [] if skipped else verdict.findings
             for finding in findings:
                 finding.candidate = f"{candidate.label} rank {rank}/{world}"
-            divergence = explain(scenario, candidate, findings) if findings else None
             checks.append({"scenario": index, "candidate": candidate.describe(),
-                           "divergence": divergence and divergence.name,
+                           "outcome": verdict.outcome.value, "skip_reason": verdict.skip_reason,
+                           "divergence": verdict.divergence and verdict.divergence.name,
                            "findings": [finding.to_dict() for finding in findings]})
     return {"device": device, "checks": checks}
 
@@ -124,12 +126,10 @@ class RankCheck:
     world: int
     scenario: Scenario
     candidate: dict
+    outcome: Outcome
     findings: list[Finding]
-    divergence: Optional[str] = None    # the known divergence that explains every finding
-
-    @property
-    def outcome(self) -> str:
-        return "known_divergence" if self.divergence else ("findings" if self.findings else "pass")
+    divergence: Optional[str] = None    # the known divergence that explains the difference
+    skip_reason: str = ""               # the declared SUT limit of a SKIPPED check
 
 
 def run_group(plan: CpPlan, world: int, timeout_s: float = 120.0,
@@ -139,6 +139,7 @@ def run_group(plan: CpPlan, world: int, timeout_s: float = 120.0,
     outcome = launch(check_on_rank, world, plan.to_payload(), device_type=plan.device_type,
                      timeout_s=timeout_s, collective_timeout_s=collective_timeout_s)
     checks = [RankCheck(rank, world, plan.scenarios[check["scenario"]], check["candidate"],
-                        [Finding(**finding) for finding in check["findings"]], check["divergence"])
+                        Outcome(check["outcome"]), [Finding(**f) for f in check["findings"]],
+                        check["divergence"], check["skip_reason"])
               for rank, result in sorted(outcome.results.items()) for check in result["checks"]]
     return outcome, checks

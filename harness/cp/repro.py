@@ -1,5 +1,6 @@
 """CP repro files: the scenario, the candidate, the call site, the group size and the ranks that
-found something; `kvh cp --repro FILE` (or `kvh repro FILE`) launches the same group again."""
+found something; `kvh cp --repro FILE` and `kvh repro FILE` both launch the same group again
+through `replay_and_report`."""
 from __future__ import annotations
 
 import hashlib
@@ -9,7 +10,10 @@ from typing import Optional
 
 from harness.cp.differential import CpPlan, RankCheck, run_group
 from harness.cp.distributed import GroupOutcome
+from harness.cp.report import report_group
+from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from harness.repro import ReproError, read_repro_json
+from harness.sut.errors import SutLoadError
 from reports.atomic import write_json_atomic
 from scenarios.serialize import ScenarioError, from_dict, to_dict
 
@@ -61,3 +65,16 @@ def replay_cp(path: Path, device_type: Optional[str] = None,
         plan = CpPlan(plan.scenarios, plan.eras, plan.engine, plan.sut, plan.site, device_type)
     outcome, checks = run_group(plan, world, timeout_s=timeout_s)
     return payload, outcome, checks
+
+
+def replay_and_report(path: Path, device_type: Optional[str] = None, timeout_s: float = 120.0) -> int:
+    """Replay a CP repro and print what it does now; the exit code: 1 while it still reproduces
+    (or a rank fails), 0 once fixed. A file that cannot be replayed is a UsageError."""
+    try:
+        payload, outcome, checks = replay_cp(path, device_type and device_type.split(":")[0], timeout_s)
+    except (ReproError, SutLoadError, ValueError) as error:
+        raise UsageError(str(error)) from None
+    print(f"replayed {path} on {payload['world']} ranks (recorded ranks {payload['ranks']})")
+    for finding in payload["findings"]:
+        print(f"recorded: {finding['candidate']}: [{finding['oracle']}] {finding['message']}")
+    return EXIT_FINDINGS if report_group(outcome, checks) else EXIT_OK

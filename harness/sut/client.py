@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Optional
 
 from harness.execute import Execution
-from harness.sut.protocol import VERSION, decode_execution, missing_names
 from harness.sut.errors import SutLoadError
+from harness.sut.protocol import VERSION, decode_execution, missing_names
 from scenarios.model import Scenario
 from scenarios.serialize import to_dict
 
@@ -29,7 +29,11 @@ class WorkerFailure(Exception):
 
 
 class IsolatedSut:
-    """One SUT in its own process. `python` and `prefix` choose its environment."""
+    """One SUT in its own process. `python` and `prefix` choose its environment.
+
+    Use it as a context manager (`with IsolatedSut(...) as sut:`), which stops the worker on the
+    way out, an exception included; `stop()` does the same for a worker that outlives a block.
+    """
 
     def __init__(self, spec: str, prefix: Optional[str] = None, python: str = sys.executable,
                  start_timeout_s: float = 120.0, grace_s: float = 30.0):
@@ -42,6 +46,12 @@ class IsolatedSut:
         self.era: Optional[str] = None
         self.version = ""
         self.restarts = 0
+
+    def __enter__(self) -> IsolatedSut:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
 
     def _start(self) -> None:
         self.stderr_file = tempfile.TemporaryFile()

@@ -3,10 +3,9 @@
 Nothing in site-packages is edited: unusable third-party modules are replaced by
 stand-ins in ``sys.modules`` (see ``sglang_standins``) before sglang is imported.
 
-To test another release, install it with
-``pip install --no-deps --target DIR sglang==X`` (plus the transformers it pins,
-see /work/notes/sglang_loader.md) and call ``load_sglang(sys_path_prefix=DIR)``
-in a fresh subprocess: a process can hold only one ``sglang``.
+Another release lives in its own ``--target`` folder (``kvh sut install sglang==X``,
+docs/suts.md) and loads with ``load_sglang(sys_path_prefix=DIR)`` in a fresh
+subprocess: a process can hold only one ``sglang``.
 """
 
 from __future__ import annotations

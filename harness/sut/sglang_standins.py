@@ -51,9 +51,8 @@ def _interpolation_mode() -> type:
 
 _TORCHVISION_MODE = _interpolation_mode()
 
-# Module tree -> the names its importers read at import time, measured by a
-# lazy, access-tracking import of memory_pool + swa_memory_pool on 0.5.12,
-# 0.5.13, 0.5.14 and 0.5.23 (see /work/notes/sglang_loader.md).
+# Module tree -> the names its importers read at import time, on 0.5.12, 0.5.13,
+# 0.5.14 and 0.5.23 (how they were measured: docs/suts.md).
 STANDINS: dict[str, StandIn] = {
     # all releases: sglang/utils.py `from IPython.display import HTML, display` (notebook helpers).
     "IPython": StandIn("missing", {"IPython": {}, "IPython.display": {"HTML": CLASS, "display": FUNC}},

@@ -1,0 +1,280 @@
+"""What a loaded SUT offers, probed from the module itself, and the era those capabilities amount to.
+
+Nothing here reads a version number: a release or fork nobody named is judged by its names,
+dataclass fields, signatures and the source text of its write doors. Every probe that fails
+records None ("unknown") with its reason instead of raising, so a strange SUT is described, not
+crashed on. `probe_source` decides the same capabilities from an unpacked package's source,
+for releases that cannot be imported here.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.sut.source_probe import (
+    SourceTree,
+    always_launches_kernel,
+    live_method,
+    reaches_word,
+)
+
+# The field a probe sets to None, and why it could not decide.
+Unknown = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    write_loc: bool | None = None            # a KVWriteLoc class exists
+    write_loc_fields: tuple[str, ...] | None = None
+    for_layer: bool | None = None            # KVWriteLoc.for_layer(forward_batch, layer, ...)
+    for_batch: bool | None = None            # KVWriteLoc.for_batch(forward_batch, ...)
+    cuts_to_loc_len: bool | None = None      # KVWriteLoc(loc, longer swa_loc) keeps len(loc)
+    unwrap_arity: int | None = None          # len(unwrap_write_loc(...)); None: no such function
+    swa_loc_keyword: bool | None = None      # SWAKVPool.set_kv_buffer(..., swa_loc=)
+    swa_over_mla: bool | None = None         # SWAKVPool takes MLA sub-pools (full/swa_kv_pool_kwargs)
+    mla_door_needs_gpu: bool | None = None   # set_mla_kv_buffer launches a Triton kernel on every path
+    mla_unwraps_write_loc: bool | None = None  # the MLA doors accept a KVWriteLoc (PR #27695 review)
+    physical_check: bool | None = None       # pools can refuse a loc not marked physical
+    unknown: tuple[Unknown, ...] = field(default=())
+
+    def reason_unknown(self, name: str) -> str | None:
+        return next((why for field_name, why in self.unknown if field_name == name), None)
+
+
+# ---- probing a loaded module -------------------------------------------------------------------
+
+def _write_loc_fields(cls: Any) -> tuple[str, ...]:
+    if dataclasses.is_dataclass(cls):
+        return tuple(item.name for item in dataclasses.fields(cls))
+    return tuple(name for name in inspect.signature(cls).parameters)
+
+
+def _cuts_to_loc_len(module: Any) -> bool:
+    import torch  # CPU tensors only: the probe must run where no device is
+    loc, swa_loc = torch.arange(2), torch.arange(4)
+    return int(module.KVWriteLoc(loc, swa_loc).swa_loc.shape[0]) == 2
+
+
+def _unwrap_arity(module: Any) -> int | None:
+    unwrap = getattr(module, "unwrap_write_loc", None)
+    if unwrap is None:
+        return None
+    import torch
+    return len(unwrap(module.KVWriteLoc(torch.arange(2))))
+
+
+def _real_init(cls: type) -> Callable:
+    """The first __init__ in the MRO with a real signature: loaders wrap classes in subclasses
+    whose __init__ takes only (self, *args, **kwargs)."""
+    wrapper = {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD}
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        params = list(inspect.signature(init).parameters.values())[1:]
+        if {param.kind for param in params} - wrapper:
+            return init
+    return cls.__init__
+
+
+def _swa_over_mla(module: Any) -> bool:
+    params = inspect.signature(_real_init(module.SWAKVPool)).parameters
+    return bool({"full_kv_pool_kwargs", "swa_kv_pool_kwargs"} & set(params))
+
+
+def _mla_door_needs_gpu(module: Any) -> bool:
+    door = live_method(module.MLATokenToKVPool, "set_mla_kv_buffer")
+    if door is None:
+        raise LookupError("no readable source for MLATokenToKVPool.set_mla_kv_buffer")
+    return always_launches_kernel(*door)
+
+
+def _mla_unwraps(module: Any) -> bool:
+    doors = [live_method(module.MLATokenToKVPool, name)
+             for name in ("set_kv_buffer", "set_mla_kv_buffer")
+             if hasattr(module.MLATokenToKVPool, name)]
+    if any(door is None for door in doors):
+        raise LookupError("no readable source for the MLA doors")
+    return all(reaches_word(node, resolve, "unwrap") for node, resolve in doors)
+
+
+def _physical_check(module: Any) -> bool:
+    return any(hasattr(getattr(module, name), attr)
+               for name in ("MHATokenToKVPool", "MLATokenToKVPool")
+               for attr in ("requires_physical_write_loc", "_check_physical_write_loc"))
+
+
+def probe(module: Any) -> Capabilities:
+    """The capabilities of `module` (an SGLang-like namespace); never raises."""
+    values: dict[str, Any] = {}
+    unknown: list[Unknown] = []
+
+    def attempt(name: str, how: Callable[[], Any]) -> None:
+        try:
+            values[name] = how()
+        except Exception as error:  # noqa: BLE001 - a probe of foreign code may fail any way at all
+            values[name] = None
+            unknown.append((name, f"{type(error).__name__}: {' '.join(str(error).split())[:200]}"))
+
+    has_write_loc = hasattr(module, "KVWriteLoc")
+    values["write_loc"] = has_write_loc
+    if has_write_loc:
+        attempt("write_loc_fields", lambda: _write_loc_fields(module.KVWriteLoc))
+        values["for_layer"] = callable(getattr(module.KVWriteLoc, "for_layer", None))
+        values["for_batch"] = callable(getattr(module.KVWriteLoc, "for_batch", None))
+        attempt("cuts_to_loc_len", lambda: _cuts_to_loc_len(module))
+        attempt("unwrap_arity", lambda: _unwrap_arity(module))
+    else:
+        values.update(write_loc_fields=(), for_layer=False, for_batch=False, cuts_to_loc_len=False)
+    attempt("swa_loc_keyword",
+            lambda: "swa_loc" in inspect.signature(module.SWAKVPool.set_kv_buffer).parameters)
+    attempt("swa_over_mla", lambda: _swa_over_mla(module))
+    attempt("mla_door_needs_gpu", lambda: _mla_door_needs_gpu(module))
+    attempt("mla_unwraps_write_loc", lambda: _mla_unwraps(module) if has_write_loc else False)
+    attempt("physical_check", lambda: _physical_check(module))
+    return Capabilities(**values, unknown=tuple(unknown))
+
+
+# ---- probing an unpacked package's source ---------------------------------------------------
+
+def _methods(cls: ast.ClassDef | None) -> dict[str, ast.FunctionDef]:
+    if cls is None:
+        return {}
+    return {node.name: node for node in cls.body if isinstance(node, ast.FunctionDef)}
+
+
+def _params(node: ast.FunctionDef | None) -> list[str]:
+    if node is None:
+        return []
+    return [arg.arg for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
+
+
+def _annotated_fields(cls: ast.ClassDef) -> tuple[str, ...]:
+    return tuple(node.target.id for node in cls.body
+                 if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name))
+
+
+def _unwrap_arity_in_source(tree: ast.Module) -> int | None:
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "unwrap_write_loc":
+            arities = {len(ret.value.elts) for ret in ast.walk(node)
+                       if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple)}
+            return arities.pop() if len(arities) == 1 else None
+    return None
+
+
+def _cuts_in_source(cls: ast.ClassDef) -> bool:
+    post_init = _methods(cls).get("__post_init__")
+    return post_init is not None and any(
+        isinstance(node, ast.Assign) and "swa_loc" in ast.unparse(node.targets[0])
+        and isinstance(node.value, ast.Subscript) for node in ast.walk(post_init))
+
+
+def probe_source(package_root: Path) -> Capabilities:
+    """The capabilities an unpacked `sglang` package declares in its source (`package_root` holds
+    the `sglang` folder). Decided statically, so it needs neither an import nor a device."""
+    tree = SourceTree(Path(package_root))
+    pool_module, swa_module = "sglang.srt.mem_cache.memory_pool", "sglang.srt.mem_cache.swa_memory_pool"
+    pool_tree, swa_tree = tree.module(pool_module), tree.module(swa_module)
+    if pool_tree is None or swa_tree is None:
+        reason = f"no readable {pool_module} / {swa_module} under {package_root}"
+        return Capabilities(unknown=tuple((name, reason) for name in _PROBED))
+    pools = {node.name: node for node in pool_tree.body if isinstance(node, ast.ClassDef)}
+    write_loc = pools.get("KVWriteLoc")
+    loc_methods = _methods(write_loc)
+    swa = _methods(next((node for node in swa_tree.body if isinstance(node, ast.ClassDef)
+                         and node.name == "SWAKVPool"), None))
+    mla_doors = [tree.method(pool_module, "MLATokenToKVPool", name)
+                 for name in ("set_kv_buffer", "set_mla_kv_buffer")]
+    values: dict[str, Any] = {
+        "write_loc": write_loc is not None,
+        "write_loc_fields": _annotated_fields(write_loc) if write_loc else (),
+        "for_layer": "for_layer" in loc_methods, "for_batch": "for_batch" in loc_methods,
+        "cuts_to_loc_len": bool(write_loc) and _cuts_in_source(write_loc),
+        "unwrap_arity": _unwrap_arity_in_source(pool_tree),
+        "swa_loc_keyword": "swa_loc" in _params(swa.get("set_kv_buffer")),
+        "swa_over_mla": bool({"full_kv_pool_kwargs", "swa_kv_pool_kwargs"} & set(_params(swa.get("__init__")))),
+        "mla_unwraps_write_loc": write_loc is not None and all(
+            reaches_word(node, resolve, "unwrap") for node, resolve in filter(None, mla_doors)),
+        "physical_check": any("_check_physical_write_loc" in _methods(pools.get(name))
+                              or "requires_physical_write_loc" in ast.unparse(pools[name])
+                              for name in ("MHATokenToKVPool", "MLATokenToKVPool", "KVCache")
+                              if name in pools),
+    }
+    unknown: list[Unknown] = []
+    if mla_doors[1] is None:
+        values["mla_door_needs_gpu"] = None
+        unknown.append(("mla_door_needs_gpu", "MLATokenToKVPool has no set_mla_kv_buffer in the source"))
+    else:
+        values["mla_door_needs_gpu"] = always_launches_kernel(*mla_doors[1])
+    if write_loc is not None and values["unwrap_arity"] is None:
+        unknown.append(("unwrap_arity", "unwrap_write_loc is absent or returns tuples of several sizes"))
+    return Capabilities(**values, unknown=tuple(unknown))
+
+
+_PROBED = tuple(item.name for item in dataclasses.fields(Capabilities) if item.name != "unknown")
+
+
+# ---- the era the capabilities amount to -------------------------------------------------------
+
+def _flag(caps: Capabilities, name: str, need: str) -> list[str]:
+    value = getattr(caps, name)
+    if value:
+        return []
+    if value is None:
+        return [f"{need}: unknown ({caps.reason_unknown(name) or 'not probed'})"]
+    return [need]
+
+
+def era_of(caps: Capabilities) -> tuple[str | None, list[str]]:
+    """The modelled era whose call convention `caps` support, or (None, what is missing).
+
+    legacy needs nothing; kwarg the swa_loc= keyword; bundled KVWriteLoc(loc, swa_loc) and a
+    2-value unwrap_write_loc; current KVWriteLoc with full_loc, for_layer and for_batch."""
+    if caps.write_loc is None:
+        return None, [f"KVWriteLoc: unknown ({caps.reason_unknown('write_loc') or 'not probed'})"]
+    if not caps.write_loc:
+        if caps.swa_loc_keyword is None:
+            return None, _flag(caps, "swa_loc_keyword", "SWAKVPool.set_kv_buffer's swa_loc= keyword")
+        return ("kwarg" if caps.swa_loc_keyword else "legacy"), []
+    fields = caps.write_loc_fields
+    if fields is None:
+        return None, _flag(caps, "write_loc_fields", "KVWriteLoc's fields")
+    if fields[:2] != ("loc", "swa_loc"):
+        return None, [(f"KVWriteLoc fields {fields} do not start with (loc, swa_loc): every "
+                      "KVWriteLoc call site passes them in that order")]
+    if "full_loc" in fields:
+        missing = [name for name in ("for_layer", "for_batch") if not getattr(caps, name)]
+        if missing:
+            return None, [(f"KVWriteLoc has full_loc but no {'/'.join(missing)}: the `current` "
+                          "call sites need them")]
+        return "current", []
+    if caps.unwrap_arity != 2:
+        arity = "unknown" if caps.unwrap_arity is None else f"{caps.unwrap_arity} values"
+        return None, [(f"KVWriteLoc(loc, swa_loc) without full_loc, but unwrap_write_loc returns "
+                      f"{arity}: the `bundled` pools unpack (loc, swa_loc)")]
+    return "bundled", []
+
+
+def describe(caps: Capabilities) -> list[str]:
+    """One line per capability, then the era, for `kvh run` and `kvh sut check`."""
+    lines = []
+    for name in _PROBED:
+        value = getattr(caps, name)
+        if value is None:
+            reason = caps.reason_unknown(name)
+            shown = f"unknown: {reason}" if reason else "absent"
+        else:
+            shown = ", ".join(value) if isinstance(value, tuple) else str(value)
+        lines.append(f"{name}: {shown or '-'}")
+    era, missing = era_of(caps)
+    lines.append(f"era: {era}" if era else "era: fits no modelled call convention; missing: "
+                 + "; ".join(missing))
+    return lines
+
+

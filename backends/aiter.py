@@ -11,6 +11,7 @@ it a KVWriteLoc (the door of PR #27695's review bug).
 Not modelled (skips on the entry below): SWA pools force unified attention, whose
 reshape_and_cache kernel translates inside and bypasses set_kv_buffer; the fused fp8 write.
 """
+
 from __future__ import annotations
 
 import torch
@@ -28,8 +29,7 @@ from backends.era_calls import (
 )
 from backends.skips import BackendSkip, decode_cross_attention, swa_pool
 
-
-VECTORISED_5D_POOL = "MHATokenToKVPoolAiter5D"   # pools/layouts/kinds.py, kind mha_aiter5d
+VECTORISED_5D_POOL = "MHATokenToKVPoolAiter5D"  # pools/layouts/kinds.py, kind mha_aiter5d
 
 
 def decode_passes_descales(req: WriteRequest, era: str) -> bool:
@@ -42,23 +42,40 @@ def decode_passes_descales(req: WriteRequest, era: str) -> bool:
 def descales(req: WriteRequest) -> tuple:
     if not kv_cache_is_fp8(req):
         return None, None
-    one = torch.ones(1, dtype=torch.float32, device=req.k.device)   # self.k_scale == self.v_scale
+    one = torch.ones(1, dtype=torch.float32, device=req.k.device)  # self.k_scale == self.v_scale
     k_scale, v_scale = req.layer.k_scale, req.layer.v_scale
     return (one if k_scale is None else k_scale), (one if v_scale is None else v_scale)
 
 
 @register_backend(
-    name="aiter", device_type="rocm", pool_kinds=("mha",) + MLA_POOLS + ("mha_aiter5d",),
-    modes=EXTEND_AND_DECODE, dtypes=BF16_AND_FP8, mla_input="latent",
+    name="aiter",
+    device_type="rocm",
+    pool_kinds=("mha",) + MLA_POOLS + ("mha_aiter5d",),
+    modes=EXTEND_AND_DECODE,
+    dtypes=BF16_AND_FP8,
+    mla_input="latent",
     divergences=BACKEND_DIVERGENCES["aiter"],
     summary="fp8 descales in extend; decode writes out_cache_loc and, until 0.5.23, no scales "
-            "(but on the 5-D cache from 0.5.13); MLA latent row through set_kv_buffer",
-    skips=(BackendSkip("decode-cross-attention", "decode with cross-attention layers", "decode "
-                       "writes out_cache_loc on every layer (only extend uses the encoder loc)",
-                       decode_cross_attention, "aiter_backend.py"),
-           BackendSkip("unified-swa", "SWA pools", "a SWA pool forces unified attention, whose "
-                       "reshape_and_cache kernel translates with the mapping itself and bypasses "
-                       "set_kv_buffer", swa_pool, "aiter_backend.py")))
+    "(but on the 5-D cache from 0.5.13); MLA latent row through set_kv_buffer",
+    skips=(
+        BackendSkip(
+            "decode-cross-attention",
+            "decode with cross-attention layers",
+            "decode writes out_cache_loc on every layer (only extend uses the encoder loc)",
+            decode_cross_attention,
+            "aiter_backend.py",
+        ),
+        BackendSkip(
+            "unified-swa",
+            "SWA pools",
+            "a SWA pool forces unified attention, whose "
+            "reshape_and_cache kernel translates with the mapping itself and bypasses "
+            "set_kv_buffer",
+            swa_pool,
+            "aiter_backend.py",
+        ),
+    ),
+)
 def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return
@@ -66,16 +83,23 @@ def write(req: WriteRequest, era: str, mode: str) -> None:
     if req.is_mla:
         if mode == "decode":
             ocl = req.forward_batch.out_cache_loc
-            loc = ocl if era in ("legacy", "kwarg") else (
-                req.api.KVWriteLoc(ocl, swa) if era == "bundled"
-                else write_loc(req, era, loc=ocl, swa_loc=None, current=FOR_BATCH)[0])
+            loc = (
+                ocl
+                if era in ("legacy", "kwarg")
+                else (
+                    req.api.KVWriteLoc(ocl, swa)
+                    if era == "bundled"
+                    else write_loc(req, era, loc=ocl, swa_loc=None, current=FOR_BATCH)[0]
+                )
+            )
         else:
             loc = bare_loc(req, era, loc=req.cache_loc())
         kv_write(req, loc, {}, req.mla_k, req.v)
         return
     if mode == "decode":
-        loc, keywords = write_loc(req, era, loc=req.forward_batch.out_cache_loc, swa_loc=swa,
-                                  current=FOR_BATCH)
+        loc, keywords = write_loc(
+            req, era, loc=req.forward_batch.out_cache_loc, swa_loc=swa, current=FOR_BATCH
+        )
         scales = descales(req) if decode_passes_descales(req, era) else ()
         kv_write(req, loc, keywords, req.k, req.v, scales)
         return

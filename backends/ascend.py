@@ -8,6 +8,7 @@ two views of the caller's k); decode gets nope and rope apart. A pool in the CUD
 such meaning for set_kv_buffer, so there the same write goes through its (nope, rope) door,
 set_mla_kv_buffer. The NPU MHA layout and the CP helper are modelled elsewhere (context_parallel).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -19,15 +20,20 @@ from backends.era_calls import BARE, decoder_swa, kv_write, write_loc
 
 def npu_mla_layout(pool: Any) -> bool:
     """NPU MLA pools (SGLang's NPUMLATokenToKVPool, or a SUT that says so) take (nope, rope)."""
-    return (getattr(pool, "npu_nope_rope_set_kv_buffer", False)
-            or type(pool).__name__.startswith("NPU"))
+    return getattr(pool, "npu_nope_rope_set_kv_buffer", False) or type(pool).__name__.startswith(
+        "NPU"
+    )
 
 
-@register_backend(name="ascend", device_type="npu",
-                  pool_kinds=MHA_POOLS + MLA_POOLS + ("npu_mha", "npu_mla"),
-                  modes=EXTEND_AND_DECODE, dtypes=BF16_ONLY,
-                  summary="no scales; SWA loc dropped on cross-attention; MLA (nope, rope) "
-                          "through the NPU pool's set_kv_buffer")
+@register_backend(
+    name="ascend",
+    device_type="npu",
+    pool_kinds=MHA_POOLS + MLA_POOLS + ("npu_mha", "npu_mla"),
+    modes=EXTEND_AND_DECODE,
+    dtypes=BF16_ONLY,
+    summary="no scales; SWA loc dropped on cross-attention; MLA (nope, rope) "
+    "through the NPU pool's set_kv_buffer",
+)
 def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return
@@ -38,6 +44,7 @@ def write(req: WriteRequest, era: str, mode: str) -> None:
         door = req.pool.set_kv_buffer if npu_mla_layout(req.pool) else req.pool.set_mla_kv_buffer
         door(req.layer, req.forward_batch.out_cache_loc, nope, rope)
         return
-    loc, keywords = write_loc(req, era, loc=req.cache_loc(),
-                              swa_loc=decoder_swa(req, cross="dropped"), current=BARE)
+    loc, keywords = write_loc(
+        req, era, loc=req.cache_loc(), swa_loc=decoder_swa(req, cross="dropped"), current=BARE
+    )
     kv_write(req, loc, keywords, req.k, req.v)

@@ -3,6 +3,7 @@
 These mirror the SGLang objects the call sites read (ForwardBatch, RadixAttention, the
 backend's forward metadata), with only the attributes those call sites touch.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ class Layer:
     k_scale_float: Optional[float] = None
     v_scale_float: Optional[float] = None
     sliding_window_size: int = -1  # > 0 on sliding-window layers, as RadixAttention has it
-    v_head_dim: int = 0           # MLA: kv_lora_rank (xpu derives k_rope from k[..., v_head_dim:])
+    v_head_dim: int = 0  # MLA: kv_lora_rank (xpu derives k_rope from k[..., v_head_dim:])
 
 
 @dataclass
@@ -46,14 +47,14 @@ class Metadata:
 
 @dataclass
 class WriteRequest:
-    api: Any                      # the SUT module: KVWriteLoc and friends, when its era has them
+    api: Any  # the SUT module: KVWriteLoc and friends, when its era has them
     pool: Any
     forward_batch: ForwardBatch
     layer: Layer
     metadata: Metadata
-    k: torch.Tensor               # MHA: (n, heads, head_dim); MLA: nope (n, 1, kv_lora_rank)
-    v: torch.Tensor               # MHA: (n, heads, v_head_dim); MLA: unused by the pool
-    k_rope: Optional[torch.Tensor] = None   # MLA only: (n, 1, qk_rope_head_dim) or None
+    k: torch.Tensor  # MHA: (n, heads, head_dim); MLA: nope (n, 1, kv_lora_rank)
+    v: torch.Tensor  # MHA: (n, heads, v_head_dim); MLA: unused by the pool
+    k_rope: Optional[torch.Tensor] = None  # MLA only: (n, 1, qk_rope_head_dim) or None
     is_mla: bool = False
     use_sliding_window_kv_pool: bool = False
     save_kv_cache: bool = True

@@ -8,6 +8,7 @@ written at the cache loc (the encoder loc on cross-attention layers) with the la
 0.5.12-0.5.14 gather k and v separately; 0.5.23 concatenates them and gathers once. The caller's
 k and v stay untouched: the pool divides the gathered copies.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -54,8 +55,9 @@ def gather_full(tensor: torch.Tensor, cp_size: int) -> torch.Tensor:
     return restore_order(all_gather(shares), cp_size)
 
 
-def gathered_kv_write(req: WriteRequest, era: str,
-                      gather: Callable[[torch.Tensor], torch.Tensor]) -> None:
+def gathered_kv_write(
+    req: WriteRequest, era: str, gather: Callable[[torch.Tensor], torch.Tensor]
+) -> None:
     """The MHA CP write of `era` with `gather` as its all-gather-and-restore: in one process
     (gather_full) or across a torch.distributed group (backends/cp_distributed.py)."""
     cache_loc, swa = req.cache_loc(), decoder_swa(req)
@@ -71,11 +73,24 @@ def gathered_kv_write(req: WriteRequest, era: str,
 
 
 @register_backend(
-    name="cp", device_type="cuda", pool_kinds=MHA_POOLS, modes=("extend",), dtypes=BF16_ONLY,
+    name="cp",
+    device_type="cuda",
+    pool_kinds=MHA_POOLS,
+    modes=("extend",),
+    dtypes=BF16_ONLY,
     summary="context-parallel all-gather write, N zigzag ranks in one process",
-    skips=(BackendSkip("cp-mla", "MLA pools", "only 0.5.23 writes MLA under CP "
-                       "(materialize_full_mla_kv); 0.5.12 fa3 passed scales to the MLA "
-                       "set_kv_buffer, which takes none", never, "layers/cp/zigzag.py"),))
+    skips=(
+        BackendSkip(
+            "cp-mla",
+            "MLA pools",
+            "only 0.5.23 writes MLA under CP "
+            "(materialize_full_mla_kv); 0.5.12 fa3 passed scales to the MLA "
+            "set_kv_buffer, which takes none",
+            never,
+            "layers/cp/zigzag.py",
+        ),
+    ),
+)
 def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return

@@ -12,6 +12,7 @@ order and writes the full sequence into its own pool with its era's call site:
   `bare_loc` gives the eras before `current`.
 The rank and group size come from torch.distributed, as SGLang reads its CP group globally.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -65,8 +66,9 @@ def materialize_full(full: torch.Tensor) -> torch.Tensor:
     return restore_order(gather_unordered(full), dist.get_world_size())
 
 
-def gathered_write(req: WriteRequest, era: str,
-                   materialize: Materialize = materialize_full) -> None:
+def gathered_write(
+    req: WriteRequest, era: str, materialize: Materialize = materialize_full
+) -> None:
     """The era's CP call site with `materialize` as its gather (planted faults swap it)."""
     if not req.save_kv_cache:
         return

@@ -12,6 +12,7 @@ An exception stops a run, so an explained exception is raised at the first decla
 it explains a candidate of that release against its era's baseline, never an era of the model.
 harness/verdict.py reads these; docs/verdict.md says how.
 """
+
 from __future__ import annotations
 
 import re
@@ -24,13 +25,14 @@ from scenarios.model import Scenario
 FIXED_LATER, CHANGED = "fixed-later", "changed"
 KINDS = (FIXED_LATER, CHANGED)
 
-Applies = Callable[[Scenario, str], bool]               # (scenario, mode)
-Forwards = Callable[[Scenario], frozenset[int]]          # the forward indices affected
-Layers = Callable[[Scenario, int], frozenset[int]]       # (scenario, forward) -> layer ids affected
+Applies = Callable[[Scenario, str], bool]  # (scenario, mode)
+Forwards = Callable[[Scenario], frozenset[int]]  # the forward indices affected
+Layers = Callable[[Scenario, int], frozenset[int]]  # (scenario, forward) -> layer ids affected
 
 
 class Finding(Protocol):
     """What a divergence reads of a finding (harness/findings.py)."""
+
     oracle: str
     message: str
     forward: Optional[int]
@@ -47,11 +49,11 @@ class KnownDivergence:
     forwards: Forwards
     layers: Layers
     oracles: frozenset[str]
-    message: str                # regex every explained finding's message matches
+    message: str  # regex every explained finding's message matches
     reason: str
     pr: str = ""
-    evidence: str = ""          # what the declaration rests on when no PR names the change
-    doors: tuple[str, ...] = ()   # an explained exception came through one of these pool methods
+    evidence: str = ""  # what the declaration rests on when no PR names the change
+    doors: tuple[str, ...] = ()  # an explained exception came through one of these pool methods
     releases: tuple[str, ...] = ()
 
     @property
@@ -66,9 +68,12 @@ class KnownDivergence:
 
     def places(self, scenario: Scenario) -> list[tuple[int, int]]:
         """Every (forward, layer) affected, in write order."""
-        return [(forward, layer) for forward in sorted(self.forwards(scenario))
-                for layer in scenario.layers_of(scenario.forwards[forward])
-                if layer in self.layers(scenario, forward)]
+        return [
+            (forward, layer)
+            for forward in sorted(self.forwards(scenario))
+            for layer in scenario.layers_of(scenario.forwards[forward])
+            if layer in self.layers(scenario, forward)
+        ]
 
     def covers(self, scenario: Scenario, finding: Finding) -> bool:
         """Whether `finding` lies within the declaration: oracle, message, forward, layer, door."""
@@ -76,21 +81,37 @@ class KnownDivergence:
             return False
         places = self.places(scenario)
         if finding.oracle == "exception":
-            return (bool(places) and (finding.forward, finding.layer) == places[0]
-                    and (not self.doors or finding.door in self.doors))
-        if finding.forward is None:   # a slot no token writes: no forward wrote it
-            return finding.oracle == "untouched" and any(layer == finding.layer for _, layer in places)
+            return (
+                bool(places)
+                and (finding.forward, finding.layer) == places[0]
+                and (not self.doors or finding.door in self.doors)
+            )
+        if finding.forward is None:  # a slot no token writes: no forward wrote it
+            return finding.oracle == "untouched" and any(
+                layer == finding.layer for _, layer in places
+            )
         return (finding.forward, finding.layer) in places
 
     def explains(self, scenario: Scenario, mode: str, findings: list) -> bool:
-        return (bool(findings) and self.applies(scenario, mode)
-                and all(self.covers(scenario, finding) for finding in findings))
+        return (
+            bool(findings)
+            and self.applies(scenario, mode)
+            and all(self.covers(scenario, finding) for finding in findings)
+        )
 
     def describe(self) -> dict:
-        return {"name": self.name, "eras": list(self.eras), "kind": self.kind,
-                "oracles": sorted(self.oracles), "message": self.message, "doors": list(self.doors),
-                "releases": list(self.releases), "reason": self.reason, "pr": self.pr,
-                "evidence": self.evidence}
+        return {
+            "name": self.name,
+            "eras": list(self.eras),
+            "kind": self.kind,
+            "oracles": sorted(self.oracles),
+            "message": self.message,
+            "doors": list(self.doors),
+            "releases": list(self.releases),
+            "reason": self.reason,
+            "pr": self.pr,
+            "evidence": self.evidence,
+        }
 
 
 def _every_forward(scenario: Scenario) -> frozenset[int]:
@@ -111,8 +132,11 @@ def _narrowed(forward) -> bool:
 
 def _narrowed_swa_forwards(scenario: Scenario) -> frozenset[int]:
     swa = set(scenario.geometry.swa_layer_ids)
-    return frozenset(index for index, forward in enumerate(scenario.forwards)
-                     if _narrowed(forward) and swa & set(scenario.layers_of(forward)))
+    return frozenset(
+        index
+        for index, forward in enumerate(scenario.forwards)
+        if _narrowed(forward) and swa & set(scenario.layers_of(forward))
+    )
 
 
 def _swa_layers(scenario: Scenario, forward: int) -> frozenset[int]:
@@ -129,76 +153,125 @@ def _mla(scenario: Scenario, mode: str) -> bool:
 
 DIVERGENCES: tuple[KnownDivergence, ...] = (
     KnownDivergence(
-        "unsliced-swa-loc", ("kwarg", "bundled"), FIXED_LATER, _narrowed_swa_write,
-        _narrowed_swa_forwards, _swa_layers, frozenset({"exception"}),
-        r"slots for \d+ rows|shape mismatch|out of bounds for dimension 0",
+        "unsliced-swa-loc",
+        ("kwarg", "bundled"),
+        FIXED_LATER,
+        _narrowed_swa_write,
+        _narrowed_swa_forwards,
+        _swa_layers,
+        frozenset({"exception"}),
+        r"slots for \d+ rows|shape mismatch|out of bounds for (dimension|axis) 0",
         "swa_loc is translated once from the padded out_cache_loc; piecewise graphs narrow loc, and "
         "until KVWriteLoc.__post_init__ cut swa_loc to len(loc) the SWA write of a narrowed forward "
         "raised on the length mismatch: the model raises at the first SWA layer of the first "
         "narrowed forward, and nothing after it runs",
-        pr="#29460", doors=("set_kv_buffer", "set_mla_kv_buffer")),
+        pr="#29460",
+        doors=("set_kv_buffer", "set_mla_kv_buffer"),
+    ),
     KnownDivergence(
-        "mla-nope-rope-no-unwrap", ("bundled",), FIXED_LATER, _mla, _first_forward, _every_layer,
-        frozenset({"exception"}), r"'KVWriteLoc' object has no attribute",
+        "mla-nope-rope-no-unwrap",
+        ("bundled",),
+        FIXED_LATER,
+        _mla,
+        _first_forward,
+        _every_layer,
+        frozenset({"exception"}),
+        r"'KVWriteLoc' object has no attribute",
         "SGLang 0.5.14's MLATokenToKVPool.set_mla_kv_buffer does not unwrap KVWriteLoc (its "
         "set_kv_buffer does): the review of PR #27695 found the MLA pools missing the unwrap, and "
         "the release shipped with this door still missing it; the first MLA write raises",
-        pr="#27695", doors=("set_mla_kv_buffer",), releases=("0.5.14",)),
+        pr="#27695",
+        doors=("set_mla_kv_buffer",),
+        releases=("0.5.14",),
+    ),
 )
 
 
 def _scaled(scenario: Scenario) -> bool:
-    return any(scale.kind != "none" and scale.value != 1.0
-               for scale in (scenario.k_scale, scenario.v_scale))
+    return any(
+        scale.kind != "none" and scale.value != 1.0
+        for scale in (scenario.k_scale, scenario.v_scale)
+    )
 
 
 def _only_5d(applies: Applies) -> Applies:
-    return lambda scenario, mode: scenario.geometry.pool == "mha_aiter5d" and applies(scenario, mode)
+    return lambda scenario, mode: (
+        scenario.geometry.pool == "mha_aiter5d" and applies(scenario, mode)
+    )
 
 
 def _not_5d(applies: Applies) -> Applies:
-    return lambda scenario, mode: scenario.geometry.pool != "mha_aiter5d" and applies(scenario, mode)
+    return lambda scenario, mode: (
+        scenario.geometry.pool != "mha_aiter5d" and applies(scenario, mode)
+    )
 
 
 def _fp8_scaled(mode: str) -> Applies:
     """A scaled MHA write into an fp8 cache in `mode`: where passing the scales or not shows
     (MLA writes take no scales in any era)."""
-    return lambda scenario, actual: (actual == mode and _scaled(scenario)
-                                     and not scenario.geometry.is_mla
-                                     and dtype_spec(scenario.geometry.dtype).is_fp8)
+    return lambda scenario, actual: (
+        actual == mode
+        and _scaled(scenario)
+        and not scenario.geometry.is_mla
+        and dtype_spec(scenario.geometry.dtype).is_fp8
+    )
 
 
 _SCALED_BYTES = r"written bytes differ|caller tensor"
 
 # Per-backend divergences between eras; each backend module attaches its own to its entry.
 BACKEND_DIVERGENCES: dict[str, tuple[KnownDivergence, ...]] = {
-    "aiter": (KnownDivergence(
-        "aiter-decode-descales", ("current",), CHANGED, _not_5d(_fp8_scaled("decode")), _every_forward,
-        _every_layer, frozenset({"bytes", "caller_tensors"}), _SCALED_BYTES,
-        "with an fp8 cache, aiter's decode set_kv_buffer passed no scales in 0.5.12-0.5.14 (extend "
-        "passed k_descale/v_descale); 0.5.23 passes the descales in decode too, so the pool divides "
-        "k and v (in place) where it used to only cast",
-        evidence="diff of the 0.5.14 and 0.5.23 wheels, python/sglang/srt/layers/attention/"
-                 "aiter_backend.py forward_decode: set_kv_buffer gains k_descale, v_descale; no PR "
-                 "names the change"),
+    "aiter": (
         KnownDivergence(
-        "aiter-5d-decode-descales", ("kwarg", "bundled", "current"), CHANGED,
-        _only_5d(_fp8_scaled("decode")), _every_forward, _every_layer,
-        frozenset({"bytes", "caller_tensors"}), _SCALED_BYTES,
-        "on the vectorised 5-D cache aiter's decode passes k_descale/v_descale from 0.5.13 (0.5.12 "
-        "has no 5-D path and passes no scales in decode), so the pool divides k and v (in place) "
-        "where the legacy call site only cast",
-        evidence="kvh sut check census of the 0.5.12, 0.5.13 and 0.5.14 wheels: "
-                 "aiter_backend.py forward_decode, `if self.kv_cache_is_vectorized_5d:` "
-                 "set_kv_buffer(..., k_descale, v_descale) (0.5.13 lines 2544/2554, 0.5.14 line "
-                 "2383); no PR names the change"),),
-    "intel_amx": (KnownDivergence(
-        "intel-amx-fp8-scale-float", ("current",), CHANGED, _fp8_scaled("extend"), _every_forward,
-        _every_layer, frozenset({"bytes", "caller_tensors"}), _SCALED_BYTES,
-        "intel_amx's extend passed no scales until 0.5.14; 0.5.23 passes layer.k_scale_float and "
-        "v_scale_float when the key buffer is fp8, so the pool divides k and v (in place) where it "
-        "used to only cast",
-        evidence="diff of the 0.5.14 and 0.5.23 wheels, python/sglang/srt/layers/attention/"
-                 "intel_amx_backend.py forward_extend: set_kv_buffer gains k_scale=layer."
-                 "k_scale_float, v_scale=layer.v_scale_float on fp8 caches; no PR names the change"),),
+            "aiter-decode-descales",
+            ("current",),
+            CHANGED,
+            _not_5d(_fp8_scaled("decode")),
+            _every_forward,
+            _every_layer,
+            frozenset({"bytes", "caller_tensors"}),
+            _SCALED_BYTES,
+            "with an fp8 cache, aiter's decode set_kv_buffer passed no scales in 0.5.12-0.5.14 (extend "
+            "passed k_descale/v_descale); 0.5.23 passes the descales in decode too, so the pool divides "
+            "k and v (in place) where it used to only cast",
+            evidence="diff of the 0.5.14 and 0.5.23 wheels, python/sglang/srt/layers/attention/"
+            "aiter_backend.py forward_decode: set_kv_buffer gains k_descale, v_descale; no PR "
+            "names the change",
+        ),
+        KnownDivergence(
+            "aiter-5d-decode-descales",
+            ("kwarg", "bundled", "current"),
+            CHANGED,
+            _only_5d(_fp8_scaled("decode")),
+            _every_forward,
+            _every_layer,
+            frozenset({"bytes", "caller_tensors"}),
+            _SCALED_BYTES,
+            "on the vectorised 5-D cache aiter's decode passes k_descale/v_descale from 0.5.13 (0.5.12 "
+            "has no 5-D path and passes no scales in decode), so the pool divides k and v (in place) "
+            "where the legacy call site only cast",
+            evidence="kvh sut check census of the 0.5.12, 0.5.13 and 0.5.14 wheels: "
+            "aiter_backend.py forward_decode, `if self.kv_cache_is_vectorized_5d:` "
+            "set_kv_buffer(..., k_descale, v_descale) (0.5.13 lines 2544/2554, 0.5.14 line "
+            "2383); no PR names the change",
+        ),
+    ),
+    "intel_amx": (
+        KnownDivergence(
+            "intel-amx-fp8-scale-float",
+            ("current",),
+            CHANGED,
+            _fp8_scaled("extend"),
+            _every_forward,
+            _every_layer,
+            frozenset({"bytes", "caller_tensors"}),
+            _SCALED_BYTES,
+            "intel_amx's extend passed no scales until 0.5.14; 0.5.23 passes layer.k_scale_float and "
+            "v_scale_float when the key buffer is fp8, so the pool divides k and v (in place) where it "
+            "used to only cast",
+            evidence="diff of the 0.5.14 and 0.5.23 wheels, python/sglang/srt/layers/attention/"
+            "intel_amx_backend.py forward_extend: set_kv_buffer gains k_scale=layer."
+            "k_scale_float, v_scale=layer.v_scale_float on fp8 caches; no PR names the change",
+        ),
+    ),
 }

@@ -4,6 +4,7 @@ Each backend module decorates its write function with `@register_backend(...)`; 
 on the function (`entries_of(module)` reads them back) and backends.registry collects them.
 The function itself is returned unchanged, so mutants and tests call it as before.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -18,14 +19,14 @@ from pools.dtypes import DTYPES
 from pools.eras import ERAS
 from scenarios.model import Scenario
 
-WriteFn = Callable[[WriteRequest, str, str], None]   # (request, era, mode)
+WriteFn = Callable[[WriteRequest, str, str], None]  # (request, era, mode)
 
 EXTEND_AND_DECODE = ("extend", "decode")
 MHA_POOLS, MLA_POOLS = ("mha", "swa_mha"), ("mla",)
 # Why most backends run bf16 only: docs/notes/bf16-only-backends.md.
 BF16_ONLY, BF16_AND_FP8 = ("bf16",), ("bf16", "fp8_e4m3")
 
-_ENTRY = "backend_entry"   # the attribute register_backend sets on a write function
+_ENTRY = "backend_entry"  # the attribute register_backend sets on a write function
 
 
 @dataclass(frozen=True)
@@ -40,43 +41,66 @@ class Backend:
     divergences: tuple[KnownDivergence, ...] = field(default=())
     skips: tuple[BackendSkip, ...] = field(default=())
     dtypes: tuple[str, ...] = tuple(DTYPES)
-    mla_input: str = "split"      # split: k = nope, k_rope = rope; latent: k = nope ++ rope
+    mla_input: str = "split"  # split: k = nope, k_rope = rope; latent: k = nope ++ rope
     focus: Optional[dict[str, tuple[str, ...]]] = field(default_factory=lambda: FOCUS)
 
     def skip_for(self, scenario: Scenario, mode: str) -> Optional[BackendSkip]:
         """The declared skip that removes this (scenario, mode) cell, if any."""
-        if (self.focus is not None and scenario.name in BUILTIN_SCENARIOS
-                and scenario.name not in self.focus.get(mode, ())):
+        if (
+            self.focus is not None
+            and scenario.name in BUILTIN_SCENARIOS
+            and scenario.name not in self.focus.get(mode, ())
+        ):
             return OUT_OF_FOCUS
         return next((skip for skip in self.skips if skip.applies(scenario, mode)), None)
 
     def describe(self) -> dict:
         """Plain data for reports and `kvh matrix`."""
-        return {"name": self.name, "device_type": self.device_type,
-                "pool_kinds": list(self.pool_kinds), "modes": list(self.modes),
-                "eras": list(self.eras), "dtypes": list(self.dtypes), "mla_input": self.mla_input,
-                "focus": (None if self.focus is None
-                          else {mode: list(names) for mode, names in self.focus.items()}),
-                "summary": self.summary,
-                "divergences": [d.describe() for d in self.divergences],
-                "skips": [skip.describe() for skip in self.skips]}
+        return {
+            "name": self.name,
+            "device_type": self.device_type,
+            "pool_kinds": list(self.pool_kinds),
+            "modes": list(self.modes),
+            "eras": list(self.eras),
+            "dtypes": list(self.dtypes),
+            "mla_input": self.mla_input,
+            "focus": (
+                None
+                if self.focus is None
+                else {mode: list(names) for mode, names in self.focus.items()}
+            ),
+            "summary": self.summary,
+            "divergences": [d.describe() for d in self.divergences],
+            "skips": [skip.describe() for skip in self.skips],
+        }
 
 
-def register_backend(*, name: str, device_type: str, pool_kinds: tuple[str, ...],
-                     modes: tuple[str, ...], **details: Any) -> Callable[[WriteFn], WriteFn]:
+def register_backend(
+    *,
+    name: str,
+    device_type: str,
+    pool_kinds: tuple[str, ...],
+    modes: tuple[str, ...],
+    **details: Any,
+) -> Callable[[WriteFn], WriteFn]:
     """Declare the decorated write function as backend `name`; `details` are Backend's
     optional fields (eras, dtypes, skips, divergences, mla_input, focus, summary)."""
+
     def register(write: WriteFn) -> WriteFn:
         if hasattr(write, _ENTRY):
-            raise ValueError(f"{write.__qualname__} already registers backend "
-                             f"{getattr(write, _ENTRY).name!r}")
+            raise ValueError(
+                f"{write.__qualname__} already registers backend {getattr(write, _ENTRY).name!r}"
+            )
         setattr(write, _ENTRY, Backend(name, device_type, pool_kinds, modes, write, **details))
         return write
+
     return register
 
 
 def entries_of(module: ModuleType) -> tuple[Backend, ...]:
     """The entries registered by functions defined in `module`, in definition order."""
-    return tuple(getattr(value, _ENTRY) for value in vars(module).values()
-                 if hasattr(value, _ENTRY)
-                 and getattr(value, "__module__", None) == module.__name__)
+    return tuple(
+        getattr(value, _ENTRY)
+        for value in vars(module).values()
+        if hasattr(value, _ENTRY) and getattr(value, "__module__", None) == module.__name__
+    )

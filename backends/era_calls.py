@@ -4,6 +4,7 @@ Every backend module builds its call on this, so the era conventions live in one
 backend module only says which loc, which SWA loc, which KVWriteLoc constructor and which
 scales its call site used.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -19,8 +20,13 @@ FOR_LAYER, FOR_BATCH, BARE = "for_layer", "for_batch", "bare"
 
 def loc_arguments(req: WriteRequest, era: str, *, per_layer: bool = True) -> tuple[Any, dict]:
     """The canonical call (the `plain` backend): the encoder loc paired with its own SWA loc."""
-    return write_loc(req, era, loc=req.cache_loc(), swa_loc=req.swa_loc(),
-                     current=FOR_LAYER if per_layer else FOR_BATCH)
+    return write_loc(
+        req,
+        era,
+        loc=req.cache_loc(),
+        swa_loc=req.swa_loc(),
+        current=FOR_LAYER if per_layer else FOR_BATCH,
+    )
 
 
 def decoder_swa(req: WriteRequest, *, cross: str = "paired") -> Optional[torch.Tensor]:
@@ -33,8 +39,14 @@ def decoder_swa(req: WriteRequest, *, cross: str = "paired") -> Optional[torch.T
     return req.metadata.swa_out_cache_loc
 
 
-def write_loc(req: WriteRequest, era: str, *, loc: torch.Tensor, swa_loc: Optional[torch.Tensor],
-              current: str = FOR_LAYER) -> tuple[Any, dict]:
+def write_loc(
+    req: WriteRequest,
+    era: str,
+    *,
+    loc: torch.Tensor,
+    swa_loc: Optional[torch.Tensor],
+    current: str = FOR_LAYER,
+) -> tuple[Any, dict]:
     """The loc positional argument and extra keywords for `era`.
 
     legacy passes the bare loc (the SWA pool translates); kwarg adds `swa_loc=` only on a SWA pool
@@ -78,7 +90,13 @@ def kv_cache_is_fp8(req: WriteRequest) -> bool:
     return dtype.is_floating_point and dtype.itemsize == 1
 
 
-def kv_write(req: WriteRequest, loc: Any, keywords: dict, k: torch.Tensor, v: torch.Tensor,
-              scales: tuple = ()) -> None:
+def kv_write(
+    req: WriteRequest,
+    loc: Any,
+    keywords: dict,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    scales: tuple = (),
+) -> None:
     """pool.set_kv_buffer(layer, loc, k, v[, k_scale, v_scale][, swa_loc=])."""
     req.pool.set_kv_buffer(req.layer, loc, k, v, *scales, **keywords)

@@ -5,6 +5,7 @@ MHA writes `set_kv_buffer(layer, <xloc>, k, v, layer.k_scale, layer.v_scale)`; M
 layers, paired from 0.5.13 with the decoder's swa_out_cache_loc. Extend and decode call the pool
 the same way; the CP branch of extend is modelled by backends.context_parallel.
 """
+
 from __future__ import annotations
 
 from backends.context import WriteRequest
@@ -13,8 +14,9 @@ from backends.era_calls import FOR_LAYER, bare_loc, decoder_swa, kv_write, layer
 from backends.skips import BackendSkip, never
 
 
-def fa3_style_write(req: WriteRequest, era: str, *, current: str, mla_loc_wrapped: bool,
-                    k_rope=None) -> None:
+def fa3_style_write(
+    req: WriteRequest, era: str, *, current: str, mla_loc_wrapped: bool, k_rope=None
+) -> None:
     """The fa3 call shape. `current` is how 0.5.23 builds its KVWriteLoc; `mla_loc_wrapped` says
     whether the 0.5.23 MLA site wraps the loc (fa3: for_layer) or keeps it bare (musa, xpu)."""
     if not req.save_kv_cache:
@@ -30,13 +32,24 @@ def fa3_style_write(req: WriteRequest, era: str, *, current: str, mla_loc_wrappe
 
 
 @register_backend(
-    name="fa3", device_type="cuda", pool_kinds=MHA_POOLS + MLA_POOLS + ("mha_fp4", "mla_fp4"),
-    modes=EXTEND_AND_DECODE, dtypes=BF16_ONLY,
+    name="fa3",
+    device_type="cuda",
+    pool_kinds=MHA_POOLS + MLA_POOLS + ("mha_fp4", "mla_fp4"),
+    modes=EXTEND_AND_DECODE,
+    dtypes=BF16_ONLY,
     summary="MHA set_kv_buffer with layer scales, MLA set_mla_kv_buffer; encoder loc paired with "
-            "the decoder's SWA loc; 0.5.23 KVWriteLoc.for_layer",
-    skips=(BackendSkip("fused-rope-store", "0.5.23 mimo_v2/dspark", "the model stores K/V itself "
-                       "(get_fused_kv_write_buffers) and calls attention with save_kv_cache=False: "
-                       "no pool call to model", never, "flashattention_backend.py 0.5.23"),))
+    "the decoder's SWA loc; 0.5.23 KVWriteLoc.for_layer",
+    skips=(
+        BackendSkip(
+            "fused-rope-store",
+            "0.5.23 mimo_v2/dspark",
+            "the model stores K/V itself "
+            "(get_fused_kv_write_buffers) and calls attention with save_kv_cache=False: "
+            "no pool call to model",
+            never,
+            "flashattention_backend.py 0.5.23",
+        ),
+    ),
+)
 def write(req: WriteRequest, era: str, mode: str) -> None:
     fa3_style_write(req, era, current=FOR_LAYER, mla_loc_wrapped=True)
-

@@ -6,6 +6,7 @@ in-place division), and decode. The loc is the encoder loc on cross-attention la
 from 0.5.13 with the decoder's SWA loc. 0.5.23 takes its scales from `_kv_write_scales`, which
 is (None, None) when the KV-cache quant method supplies global scales (FP4 pools).
 """
+
 from __future__ import annotations
 
 from backends.context import WriteRequest
@@ -23,13 +24,24 @@ def kv_write_scales(req: WriteRequest, era: str) -> tuple:
 
 
 @register_backend(
-    name="flashinfer", device_type="cuda", pool_kinds=MHA_POOLS, modes=(PAGED, RAGGED, DECODE),
+    name="flashinfer",
+    device_type="cuda",
+    pool_kinds=MHA_POOLS,
+    modes=(PAGED, RAGGED, DECODE),
     dtypes=BF16_ONLY,
     summary="paged extend writes before attention, ragged extend after; 0.5.23 _kv_write_scales",
-    skips=(BackendSkip("global-scale-quant", "FP4 KV caches", "0.5.23 passes (None, None) when "
-                       "the quant method supplies global scales; no FP4 pool kind yet (modelled "
-                       "by Metadata.kv_quant_needs_global_scale)", never,
-                       "flashinfer_backend.py 0.5.23"),))
+    skips=(
+        BackendSkip(
+            "global-scale-quant",
+            "FP4 KV caches",
+            "0.5.23 passes (None, None) when "
+            "the quant method supplies global scales; no FP4 pool kind yet (modelled "
+            "by Metadata.kv_quant_needs_global_scale)",
+            never,
+            "flashinfer_backend.py 0.5.23",
+        ),
+    ),
+)
 def write(req: WriteRequest, era: str, mode: str) -> None:
     # The ragged path's attention has already consumed k and v here; nothing the pool does to
     # them afterwards can reach it. The paged path writes first and attends over the cache.

@@ -5,6 +5,7 @@ KVWriteLoc.for_batch. (nope, rope) go through set_mla_kv_buffer when k_rope is g
 row through set_kv_buffer otherwise. Extend over a cached prefix (mha_chunk_kv_cache) writes
 nothing: not modelled.
 """
+
 from __future__ import annotations
 
 from backends.context import WriteRequest
@@ -16,9 +17,14 @@ def mla_loc(req: WriteRequest, era: str):
     return bare_loc(req, era, loc=req.forward_batch.out_cache_loc, current=FOR_BATCH)
 
 
-@register_backend(name="flashinfer_mla", device_type="cuda", pool_kinds=MLA_POOLS,
-                  modes=EXTEND_AND_DECODE, dtypes=BF16_ONLY,
-                  summary="set_mla_kv_buffer with k_rope, set_kv_buffer without; out_cache_loc")
+@register_backend(
+    name="flashinfer_mla",
+    device_type="cuda",
+    pool_kinds=MLA_POOLS,
+    modes=EXTEND_AND_DECODE,
+    dtypes=BF16_ONLY,
+    summary="set_mla_kv_buffer with k_rope, set_kv_buffer without; out_cache_loc",
+)
 def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return

@@ -3,6 +3,7 @@
 Its forward takes no k_rope, so k is the latent row, written through set_kv_buffer without
 scales at out_cache_loc (KVWriteLoc.for_batch in 0.5.23). With an fp8 cache it quantizes only q.
 """
+
 from __future__ import annotations
 
 from backends.context import WriteRequest
@@ -10,9 +11,15 @@ from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MLA_POOLS, register_bac
 from backends.flashinfer_mla import mla_loc
 
 
-@register_backend(name="flashmla", device_type="cuda", pool_kinds=MLA_POOLS,
-                  modes=EXTEND_AND_DECODE, dtypes=BF16_ONLY, mla_input="latent",
-                  summary="latent row through set_kv_buffer; out_cache_loc")
+@register_backend(
+    name="flashmla",
+    device_type="cuda",
+    pool_kinds=MLA_POOLS,
+    modes=EXTEND_AND_DECODE,
+    dtypes=BF16_ONLY,
+    mla_input="latent",
+    summary="latent row through set_kv_buffer; out_cache_loc",
+)
 def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return

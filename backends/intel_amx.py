@@ -7,6 +7,7 @@ and `v_scale_float` when the key buffer is fp8. Decode: the attention kernel
 ignoring save_kv_cache; until 0.5.14 it stored a SWA layer at the untranslated loc. 0.5.23 routes
 an fp8 cache through set_kv_buffer (honouring save_kv_cache) and gives the kernel the SWA loc.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -23,8 +24,10 @@ from backends.skips import BackendSkip, cross_attention, decode_on, fp8_cache, n
 def _kernel_store(req: WriteRequest, loc: torch.Tensor) -> None:
     """What the decode kernel does to the cache: a plain row store, no scale, no pool call."""
     layer_id = req.layer.layer_id
-    for buffer, values in ((req.pool.get_key_buffer(layer_id), req.k),
-                           (req.pool.get_value_buffer(layer_id), req.v)):
+    for buffer, values in (
+        (req.pool.get_key_buffer(layer_id), req.k),
+        (req.pool.get_value_buffer(layer_id), req.v),
+    ):
         buffer[loc.long()] = values.to(buffer.dtype)
 
 
@@ -35,40 +38,69 @@ def _scaled_fp8(req: WriteRequest) -> dict[str, Any]:
 
 
 def _pool_write(req: WriteRequest, era: str) -> None:
-    loc, keywords = write_loc(req, era, loc=req.cache_loc(),
-                              swa_loc=decoder_swa(req, cross="dropped"), current=BARE)
+    loc, keywords = write_loc(
+        req, era, loc=req.cache_loc(), swa_loc=decoder_swa(req, cross="dropped"), current=BARE
+    )
     extra = _scaled_fp8(req) if era == "current" else {}
     req.pool.set_kv_buffer(req.layer, loc, req.k, req.v, **keywords, **extra)
 
 
 @register_backend(
-    name="intel_amx", device_type="cpu", pool_kinds=MHA_POOLS, modes=EXTEND_AND_DECODE,
-    dtypes=BF16_AND_FP8, divergences=BACKEND_DIVERGENCES["intel_amx"],
+    name="intel_amx",
+    device_type="cpu",
+    pool_kinds=MHA_POOLS,
+    modes=EXTEND_AND_DECODE,
+    dtypes=BF16_AND_FP8,
+    divergences=BACKEND_DIVERGENCES["intel_amx"],
     summary="extend: no scales until 0.5.23 (k_scale_float on fp8); decode: the attention kernel "
-            "stores K/V itself",
-    skips=(BackendSkip("legacy-cross-at-out-cache-loc", "scenarios with cross-attention layers",
-                       "0.5.12 wrote cross-attention K/V at out_cache_loc (0.5.13 moved it to the "
-                       "encoder loc), so the legacy baseline is wrong by design there",
-                       cross_attention, "intel_amx_backend.py 0.5.12"),
-           BackendSkip("decode-kernel-swa", "decode on SWA pools", "until 0.5.14 the decode "
-                       "kernel stored SWA layers at the untranslated loc, so the legacy baseline "
-                       "is wrong by design there", decode_on(swa_pool),
-                       "intel_amx_backend.py 0.5.12-0.5.14"),
-           BackendSkip("decode-kernel-fp8", "decode on fp8 caches", "the CPU decode kernel has no "
-                       "fp8 store before 0.5.23 routed fp8 to set_kv_buffer",
-                       decode_on(fp8_cache), "intel_amx_backend.py 0.5.23"),
-           BackendSkip("mla-current-only", "MLA pools", "the MLA write exists only in 0.5.23: no "
-                       "older call site to compare", never, "intel_amx_backend.py 0.5.23")))
+    "stores K/V itself",
+    skips=(
+        BackendSkip(
+            "legacy-cross-at-out-cache-loc",
+            "scenarios with cross-attention layers",
+            "0.5.12 wrote cross-attention K/V at out_cache_loc (0.5.13 moved it to the "
+            "encoder loc), so the legacy baseline is wrong by design there",
+            cross_attention,
+            "intel_amx_backend.py 0.5.12",
+        ),
+        BackendSkip(
+            "decode-kernel-swa",
+            "decode on SWA pools",
+            "until 0.5.14 the decode "
+            "kernel stored SWA layers at the untranslated loc, so the legacy baseline "
+            "is wrong by design there",
+            decode_on(swa_pool),
+            "intel_amx_backend.py 0.5.12-0.5.14",
+        ),
+        BackendSkip(
+            "decode-kernel-fp8",
+            "decode on fp8 caches",
+            "the CPU decode kernel has no fp8 store before 0.5.23 routed fp8 to set_kv_buffer",
+            decode_on(fp8_cache),
+            "intel_amx_backend.py 0.5.23",
+        ),
+        BackendSkip(
+            "mla-current-only",
+            "MLA pools",
+            "the MLA write exists only in 0.5.23: no older call site to compare",
+            never,
+            "intel_amx_backend.py 0.5.23",
+        ),
+    ),
+)
 def write(req: WriteRequest, era: str, mode: str) -> None:
     if mode == "decode":
         if era == "current" and kv_cache_is_fp8(req):
             if req.save_kv_cache:
                 _pool_write(req, era)
-            return   # k = v = None afterwards: the kernel stores nothing
+            return  # k = v = None afterwards: the kernel stores nothing
         if era == "legacy":
             loc = req.forward_batch.out_cache_loc
-        elif (era == "current" and req.layer.sliding_window_size > 0
-              and not req.layer.is_cross_attention):
+        elif (
+            era == "current"
+            and req.layer.sliding_window_size > 0
+            and not req.layer.is_cross_attention
+        ):
             loc = req.metadata.swa_out_cache_loc[: req.forward_batch.out_cache_loc.shape[0]]
         else:
             loc = req.cache_loc()

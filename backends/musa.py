@@ -4,6 +4,7 @@ As fa3, except that 0.5.14+ builds a bare KVWriteLoc(cache_loc, swa) (never phys
 and the MLA site passes a bare cache_loc in every release. Its CP write is ungated by
 save_kv_cache in all releases and raises in 0.5.23 (see backends.context_parallel).
 """
+
 from __future__ import annotations
 
 from backends.context import WriteRequest
@@ -12,8 +13,13 @@ from backends.era_calls import BARE
 from backends.fa3 import fa3_style_write
 
 
-@register_backend(name="musa", device_type="musa", pool_kinds=MHA_POOLS + MLA_POOLS,
-                  modes=EXTEND_AND_DECODE, dtypes=BF16_ONLY,
-                  summary="fa3's calls, bare KVWriteLoc, bare MLA loc in every release")
+@register_backend(
+    name="musa",
+    device_type="musa",
+    pool_kinds=MHA_POOLS + MLA_POOLS,
+    modes=EXTEND_AND_DECODE,
+    dtypes=BF16_ONLY,
+    summary="fa3's calls, bare KVWriteLoc, bare MLA loc in every release",
+)
 def write(req: WriteRequest, era: str, mode: str) -> None:
     fa3_style_write(req, era, current=BARE, mla_loc_wrapped=False)

@@ -3,6 +3,7 @@
 Each backend module registers its own entry beside its write function (backends.entry); this
 module only fixes their order, which shows in `kvh matrix` and `kvh run`.
 """
+
 from __future__ import annotations
 
 from types import ModuleType
@@ -27,12 +28,33 @@ from backends import (
 from backends.entry import Backend, WriteFn, entries_of
 from backends.focus import EXTEND_FOCUS
 
-__all__ = ["BACKENDS", "BACKEND_MODULES", "Backend", "EXTEND_FOCUS", "WriteFn", "backend_named",
-           "collect"]
+__all__ = [
+    "BACKENDS",
+    "BACKEND_MODULES",
+    "Backend",
+    "EXTEND_FOCUS",
+    "WriteFn",
+    "backend_named",
+    "collect",
+]
 
 BACKEND_MODULES: tuple[ModuleType, ...] = (
-    plain, fa3, triton, flashinfer, trtllm_mha, aiter, xpu, musa, torch_native, intel_amx, ascend,
-    flashinfer_mla, flashmla, trtllm_mla, context_parallel)
+    plain,
+    fa3,
+    triton,
+    flashinfer,
+    trtllm_mha,
+    aiter,
+    xpu,
+    musa,
+    torch_native,
+    intel_amx,
+    ascend,
+    flashinfer_mla,
+    flashmla,
+    trtllm_mla,
+    context_parallel,
+)
 
 
 def collect(modules: tuple[ModuleType, ...]) -> dict[str, Backend]:

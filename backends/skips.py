@@ -4,6 +4,7 @@ A skip either removes (backend, mode, scenario) cells from a run, because the ha
 faithful baseline or the real site bypasses the pool there, or only documents a path that no
 harness scenario reaches (`applies` is never true). Either way the reason is printed with it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,16 +13,16 @@ from typing import Callable
 from pools.dtypes import dtype_spec
 from scenarios.model import Scenario
 
-Applies = Callable[[Scenario, str], bool]   # (scenario, mode)
+Applies = Callable[[Scenario, str], bool]  # (scenario, mode)
 
 
 @dataclass(frozen=True)
 class BackendSkip:
     name: str
-    scope: str          # human-readable: where it applies
+    scope: str  # human-readable: where it applies
     reason: str
     applies: Applies
-    where: str = ""     # the SGLang file, release or PR it comes from
+    where: str = ""  # the SGLang file, release or PR it comes from
 
     def describe(self) -> dict:
         return {"name": self.name, "scope": self.scope, "reason": self.reason, "where": self.where}
@@ -53,6 +54,11 @@ def never(scenario: Scenario, mode: str) -> bool:
 
 
 def no_cross_attention(backend: str, where: str) -> BackendSkip:
-    return BackendSkip("no-cross-attention", "scenarios with cross-attention layers",
-                       f"{backend} writes every layer at out_cache_loc: it has no encoder loc, so "
-                       "encoder-decoder models are not served by it", cross_attention, where)
+    return BackendSkip(
+        "no-cross-attention",
+        "scenarios with cross-attention layers",
+        f"{backend} writes every layer at out_cache_loc: it has no encoder loc, so "
+        "encoder-decoder models are not served by it",
+        cross_attention,
+        where,
+    )

@@ -5,6 +5,7 @@ get the full latent row through set_kv_buffer. The loc is the encoder loc on cro
 layers (since PRs #8622/#8675), paired from 0.5.13 with the decoder's SWA loc that
 init_forward_metadata translated; 0.5.14+ builds a bare KVWriteLoc (not physical in 0.5.23).
 """
+
 from __future__ import annotations
 
 from backends.context import WriteRequest
@@ -12,9 +13,15 @@ from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, r
 from backends.era_calls import BARE, decoder_swa, kv_write, write_loc
 
 
-@register_backend(name="torch_native", device_type="cpu", pool_kinds=MHA_POOLS + MLA_POOLS,
-                  modes=EXTEND_AND_DECODE, dtypes=BF16_ONLY, mla_input="latent",
-                  summary="no scales; encoder loc paired with the decoder's SWA loc")
+@register_backend(
+    name="torch_native",
+    device_type="cpu",
+    pool_kinds=MHA_POOLS + MLA_POOLS,
+    modes=EXTEND_AND_DECODE,
+    dtypes=BF16_ONLY,
+    mla_input="latent",
+    summary="no scales; encoder loc paired with the decoder's SWA loc",
+)
 def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return

@@ -7,6 +7,7 @@ not clone: MLA divides the caller's k in place before the write, and a scaled MH
 pool divide the caller's k and v. 0.5.14 passes KVWriteLoc to the MLA set_kv_buffer in every
 extend branch (the door of PR #27695's review bug); 0.5.23 uses KVWriteLoc.for_batch.
 """
+
 from __future__ import annotations
 
 from backends.context import WriteRequest
@@ -16,14 +17,25 @@ from backends.skips import BackendSkip, never, no_cross_attention
 
 
 @register_backend(
-    name="triton", device_type="cuda", pool_kinds=MHA_POOLS + MLA_POOLS, modes=EXTEND_AND_DECODE,
-    dtypes=BF16_ONLY, mla_input="latent",
+    name="triton",
+    device_type="cuda",
+    pool_kinds=MHA_POOLS + MLA_POOLS,
+    modes=EXTEND_AND_DECODE,
+    dtypes=BF16_ONLY,
+    mla_input="latent",
     summary="out_cache_loc only; extend clones (MHA) or divides a clone (MLA); decode divides the "
-            "caller's MLA k in place",
-    skips=(no_cross_attention("triton", "triton_backend.py"),
-           BackendSkip("dense-fp8-chunked", "0.5.23 fp8 q/k/v, 12 heads, prefix cache",
-                       "_forward_dense_fp8_chunked_mha writes nothing", never,
-                       "triton_backend.py 0.5.23")))
+    "caller's MLA k in place",
+    skips=(
+        no_cross_attention("triton", "triton_backend.py"),
+        BackendSkip(
+            "dense-fp8-chunked",
+            "0.5.23 fp8 q/k/v, 12 heads, prefix cache",
+            "_forward_dense_fp8_chunked_mha writes nothing",
+            never,
+            "triton_backend.py 0.5.23",
+        ),
+    ),
+)
 def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return
@@ -33,10 +45,13 @@ def write(req: WriteRequest, era: str, mode: str) -> None:
     if mode == "decode":
         if req.is_mla:
             if k_scale is not None:
-                k.div_(k_scale)   # in place: k is not used after the write
+                k.div_(k_scale)  # in place: k is not used after the write
             # MLA decode passed a bare loc until 0.5.23, then for_batch(fb, swa_loc=swa).
-            loc, keywords = ((bare_loc(req, era, loc=ocl), {}) if era != "current"
-                             else write_loc(req, era, loc=ocl, swa_loc=swa, current=FOR_BATCH))
+            loc, keywords = (
+                (bare_loc(req, era, loc=ocl), {})
+                if era != "current"
+                else write_loc(req, era, loc=ocl, swa_loc=swa, current=FOR_BATCH)
+            )
             kv_write(req, loc, keywords, k, req.v)
             return
         loc, keywords = write_loc(req, era, loc=ocl, swa_loc=swa, current=FOR_BATCH)

@@ -5,6 +5,7 @@ flashinfer's `_kv_write_scales`. With an fp8 KV cache a fused kernel writes the 
 and set_kv_buffer is never called: that path is declared as a skip on the entry below, and this
 module models the set_kv_buffer path.
 """
+
 from __future__ import annotations
 
 from backends.context import WriteRequest
@@ -14,19 +15,33 @@ from backends.flashinfer import kv_write_scales
 from backends.skips import BackendSkip, fp8_cache, no_cross_attention
 
 FUSED_FP8_WRITE = BackendSkip(
-    "fused-fp8-write", "fp8 KV caches", "with an fp8 cache a fused kernel "
+    "fused-fp8-write",
+    "fp8 KV caches",
+    "with an fp8 cache a fused kernel "
     "(fused_fp8_set_kv_buffer, 0.5.23 fused_fp8_qkv_kv_cache) writes the cache and set_kv_buffer "
-    "is never called; the set_kv_buffer path is modelled", fp8_cache, "trtllm_mha_backend.py")
+    "is never called; the set_kv_buffer path is modelled",
+    fp8_cache,
+    "trtllm_mha_backend.py",
+)
 
 
 @register_backend(
-    name="trtllm_mha", device_type="cuda", pool_kinds=MHA_POOLS + ("mha_hnd",),
-    modes=EXTEND_AND_DECODE, dtypes=BF16_ONLY,
+    name="trtllm_mha",
+    device_type="cuda",
+    pool_kinds=MHA_POOLS + ("mha_hnd",),
+    modes=EXTEND_AND_DECODE,
+    dtypes=BF16_ONLY,
     summary="out_cache_loc only; 0.5.23 KVWriteLoc.for_batch",
-    skips=(no_cross_attention("trtllm_mha", "trtllm_mha_backend.py"), FUSED_FP8_WRITE))
+    skips=(no_cross_attention("trtllm_mha", "trtllm_mha_backend.py"), FUSED_FP8_WRITE),
+)
 def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return
-    loc, keywords = write_loc(req, era, loc=req.forward_batch.out_cache_loc,
-                              swa_loc=req.metadata.swa_out_cache_loc, current=FOR_BATCH)
+    loc, keywords = write_loc(
+        req,
+        era,
+        loc=req.forward_batch.out_cache_loc,
+        swa_loc=req.metadata.swa_out_cache_loc,
+        current=FOR_BATCH,
+    )
     kv_write(req, loc, keywords, req.k, req.v, kv_write_scales(req, era))

@@ -4,6 +4,7 @@ Writes set_mla_kv_buffer(layer, out_cache_loc, k, k_rope) only (KVWriteLoc.for_b
 Its fp8 path quantizes and ropes k before the write, and 0.5.23's fused concat kernels bypass the
 pool: both are skips on the entry below (bf16 only here).
 """
+
 from __future__ import annotations
 
 from backends.context import WriteRequest
@@ -13,11 +14,23 @@ from backends.skips import BackendSkip, fp8_cache
 
 
 @register_backend(
-    name="trtllm_mla", device_type="cuda", pool_kinds=MLA_POOLS, modes=EXTEND_AND_DECODE,
-    dtypes=BF16_ONLY, summary="set_mla_kv_buffer only; out_cache_loc",
-    skips=(BackendSkip("fp8-quantize-rope", "fp8 KV caches", "the fp8 path quantizes and ropes k "
-                       "before the write, and 0.5.23's fused concat kernels bypass the pool",
-                       fp8_cache, "trtllm_mla_backend.py"),))
+    name="trtllm_mla",
+    device_type="cuda",
+    pool_kinds=MLA_POOLS,
+    modes=EXTEND_AND_DECODE,
+    dtypes=BF16_ONLY,
+    summary="set_mla_kv_buffer only; out_cache_loc",
+    skips=(
+        BackendSkip(
+            "fp8-quantize-rope",
+            "fp8 KV caches",
+            "the fp8 path quantizes and ropes k "
+            "before the write, and 0.5.23's fused concat kernels bypass the pool",
+            fp8_cache,
+            "trtllm_mla_backend.py",
+        ),
+    ),
+)
 def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return

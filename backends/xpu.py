@@ -4,6 +4,7 @@ Until 0.5.14 MLA decode derived `k_rope_val = k_rope if k_rope is not None else
 k[:, :, layer.v_head_dim:]`; 0.5.23 passes k_rope as it is (the 0.5.23 MLA pool accepts None).
 The DCP branch of 0.5.23 (dcp_size > 1, swa dropped) is not modelled: dcp_size is 1 here.
 """
+
 from __future__ import annotations
 
 from backends.context import WriteRequest
@@ -12,12 +13,16 @@ from backends.era_calls import BARE
 from backends.fa3 import fa3_style_write
 
 
-@register_backend(name="xpu", device_type="xpu", pool_kinds=MHA_POOLS + MLA_POOLS,
-                  modes=EXTEND_AND_DECODE, dtypes=BF16_ONLY,
-                  summary="fa3's calls, bare KVWriteLoc; MLA decode derives k_rope from k until "
-                          "0.5.14")
+@register_backend(
+    name="xpu",
+    device_type="xpu",
+    pool_kinds=MHA_POOLS + MLA_POOLS,
+    modes=EXTEND_AND_DECODE,
+    dtypes=BF16_ONLY,
+    summary="fa3's calls, bare KVWriteLoc; MLA decode derives k_rope from k until 0.5.14",
+)
 def write(req: WriteRequest, era: str, mode: str) -> None:
     k_rope = None
     if req.is_mla and mode == "decode" and era != "current" and req.k_rope is None:
-        k_rope = req.k[:, :, req.layer.v_head_dim:]
+        k_rope = req.k[:, :, req.layer.v_head_dim :]
     fa3_style_write(req, era, current=BARE, mla_loc_wrapped=False, k_rope=k_rope)

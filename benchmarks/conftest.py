@@ -3,12 +3,13 @@
 Run: `python -m pytest benchmarks --benchmark-json=out.json` (add --benchmark-save-data to keep
 raw samples). Not part of the default test run (pyproject testpaths is tests/).
 """
+
 from __future__ import annotations
 
 import pytest
 
-from harness.bench.plan import bench_scenario, bytes_moved
 from harness.bench.measure import TimedWrite
+from harness.bench.plan import bench_scenario, bytes_moved
 from harness.bench.verify import Baseline
 from harness.devices import unavailable_reason
 from pools.builtin import builtin_module
@@ -17,13 +18,17 @@ from reports.outcome import Outcome
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("kvh")
-    group.addoption("--kvh-device", default="cpu", help="torch device of the timed pools (default cpu)")
+    group.addoption(
+        "--kvh-device", default="cpu", help="torch device of the timed pools (default cpu)"
+    )
     group.addoption("--kvh-tokens", default="1,256,4096", help="comma list of token counts")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "tokens" in metafunc.fixturenames:
-        tokens = [int(part) for part in metafunc.config.getoption("--kvh-tokens").split(",") if part]
+        tokens = [
+            int(part) for part in metafunc.config.getoption("--kvh-tokens").split(",") if part
+        ]
         metafunc.parametrize("tokens", tokens)
 
 
@@ -41,19 +46,35 @@ def timed_write(benchmark, device: str):
     """time(pool, dtype, era, engine, tokens): times the plain call site in pedantic mode (inputs
     restored before every round, outside the timing), verifies the last write's bytes against
     the baseline, and fills extra_info with the cell and its GB/s."""
-    def time_write(pool: str, dtype: str, era: str, engine: str, tokens: int, layers: int = 1,
-                   rounds: int = 20) -> None:
+
+    def time_write(
+        pool: str, dtype: str, era: str, engine: str, tokens: int, layers: int = 1, rounds: int = 20
+    ) -> None:
         scenario = bench_scenario(pool, dtype, tokens, layers, seed=0)
         timed = TimedWrite(builtin_module(era, engine), scenario, device, "plain", era, "extend")
-        benchmark.pedantic(timed.run, setup=timed.restore, rounds=rounds, iterations=1,
-                           warmup_rounds=3)
+        benchmark.pedantic(
+            timed.run, setup=timed.restore, rounds=rounds, iterations=1, warmup_rounds=3
+        )
         verdict = Baseline(scenario, "plain", "extend", None, (era,)).judge(timed.snapshot(), era)
         nbytes = bytes_moved(scenario)
         benchmark.extra_info.update(
-            backend="plain", pool=pool, dtype=dtype, sut="builtin", engine=engine, era=era,
-            tokens=tokens, layers=layers, device=device, bytes_moved=nbytes, outcome=verdict.outcome.value)
-        if benchmark.stats is not None:   # None under --benchmark-disable: run once, still verified
+            backend="plain",
+            pool=pool,
+            dtype=dtype,
+            sut="builtin",
+            engine=engine,
+            era=era,
+            tokens=tokens,
+            layers=layers,
+            device=device,
+            bytes_moved=nbytes,
+            outcome=verdict.outcome.value,
+        )
+        if benchmark.stats is not None:  # None under --benchmark-disable: run once, still verified
             benchmark.extra_info["gbps"] = nbytes / benchmark.stats.stats.median / 1e9
         if verdict.outcome != Outcome.MEASURED:
-            pytest.fail(f"the timed write is a {verdict.outcome.value}, not a number: {verdict.message}")
+            pytest.fail(
+                f"the timed write is a {verdict.outcome.value}, not a number: {verdict.message}"
+            )
+
     return time_write

@@ -1,4 +1,5 @@
 """Timed writes per pool kind, era call site and engine; every one verified after timing."""
+
 from __future__ import annotations
 
 import pytest

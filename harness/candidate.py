@@ -1,4 +1,5 @@
 """A candidate: one pool implementation, driven through one backend call site in one era."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,10 +8,10 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Candidate:
-    sut: str          # how the user named it: builtin, sglang, a module or file
-    module: Any       # the namespace with SGLang's names
+    sut: str  # how the user named it: builtin, sglang, a module or file
+    module: Any  # the namespace with SGLang's names
     era: str
-    engine: str       # store engine for builtin pools, "-" for foreign ones
+    engine: str  # store engine for builtin pools, "-" for foreign ones
     device: str
     backend: str
     mode: str = "extend"
@@ -20,5 +21,11 @@ class Candidate:
         return f"{self.sut}/{self.era}/{self.engine}/{self.backend}:{self.mode}@{self.device}"
 
     def describe(self) -> dict:
-        return {"sut": self.sut, "era": self.era, "engine": self.engine, "device": self.device,
-                "backend": self.backend, "mode": self.mode}
+        return {
+            "sut": self.sut,
+            "era": self.era,
+            "engine": self.engine,
+            "device": self.device,
+            "backend": self.backend,
+            "mode": self.mode,
+        }

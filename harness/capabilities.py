@@ -5,6 +5,7 @@ whether the engine can write that cell and why not. Whether it *is* checked on t
 also needs the device present and the engine importable; `cell_status` combines the three, and
 both the run planner (harness/plan.py) and `kvh matrix` read it.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -25,8 +26,8 @@ LAYOUTS: dict[str, str] = {
     "nhd": "token-major rows: (size + page_size, heads, dim); FP4 pools add block-scale rows",
     "hnd": "page-major: (pages, heads, page_size, dim)",
     "npu": "NPU pools: one (layers, pages, page_size, heads, dim) tensor; MLA latent and rope apart "
-           "(modelled with torch ops; on an NPU host the torch engine runs them on the device, the "
-           "real torch_npu scatter ops are not driven yet)",
+    "(modelled with torch ops; on an NPU host the torch engine runs them on the device, the "
+    "real torch_npu scatter ops are not driven yet)",
     "aiter5d": "aiter vectorized_5d: K (blocks, heads, dim/X, page, X), V (blocks, heads, page/X, dim, X)",
 }
 
@@ -45,31 +46,63 @@ class Capability:
     layouts: tuple[str, ...] = ANY
     pools: tuple[str, ...] = ANY
     dtypes: tuple[str, ...] = ANY
-    opt_in: bool = False          # runnable, but only when named with --engine (too slow by default)
+    opt_in: bool = False  # runnable, but only when named with --engine (too slow by default)
 
     def matches(self, engine: str, pool: str, dtype: str, layout: str, device: str) -> bool:
-        return all(field == ANY or value in field for field, value in (
-            (self.engine, engine), (self.devices, device), (self.layouts, layout),
-            (self.pools, pool), (self.dtypes, dtype)))
+        return all(
+            field == ANY or value in field
+            for field, value in (
+                (self.engine, engine),
+                (self.devices, device),
+                (self.layouts, layout),
+                (self.pools, pool),
+                (self.dtypes, dtype),
+            )
+        )
 
 
 CAPABILITIES: tuple[Capability, ...] = (
-    Capability(("triton",), ANY, False, "no Triton FP4 quantiser yet: the Triton engine would fall "
-               "back to the reference quantiser, so no Triton cell is claimed",
-               pools=("mha_fp4", "mla_fp4")),
-    Capability(("triton",), ANY, False, "the Triton engine writes NHD and HND rows only; NPU and "
-               "aiter 5-D slots go through the torch fallback, so no Triton cell is claimed",
-               layouts=("npu", "aiter5d")),
+    Capability(
+        ("triton",),
+        ANY,
+        False,
+        "no Triton FP4 quantiser yet: the Triton engine would fall "
+        "back to the reference quantiser, so no Triton cell is claimed",
+        pools=("mha_fp4", "mla_fp4"),
+    ),
+    Capability(
+        ("triton",),
+        ANY,
+        False,
+        "the Triton engine writes NHD and HND rows only; NPU and "
+        "aiter 5-D slots go through the torch fallback, so no Triton cell is claimed",
+        layouts=("npu", "aiter5d"),
+    ),
     Capability(("reference",), ("cpu",), True, "the oracle: one token at a time, on CPU"),
-    Capability(("reference",), ANY, False, "the reference engine runs on CPU only: it is the "
-               "baseline every device is compared with (results are moved to CPU)"),
+    Capability(
+        ("reference",),
+        ANY,
+        False,
+        "the reference engine runs on CPU only: it is the "
+        "baseline every device is compared with (results are moved to CPU)",
+    ),
     Capability(("torch",), ANY, True, "vectorised indexing on any torch device"),
-    Capability(("triton",), ("cpu",), True, "interpreted (TRITON_INTERPRET=1): tens of ms per write, "
-               "so not in the default engine list; run it with --engine triton",
-               opt_in=True),
+    Capability(
+        ("triton",),
+        ("cpu",),
+        True,
+        "interpreted (TRITON_INTERPRET=1): tens of ms per write, "
+        "so not in the default engine list; run it with --engine triton",
+        opt_in=True,
+    ),
     Capability(("triton",), ("cuda",), True, "compiled (NVIDIA or ROCm)"),
-    Capability(("triton",), ("npu", "xpu", "musa"), False, "no Triton backend is wired up for "
-               "this device (triton-ascend, intel-xpu-backend, MUSA Triton)"),
+    Capability(
+        ("triton",),
+        ("npu", "xpu", "musa"),
+        False,
+        "no Triton backend is wired up for "
+        "this device (triton-ascend, intel-xpu-backend, MUSA Triton)",
+    ),
 )
 
 
@@ -80,7 +113,7 @@ class CellStatus:
     dtype: str
     layout: str
     device: str
-    status: str      # checked | opt-in | skipped
+    status: str  # checked | opt-in | skipped
     reason: str
 
     def describe(self) -> dict:
@@ -91,7 +124,9 @@ def capability(engine: str, pool: str, dtype: str, layout: str, device: str) -> 
     for rule in CAPABILITIES:
         if rule.matches(engine, pool, dtype, layout, device):
             return rule
-    return Capability((engine,), (device,), False, f"no capability declared for engine {engine!r} on {device}")
+    return Capability(
+        (engine,), (device,), False, f"no capability declared for engine {engine!r} on {device}"
+    )
 
 
 def engine_unavailable_reason(engine: str, device: str) -> Optional[str]:
@@ -101,13 +136,20 @@ def engine_unavailable_reason(engine: str, device: str) -> Optional[str]:
     if importlib.util.find_spec("triton") is None:
         return "triton is not installed"
     from pools.engines.triton_mode import interprets
+
     if device == "cpu" and not interprets(os.environ, torch.cuda.is_available()):
         return "Triton kernels are compiled in this process; CPU needs TRITON_INTERPRET=1"
     return None
 
 
-def cell_status(engine: str, pool: str, dtype: str, layout: str, device: str,
-                device_reason: Optional[str] = None) -> CellStatus:
+def cell_status(
+    engine: str,
+    pool: str,
+    dtype: str,
+    layout: str,
+    device: str,
+    device_reason: Optional[str] = None,
+) -> CellStatus:
     """`device_reason`: why the device is absent (None: present), from harness.devices."""
     rule = capability(engine, pool, dtype, layout, device)
     if not rule.supported:
@@ -124,6 +166,11 @@ def matrix(device_reasons: Optional[dict[str, Optional[str]]] = None) -> list[Ce
     """Every cell, for the devices declared in harness.devices."""
     if device_reasons is None:
         device_reasons = {name: unavailable_reason(name) for name in DEVICE_TYPES}
-    return [cell_status(engine, pool, dtype, layout, device, device_reasons[device])
-            for engine in ENGINES for device in device_reasons
-            for pool in POOL_KINDS for layout in (layout_of(pool),) for dtype in DTYPES]
+    return [
+        cell_status(engine, pool, dtype, layout, device, device_reasons[device])
+        for engine in ENGINES
+        for device in device_reasons
+        for pool in POOL_KINDS
+        for layout in (layout_of(pool),)
+        for dtype in DTYPES
+    ]

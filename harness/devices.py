@@ -4,6 +4,7 @@ Devices are never assumed. Each probe returns None when the device is usable, or
 is not, so a missing device is a skip with a reason in every report. A probe never raises: a
 vendor extension that fails to import is a reason too.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -43,6 +44,7 @@ def _module_device(module: str, attribute: str, label: str) -> Callable[[], Opti
         if backend is None or not backend.is_available():
             return f"no {label} device (torch.{attribute}.is_available() is False)"
         return None
+
     return probe
 
 
@@ -51,7 +53,7 @@ class DeviceType:
     name: str
     description: str
     probe: Callable[[], Optional[str]]
-    torch_type: str = ""        # the torch device type it runs on, when not `name` (rocm -> cuda)
+    torch_type: str = ""  # the torch device type it runs on, when not `name` (rocm -> cuda)
 
     @property
     def torch_device(self) -> str:
@@ -63,9 +65,17 @@ DEVICE_TYPES: dict[str, DeviceType] = {
     for device in (
         DeviceType("cpu", "host CPU", _cpu),
         DeviceType("cuda", "NVIDIA CUDA or AMD ROCm (HIP) through torch.cuda", _cuda),
-        DeviceType("npu", "Ascend NPU through torch_npu", _module_device("torch_npu", "npu", "Ascend NPU")),
-        DeviceType("xpu", "Intel GPU through torch.xpu", _module_device("torch", "xpu", "Intel XPU")),
-        DeviceType("musa", "Moore Threads GPU through torch_musa", _module_device("torch_musa", "musa", "MUSA")),
+        DeviceType(
+            "npu", "Ascend NPU through torch_npu", _module_device("torch_npu", "npu", "Ascend NPU")
+        ),
+        DeviceType(
+            "xpu", "Intel GPU through torch.xpu", _module_device("torch", "xpu", "Intel XPU")
+        ),
+        DeviceType(
+            "musa",
+            "Moore Threads GPU through torch_musa",
+            _module_device("torch_musa", "musa", "MUSA"),
+        ),
     )
 }
 # Backend registry device types that are not torch device types of their own.
@@ -79,8 +89,8 @@ class DeviceStatus:
     name: str
     description: str
     available: bool
-    reason: str          # why it is absent; "" when available
-    detail: str = ""     # what was found (device names, build flavour)
+    reason: str  # why it is absent; "" when available
+    detail: str = ""  # what was found (device names, build flavour)
 
     def describe(self) -> dict:
         return asdict(self)
@@ -113,8 +123,15 @@ def discover() -> list[DeviceStatus]:
     statuses = []
     for device in DEVICE_TYPES.values():
         reason = device.probe()
-        statuses.append(DeviceStatus(device.name, device.description, reason is None, reason or "",
-                                     _detail(device.name) if reason is None else ""))
+        statuses.append(
+            DeviceStatus(
+                device.name,
+                device.description,
+                reason is None,
+                reason or "",
+                _detail(device.name) if reason is None else "",
+            )
+        )
     return statuses
 
 

@@ -1,5 +1,6 @@
 """The run summary's own sections: the era table (the model's eras against the ground truth), the
 known divergences reproduced, and every skip with its reason, as Markdown."""
+
 from __future__ import annotations
 
 from collections import Counter, defaultdict
@@ -13,9 +14,11 @@ from reports.outcome import Outcome
 
 
 def divergence_line(divergence: KnownDivergence, eras: set[str], where: set[str]) -> str:
-    return (f"`{divergence.name}` ({divergence.kind}; eras {', '.join(divergence.eras)}; "
-            f"{divergence.source}), reproduced in era {', '.join(sorted(eras))} on "
-            f"{', '.join(sorted(where))}: {divergence.reason}")
+    return (
+        f"`{divergence.name}` ({divergence.kind}; eras {', '.join(divergence.eras)}; "
+        f"{divergence.source}), reproduced in era {', '.join(sorted(eras))} on "
+        f"{', '.join(sorted(where))}: {divergence.reason}"
+    )
 
 
 def reproduced(results: list[CellResult]) -> list[str]:
@@ -43,16 +46,30 @@ def era_table_markdown(rows: list[CellResult]) -> str:
         key = (f"{row.model.backend}:{row.model.mode}", row.model.era)
         table[key][Outcome(str(row.outcome))] += 1
         names[key].update(d.name for d in row.divergences)
-    table_rows = [{"backend:mode": cell, "era": era, "passed": tally[Outcome.PASS],
-                   "known divergences": f"{tally[Outcome.KNOWN_DIVERGENCE]}" + (
-                       f" ({', '.join(sorted(names[(cell, era)]))})"
-                       if tally[Outcome.KNOWN_DIVERGENCE] else ""),
-                   "both raised": tally[Outcome.BOTH_RAISED], "findings": tally[Outcome.FINDING]}
-                  for (cell, era), tally in sorted(table.items())]
-    lines = ["## Era table", "",
-             "The baseline pools through each era's call site, against the oldest era's run (the "
-             "ground truth); a finding here is a finding against the model (docs/verdict.md).", "",
-             markdown_table(pd.DataFrame(table_rows))]
+    table_rows = [
+        {
+            "backend:mode": cell,
+            "era": era,
+            "passed": tally[Outcome.PASS],
+            "known divergences": f"{tally[Outcome.KNOWN_DIVERGENCE]}"
+            + (
+                f" ({', '.join(sorted(names[(cell, era)]))})"
+                if tally[Outcome.KNOWN_DIVERGENCE]
+                else ""
+            ),
+            "both raised": tally[Outcome.BOTH_RAISED],
+            "findings": tally[Outcome.FINDING],
+        }
+        for (cell, era), tally in sorted(table.items())
+    ]
+    lines = [
+        "## Era table",
+        "",
+        "The baseline pools through each era's call site, against the oldest era's run (the "
+        "ground truth); a finding here is a finding against the model (docs/verdict.md).",
+        "",
+        markdown_table(pd.DataFrame(table_rows)),
+    ]
     model = reproduced(rows)
     if model:
         lines += ["", "Divergences the model reproduced:", "", *[f"- {line}" for line in model]]

@@ -2,10 +2,11 @@
 
 A CI job reads the exit code, so each code means one thing: 1 is findings and nothing else.
 """
+
 from __future__ import annotations
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
-EXIT_INTERRUPTED = 130   # Ctrl-C, as a shell reports SIGINT
+EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
 
 
 class UsageError(Exception):

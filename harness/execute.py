@@ -3,6 +3,7 @@
 Buffers are pre-filled with a canary byte so that a stray write anywhere shows; every buffer
 and every caller tensor comes back as CPU bytes.
 """
+
 from __future__ import annotations
 
 import time
@@ -26,15 +27,27 @@ CALLER_TENSORS = ("k", "v", "k_rope")
 
 
 # The pool methods a call site or the harness calls: the door an exception came through.
-DOORS = ("set_kv_buffer", "set_mla_kv_buffer", "register_mapping", "get_key_buffer",
-         "get_value_buffer", "translate_loc_from_full_to_swa")
-BUILDING, STAGING, WRITING, READING = "building the pool", "staging", "writing", "reading the buffers"
+DOORS = (
+    "set_kv_buffer",
+    "set_mla_kv_buffer",
+    "register_mapping",
+    "get_key_buffer",
+    "get_value_buffer",
+    "translate_loc_from_full_to_swa",
+)
+BUILDING, STAGING, WRITING, READING = (
+    "building the pool",
+    "staging",
+    "writing",
+    "reading the buffers",
+)
 
 
 @dataclass(frozen=True)
 class ErrorPlace:
     """Where a run raised, as data: the stage, and for a write the forward, the layer and the
     door (the outermost pool method on the traceback; "" when the call site itself raised)."""
+
     stage: str
     forward: Optional[int] = None
     layer: Optional[int] = None
@@ -53,26 +66,32 @@ class ErrorPlace:
 class Execution:
     """A run's snapshot. When the run raised, `buffers` and `caller` hold what was written (and
     handed back) before the raise, so two runs that raised alike can still be compared."""
-    buffers: dict[str, torch.Tensor] = field(default_factory=dict)   # name -> (rows, bytes) uint8
-    caller: dict[str, torch.Tensor] = field(default_factory=dict)    # name -> flat uint8
+
+    buffers: dict[str, torch.Tensor] = field(default_factory=dict)  # name -> (rows, bytes) uint8
+    caller: dict[str, torch.Tensor] = field(default_factory=dict)  # name -> flat uint8
     error: Optional[str] = None
-    error_at: Optional[str] = None          # the place as text: "forward 0, layer 1"
-    error_type: Optional[str] = None        # the exception's class name
+    error_at: Optional[str] = None  # the place as text: "forward 0, layer 1"
+    error_type: Optional[str] = None  # the exception's class name
     error_place: Optional[ErrorPlace] = None
     write_ns: int = 0
+    backend: str = ""  # the call site's backend (the value oracle's scope)
 
 
 def as_bytes(tensor: torch.Tensor) -> torch.Tensor:
     tensor = tensor.detach().to("cpu").contiguous()
     rows = tensor.shape[0] if tensor.dim() else 1
-    return tensor.reshape(rows, -1).view(torch.uint8) if tensor.numel() else tensor.view(torch.uint8)
+    return (
+        tensor.reshape(rows, -1).view(torch.uint8) if tensor.numel() else tensor.view(torch.uint8)
+    )
 
 
 def buffer_names(scenario: Scenario, layer_id: int) -> tuple[str, ...]:
     kind = LAYOUT_KINDS.get(scenario.geometry.pool)
     if kind is not None:
         return tuple(f"L{layer_id}.{suffix}" for suffix, _, _ in kind.buffers)
-    return (f"L{layer_id}.kv",) if scenario.geometry.is_mla else (f"L{layer_id}.k", f"L{layer_id}.v")
+    return (
+        (f"L{layer_id}.kv",) if scenario.geometry.is_mla else (f"L{layer_id}.k", f"L{layer_id}.v")
+    )
 
 
 def pool_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Tensor]:
@@ -80,8 +99,10 @@ def pool_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Ten
     copy, so that slot s's bytes are row s whatever the layout (pools/layouts/kinds.py)."""
     kind = LAYOUT_KINDS.get(scenario.geometry.pool)
     if kind is not None:
-        return [view(getattr(pool, attribute)[layer_id - getattr(pool, "start_layer", 0)])
-                for _, attribute, view in kind.buffers]
+        return [
+            view(getattr(pool, attribute)[layer_id - getattr(pool, "start_layer", 0)])
+            for _, attribute, view in kind.buffers
+        ]
     if scenario.geometry.is_mla:
         return [pool.get_key_buffer(layer_id)]
     return [pool.get_key_buffer(layer_id), pool.get_value_buffer(layer_id)]
@@ -91,8 +112,10 @@ def _raw_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Ten
     kind = LAYOUT_KINDS.get(scenario.geometry.pool)
     if kind is None:
         return pool_buffers(pool, scenario, layer_id)
-    return [getattr(pool, attribute)[layer_id - getattr(pool, "start_layer", 0)]
-            for _, attribute, _ in kind.buffers]
+    return [
+        getattr(pool, attribute)[layer_id - getattr(pool, "start_layer", 0)]
+        for _, attribute, _ in kind.buffers
+    ]
 
 
 def fill_canary(pool: Any, scenario: Scenario) -> None:
@@ -103,21 +126,36 @@ def fill_canary(pool: Any, scenario: Scenario) -> None:
 
 def buffer_bytes(pool: Any, scenario: Scenario) -> dict[str, torch.Tensor]:
     """Every buffer of every layer as CPU bytes, by name."""
-    return {name: as_bytes(buffer)
-            for layer_id in range(scenario.geometry.layer_num)
-            for name, buffer in zip(buffer_names(scenario, layer_id),
-                                    pool_buffers(pool, scenario, layer_id))}
+    return {
+        name: as_bytes(buffer)
+        for layer_id in range(scenario.geometry.layer_num)
+        for name, buffer in zip(
+            buffer_names(scenario, layer_id), pool_buffers(pool, scenario, layer_id)
+        )
+    }
 
 
 def caller_bytes(request: WriteRequest, forward_index: int) -> dict[str, torch.Tensor]:
     """The caller's tensors after the call, as CPU bytes (in-place mutation is observable)."""
     prefix = f"f{forward_index}.L{request.layer.layer_id}"
-    return {f"{prefix}.{name}": as_bytes(getattr(request, name)).flatten()
-            for name in CALLER_TENSORS if getattr(request, name) is not None}
+    return {
+        f"{prefix}.{name}": as_bytes(getattr(request, name)).flatten()
+        for name in CALLER_TENSORS
+        if getattr(request, name) is not None
+    }
 
 
-def write_request(module: Any, device: str, backend: Backend, pool: Any, scenario: Scenario,
-                  forward_index: int, layer_id: int, locs: dict, scales: tuple) -> WriteRequest:
+def write_request(
+    module: Any,
+    device: str,
+    backend: Backend,
+    pool: Any,
+    scenario: Scenario,
+    forward_index: int,
+    layer_id: int,
+    locs: dict,
+    scales: tuple,
+) -> WriteRequest:
     """What the backend's call site has at hand for one (forward, layer)."""
     forward = scenario.forwards[forward_index]
     g = scenario.geometry
@@ -126,42 +164,75 @@ def write_request(module: Any, device: str, backend: Backend, pool: Any, scenari
     if g.is_mla and backend.mla_input == "latent" and k_rope is not None:
         # The backend receives the latent row (nope ++ rope) as one tensor, as its model hands it.
         k, k_rope = torch.cat([k, k_rope], dim=-1), None
-    metadata = Metadata(swa_out_cache_loc=locs["swa"], encoder_swa_out_cache_loc=locs["encoder_swa"])
+    metadata = Metadata(
+        swa_out_cache_loc=locs["swa"], encoder_swa_out_cache_loc=locs["encoder_swa"]
+    )
     k_scale, v_scale = scales
-    layer = Layer(layer_id, is_cross_attention=layer_id in forward.cross_layers, k_scale=k_scale,
-                  v_scale=v_scale,
-                  k_scale_float=None if k_scale is None else float(k_scale),
-                  v_scale_float=None if v_scale is None else float(v_scale),
-                  sliding_window_size=g.size_swa if layer_id in g.swa_layer_ids else -1,
-                  v_head_dim=g.kv_lora_rank if g.is_mla else (g.v_head_dim or g.head_dim))
+    layer = Layer(
+        layer_id,
+        is_cross_attention=layer_id in forward.cross_layers,
+        k_scale=k_scale,
+        v_scale=v_scale,
+        k_scale_float=None if k_scale is None else float(k_scale),
+        v_scale_float=None if v_scale is None else float(v_scale),
+        sliding_window_size=g.size_swa if layer_id in g.swa_layer_ids else -1,
+        v_head_dim=g.kv_lora_rank if g.is_mla else (g.v_head_dim or g.head_dim),
+    )
     encoder = None if locs["encoder"] is None else locs["encoder"][: forward.tokens]
-    batch = ForwardBatch(out_cache_loc=locs["loc"][: forward.tokens], encoder_out_cache_loc=encoder,
-                         token_to_kv_pool=pool)
-    return WriteRequest(api=module, pool=pool, forward_batch=batch, layer=layer,
-                        metadata=metadata, k=k, v=tensors["v"], k_rope=k_rope,
-                        is_mla=g.is_mla, use_sliding_window_kv_pool=g.is_swa)
+    batch = ForwardBatch(
+        out_cache_loc=locs["loc"][: forward.tokens],
+        encoder_out_cache_loc=encoder,
+        token_to_kv_pool=pool,
+    )
+    return WriteRequest(
+        api=module,
+        pool=pool,
+        forward_batch=batch,
+        layer=layer,
+        metadata=metadata,
+        k=k,
+        v=tensors["v"],
+        k_rope=k_rope,
+        is_mla=g.is_mla,
+        use_sliding_window_kv_pool=g.is_swa,
+    )
 
 
-def execute(candidate: Candidate, scenario: Scenario, timeout_s: Optional[float] = 30.0,
-            backend: Optional[Backend] = None) -> Execution:
+def execute(
+    candidate: Candidate,
+    scenario: Scenario,
+    timeout_s: Optional[float] = 30.0,
+    backend: Optional[Backend] = None,
+) -> Execution:
     """`backend` defaults to the registry's entry named by the candidate."""
-    result = Execution()
     backend = backend or backend_named(candidate.backend)
+    result = Execution(backend=backend.name)
     place, pool = ErrorPlace(BUILDING), None
     try:
         with time_limit(timeout_s):
             pool = build_pool(candidate.module, scenario, candidate.device)
             fill_canary(pool, scenario)
             staging = ForwardStaging(scenario, candidate.device, pool)
-            scales = (scale_object(scenario.k_scale, candidate.device),
-                      scale_object(scenario.v_scale, candidate.device))
+            scales = (
+                scale_object(scenario.k_scale, candidate.device),
+                scale_object(scenario.v_scale, candidate.device),
+            )
             for forward_index, forward in enumerate(scenario.forwards):
                 place = ErrorPlace(STAGING, forward_index)
                 locs = staging.begin(forward_index)
                 for layer_id in scenario.layers_of(forward):
                     place = ErrorPlace(WRITING, forward_index, layer_id)
-                    request = write_request(candidate.module, candidate.device, backend, pool,
-                                            scenario, forward_index, layer_id, locs, scales)
+                    request = write_request(
+                        candidate.module,
+                        candidate.device,
+                        backend,
+                        pool,
+                        scenario,
+                        forward_index,
+                        layer_id,
+                        locs,
+                        scales,
+                    )
                     started = time.perf_counter_ns()
                     backend.write(request, candidate.era, candidate.mode)
                     result.write_ns += time.perf_counter_ns() - started
@@ -178,11 +249,15 @@ def execute(candidate: Candidate, scenario: Scenario, timeout_s: Optional[float]
 
 def door_of(error: BaseException) -> str:
     """The outermost pool method on the traceback: the door the call site went through."""
-    return next((frame.name for frame in traceback.extract_tb(error.__traceback__)
-                 if frame.name in DOORS), "")
+    return next(
+        (frame.name for frame in traceback.extract_tb(error.__traceback__) if frame.name in DOORS),
+        "",
+    )
 
 
-def _snapshot_after_raise(result: Execution, pool: Any, scenario: Scenario, place: ErrorPlace) -> None:
+def _snapshot_after_raise(
+    result: Execution, pool: Any, scenario: Scenario, place: ErrorPlace
+) -> None:
     """The buffers as the raise left them (the caller's tensors of the calls that completed are
     in `result.caller` already). A pool that raised may be in any state: a snapshot that fails
     leaves the execution without one, and never crashes the harness."""

@@ -1,8 +1,9 @@
 """Which slots a correct write touches, and which token wrote each: derived from the scenario
 alone, never from any pool, so the oracles do not trust the implementations they judge."""
+
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 import torch
@@ -46,6 +47,7 @@ class Expected(Mapping):
         self._slot_index: dict[str, torch.Tensor] = {}
         self._untouched: dict[tuple[str, int], torch.Tensor] = {}
         self._fp4_inputs: dict[tuple[str, str, int], torch.Tensor] = {}
+        self._memo: dict[tuple, torch.Tensor] = {}
 
     def __getitem__(self, name: str) -> dict[int, Writer]:
         return self._writers[name]
@@ -78,6 +80,13 @@ class Expected(Mapping):
             self._untouched[key] = keep
         return self._untouched[key]
 
+    def memo(self, key: tuple, compute: Callable[[], torch.Tensor]) -> torch.Tensor:
+        """What `compute` derives from the scenario alone, computed once per scenario (the value
+        model's rows): the baseline's self-check and every candidate share it."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
     def fp4_inputs(self, name: str, part: str, layer_id: int) -> torch.Tensor:
         """What the pool was asked to quantise for each written slot of `name` (ascending),
         flattened per token: the caller's values divided by the layer's scale in their own dtype
@@ -95,7 +104,9 @@ class Expected(Mapping):
             if writer.forward not in per_forward:
                 tensors = token_tensors(scenario, writer.forward, layer_id, "cpu")
                 if scenario.geometry.is_mla:
-                    values = torch.cat([t for t in (tensors["k"], tensors["k_rope"]) if t is not None], -1)
+                    values = torch.cat(
+                        [t for t in (tensors["k"], tensors["k_rope"]) if t is not None], -1
+                    )
                 else:
                     values = tensors[part].clone()
                     scale_value = scale_object(scale, "cpu")

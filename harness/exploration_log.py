@@ -1,4 +1,5 @@
 """What a `kvh run --profile` explored: examples per cell, streamed and summarised."""
+
 from __future__ import annotations
 
 import sys
@@ -18,9 +19,12 @@ class ExplorationLog:
     def add(self, stats: CellStats) -> None:
         self.cells.append(stats)
         rate = stats.examples / stats.seconds if stats.seconds else 0.0
-        print(f"kvh: [{len(self.cells)}] {stats.cell.key}: {stats.examples} examples + "
-              f"{stats.regressions} regressions, {stats.seconds:.1f}s ({rate:.2f} examples/s)"
-              + (f", FAILED (seed {self.seed}, {stats.blob})" if stats.failed else ""), file=sys.stderr)
+        print(
+            f"kvh: [{len(self.cells)}] {stats.cell.key}: {stats.examples} examples + "
+            f"{stats.regressions} regressions, {stats.seconds:.1f}s ({rate:.2f} examples/s)"
+            + (f", FAILED (seed {self.seed}, {stats.blob})" if stats.failed else ""),
+            file=sys.stderr,
+        )
 
     def markdown(self) -> str:
         totals: dict[tuple[str, str], list] = {}
@@ -31,12 +35,30 @@ class ExplorationLog:
             row[2] += stats.seconds
         examples = sum(stats.examples for stats in self.cells)
         seconds = sum(stats.seconds for stats in self.cells)
-        table = pd.DataFrame([
-            {"backend": backend, "pool": pool, "examples": count, "regressions": regressions,
-             "seconds": f"{spent:.1f}", "examples/s": f"{count / spent if spent else 0.0:.2f}"}
-            for (backend, pool), (count, regressions, spent) in totals.items()])
-        return "\n".join([f"## Exploration: profile {self.profile}, seed {self.seed}", "",
-                          f"{examples} Hypothesis examples in {seconds:.1f}s: "
-                          f"{examples / seconds if seconds else 0.0:.2f} examples/s "
-                          "(each example runs the baseline and every candidate)", "",
-                          markdown_table(table, empty="(no cells explored)")]) + "\n"
+        table = pd.DataFrame(
+            [
+                {
+                    "backend": backend,
+                    "pool": pool,
+                    "examples": count,
+                    "regressions": regressions,
+                    "seconds": f"{spent:.1f}",
+                    "examples/s": f"{count / spent if spent else 0.0:.2f}",
+                }
+                for (backend, pool), (count, regressions, spent) in totals.items()
+            ]
+        )
+        return (
+            "\n".join(
+                [
+                    f"## Exploration: profile {self.profile}, seed {self.seed}",
+                    "",
+                    f"{examples} Hypothesis examples in {seconds:.1f}s: "
+                    f"{examples / seconds if seconds else 0.0:.2f} examples/s "
+                    "(each example runs the baseline and every candidate)",
+                    "",
+                    markdown_table(table, empty="(no cells explored)"),
+                ]
+            )
+            + "\n"
+        )

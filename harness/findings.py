@@ -1,8 +1,11 @@
 """Findings: a failed check, localised to pool, layer, slot, head, byte and the token that wrote it."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Optional
+from typing import Any, Mapping, Optional
+
+import torch
 
 from pools.dtypes import dtype_spec
 from scenarios.model import Scenario
@@ -13,27 +16,35 @@ class Finding:
     oracle: str
     message: str
     candidate: str = ""
-    buffer: Optional[str] = None      # e.g. "L2.k"
+    buffer: Optional[str] = None  # e.g. "L2.k"
     layer: Optional[int] = None
-    sub_pool: Optional[str] = None    # "full" / "swa" for hybrid pools
+    sub_pool: Optional[str] = None  # "full" / "swa" for hybrid pools
     slot: Optional[int] = None
-    head: Optional[str] = None        # head index, or "nope"/"rope" for MLA rows
+    head: Optional[str] = None  # head index, or "nope"/"rope" for MLA rows
     byte_offset: Optional[int] = None
     written_by: Optional[str] = None  # "forward 0, token 5"
-    expected: Optional[str] = None    # a few bytes of hex around the first difference
+    expected: Optional[str] = None  # a few bytes of hex around the first difference
     actual: Optional[str] = None
     mismatched_rows: int = 0
-    forward: Optional[int] = None     # the forward that wrote the slot, or that raised
-    door: Optional[str] = None        # exceptions: the pool method that raised ("set_kv_buffer")
+    forward: Optional[int] = None  # the forward that wrote the slot, or that raised
+    door: Optional[str] = None  # exceptions: the pool method that raised ("set_kv_buffer")
 
     def to_dict(self) -> dict:
         return asdict(self)
 
     def headline(self) -> str:
-        place = ", ".join(part for part in (
-            self.buffer and f"buffer {self.buffer}", self.sub_pool and f"{self.sub_pool} sub-pool",
-            self.slot is not None and f"slot {self.slot}", self.head is not None and f"head {self.head}",
-            self.byte_offset is not None and f"byte {self.byte_offset}", self.written_by) if part)
+        place = ", ".join(
+            part
+            for part in (
+                self.buffer and f"buffer {self.buffer}",
+                self.sub_pool and f"{self.sub_pool} sub-pool",
+                self.slot is not None and f"slot {self.slot}",
+                self.head is not None and f"head {self.head}",
+                self.byte_offset is not None and f"byte {self.byte_offset}",
+                self.written_by,
+            )
+            if part
+        )
         return f"[{self.oracle}] {self.message}" + (f" at {place}" if place else "")
 
 
@@ -43,9 +54,9 @@ def locate(scenario: Scenario, buffer: str, byte_offset: int) -> tuple[Optional[
     layer = int(buffer[1:].split(".")[0])
     sub_pool = ("swa" if layer in g.swa_layer_ids else "full") if g.is_swa else ""
     suffix = buffer.split(".", 1)[1]
-    if suffix in ("nope", "rope"):   # NPU MLA keeps them in two buffers
+    if suffix in ("nope", "rope"):  # NPU MLA keeps them in two buffers
         return layer, sub_pool, suffix
-    if g.is_fp4:   # two values a data byte; one scale byte per 16 values
+    if g.is_fp4:  # two values a data byte; one scale byte per 16 values
         element = byte_offset * (16 if suffix.endswith("scale") else 2)
     else:
         element = byte_offset // dtype_spec(g.dtype).store_dtype.itemsize
@@ -58,4 +69,43 @@ def locate(scenario: Scenario, buffer: str, byte_offset: int) -> tuple[Optional[
 
 
 def hex_window(row, offset: int, width: int = 8) -> str:
-    return row[offset: offset + width].numpy().tobytes().hex(" ")
+    return row[offset : offset + width].numpy().tobytes().hex(" ")
+
+
+def first_difference(
+    scenario: Scenario,
+    name: str,
+    slots: list[int],
+    want: torch.Tensor,
+    got: torch.Tensor,
+    oracle: str,
+    message: str,
+    expected: Mapping[str, Mapping[int, Any]],
+) -> list[Finding]:
+    """The first differing row of `got` against `want` (rows of `slots`), localised to its slot,
+    head, byte and the (forward, token) that `expected` says last wrote it; [] when equal."""
+    differs = (want != got).any(dim=1)
+    if not bool(differs.any()):
+        return []
+    row = int(differs.nonzero()[0])
+    offset = int((want[row] != got[row]).nonzero()[0])
+    slot = slots[row]
+    layer, sub_pool, head = locate(scenario, name, offset)
+    writer = expected[name].get(slot)
+    return [
+        Finding(
+            oracle,
+            message,
+            buffer=name,
+            layer=layer,
+            sub_pool=sub_pool or None,
+            slot=slot,
+            head=head,
+            byte_offset=offset,
+            written_by=writer and f"forward {writer.forward}, token {writer.token}",
+            forward=writer and writer.forward,
+            expected=hex_window(want[row], offset),
+            actual=hex_window(got[row], offset),
+            mismatched_rows=int(differs.sum()),
+        )
+    ]

@@ -10,6 +10,7 @@ the one that killed it: every regression scenario and every Hypothesis example t
 was explained by a known divergence), plus the killing scenario itself. Shrinking steps are not
 counted; skipped cells are not counted.
 """
+
 from __future__ import annotations
 
 import time
@@ -17,13 +18,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional
 
+from backends.registry import BACKENDS
+from harness.call_site_overrides import with_call_site_overrides
 from harness.plan import RunOptions, SutChoice
 from harness.repro import save_repro
 from harness.runner import CellResult, Exploring, explore_run
-from mutants.catalog import Mutant
-from backends.registry import BACKENDS
-from harness.call_site_overrides import with_call_site_overrides
 from harness.sut.loader import load_foreign
+from mutants.catalog import Mutant
 from reports.outcome import MutantOutcome, Outcome, normalised
 from scenarios.profiles import Profile
 
@@ -33,10 +34,10 @@ class MutantResult:
     mutant: Mutant
     outcome: MutantOutcome
     oracle: str = ""
-    examples: int = 0            # examples to kill (see the module docstring); judged so far if alive
+    examples: int = 0  # examples to kill (see the module docstring); judged so far if alive
     seconds: float = 0.0
     repro: str = ""
-    killed_by: str = ""          # the candidate label and scenario of the killing finding
+    killed_by: str = ""  # the candidate label and scenario of the killing finding
     detail: str = ""
     call_site: tuple[str, ...] = ()
 
@@ -51,17 +52,28 @@ class _Killed(Exception):
         self.result = result
 
 
-def run_mutant(mutant: Mutant, profile: Profile, seed: int, out: Path, budget_s: float,
-               timeout_s: float = 30.0) -> MutantResult:
+def run_mutant(
+    mutant: Mutant, profile: Profile, seed: int, out: Path, budget_s: float, timeout_s: float = 30.0
+) -> MutantResult:
     if mutant.equivalent:
         return MutantResult(mutant, MutantOutcome.EQUIVALENT, detail=mutant.equivalent)
     loaded = load_foreign(mutant.module)
     if loaded.era != mutant.era:
-        raise ValueError(f"mutant {mutant.name}: catalog says era {mutant.era}, module is {loaded.era}")
+        raise ValueError(
+            f"mutant {mutant.name}: catalog says era {mutant.era}, module is {loaded.era}"
+        )
     table, overridden = with_call_site_overrides(loaded.module, BACKENDS)
-    options = RunOptions(suts=[mutant.module], pools=list(mutant.pools), dtypes=list(mutant.dtypes),
-                         backends=list(mutant.backends), seed=seed, out=out, timeout_s=timeout_s,
-                         backend_table=table, era_table=False)
+    options = RunOptions(
+        suts=[mutant.module],
+        pools=list(mutant.pools),
+        dtypes=list(mutant.dtypes),
+        backends=list(mutant.backends),
+        seed=seed,
+        out=out,
+        timeout_s=timeout_s,
+        backend_table=table,
+        era_table=False,
+    )
     # A separate example database: a mutant's failing examples must not replay in real runs.
     exploring = Exploring(replace(profile, run_seconds=budget_s), database_dir=out / "hypothesis")
     judged = 0
@@ -77,8 +89,13 @@ def run_mutant(mutant: Mutant, profile: Profile, seed: int, out: Path, budget_s:
     started = time.monotonic()
     killing: Optional[CellResult] = None
     try:
-        explore_run(options, [SutChoice(mutant.module, ("-",), loaded)], exploring, on_result,
-                    lambda stats: None)
+        explore_run(
+            options,
+            [SutChoice(mutant.module, ("-",), loaded)],
+            exploring,
+            on_result,
+            lambda stats: None,
+        )
     except _Killed as killed:
         killing = killed.result
     seconds = time.monotonic() - started
@@ -87,5 +104,14 @@ def run_mutant(mutant: Mutant, profile: Profile, seed: int, out: Path, budget_s:
         return MutantResult(mutant, outcome, examples=judged, seconds=seconds, call_site=overridden)
     finding = killing.findings[0]
     path = save_repro(out / "repros", killing)
-    return MutantResult(mutant, MutantOutcome.KILLED, finding.oracle, judged + 1, seconds, str(path),
-                        f"{killing.label} `{killing.scenario.name}`", finding.headline(), overridden)
+    return MutantResult(
+        mutant,
+        MutantOutcome.KILLED,
+        finding.oracle,
+        judged + 1,
+        seconds,
+        str(path),
+        f"{killing.label} `{killing.scenario.name}`",
+        finding.headline(),
+        overridden,
+    )

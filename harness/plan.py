@@ -1,4 +1,5 @@
 """What a run covers: options from the CLI, and the candidates they expand to per backend."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -9,15 +10,16 @@ from typing import Any, Iterator, Mapping, Optional
 from backends.registry import BACKENDS, Backend
 from harness.candidate import Candidate
 from harness.capabilities import cell_status, layout_of
-from pools.layouts.kinds import LAYOUT_KINDS
 from harness.devices import device_type, natural_device, unavailable_reason
 from harness.sharding import Shard
 from harness.sut.environments import is_isolated_spec, load_isolated
+from harness.sut.loader import LoadedSut, load_foreign, parse_builtin
 from pools.builtin import builtin_module
 from pools.dtypes import DTYPES
 from pools.engines import ENGINES
 from pools.eras import ERAS
-from harness.sut.loader import LoadedSut, load_foreign, parse_builtin
+from pools.judge import judge_module
+from pools.layouts.kinds import LAYOUT_KINDS
 from scenarios.model import POOL_KINDS
 
 
@@ -28,15 +30,17 @@ class RunOptions:
     dtypes: list[str] = field(default_factory=lambda: list(DTYPES))
     eras: list[str] = field(default_factory=lambda: list(ERAS))
     engines: list[str] = field(default_factory=lambda: list(ENGINES))
-    engines_named: bool = False      # --engine given: opt-in engines (interpreted Triton) run too
+    engines_named: bool = False  # --engine given: opt-in engines (interpreted Triton) run too
     backends: list[str] = field(default_factory=lambda: list(BACKENDS))
-    device: Optional[str] = None      # None: each backend on its natural device, when present
+    device: Optional[str] = None  # None: each backend on its natural device, when present
     seed: int = 0
     examples: int = 0
     out: Path = Path("kvh-out")
     timeout_s: float = 30.0
-    shard: Optional[Shard] = None      # --shard i/N: only this deterministic share of the cells
-    scenarios: Optional[list] = None   # user scenarios (--scenario): run these instead of the builtin set
+    shard: Optional[Shard] = None  # --shard i/N: only this deterministic share of the cells
+    scenarios: Optional[list] = (
+        None  # user scenarios (--scenario): run these instead of the builtin set
+    )
     # The call sites by backend name: the registry, or a copy with a mutant's faulty call sites.
     backend_table: Mapping[str, Backend] = field(default_factory=lambda: BACKENDS)
     # Judge each era in `eras` on the baseline against the ground truth (the era table,
@@ -47,6 +51,7 @@ class RunOptions:
 @dataclass(frozen=True)
 class Skip:
     """A candidate that this machine or this backend cannot run, with the reason as data."""
+
     sut: str
     era: str
     engine: str
@@ -56,7 +61,7 @@ class Skip:
 @dataclass(frozen=True)
 class SutChoice:
     spec: str
-    engines: tuple[str, ...]          # builtin: the engines to run; foreign: ("-",)
+    engines: tuple[str, ...]  # builtin: the engines to run; foreign: ("-",)
     loaded: Optional[LoadedSut] = None
 
 
@@ -84,14 +89,18 @@ def resolve_suts(options: RunOptions) -> list[SutChoice]:
             choices.append(SutChoice(spec, ("-",), load_sut(spec)))
         elif engine:
             if engine not in ENGINES:
-                raise ValueError(f"unknown engine {engine!r} in --sut {spec}; choose from {', '.join(ENGINES)}")
+                raise ValueError(
+                    f"unknown engine {engine!r} in --sut {spec}; choose from {', '.join(ENGINES)}"
+                )
             choices.append(SutChoice(spec, (engine,)))
         else:
             choices.append(SutChoice(spec, tuple(options.engines)))
     return choices
 
 
-BASELINE_SUT, BASELINE_DEVICE = "builtin", "cpu"
+# The baseline is the judge (pools/judge): it shares no code with the builtin pools, so their
+# reference engine is a candidate like any other.
+BASELINE_SUT, BASELINE_DEVICE = "judge", "cpu"
 
 
 @cache
@@ -99,26 +108,36 @@ def baseline_module(era: str) -> Any:
     """The pools every candidate is judged against, for one era's call site. The one place that
     chooses them (harness/verdict.py runs them through every era's call site). Built once per era:
     the module holds only classes, and every scenario's baseline runs need them."""
-    return builtin_module(era, "reference")
+    return judge_module(era)
 
 
 def baseline_engine() -> str:
     """The engine name the baseline's rows and labels carry."""
-    return "reference"
+    return "judge"
 
 
 def baseline_for(backend: Backend, mode: str, era: Optional[str] = None) -> Candidate:
     """The baseline pools through `era`'s call site of the backend (default: the oldest era's,
     whose run is the ground truth), on CPU."""
     era = era or backend.eras[0]
-    return Candidate(BASELINE_SUT, baseline_module(era), era, baseline_engine(), BASELINE_DEVICE,
-                     backend.name, mode)
+    return Candidate(
+        BASELINE_SUT,
+        baseline_module(era),
+        era,
+        baseline_engine(),
+        BASELINE_DEVICE,
+        backend.name,
+        mode,
+    )
 
 
 def is_baseline(candidate: Candidate) -> bool:
     """A candidate that is its own era's baseline: judging it would compare a run with itself."""
-    return (candidate.sut == BASELINE_SUT and candidate.engine == baseline_engine()
-            and candidate.device == BASELINE_DEVICE)
+    return (
+        candidate.sut == BASELINE_SUT
+        and candidate.engine == baseline_engine()
+        and candidate.device == BASELINE_DEVICE
+    )
 
 
 def device_for(backend: Backend, options: RunOptions) -> str:
@@ -141,8 +160,14 @@ def _missing_class(module: object, pool: Optional[str]) -> Optional[str]:
     return None if kind is None or hasattr(module, kind.class_name) else kind.class_name
 
 
-def candidates_for(backend: Backend, mode: str, suts: list[SutChoice], options: RunOptions,
-                   pool: Optional[str] = None, dtype: Optional[str] = None) -> Iterator[Candidate | Skip]:
+def candidates_for(
+    backend: Backend,
+    mode: str,
+    suts: list[SutChoice],
+    options: RunOptions,
+    pool: Optional[str] = None,
+    dtype: Optional[str] = None,
+) -> Iterator[Candidate | Skip]:
     """Candidates for one backend and mode, and a Skip for each one that cannot run.
 
     Engines are filtered through the capability matrix (harness/capabilities.py) for the
@@ -158,15 +183,22 @@ def candidates_for(backend: Backend, mode: str, suts: list[SutChoice], options: 
         if sut.loaded is not None:
             missing = _missing_class(sut.loaded.module, pool)
             if sut.loaded.era not in backend.eras:
-                yield Skip(sut.spec, sut.loaded.era, "-",
-                           f"backend {backend.name} has no {sut.loaded.era} call site")
+                yield Skip(
+                    sut.spec,
+                    sut.loaded.era,
+                    "-",
+                    f"backend {backend.name} has no {sut.loaded.era} call site",
+                )
             elif missing:
-                yield Skip(sut.spec, sut.loaded.era, "-", f"the SUT offers no {missing} for {pool} pools")
+                yield Skip(
+                    sut.spec, sut.loaded.era, "-", f"the SUT offers no {missing} for {pool} pools"
+                )
             elif device_reason:
                 yield Skip(sut.spec, sut.loaded.era, "-", device_reason)
             else:
-                yield Candidate(sut.spec, sut.loaded.module, sut.loaded.era, "-", device,
-                                backend.name, mode)
+                yield Candidate(
+                    sut.spec, sut.loaded.module, sut.loaded.era, "-", device, backend.name, mode
+                )
             continue
         for era in backend.eras:
             if era not in options.eras:
@@ -177,15 +209,21 @@ def candidates_for(backend: Backend, mode: str, suts: list[SutChoice], options: 
                 generic = cell_status(engine, "*", "*", "*", device_type(device), device_reason)
                 if generic.status == "opt-in" and not _engines_named(options, sut):
                     continue
-                status = cell_status(engine, pool or "*", dtype or "*",
-                                     layout_of(pool) if pool else "*", device_type(device),
-                                     device_reason)
+                status = cell_status(
+                    engine,
+                    pool or "*",
+                    dtype or "*",
+                    layout_of(pool) if pool else "*",
+                    device_type(device),
+                    device_reason,
+                )
                 if status.status == "opt-in" and not _engines_named(options, sut):
                     continue
                 if status.status == "skipped":
                     yield Skip("builtin", era, engine, status.reason)
                     continue
-                candidate = Candidate("builtin", builtin_module(era, engine), era, engine, device,
-                                      backend.name, mode)
+                candidate = Candidate(
+                    "builtin", builtin_module(era, engine), era, engine, device, backend.name, mode
+                )
                 if not is_baseline(candidate):
                     yield candidate

@@ -3,6 +3,7 @@
 The SWA mapping is not registered here: scenarios.materialize.ForwardStaging registers it (and
 remaps it between forwards), so it is built once per execution.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -43,8 +44,15 @@ def _layout_pool(module: Any, scenario: Scenario, device: str) -> Any:
     # FP4 pools: the geometry's dtype is the caller's; the pool's own dtype is packed e2m1.
     dtype = FP4_DTYPE if kind.fp4 else dtype_spec(g.dtype).dtype
     shape = _mla_kwargs(scenario) if kind.is_mla else _mha_kwargs(cls, scenario)
-    return cls(size=g.size, dtype=dtype, layer_num=g.layer_num, page_size=g.page_size,
-               device=device, enable_memory_saver=False, **shape)
+    return cls(
+        size=g.size,
+        dtype=dtype,
+        layer_num=g.layer_num,
+        page_size=g.page_size,
+        device=device,
+        enable_memory_saver=False,
+        **shape,
+    )
 
 
 def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
@@ -54,20 +62,37 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
     dtype = dtype_spec(g.dtype).dtype
     common = dict(page_size=g.page_size, device=device, enable_memory_saver=False)
     if g.pool == "mha":
-        return module.MHATokenToKVPool(size=g.size, dtype=dtype, layer_num=g.layer_num,
-                                       **common, **_mha_kwargs(module.MHATokenToKVPool, scenario))
+        return module.MHATokenToKVPool(
+            size=g.size,
+            dtype=dtype,
+            layer_num=g.layer_num,
+            **common,
+            **_mha_kwargs(module.MHATokenToKVPool, scenario),
+        )
     if g.pool == "mla":
-        return module.MLATokenToKVPool(size=g.size, dtype=dtype, layer_num=g.layer_num,
-                                       **common, **_mla_kwargs(scenario))
-    swa_kwargs: dict = dict(size=g.size, size_swa=g.size_swa, page_size=g.page_size, dtype=dtype,
-                            head_num=g.head_num, head_dim=g.head_dim,
-                            swa_attention_layer_ids=list(g.swa_layer_ids),
-                            full_attention_layer_ids=g.full_layer_ids, device=device)
+        return module.MLATokenToKVPool(
+            size=g.size, dtype=dtype, layer_num=g.layer_num, **common, **_mla_kwargs(scenario)
+        )
+    swa_kwargs: dict = dict(
+        size=g.size,
+        size_swa=g.size_swa,
+        page_size=g.page_size,
+        dtype=dtype,
+        head_num=g.head_num,
+        head_dim=g.head_dim,
+        swa_attention_layer_ids=list(g.swa_layer_ids),
+        full_attention_layer_ids=g.full_layer_ids,
+        device=device,
+    )
     if g.pool == "swa_mla":
         sub_pool = {**common, **_mla_kwargs(scenario)}
-        swa_kwargs.update(token_to_kv_pool_class=module.MLATokenToKVPool,
-                          full_kv_pool_kwargs=sub_pool, swa_kv_pool_kwargs=dict(sub_pool),
-                          head_num=1, head_dim=g.kv_lora_rank + g.qk_rope_head_dim)
+        swa_kwargs.update(
+            token_to_kv_pool_class=module.MLATokenToKVPool,
+            full_kv_pool_kwargs=sub_pool,
+            swa_kv_pool_kwargs=dict(sub_pool),
+            head_num=1,
+            head_dim=g.kv_lora_rank + g.qk_rope_head_dim,
+        )
     else:
         extra = _mha_kwargs(module.MHATokenToKVPool, scenario)
         extra.pop("head_num"), extra.pop("head_dim")

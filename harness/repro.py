@@ -2,6 +2,7 @@
 
 `kvh repro FILE` rebuilds both sides from the file alone and judges them again.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -15,8 +16,8 @@ from harness.candidate import Candidate
 from harness.findings import Finding
 from harness.plan import baseline_for, baseline_module, load_sut
 from harness.runner import MODEL_SUT, CellResult, check_cell, check_scenario
-from pools.builtin import builtin_module
 from harness.sut.loader import parse_builtin
+from pools.builtin import builtin_module
 from reports.atomic import write_json_atomic
 from scenarios.model import Scenario
 from scenarios.serialize import ScenarioError, from_dict, to_dict
@@ -30,11 +31,15 @@ class ReproError(ValueError):
 
 
 def repro_payload(result: CellResult) -> dict:
-    return {"format": FORMAT, "version": VERSION, "scenario": to_dict(result.scenario),
-            "candidate": result.subject.describe(),
-            "divergence": result.divergence and result.divergence.name,
-            "divergences": [d.name for d in result.divergences],
-            "findings": [finding.to_dict() for finding in result.findings]}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "scenario": to_dict(result.scenario),
+        "candidate": result.subject.describe(),
+        "divergence": result.divergence and result.divergence.name,
+        "divergences": [d.name for d in result.divergences],
+        "findings": [finding.to_dict() for finding in result.findings],
+    }
 
 
 def save_repro(folder: Path, result: CellResult) -> Path:
@@ -56,7 +61,9 @@ def read_repro_json(path: Path, fmt: str, version: int) -> dict:
     if not isinstance(payload, dict) or payload.get("format") != fmt:
         raise ReproError(f"{path} is not a {fmt} file (format != {fmt!r})")
     if payload.get("version") != version:
-        raise ReproError(f"{path}: {fmt} version {payload.get('version')!r}, this kvh reads {version}")
+        raise ReproError(
+            f"{path}: {fmt} version {payload.get('version')!r}, this kvh reads {version}"
+        )
     return payload
 
 
@@ -81,16 +88,37 @@ def load_repro(path: Path) -> tuple[Scenario, dict, list[Finding]]:
 def rebuild_candidate(description: dict, device: Optional[str] = None) -> Candidate:
     backend_named(description["backend"])
     device = device or description["device"]
-    if description["sut"] == MODEL_SUT:   # an era-table row: the baseline through one era's site
-        return Candidate(MODEL_SUT, baseline_module(description["era"]), description["era"],
-                         description["engine"], "cpu", description["backend"], description["mode"])
+    if description["sut"] == MODEL_SUT:  # an era-table row: the baseline through one era's site
+        return Candidate(
+            MODEL_SUT,
+            baseline_module(description["era"]),
+            description["era"],
+            description["engine"],
+            "cpu",
+            description["backend"],
+            description["mode"],
+        )
     if parse_builtin(description["sut"]) is not None:
         module = builtin_module(description["era"], description["engine"])
-        return Candidate(description["sut"], module, description["era"], description["engine"],
-                         device, description["backend"], description["mode"])
+        return Candidate(
+            description["sut"],
+            module,
+            description["era"],
+            description["engine"],
+            device,
+            description["backend"],
+            description["mode"],
+        )
     loaded = load_sut(description["sut"])
-    return Candidate(description["sut"], loaded.module, loaded.era, "-", device,
-                     description["backend"], description["mode"])
+    return Candidate(
+        description["sut"],
+        loaded.module,
+        loaded.era,
+        "-",
+        device,
+        description["backend"],
+        description["mode"],
+    )
 
 
 def replay(path: Path, device: Optional[str] = None) -> tuple[dict, list[Finding], CellResult]:
@@ -104,8 +132,9 @@ def replay(path: Path, device: Optional[str] = None) -> tuple[dict, list[Finding
         rows = check_cell(scenario, backend, candidate.mode, [], 60.0, (candidate.era,))
         return description, old, next(r for r in rows if r.model.era == candidate.era)
     try:
-        results = check_scenario(scenario, baseline_for(backend, candidate.mode), [candidate], 60.0,
-                                 backend)
+        results = check_scenario(
+            scenario, baseline_for(backend, candidate.mode), [candidate], 60.0, backend
+        )
     finally:
         stop = getattr(candidate.module, "stop", None)
         if stop is not None:

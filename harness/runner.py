@@ -6,6 +6,7 @@ and each candidate against its own era's run. Results stream to a callback so th
 progress and write repro files as findings appear. Every planned check yields one row: a
 declared skip is a SKIPPED row with its reason, a cell exploration gave no example is UNEXPLORED.
 """
+
 from __future__ import annotations
 
 import time
@@ -18,8 +19,8 @@ from backends.registry import Backend, backend_named
 from harness.candidate import Candidate
 from harness.execute import Execution, execute
 from harness.findings import Finding
-from harness.sharding import in_shard
 from harness.plan import RunOptions, Skip, SutChoice, baseline_for, candidates_for
+from harness.sharding import in_shard
 from harness.sut.client import IsolatedSut
 from harness.verdict import Baselines, Verdict, decide, run_baselines
 from reports.outcome import Outcome
@@ -30,24 +31,25 @@ from scenarios.profiles import Profile
 from scenarios.regressions import regression_scenarios
 from scenarios.strategies import scenarios as scenario_strategy
 
-MODEL_SUT = "model"   # the sut of an era-table row: the baseline through one era's call site
+MODEL_SUT = "model"  # the sut of an era-table row: the baseline through one era's call site
 
 
 @dataclass
 class CellResult:
     """One candidate on one scenario, or one row of the era table (`era_row`)."""
+
     candidate: Optional[Candidate]
-    scenario: Optional[Scenario]       # None only for an UNEXPLORED row
+    scenario: Optional[Scenario]  # None only for an UNEXPLORED row
     outcome: Outcome
     findings: list[Finding] = field(default_factory=list)
     divergences: tuple[KnownDivergence, ...] = ()
     write_ns: int = 0
     label: str = ""
     skip: Optional[Skip] = None
-    reproduce: str = ""               # Hypothesis runs: the seed and the reproduce blob
+    reproduce: str = ""  # Hypothesis runs: the seed and the reproduce blob
     model: Optional[Candidate] = None  # an era-table row's subject: the baseline of one era (sut
-                                       # "model"); such a row has no candidate
-    pool: str = ""                    # the cell's pool and dtype (filled from the scenario)
+    # "model"); such a row has no candidate
+    pool: str = ""  # the cell's pool and dtype (filled from the scenario)
     dtype: str = ""
 
     def __post_init__(self) -> None:
@@ -70,29 +72,57 @@ class CellResult:
 
 def scenarios_for(pool: str, dtype: str, options: RunOptions) -> list[Scenario]:
     if options.scenarios is not None:
-        return [s for s in options.scenarios if (s.geometry.pool, s.geometry.dtype) == (pool, dtype)]
+        return [
+            s for s in options.scenarios if (s.geometry.pool, s.geometry.dtype) == (pool, dtype)
+        ]
     return default_scenarios(pool, dtype, options.seed) + random_scenarios(
-        pool, dtype, options.seed, options.examples)
+        pool, dtype, options.seed, options.examples
+    )
 
 
-def execute_candidate(candidate: Candidate, scenario: Scenario, reference: Execution,
-                      timeout_s: Optional[float], backend: Backend) -> Execution:
+def execute_candidate(
+    candidate: Candidate,
+    scenario: Scenario,
+    reference: Execution,
+    timeout_s: Optional[float],
+    backend: Backend,
+) -> Execution:
     """In this process, or in the SUT's own worker process (only differing bytes travel back)."""
     if isinstance(candidate.module, IsolatedSut):
-        return candidate.module.execute(scenario, candidate.backend, candidate.mode, candidate.device,
-                                        known=reference, timeout_s=timeout_s or 60.0)
+        execution = candidate.module.execute(
+            scenario,
+            candidate.backend,
+            candidate.mode,
+            candidate.device,
+            known=reference,
+            timeout_s=timeout_s or 60.0,
+        )
+        execution.backend = candidate.backend
+        return execution
     return execute(candidate, scenario, timeout_s, backend)
 
 
-def _candidate_row(candidate: Candidate, scenario: Scenario, verdict: Verdict,
-                   write_ns: int) -> CellResult:
+def _candidate_row(
+    candidate: Candidate, scenario: Scenario, verdict: Verdict, write_ns: int
+) -> CellResult:
     for finding in verdict.findings:
         finding.candidate = candidate.label
-    skip = (Skip(candidate.sut, candidate.era, candidate.engine, verdict.skip_reason)
-            if verdict.outcome is Outcome.SKIPPED else None)
+    skip = (
+        Skip(candidate.sut, candidate.era, candidate.engine, verdict.skip_reason)
+        if verdict.outcome is Outcome.SKIPPED
+        else None
+    )
     findings = [] if skip else verdict.findings
-    return CellResult(candidate, scenario, verdict.outcome, findings, verdict.divergences,
-                      write_ns, candidate.label, skip=skip)
+    return CellResult(
+        candidate,
+        scenario,
+        verdict.outcome,
+        findings,
+        verdict.divergences,
+        write_ns,
+        candidate.label,
+        skip=skip,
+    )
 
 
 def era_rows(baselines: Baselines, backend: Backend) -> list[CellResult]:
@@ -102,42 +132,72 @@ def era_rows(baselines: Baselines, backend: Backend) -> list[CellResult]:
         if era == baselines.ground and verdict.outcome is not Outcome.FINDING:
             continue
         model = baseline_for(backend, baselines.mode, era)
-        model = Candidate(MODEL_SUT, model.module, era, model.engine, model.device, model.backend,
-                          model.mode)
-        against = ("its own untouched slots" if era == baselines.ground
-                   else f"the ground truth ({baselines.ground})")
+        model = Candidate(
+            MODEL_SUT, model.module, era, model.engine, model.device, model.backend, model.mode
+        )
+        against = (
+            "its own untouched slots"
+            if era == baselines.ground
+            else f"the ground truth ({baselines.ground})"
+        )
         label = f"{model.label}: era {era} against {against}"
         for finding in verdict.findings:
             finding.candidate = label
-        rows.append(CellResult(None, baselines.scenario, verdict.outcome, verdict.findings,
-                               verdict.divergences, label=label, model=model))
+        rows.append(
+            CellResult(
+                None,
+                baselines.scenario,
+                verdict.outcome,
+                verdict.findings,
+                verdict.divergences,
+                label=label,
+                model=model,
+            )
+        )
     return rows
 
 
-def eras_needed(backend: Backend, candidates: Iterable[Candidate], table_eras: Iterable[str]) -> list[str]:
+def eras_needed(
+    backend: Backend, candidates: Iterable[Candidate], table_eras: Iterable[str]
+) -> list[str]:
     """The call sites whose baseline runs a cell needs: the candidates' eras, and the eras of the
     era table (the ground truth's comes with them: harness.verdict.run_baselines)."""
     wanted = {c.era for c in candidates} | set(table_eras)
     return [era for era in backend.eras if era in wanted]
 
 
-def check_cell(scenario: Scenario, backend: Backend, mode: str, candidates: list[Candidate],
-               timeout_s: Optional[float], table_eras: Optional[Iterable[str]] = None) -> list[CellResult]:
+def check_cell(
+    scenario: Scenario,
+    backend: Backend,
+    mode: str,
+    candidates: list[Candidate],
+    timeout_s: Optional[float],
+    table_eras: Optional[Iterable[str]] = None,
+) -> list[CellResult]:
     """One scenario through one cell: the candidates' rows, then the era table's rows for
     `table_eras` (default: all of the backend's)."""
     eras = eras_needed(backend, candidates, backend.eras if table_eras is None else table_eras)
     baselines = run_baselines(scenario, backend, mode, eras, timeout_s)
     results = []
     for candidate in candidates:
-        execution = execute_candidate(candidate, scenario, baselines.runs[candidate.era], timeout_s,
-                                      backend)
-        results.append(_candidate_row(candidate, scenario, decide(baselines, candidate, execution),
-                                      execution.write_ns))
+        execution = execute_candidate(
+            candidate, scenario, baselines.runs[candidate.era], timeout_s, backend
+        )
+        results.append(
+            _candidate_row(
+                candidate, scenario, decide(baselines, candidate, execution), execution.write_ns
+            )
+        )
     return results + era_rows(baselines, backend)
 
 
-def check_scenario(scenario: Scenario, baseline: Candidate, candidates: list[Candidate],
-                   timeout_s: Optional[float], backend: Optional[Backend] = None) -> list[CellResult]:
+def check_scenario(
+    scenario: Scenario,
+    baseline: Candidate,
+    candidates: list[Candidate],
+    timeout_s: Optional[float],
+    backend: Optional[Backend] = None,
+) -> list[CellResult]:
     """One row per candidate, in order, followed by any era-table row that is a FINDING against
     the model (never dropped). `baseline` names the cell (backend and mode); the baselines
     themselves are harness.plan.baseline_module's. `backend` is the cell's call-site entry: by
@@ -150,6 +210,7 @@ def check_scenario(scenario: Scenario, baseline: Candidate, candidates: list[Can
 @dataclass(frozen=True)
 class Cell:
     """One (pool, dtype, backend, mode): a baseline and the candidates judged against it."""
+
     pool: str
     dtype: str
     backend: Backend
@@ -181,8 +242,13 @@ def _skip_label(item: Skip, cell: Cell) -> str:
     return f"{item.sut}/{item.era}/{item.engine}/{cell.backend.name}:{cell.mode}"
 
 
-def _candidates(cell: Cell, suts: list[SutChoice], options: RunOptions,
-                scenarios: list[Scenario], on_result: Callable[[CellResult], None]) -> list[Candidate]:
+def _candidates(
+    cell: Cell,
+    suts: list[SutChoice],
+    options: RunOptions,
+    scenarios: list[Scenario],
+    on_result: Callable[[CellResult], None],
+) -> list[Candidate]:
     """The cell's runnable candidates; each one that cannot run is a SKIPPED row per scenario."""
     candidates = []
     for item in candidates_for(cell.backend, cell.mode, suts, options, cell.pool, cell.dtype):
@@ -190,28 +256,37 @@ def _candidates(cell: Cell, suts: list[SutChoice], options: RunOptions,
             candidates.append(item)
         else:
             for scenario in scenarios:
-                on_result(CellResult(None, scenario, Outcome.SKIPPED, skip=item,
-                                     label=_skip_label(item, cell)))
+                on_result(
+                    CellResult(
+                        None, scenario, Outcome.SKIPPED, skip=item, label=_skip_label(item, cell)
+                    )
+                )
     return candidates
 
 
 def _skipped_rows(candidates: list[Candidate], scenario: Scenario, reason: str) -> list[CellResult]:
     """A declared backend skip removes the check for every candidate of the cell: one row each."""
-    return [CellResult(c, scenario, Outcome.SKIPPED, label=c.label,
-                       skip=Skip(c.sut, c.era, c.engine, reason)) for c in candidates]
+    return [
+        CellResult(
+            c, scenario, Outcome.SKIPPED, label=c.label, skip=Skip(c.sut, c.era, c.engine, reason)
+        )
+        for c in candidates
+    ]
 
 
 def _table_eras(options: RunOptions) -> tuple[str, ...]:
     return tuple(options.eras) if options.era_table else ()
 
 
-def _check_or_skip(cell: Cell, scenario: Scenario, candidates: list[Candidate],
-                   options: RunOptions) -> list[CellResult]:
+def _check_or_skip(
+    cell: Cell, scenario: Scenario, candidates: list[Candidate], options: RunOptions
+) -> list[CellResult]:
     reason = _backend_skip(cell.backend, scenario, cell.mode)
     if reason is not None:
         return _skipped_rows(candidates, scenario, reason)
-    return check_cell(scenario, cell.backend, cell.mode, candidates, options.timeout_s,
-                      _table_eras(options))
+    return check_cell(
+        scenario, cell.backend, cell.mode, candidates, options.timeout_s, _table_eras(options)
+    )
 
 
 def planned_checks(options: RunOptions, suts: list[SutChoice]) -> int:
@@ -232,9 +307,12 @@ def _groups(options: RunOptions) -> list[tuple[str, str]]:
     return [(pool, dtype) for pool in options.pools for dtype in options.dtypes]
 
 
-def run(options: RunOptions, suts: list[SutChoice],
-        on_result: Callable[[CellResult], None],
-        on_group: Callable[[str, int, int], None] = lambda group, done, total: None) -> None:
+def run(
+    options: RunOptions,
+    suts: list[SutChoice],
+    on_result: Callable[[CellResult], None],
+    on_group: Callable[[str, int, int], None] = lambda group, done, total: None,
+) -> None:
     """The deterministic run: the builtin (or the user's) scenarios through every cell."""
     groups = _groups(options)
     for index, (pool, dtype) in enumerate(groups):
@@ -250,8 +328,9 @@ def run(options: RunOptions, suts: list[SutChoice],
 @dataclass
 class CellStats:
     """What a Hypothesis-driven cell did, for the summary."""
+
     cell: Cell
-    examples: int            # scenarios checked before the first failure (shrinking excluded)
+    examples: int  # scenarios checked before the first failure (shrinking excluded)
     regressions: int
     seconds: float
     failed: bool = False
@@ -261,63 +340,111 @@ class CellStats:
 @dataclass(frozen=True)
 class Exploring:
     """How `kvh run --profile` explores: the profile and what the command line adds to it."""
+
     profile: Profile
-    max_examples: Optional[int] = None   # --examples overrides the profile's
+    max_examples: Optional[int] = None  # --examples overrides the profile's
     special_values: bool = False
     database_dir: Optional[Path] = None
-
-
-# A cell whose share of the run's time budget is smaller than this draws no examples at all:
-# Hypothesis would spend it rejecting draws.
-MIN_CELL_SECONDS = 0.5
 
 
 def has_findings(results: list[CellResult]) -> bool:
     return any(result.outcome is Outcome.FINDING for result in results)
 
 
-def _unexplored(cell: Cell, candidates: list[Candidate], on_result: Callable[[CellResult], None],
-                reason: str) -> None:
+def _unexplored(
+    cell: Cell, candidates: list[Candidate], on_result: Callable[[CellResult], None], reason: str
+) -> None:
     for candidate in candidates:
-        on_result(CellResult(candidate, None, Outcome.UNEXPLORED, label=candidate.label,
-                             skip=Skip(candidate.sut, candidate.era, candidate.engine, reason),
-                             pool=cell.pool, dtype=cell.dtype))
+        on_result(
+            CellResult(
+                candidate,
+                None,
+                Outcome.UNEXPLORED,
+                label=candidate.label,
+                skip=Skip(candidate.sut, candidate.era, candidate.engine, reason),
+                pool=cell.pool,
+                dtype=cell.dtype,
+            )
+        )
 
 
-def explore_run(options: RunOptions, suts: list[SutChoice], exploring: Exploring,
-                on_result: Callable[[CellResult], None],
-                on_cell: Callable[[CellStats], None]) -> None:
+def cell_budget(
+    run_seconds: Optional[float], cells: int, spent: float, index: int
+) -> Optional[float]:
+    """Seconds of exploration for cell `index` of `cells`: an equal share of the run's budget,
+    fixed up front so that early cells cannot drain it, or more when earlier cells finished
+    early and left time over. None: no time limit."""
+    if run_seconds is None:
+        return None
+    share = run_seconds / max(1, cells)
+    return max(share, (run_seconds - spent) / (cells - index))
+
+
+def explore_run(
+    options: RunOptions,
+    suts: list[SutChoice],
+    exploring: Exploring,
+    on_result: Callable[[CellResult], None],
+    on_cell: Callable[[CellStats], None],
+) -> None:
     """Every cell: the named regressions, then Hypothesis examples; a failure is shrunk and only
-    the minimal failing scenario's results are reported. The profile's time budget is shared
-    among the cells still to run."""
+    the minimal failing scenario's results are reported. Each cell gets its share of the
+    profile's time budget (cell_budget) and at least the profile's min_examples; a cell that
+    still drew none (every draw skipped) is UNEXPLORED, never a silent pass."""
     profile = exploring.profile
     settings = profile.settings(exploring.max_examples, exploring.database_dir)
+    floor = min(profile.min_examples, settings.max_examples)
     cells = [cell for pool, dtype in _groups(options) for cell in cells_of(options, pool, dtype)]
     started = time.monotonic()
     for index, cell in enumerate(cells):
+        budget = cell_budget(profile.run_seconds, len(cells), time.monotonic() - started, index)
         regressions = regression_scenarios(cell.pool, cell.dtype)
         candidates = _candidates(cell, suts, options, regressions, on_result)
         for scenario in regressions:
             for result in _check_or_skip(cell, scenario, candidates, options):
                 on_result(result)
-        budget = None
-        if profile.run_seconds is not None:
-            budget = max(0.0, profile.run_seconds - (time.monotonic() - started)) / (len(cells) - index)
-        if budget is not None and budget < MIN_CELL_SECONDS:
-            _unexplored(cell, candidates, on_result, f"the run's time budget left this cell "
-                        f"{budget:.2f}s, under {MIN_CELL_SECONDS}s: no example was drawn")
-            on_cell(CellStats(cell, 0, len(regressions), 0.0))
-            continue
-        strategy = scenario_strategy(cell.pool, cell.dtype, exploring.special_values, profile.pool_bytes)
-        # Draws a declared skip removes are never checks: Hypothesis draws again.
-        strategy = strategy.filter(lambda s, cell=cell: _backend_skip(cell.backend, s, cell.mode) is None)
-        check = lambda s: check_cell(s, cell.backend, cell.mode, candidates,  # noqa: E731
-                                     options.timeout_s, _table_eras(options))
-        outcome = explore(strategy, check,
-                          has_findings, settings, options.seed, cell.key, budget,
-                          on_pass=lambda results: [on_result(r) for r in results])
+        strategy = scenario_strategy(
+            cell.pool, cell.dtype, exploring.special_values, profile.pool_bytes
+        )
+        check = lambda s: check_cell(
+            s,
+            cell.backend,
+            cell.mode,
+            candidates,  # noqa: E731
+            options.timeout_s,
+            _table_eras(options),
+        )
+        outcome = explore(
+            strategy,
+            check,
+            has_findings,
+            settings,
+            options.seed,
+            cell.key,
+            budget,
+            on_pass=lambda results: [on_result(r) for r in results],
+            min_examples=floor,
+            # Draws a declared skip removes are never checks: Hypothesis draws again.
+            skip=lambda s, cell=cell: _backend_skip(cell.backend, s, cell.mode),
+        )
         for result in outcome.failure or ():
             result.reproduce = f"seed {options.seed}, {outcome.blob or 'no reproduce blob'}"
             on_result(result)
-        on_cell(CellStats(cell, outcome.generated, len(regressions), outcome.seconds,
-                          outcome.failure is not None, outcome.blob))
+        if outcome.failure is None and outcome.generated == 0:
+            reason = (
+                f"every one of {outcome.rejected} draws was removed by a declared skip "
+                f"({outcome.skip_reason})"
+                if outcome.rejected
+                else "Hypothesis drew no example for this cell"
+            )
+            _unexplored(cell, candidates, on_result, reason)
+        on_cell(
+            CellStats(
+                cell,
+                outcome.generated,
+                len(regressions),
+                outcome.seconds,
+                outcome.failure is not None,
+                outcome.blob,
+            )
+        )

@@ -4,6 +4,7 @@
 Python and PYTHONHASHSEED, and for any N every cell lands in exactly one shard. A cell is the
 runner's unit (harness.runner.Cell.key: pool/dtype/backend:mode), whose baseline runs once.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -13,7 +14,7 @@ from typing import Iterable, Optional
 
 @dataclass(frozen=True)
 class Shard:
-    index: int    # 1-based, as users write it
+    index: int  # 1-based, as users write it
     count: int
 
     def __str__(self) -> str:

@@ -3,6 +3,7 @@
 It uses SIGALRM, so it works in the main thread of a Unix process; elsewhere it does not limit
 (isolated worker processes are the robust answer for code that hangs inside C).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -17,8 +18,11 @@ class SutTimeout(Exception):
 
 @contextlib.contextmanager
 def time_limit(seconds: Optional[float]) -> Iterator[None]:
-    usable = (seconds and hasattr(signal, "setitimer")
-              and threading.current_thread() is threading.main_thread())
+    usable = (
+        seconds
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+    )
     if not usable:
         yield
         return

@@ -15,6 +15,7 @@ equals G, it already has the fix and is judged against G (PASS, or BOTH_RAISED);
 a FINDING. A declared SUT limit that explains the finding makes it SKIPPED (harness/sut/limits.py).
 docs/verdict.md says the same for readers.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -50,8 +51,9 @@ def divergences_of(backend: Backend) -> tuple[KnownDivergence, ...]:
     return (*DIVERGENCES, *getattr(backend, "divergences", ()))
 
 
-def _covering(scenario: Scenario, mode: str, findings: list[Finding],
-              divergences: Iterable[KnownDivergence]) -> Optional[tuple[KnownDivergence, ...]]:
+def _covering(
+    scenario: Scenario, mode: str, findings: list[Finding], divergences: Iterable[KnownDivergence]
+) -> Optional[tuple[KnownDivergence, ...]]:
     """The divergences that together explain every finding (each finding covered by one that
     applies), or None when some finding is covered by none."""
     applicable = [d for d in divergences if d.applies(scenario, mode)]
@@ -67,16 +69,19 @@ def _covering(scenario: Scenario, mode: str, findings: list[Finding],
 @dataclass
 class Baselines:
     """The baseline pools through each era's call site on one scenario, and the era table."""
+
     scenario: Scenario
     mode: str
-    ground: str                              # the oldest era: its run is the ground truth
+    ground: str  # the oldest era: its run is the ground truth
     runs: dict[str, Execution]
     expected: Expected
     divergences: tuple[KnownDivergence, ...]
     eras: dict[str, Verdict] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.alone = {era: self_check(self.scenario, run, self.expected) for era, run in self.runs.items()}
+        self.alone = {
+            era: self_check(self.scenario, run, self.expected) for era, run in self.runs.items()
+        }
         self.eras = {era: self._era_verdict(era) for era in self.runs}
 
     @property
@@ -100,8 +105,14 @@ class Baselines:
         return Verdict(Outcome.KNOWN_DIVERGENCE, findings, covering)
 
 
-def run_baselines(scenario: Scenario, backend: Backend, mode: str, eras: Iterable[str],
-                  timeout_s: Optional[float], judge_caller: bool = True) -> Baselines:
+def run_baselines(
+    scenario: Scenario,
+    backend: Backend,
+    mode: str,
+    eras: Iterable[str],
+    timeout_s: Optional[float],
+    judge_caller: bool = True,
+) -> Baselines:
     """The baseline through the ground truth's call site and each of `eras`' (backend.eras order).
     `judge_caller=False` leaves the caller's tensors out (a CP rank's k/v are its shares)."""
     wanted = set(eras) | {backend.eras[0]}
@@ -109,12 +120,14 @@ def run_baselines(scenario: Scenario, backend: Backend, mode: str, eras: Iterabl
     for era in (era for era in backend.eras if era in wanted):
         run = execute(baseline_for(backend, mode, era), scenario, timeout_s, backend)
         runs[era] = run if judge_caller else replace(run, caller={})
-    return Baselines(scenario, mode, backend.eras[0], runs, expected_writes(scenario),
-                     divergences_of(backend))
+    return Baselines(
+        scenario, mode, backend.eras[0], runs, expected_writes(scenario), divergences_of(backend)
+    )
 
 
-def judge_candidate(baselines: Baselines, era: str, execution: Execution,
-                    release: str = "") -> Verdict:
+def judge_candidate(
+    baselines: Baselines, era: str, execution: Execution, release: str = ""
+) -> Verdict:
     """A candidate of `era` (of SGLang release `release`, if it is one) that ran `execution`."""
     scenario, mode, expected = baselines.scenario, baselines.mode, baselines.expected
     own_era = baselines.eras[era]
@@ -124,13 +137,17 @@ def judge_candidate(baselines: Baselines, era: str, execution: Execution,
         if own_era.outcome is Outcome.KNOWN_DIVERGENCE:
             return Verdict(Outcome.KNOWN_DIVERGENCE, [], own_era.divergences)
         return Verdict(Outcome.BOTH_RAISED if execution.error is not None else Outcome.PASS)
-    releases = [d for d in baselines.divergences if release and release in d.releases and era in d.eras]
+    releases = [
+        d for d in baselines.divergences if release and release in d.releases and era in d.eras
+    ]
     covering = _covering(scenario, mode, findings, releases) if releases else None
     if covering:
         return Verdict(Outcome.KNOWN_DIVERGENCE, findings, covering)
-    if (own_era.outcome is Outcome.KNOWN_DIVERGENCE
-            and all(d.kind == FIXED_LATER for d in own_era.divergences)
-            and not judge(scenario, baselines.truth, execution, expected, alone)):
+    if (
+        own_era.outcome is Outcome.KNOWN_DIVERGENCE
+        and all(d.kind == FIXED_LATER for d in own_era.divergences)
+        and not judge(scenario, baselines.truth, execution, expected, alone)
+    ):
         return Verdict(Outcome.BOTH_RAISED if execution.error is not None else Outcome.PASS)
     return Verdict(Outcome.FINDING, findings)
 
@@ -142,5 +159,7 @@ def decide(baselines: Baselines, candidate: Candidate, execution: Execution) -> 
     if verdict.outcome is Outcome.FINDING:
         limit = limit_for(baselines.scenario, candidate, verdict.findings)
         if limit is not None:
-            return Verdict(Outcome.SKIPPED, verdict.findings, skip_reason=f"{limit.name}: {limit.reason}")
+            return Verdict(
+                Outcome.SKIPPED, verdict.findings, skip_reason=f"{limit.name}: {limit.reason}"
+            )
     return verdict

@@ -1,5 +1,6 @@
 """A correct SGLang 0.5.14 (`bundled`, PR #27695) module: every door takes a bare loc or
 KVWriteLoc(loc, swa_loc), and unwraps it first."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ def unwrap_write_loc(loc_info: Any) -> tuple[torch.Tensor, Optional[torch.Tensor
 
 class Unwrapping:
     """The doors' first step; the current era binds its own unwrap_write_loc here."""
+
     unwrap = staticmethod(unwrap_write_loc)
 
     def _loc(self, loc_info: Any) -> torch.Tensor:
@@ -31,21 +33,43 @@ class Unwrapping:
 
 
 class MHATokenToKVPool(Unwrapping, MHAPool):
-    def set_kv_buffer(self, layer: Any, loc_info: Any, cache_k: torch.Tensor,
-                      cache_v: torch.Tensor, k_scale: Any = None, v_scale: Any = None,
-                      layer_id_override: Optional[int] = None) -> None:
-        self._store(layer, self._loc(loc_info), cache_k, cache_v, k_scale, v_scale, layer_id_override)
+    def set_kv_buffer(
+        self,
+        layer: Any,
+        loc_info: Any,
+        cache_k: torch.Tensor,
+        cache_v: torch.Tensor,
+        k_scale: Any = None,
+        v_scale: Any = None,
+        layer_id_override: Optional[int] = None,
+    ) -> None:
+        self._store(
+            layer, self._loc(loc_info), cache_k, cache_v, k_scale, v_scale, layer_id_override
+        )
 
 
 class MLATokenToKVPool(Unwrapping, MLAPool):
-    def set_kv_buffer(self, layer: Any, loc_info: Any, cache_k: torch.Tensor,
-                      cache_v: torch.Tensor, layer_id_override: Optional[int] = None) -> None:
+    def set_kv_buffer(
+        self,
+        layer: Any,
+        loc_info: Any,
+        cache_k: torch.Tensor,
+        cache_v: torch.Tensor,
+        layer_id_override: Optional[int] = None,
+    ) -> None:
         self._store_rows(layer, self._loc(loc_info), cache_k, layer_id_override)
 
-    def set_mla_kv_buffer(self, layer: Any, loc_info: Any, cache_k_nope: torch.Tensor,
-                          cache_k_rope: Optional[torch.Tensor],
-                          layer_id_override: Optional[int] = None) -> None:
-        self._store_nope_rope(layer, self._loc(loc_info), cache_k_nope, cache_k_rope, layer_id_override)
+    def set_mla_kv_buffer(
+        self,
+        layer: Any,
+        loc_info: Any,
+        cache_k_nope: torch.Tensor,
+        cache_k_rope: Optional[torch.Tensor],
+        layer_id_override: Optional[int] = None,
+    ) -> None:
+        self._store_nope_rope(
+            layer, self._loc(loc_info), cache_k_nope, cache_k_rope, layer_id_override
+        )
 
 
 class SWAKVPool(Unwrapping, HybridPool):
@@ -58,10 +82,22 @@ class SWAKVPool(Unwrapping, HybridPool):
         assert swa_loc is not None, "a SWA layer needs swa_loc"
         return swa_loc
 
-    def set_kv_buffer(self, layer: Any, loc_info: Any, cache_k: torch.Tensor,
-                      cache_v: torch.Tensor, k_scale: Any = 1.0, v_scale: Any = 1.0) -> None:
+    def set_kv_buffer(
+        self,
+        layer: Any,
+        loc_info: Any,
+        cache_k: torch.Tensor,
+        cache_v: torch.Tensor,
+        k_scale: Any = 1.0,
+        v_scale: Any = 1.0,
+    ) -> None:
         self._write_kv(layer, self._resolve(layer, loc_info), cache_k, cache_v, k_scale, v_scale)
 
-    def set_mla_kv_buffer(self, layer: Any, loc_info: Any, cache_k_nope: torch.Tensor,
-                          cache_k_rope: Optional[torch.Tensor]) -> None:
+    def set_mla_kv_buffer(
+        self,
+        layer: Any,
+        loc_info: Any,
+        cache_k_nope: torch.Tensor,
+        cache_k_rope: Optional[torch.Tensor],
+    ) -> None:
         self._write_mla(layer, self._resolve(layer, loc_info), cache_k_nope, cache_k_rope)

@@ -1,5 +1,6 @@
 """A correct SGLang 0.5.23 (`current`) module: KVWriteLoc(loc, swa_loc, full_loc, physical), cut
 to len(loc) in __post_init__ (PR #29460), with the for_batch / for_layer constructors."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,14 +19,29 @@ class KVWriteLoc:
     physical: bool = False
 
     @classmethod
-    def for_batch(cls, forward_batch: Any, *, swa_loc: Optional[torch.Tensor] = None,
-                  full_loc: Optional[torch.Tensor] = None) -> "KVWriteLoc":
-        return cls(forward_batch.out_cache_loc, swa_loc, full_loc,
-                   physical=getattr(forward_batch, "out_cache_loc_is_physical", False))
+    def for_batch(
+        cls,
+        forward_batch: Any,
+        *,
+        swa_loc: Optional[torch.Tensor] = None,
+        full_loc: Optional[torch.Tensor] = None,
+    ) -> "KVWriteLoc":
+        return cls(
+            forward_batch.out_cache_loc,
+            swa_loc,
+            full_loc,
+            physical=getattr(forward_batch, "out_cache_loc_is_physical", False),
+        )
 
     @classmethod
-    def for_layer(cls, forward_batch: Any, layer: Any, *, swa_loc: Optional[torch.Tensor] = None,
-                  full_loc: Optional[torch.Tensor] = None) -> "KVWriteLoc":
+    def for_layer(
+        cls,
+        forward_batch: Any,
+        layer: Any,
+        *,
+        swa_loc: Optional[torch.Tensor] = None,
+        full_loc: Optional[torch.Tensor] = None,
+    ) -> "KVWriteLoc":
         if getattr(layer, "is_cross_attention", False):
             return cls(forward_batch.encoder_out_cache_loc, swa_loc, full_loc)
         return cls.for_batch(forward_batch, swa_loc=swa_loc, full_loc=full_loc)
@@ -38,7 +54,9 @@ class KVWriteLoc:
             self.full_loc = self.full_loc[:n]
 
 
-def unwrap_write_loc(loc_info: Any) -> tuple[torch.Tensor, Optional[torch.Tensor], Optional[torch.Tensor]]:
+def unwrap_write_loc(
+    loc_info: Any,
+) -> tuple[torch.Tensor, Optional[torch.Tensor], Optional[torch.Tensor]]:
     if isinstance(loc_info, KVWriteLoc):
         return loc_info.loc, loc_info.swa_loc, loc_info.full_loc
     return loc_info, None, None

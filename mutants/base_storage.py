@@ -3,6 +3,7 @@
 Self-contained on purpose: the mutant catalog must stay valid when the builtin pools change, so
 nothing here comes from pools/. Each step is a small method so a mutant overrides exactly one.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -16,15 +17,26 @@ def storage_dtype(dtype: torch.dtype) -> torch.dtype:
 
 
 class TokenPool:
-    def __init__(self, size: int, page_size: int, dtype: torch.dtype, layer_num: int, device: str,
-                 start_layer: Optional[int] = None) -> None:
+    def __init__(
+        self,
+        size: int,
+        page_size: int,
+        dtype: torch.dtype,
+        layer_num: int,
+        device: str,
+        start_layer: Optional[int] = None,
+    ) -> None:
         self.size, self.page_size, self.dtype, self.device = size, page_size, dtype, device
         self.store_dtype = storage_dtype(dtype)
         self.layer_num, self.start_layer = layer_num, start_layer or 0
 
     def _buffers(self, *row: int) -> list[torch.Tensor]:
-        return [torch.zeros((self.size + self.page_size, *row), dtype=self.store_dtype,
-                            device=self.device) for _ in range(self.layer_num)]
+        return [
+            torch.zeros(
+                (self.size + self.page_size, *row), dtype=self.store_dtype, device=self.device
+            )
+            for _ in range(self.layer_num)
+        ]
 
     def _read(self, buffer: torch.Tensor) -> torch.Tensor:
         return buffer.view(self.dtype) if self.store_dtype != self.dtype else buffer
@@ -44,10 +56,21 @@ class TokenPool:
 
 
 class MHAPool(TokenPool):
-    def __init__(self, size: int, page_size: int, dtype: torch.dtype, head_num: int, head_dim: int,
-                 layer_num: int, device: str, enable_memory_saver: bool = False,
-                 v_head_dim: Optional[int] = None, start_layer: Optional[int] = None,
-                 end_layer: Optional[int] = None, **_ignored: Any) -> None:
+    def __init__(
+        self,
+        size: int,
+        page_size: int,
+        dtype: torch.dtype,
+        head_num: int,
+        head_dim: int,
+        layer_num: int,
+        device: str,
+        enable_memory_saver: bool = False,
+        v_head_dim: Optional[int] = None,
+        start_layer: Optional[int] = None,
+        end_layer: Optional[int] = None,
+        **_ignored: Any,
+    ) -> None:
         super().__init__(size, page_size, dtype, layer_num, device, start_layer)
         self.head_num, self.head_dim = head_num, head_dim
         self.v_head_dim = v_head_dim or head_dim
@@ -60,7 +83,9 @@ class MHAPool(TokenPool):
     def get_value_buffer(self, layer_id: int) -> torch.Tensor:
         return self._read(self.v_buffer[layer_id - self.start_layer])
 
-    def _divide(self, cache_k: torch.Tensor, cache_v: torch.Tensor, k_scale: Any, v_scale: Any) -> None:
+    def _divide(
+        self, cache_k: torch.Tensor, cache_v: torch.Tensor, k_scale: Any, v_scale: Any
+    ) -> None:
         """In place, in the input dtype, and only when a cast follows: the caller sees it."""
         if cache_k.dtype != self.dtype:
             if k_scale is not None:
@@ -68,8 +93,16 @@ class MHAPool(TokenPool):
             if v_scale is not None:
                 cache_v.div_(v_scale)
 
-    def _store(self, layer: Any, loc: torch.Tensor, cache_k: torch.Tensor, cache_v: torch.Tensor,
-               k_scale: Any, v_scale: Any, layer_id_override: Optional[int]) -> None:
+    def _store(
+        self,
+        layer: Any,
+        loc: torch.Tensor,
+        cache_k: torch.Tensor,
+        cache_v: torch.Tensor,
+        k_scale: Any,
+        v_scale: Any,
+        layer_id_override: Optional[int],
+    ) -> None:
         index = self._index(layer, layer_id_override)
         self._divide(cache_k, cache_v, k_scale, v_scale)
         self._put(self.k_buffer[index], loc, self._cast(cache_k))
@@ -77,10 +110,20 @@ class MHAPool(TokenPool):
 
 
 class MLAPool(TokenPool):
-    def __init__(self, size: int, page_size: int, dtype: torch.dtype, kv_lora_rank: int,
-                 qk_rope_head_dim: int, layer_num: int, device: str,
-                 enable_memory_saver: bool = False, start_layer: Optional[int] = None,
-                 end_layer: Optional[int] = None, **_ignored: Any) -> None:
+    def __init__(
+        self,
+        size: int,
+        page_size: int,
+        dtype: torch.dtype,
+        kv_lora_rank: int,
+        qk_rope_head_dim: int,
+        layer_num: int,
+        device: str,
+        enable_memory_saver: bool = False,
+        start_layer: Optional[int] = None,
+        end_layer: Optional[int] = None,
+        **_ignored: Any,
+    ) -> None:
         super().__init__(size, page_size, dtype, layer_num, device, start_layer)
         self.kv_lora_rank, self.qk_rope_head_dim = kv_lora_rank, qk_rope_head_dim
         self.kv_buffer = self._buffers(1, kv_lora_rank + qk_rope_head_dim)
@@ -91,13 +134,20 @@ class MLAPool(TokenPool):
     def get_value_buffer(self, layer_id: int) -> torch.Tensor:
         return self.get_key_buffer(layer_id)[..., : self.kv_lora_rank]
 
-    def _store_rows(self, layer: Any, loc: torch.Tensor, cache_k: torch.Tensor,
-                    layer_id_override: Optional[int]) -> None:
+    def _store_rows(
+        self, layer: Any, loc: torch.Tensor, cache_k: torch.Tensor, layer_id_override: Optional[int]
+    ) -> None:
         """No scales: the MLA pool casts and stores the latent row; cache_v is ignored."""
         self._put(self.kv_buffer[self._index(layer, layer_id_override)], loc, self._cast(cache_k))
 
-    def _store_nope_rope(self, layer: Any, loc: torch.Tensor, k_nope: torch.Tensor,
-                         k_rope: Optional[torch.Tensor], layer_id_override: Optional[int]) -> None:
+    def _store_nope_rope(
+        self,
+        layer: Any,
+        loc: torch.Tensor,
+        k_nope: torch.Tensor,
+        k_rope: Optional[torch.Tensor],
+        layer_id_override: Optional[int],
+    ) -> None:
         row = k_nope if k_rope is None or k_rope.shape[-1] == 0 else torch.cat([k_nope, k_rope], -1)
         self._store_rows(layer, loc, row, layer_id_override)
 
@@ -105,26 +155,49 @@ class MLAPool(TokenPool):
 class HybridPool:
     """SWAKVPool's structure: a full and a SWA sub-pool, a layer map and the slot mapping. How a
     write finds its SWA slot is the era's `_resolve`."""
-    sub_pool_class: type   # the era's MHATokenToKVPool
 
-    def __init__(self, size: int, size_swa: int, page_size: int, dtype: torch.dtype, head_num: int,
-                 head_dim: int, swa_attention_layer_ids: list[int],
-                 full_attention_layer_ids: list[int], device: str,
-                 token_to_kv_pool_class: Optional[type] = None,
-                 full_kv_pool_kwargs: Optional[dict] = None,
-                 swa_kv_pool_kwargs: Optional[dict] = None, enable_memory_saver: bool = False,
-                 **kwargs: Any) -> None:
+    sub_pool_class: type  # the era's MHATokenToKVPool
+
+    def __init__(
+        self,
+        size: int,
+        size_swa: int,
+        page_size: int,
+        dtype: torch.dtype,
+        head_num: int,
+        head_dim: int,
+        swa_attention_layer_ids: list[int],
+        full_attention_layer_ids: list[int],
+        device: str,
+        token_to_kv_pool_class: Optional[type] = None,
+        full_kv_pool_kwargs: Optional[dict] = None,
+        swa_kv_pool_kwargs: Optional[dict] = None,
+        enable_memory_saver: bool = False,
+        **kwargs: Any,
+    ) -> None:
         self.size, self.size_swa, self.page_size, self.dtype = size, size_swa, page_size, dtype
         self.device, self.start_layer = device, 0
         self.layer_num = len(swa_attention_layer_ids) + len(full_attention_layer_ids)
         cls = token_to_kv_pool_class or self.sub_pool_class
-        mha = dict(page_size=page_size, device=device, head_num=head_num, head_dim=head_dim, **kwargs)
-        self.full_kv_pool = cls(size=size, dtype=dtype, layer_num=len(full_attention_layer_ids),
-                                **(full_kv_pool_kwargs or mha))
-        self.swa_kv_pool = cls(size=size_swa, dtype=dtype, layer_num=len(swa_attention_layer_ids),
-                               **(swa_kv_pool_kwargs or mha))
+        mha = dict(
+            page_size=page_size, device=device, head_num=head_num, head_dim=head_dim, **kwargs
+        )
+        self.full_kv_pool = cls(
+            size=size,
+            dtype=dtype,
+            layer_num=len(full_attention_layer_ids),
+            **(full_kv_pool_kwargs or mha),
+        )
+        self.swa_kv_pool = cls(
+            size=size_swa,
+            dtype=dtype,
+            layer_num=len(swa_attention_layer_ids),
+            **(swa_kv_pool_kwargs or mha),
+        )
         self.use_mla = hasattr(self.full_kv_pool, "kv_lora_rank")
-        self.layers_mapping = self._layers_mapping(swa_attention_layer_ids, full_attention_layer_ids)
+        self.layers_mapping = self._layers_mapping(
+            swa_attention_layer_ids, full_attention_layer_ids
+        )
         self.full_to_swa_index_mapping: Optional[torch.Tensor] = None
 
     @staticmethod
@@ -155,15 +228,23 @@ class HybridPool:
         pool, local_id = self._sub_pool(layer_id)
         return pool.get_value_buffer(local_id)
 
-    def _write_kv(self, layer: Any, loc: torch.Tensor, cache_k: torch.Tensor,
-                  cache_v: torch.Tensor, k_scale: Any, v_scale: Any) -> None:
+    def _write_kv(
+        self,
+        layer: Any,
+        loc: torch.Tensor,
+        cache_k: torch.Tensor,
+        cache_v: torch.Tensor,
+        k_scale: Any,
+        v_scale: Any,
+    ) -> None:
         """Sub-pools get layer=None and their local layer id; MLA sub-pools take no scales."""
         pool, local_id = self._sub_pool(layer.layer_id)
         scales = () if self.use_mla else (k_scale, v_scale)
         pool.set_kv_buffer(None, loc, cache_k, cache_v, *scales, layer_id_override=local_id)
 
-    def _write_mla(self, layer: Any, loc: torch.Tensor, k_nope: torch.Tensor,
-                   k_rope: Optional[torch.Tensor]) -> None:
+    def _write_mla(
+        self, layer: Any, loc: torch.Tensor, k_nope: torch.Tensor, k_rope: Optional[torch.Tensor]
+    ) -> None:
         if not self.use_mla:
             raise TypeError(f"Layer {layer.layer_id} is not backed by an MLA KV pool")
         pool, local_id = self._sub_pool(layer.layer_id)

@@ -3,6 +3,7 @@
 The result looks like an SGLang module (same class names, same constructor keywords), so the
 harness drives builtin pools and foreign pools through one code path.
 """
+
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -19,12 +20,19 @@ def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
     mha = type("MHATokenToKVPool", (source.MHATokenToKVPool,), {"engine": engine})
     mla = type("MLATokenToKVPool", (source.MLATokenToKVPool,), {"engine": engine})
     swa = type("SWAKVPool", (source.SWAKVPool,), {"default_sub_pool_class": mha})
-    names = {"MHATokenToKVPool": mha, "MLATokenToKVPool": mla, "SWAKVPool": swa,
-             "name": f"builtin:{era_name}:{engine_name}", "version": "builtin"}
+    names = {
+        "MHATokenToKVPool": mha,
+        "MLATokenToKVPool": mla,
+        "SWAKVPool": swa,
+        "name": f"builtin:{era_name}:{engine_name}",
+        "version": "builtin",
+    }
     for kind in LAYOUT_KINDS.values():
         # The storage first, for its buffers and bytes; the era's set_kv_buffer parses the loc.
         era_class = getattr(source, kind.era_class)
-        names[kind.class_name] = type(kind.class_name, (kind.storage, era_class), {"engine": engine})
+        names[kind.class_name] = type(
+            kind.class_name, (kind.storage, era_class), {"engine": engine}
+        )
     for optional in ("KVWriteLoc", "unwrap_write_loc"):
         if hasattr(source, optional):
             names[optional] = getattr(source, optional)

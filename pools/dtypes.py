@@ -3,6 +3,7 @@
 SGLang keeps fp8 caches in uint8 buffers (index_put has no fp8 kernel on every device) and
 views them back as fp8 on read; `store_dtype` records that.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

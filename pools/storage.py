@@ -3,6 +3,7 @@
 Era modules (pools/eras/) subclass these and add SGLang's `set_kv_buffer` signatures; the
 bytes always go through `self.engine`, a StoreEngine bound by pools.builtin.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -20,9 +21,17 @@ def _layer_index(layer: Any, layer_id_override: Optional[int]) -> int:
 class TokenPoolStorage:
     engine: StoreEngine  # bound per builtin module, see pools.builtin
 
-    def __init__(self, size: int, page_size: int, dtype: torch.dtype, layer_num: int,
-                 device: str, enable_memory_saver: bool = False,
-                 start_layer: Optional[int] = None, end_layer: Optional[int] = None):
+    def __init__(
+        self,
+        size: int,
+        page_size: int,
+        dtype: torch.dtype,
+        layer_num: int,
+        device: str,
+        enable_memory_saver: bool = False,
+        start_layer: Optional[int] = None,
+        end_layer: Optional[int] = None,
+    ):
         self.size = size
         self.page_size = page_size
         self.dtype = dtype
@@ -36,17 +45,33 @@ class TokenPoolStorage:
 
     def _rows(self, *row_shape: int) -> list[torch.Tensor]:
         # size + page_size rows: slot 0 is the padding sink and allocators hand out [1, size].
-        return [torch.zeros((self.size + self.page_size, *row_shape), dtype=self.store_dtype,
-                            device=self.device) for _ in range(self.layer_num)]
+        return [
+            torch.zeros(
+                (self.size + self.page_size, *row_shape), dtype=self.store_dtype, device=self.device
+            )
+            for _ in range(self.layer_num)
+        ]
 
 
 class MHAStorage(TokenPoolStorage):
-    def __init__(self, size: int, page_size: int, dtype: torch.dtype, head_num: int,
-                 head_dim: int, layer_num: int, device: str, enable_memory_saver: bool = False,
-                 v_head_dim: Optional[int] = None, start_layer: Optional[int] = None,
-                 end_layer: Optional[int] = None, **_ignored: Any):
-        super().__init__(size, page_size, dtype, layer_num, device, enable_memory_saver,
-                         start_layer, end_layer)
+    def __init__(
+        self,
+        size: int,
+        page_size: int,
+        dtype: torch.dtype,
+        head_num: int,
+        head_dim: int,
+        layer_num: int,
+        device: str,
+        enable_memory_saver: bool = False,
+        v_head_dim: Optional[int] = None,
+        start_layer: Optional[int] = None,
+        end_layer: Optional[int] = None,
+        **_ignored: Any,
+    ):
+        super().__init__(
+            size, page_size, dtype, layer_num, device, enable_memory_saver, start_layer, end_layer
+        )
         self.head_num = head_num
         self.head_dim = head_dim
         self.v_head_dim = v_head_dim if v_head_dim is not None else head_dim
@@ -66,20 +91,48 @@ class MHAStorage(TokenPoolStorage):
     def _view(self, buffer: torch.Tensor) -> torch.Tensor:
         return buffer.view(self.dtype) if self.store_dtype != self.dtype else buffer
 
-    def _store(self, layer: Any, loc: torch.Tensor, cache_k: torch.Tensor, cache_v: torch.Tensor,
-               k_scale: Scale, v_scale: Scale, layer_id_override: Optional[int]) -> None:
+    def _store(
+        self,
+        layer: Any,
+        loc: torch.Tensor,
+        cache_k: torch.Tensor,
+        cache_v: torch.Tensor,
+        k_scale: Scale,
+        v_scale: Scale,
+        layer_id_override: Optional[int],
+    ) -> None:
         index = _layer_index(layer, layer_id_override) - self.start_layer
-        self.engine.store_kv(self.k_buffer[index], self.v_buffer[index], loc, cache_k, cache_v,
-                             k_scale, v_scale, self.dtype, self.store_dtype)
+        self.engine.store_kv(
+            self.k_buffer[index],
+            self.v_buffer[index],
+            loc,
+            cache_k,
+            cache_v,
+            k_scale,
+            v_scale,
+            self.dtype,
+            self.store_dtype,
+        )
 
 
 class MLAStorage(TokenPoolStorage):
-    def __init__(self, size: int, page_size: int, dtype: torch.dtype, kv_lora_rank: int,
-                 qk_rope_head_dim: int, layer_num: int, device: str,
-                 enable_memory_saver: bool = False, start_layer: Optional[int] = None,
-                 end_layer: Optional[int] = None, **_ignored: Any):
-        super().__init__(size, page_size, dtype, layer_num, device, enable_memory_saver,
-                         start_layer, end_layer)
+    def __init__(
+        self,
+        size: int,
+        page_size: int,
+        dtype: torch.dtype,
+        kv_lora_rank: int,
+        qk_rope_head_dim: int,
+        layer_num: int,
+        device: str,
+        enable_memory_saver: bool = False,
+        start_layer: Optional[int] = None,
+        end_layer: Optional[int] = None,
+        **_ignored: Any,
+    ):
+        super().__init__(
+            size, page_size, dtype, layer_num, device, enable_memory_saver, start_layer, end_layer
+        )
         self.kv_lora_rank = kv_lora_rank
         self.qk_rope_head_dim = qk_rope_head_dim
         self.kv_cache_dim = kv_lora_rank + qk_rope_head_dim
@@ -95,13 +148,21 @@ class MLAStorage(TokenPoolStorage):
     def get_value_buffer(self, layer_id: int) -> torch.Tensor:
         return self.get_key_buffer(layer_id)[..., : self.kv_lora_rank]
 
-    def _store_rows(self, layer: Any, loc: torch.Tensor, cache_k: torch.Tensor,
-                    layer_id_override: Optional[int]) -> None:
+    def _store_rows(
+        self, layer: Any, loc: torch.Tensor, cache_k: torch.Tensor, layer_id_override: Optional[int]
+    ) -> None:
         index = _layer_index(layer, layer_id_override) - self.start_layer
         self.engine.store_rows(self.kv_buffer[index], loc, cache_k, self.dtype, self.store_dtype)
 
-    def _store_nope_rope(self, layer: Any, loc: torch.Tensor, k_nope: torch.Tensor,
-                         k_rope: Optional[torch.Tensor], layer_id_override: Optional[int]) -> None:
+    def _store_nope_rope(
+        self,
+        layer: Any,
+        loc: torch.Tensor,
+        k_nope: torch.Tensor,
+        k_rope: Optional[torch.Tensor],
+        layer_id_override: Optional[int],
+    ) -> None:
         index = _layer_index(layer, layer_id_override) - self.start_layer
-        self.engine.store_nope_rope(self.kv_buffer[index], loc, k_nope, k_rope, self.dtype,
-                                    self.store_dtype)
+        self.engine.store_nope_rope(
+            self.kv_buffer[index], loc, k_nope, k_rope, self.dtype, self.store_dtype
+        )

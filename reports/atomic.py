@@ -1,5 +1,6 @@
 """Atomic file writes: a temp file in the same folder, then a rename, so a killed run never
 leaves half a file behind."""
+
 from __future__ import annotations
 
 import json

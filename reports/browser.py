@@ -4,6 +4,7 @@ network): collect console errors, evaluate an expression, and take a full-page s
 Used by the dashboard's browser test and to refresh docs/dashboard.png:
 `python -m reports.browser PAGE.html SHOT.png`.
 """
+
 from __future__ import annotations
 
 import base64
@@ -21,9 +22,17 @@ from pathlib import Path
 from typing import Any, Optional
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--remote-debugging-pipe")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--remote-debugging-pipe",
+)
 
 
 def find_browser() -> Optional[str]:
@@ -32,8 +41,8 @@ def find_browser() -> Optional[str]:
 
 @dataclass
 class PageVisit:
-    errors: list[str] = field(default_factory=list)   # console errors, exceptions, failed loads
-    value: Any = None                                  # what the expression evaluated to
+    errors: list[str] = field(default_factory=list)  # console errors, exceptions, failed loads
+    value: Any = None  # what the expression evaluated to
     screenshot: bytes = b""
 
 
@@ -41,7 +50,12 @@ class _Pipe:
     """DevTools messages are NUL-terminated JSON on fds 3 (to the browser) and 4 (from it)."""
 
     def __init__(self, to_browser: int, from_browser: int, timeout_s: float):
-        self.to_browser, self.from_browser, self.buffer, self.next_id = to_browser, from_browser, b"", 0
+        self.to_browser, self.from_browser, self.buffer, self.next_id = (
+            to_browser,
+            from_browser,
+            b"",
+            0,
+        )
         self.timeout_s = timeout_s
         self.events: list[dict] = []
 
@@ -83,11 +97,16 @@ def _errors(events: list[dict]) -> list[str]:
     for event in events:
         method, params = event.get("method"), event.get("params", {})
         if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
-            errors.append("console: " + " ".join(str(a.get("value", a.get("description"))) for a in params["args"]))
+            errors.append(
+                "console: "
+                + " ".join(str(a.get("value", a.get("description"))) for a in params["args"])
+            )
         elif method == "Runtime.exceptionThrown":
             details = params["exceptionDetails"]
-            errors.append(f"exception: {details.get('text', '')} "
-                          f"{details.get('exception', {}).get('description', '')}".strip())
+            errors.append(
+                f"exception: {details.get('text', '')} "
+                f"{details.get('exception', {}).get('description', '')}".strip()
+            )
         elif method == "Log.entryAdded" and params["entry"]["level"] == "error":
             errors.append(f"{params['entry']['source']}: {params['entry']['text']}")
     return errors
@@ -99,8 +118,13 @@ def _above_nine(fd: int) -> int:
     return high
 
 
-def visit(page: Path, expression: str = "null", width: int = 1280, browser: Optional[str] = None,
-          timeout_s: float = 60.0) -> PageVisit:
+def visit(
+    page: Path,
+    expression: str = "null",
+    width: int = 1280,
+    browser: Optional[str] = None,
+    timeout_s: float = 60.0,
+) -> PageVisit:
     """Load `page`, then evaluate `expression` (JSON-serialisable result) and screenshot it."""
     browser = browser or find_browser()
     if browser is None:
@@ -112,8 +136,13 @@ def visit(page: Path, expression: str = "null", width: int = 1280, browser: Opti
     with tempfile.TemporaryDirectory(prefix="kvh-chromium-", ignore_cleanup_errors=True) as profile:
         process = subprocess.Popen(
             [browser, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            pass_fds=(3, 4), start_new_session=True, preexec_fn=lambda: (os.dup2(to_read, 3), os.dup2(to_write, 4)))
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(3, 4),
+            start_new_session=True,
+            preexec_fn=lambda: (os.dup2(to_read, 3), os.dup2(to_write, 4)),
+        )
         os.close(to_read)
         os.close(to_write)
         try:
@@ -122,15 +151,30 @@ def visit(page: Path, expression: str = "null", width: int = 1280, browser: Opti
             session = pipe.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
             for domain in ("Page", "Runtime", "Log"):
                 pipe.call(f"{domain}.enable", session)
-            pipe.call("Emulation.setDeviceMetricsOverride", session, width=width, height=800,
-                      deviceScaleFactor=1, mobile=False)
+            pipe.call(
+                "Emulation.setDeviceMetricsOverride",
+                session,
+                width=width,
+                height=800,
+                deviceScaleFactor=1,
+                mobile=False,
+            )
             pipe.call("Page.navigate", session, url=Path(page).resolve().as_uri())
             pipe.wait_for("Page.loadEventFired")
-            result = pipe.call("Runtime.evaluate", session, expression=f"JSON.stringify({expression})",
-                               returnByValue=True)["result"]
-            shot = pipe.call("Page.captureScreenshot", session, format="png", captureBeyondViewport=True)
-            return PageVisit(_errors(pipe.events), json.loads(result.get("value") or "null"),
-                             base64.b64decode(shot["data"]))
+            result = pipe.call(
+                "Runtime.evaluate",
+                session,
+                expression=f"JSON.stringify({expression})",
+                returnByValue=True,
+            )["result"]
+            shot = pipe.call(
+                "Page.captureScreenshot", session, format="png", captureBeyondViewport=True
+            )
+            return PageVisit(
+                _errors(pipe.events),
+                json.loads(result.get("value") or "null"),
+                base64.b64decode(shot["data"]),
+            )
         finally:
             os.killpg(process.pid, signal.SIGKILL)  # the browser and the helpers it started
             process.wait()

@@ -1,5 +1,6 @@
 """The HTML dashboard: one self-contained file (inline CSS and SVG, no script, and a Content
 Security Policy that forbids every fetch), so it works offline and from a CI artifact."""
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,12 @@ def _cell(value: Any) -> str:
     return escape("" if value is None else str(value))
 
 
-def _table(header: Iterable[str], rows: Iterable[Iterable[Any]], table_id: str = "",
-           row_classes: Iterable[str] = ()) -> str:
+def _table(
+    header: Iterable[str],
+    rows: Iterable[Iterable[Any]],
+    table_id: str = "",
+    row_classes: Iterable[str] = (),
+) -> str:
     classes = list(row_classes)
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
     body = []
@@ -54,12 +59,20 @@ def _check_matrix(checks: pd.DataFrame) -> str:
         cells = []
         for pool in pools:
             outcomes = group.loc[group["pool"] == pool, "outcome"].value_counts()
-            known, skipped = outcomes.get(Outcome.KNOWN_DIVERGENCE, 0), outcomes.get(Outcome.SKIPPED, 0)
-            cells.append(f"{outcomes.get(Outcome.PASS, 0)}/{outcomes.get(Outcome.FINDING, 0)}"
-                         + (f" +{known}kd" if known else "") + (f" ({skipped} skipped)" if skipped else ""))
+            known, skipped = (
+                outcomes.get(Outcome.KNOWN_DIVERGENCE, 0),
+                outcomes.get(Outcome.SKIPPED, 0),
+            )
+            cells.append(
+                f"{outcomes.get(Outcome.PASS, 0)}/{outcomes.get(Outcome.FINDING, 0)}"
+                + (f" +{known}kd" if known else "")
+                + (f" ({skipped} skipped)" if skipped else "")
+            )
         rows.append([escape(backend or "(none)"), *cells])
-    return (_table(["backend", *pools], rows)
-            + '<p class="note">Cells: checks passed / with findings, + known divergences.</p>')
+    return (
+        _table(["backend", *pools], rows)
+        + '<p class="note">Cells: checks passed / with findings, + known divergences.</p>'
+    )
 
 
 def _findings(report: Report) -> str:
@@ -67,7 +80,11 @@ def _findings(report: Report) -> str:
     rows = []
     for _, row in report.findings.iterrows():
         link = row.get("repro_link", "")
-        repro = f'<a href="{escape(link)}">{escape(link.rsplit("/", 1)[-1])}</a>' if link else "not found"
+        repro = (
+            f'<a href="{escape(link)}">{escape(link.rsplit("/", 1)[-1])}</a>'
+            if link
+            else "not found"
+        )
         rows.append([_cell(row.get(c)) for c in columns] + [_cell(row.get("detail")), repro])
     if not rows:
         rows = [["no findings", *[""] * (len(columns) + 1)]]
@@ -82,18 +99,36 @@ def _matrix(report: Report) -> str:
         body = f'<p class="empty">Capability matrix not recorded (no {MATRIX_FILE} in the results folder).</p>'
     elif isinstance(matrix, list) and matrix and all(isinstance(r, dict) for r in matrix):
         header = list(dict.fromkeys(k for r in matrix for k in r))
-        body = _table(header, [[_cell(r.get(k)) for k in header] for r in matrix], table_id="matrix")
+        body = _table(
+            header, [[_cell(r.get(k)) for k in header] for r in matrix], table_id="matrix"
+        )
     else:
         body = f"<pre>{escape(json.dumps(matrix, indent=1)[:20000])}</pre>"
-    skipped = report.checks[report.checks["outcome"] == Outcome.SKIPPED] if not report.checks.empty else report.checks
-    rows = [[_cell(r.get(c)) for c in ("sut", "era", "engine", "pool", "dtype", "device", "detail")]
-            for _, r in skipped.drop_duplicates([c for c in ("sut", "era", "engine", "pool", "dtype")
-                                                  if c in skipped.columns]).iterrows()]
-    unmeasured = report.bench[report.bench["error"].fillna("") != ""] if "error" in report.bench else report.bench.iloc[0:0]
-    rows += [[_cell(r.get(c)) for c in ("sut", "era", "engine", "pool", "dtype", "device", "error")]
-             for _, r in unmeasured.iterrows()]
-    skips = (_table(["sut", "era", "engine", "pool", "dtype", "device", "why"], rows)
-             if rows else '<p class="note">Nothing was skipped.</p>')
+    skipped = (
+        report.checks[report.checks["outcome"] == Outcome.SKIPPED]
+        if not report.checks.empty
+        else report.checks
+    )
+    rows = [
+        [_cell(r.get(c)) for c in ("sut", "era", "engine", "pool", "dtype", "device", "detail")]
+        for _, r in skipped.drop_duplicates(
+            [c for c in ("sut", "era", "engine", "pool", "dtype") if c in skipped.columns]
+        ).iterrows()
+    ]
+    unmeasured = (
+        report.bench[report.bench["error"].fillna("") != ""]
+        if "error" in report.bench
+        else report.bench.iloc[0:0]
+    )
+    rows += [
+        [_cell(r.get(c)) for c in ("sut", "era", "engine", "pool", "dtype", "device", "error")]
+        for _, r in unmeasured.iterrows()
+    ]
+    skips = (
+        _table(["sut", "era", "engine", "pool", "dtype", "device", "why"], rows)
+        if rows
+        else '<p class="note">Nothing was skipped.</p>'
+    )
     return body + "<h3>Skipped checks and unmeasured cells</h3>" + skips
 
 
@@ -103,7 +138,9 @@ def _series(frame: pd.DataFrame, value: str) -> dict[tuple, dict[str, list[tuple
     for _, row in usable.iterrows():
         name = "/".join(str(row[c]) for c in ("sut", "engine", "era", "backend") if row[c])
         key = (row["pool"], row["dtype"], row["device"])
-        charts.setdefault(key, {}).setdefault(name, []).append((float(row["tokens"]), float(row[value])))
+        charts.setdefault(key, {}).setdefault(name, []).append(
+            (float(row["tokens"]), float(row[value]))
+        )
     return charts
 
 
@@ -121,25 +158,56 @@ def _overhead(report: Report) -> str:
     bench = report.bench
     if "api_overhead_ratio" not in bench or bench["api_overhead_ratio"].isna().all():
         return '<p class="empty">No API overhead records.</p>'
-    rows = [(f"{r['pool']} {r['dtype']} {r['era']}/{r['engine']} {r['tokens']} tok",
-             float(r["api_overhead_ratio"]), float(r["api_overhead_ci_low"]), float(r["api_overhead_ci_high"]))
-            for _, r in bench[bench["api_overhead_ratio"].notna()].iterrows()]
-    return interval_chart("API overhead ratio (time through the API / time of the bare store), 95% CI", rows)
+    rows = [
+        (
+            f"{r['pool']} {r['dtype']} {r['era']}/{r['engine']} {r['tokens']} tok",
+            float(r["api_overhead_ratio"]),
+            float(r["api_overhead_ci_low"]),
+            float(r["api_overhead_ci_high"]),
+        )
+        for _, r in bench[bench["api_overhead_ratio"].notna()].iterrows()
+    ]
+    return interval_chart(
+        "API overhead ratio (time through the API / time of the bare store), 95% CI", rows
+    )
 
 
 def _regressions(report: Report) -> str:
     gate, s = report.gate, report.settings
-    note = (f'<p class="note">Baseline {escape(s.baseline)}; a regression is a median slower by at least '
-            f"{s.threshold:.0%} with Mann-Whitney p &lt; {s.alpha}; a cell with robust CV (MAD-based) above {s.max_cv:.0%} is "
-            "noisy. History: median per run, oldest first.</p>")
+    note = (
+        f'<p class="note">Baseline {escape(s.baseline)}; a regression is a median slower by at least '
+        f"{s.threshold:.0%} with Mann-Whitney p &lt; {s.alpha}; a cell with robust CV (MAD-based) above {s.max_cv:.0%} is "
+        "noisy. History: median per run, oldest first.</p>"
+    )
     if gate.empty:
         return note + '<p class="empty">No timing records.</p>'
-    rows = [[f"<b>{escape(r['status'])}</b>", _cell(r["cell"]), _cell(r["ratio"]), _cell(r["p_value"]),
-             _cell(r["cv"]), _cell(r["latest_median_ns"]), _cell(r["baseline_median_ns"]),
-             _cell(r["baseline_runs"]), _cell(r["latest_run"]),
-             sparkline([median for _, median in r["history"]])] for _, r in gate.iterrows()]
-    header = ["status", f"cell ({' | '.join(CELL_COLUMNS + CELL_DETAIL_COLUMNS)})",
-              "ratio", "p", "CV", "latest median ns", "baseline median ns", "baseline runs", "latest run", "history"]
+    rows = [
+        [
+            f"<b>{escape(r['status'])}</b>",
+            _cell(r["cell"]),
+            _cell(r["ratio"]),
+            _cell(r["p_value"]),
+            _cell(r["cv"]),
+            _cell(r["latest_median_ns"]),
+            _cell(r["baseline_median_ns"]),
+            _cell(r["baseline_runs"]),
+            _cell(r["latest_run"]),
+            sparkline([median for _, median in r["history"]]),
+        ]
+        for _, r in gate.iterrows()
+    ]
+    header = [
+        "status",
+        f"cell ({' | '.join(CELL_COLUMNS + CELL_DETAIL_COLUMNS)})",
+        "ratio",
+        "p",
+        "CV",
+        "latest median ns",
+        "baseline median ns",
+        "baseline runs",
+        "latest run",
+        "history",
+    ]
     return note + _table(header, rows, table_id="regressions", row_classes=gate["status"].tolist())
 
 
@@ -154,10 +222,16 @@ def render_dashboard(report: Report) -> str:
         ("API overhead", _overhead(report)),
         ("Regression gate and history", _regressions(report)),
     ]
-    body = "".join(f'<h2 id="{escape(t.split()[0].lower())}">{escape(t)}</h2>{html}' for t, html in sections)
-    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
-            f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'
-            f'<link rel="icon" href="data:,"><title>kvh report: {head}</title><style>{CSS}</style></head>'
-            f'<body><h1>kvh report</h1><p class="note">{escape(str(report.results_dir))}, generated {now}</p>'
-            f'<div class="verdict {head}">{escape(report.verdict())}</div>'
-            + (f"<h3>Skipped files</h3><ul>{warnings}</ul>" if warnings else "") + body + "</body></html>\n")
+    body = "".join(
+        f'<h2 id="{escape(t.split()[0].lower())}">{escape(t)}</h2>{html}' for t, html in sections
+    )
+    return (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'
+        f'<link rel="icon" href="data:,"><title>kvh report: {head}</title><style>{CSS}</style></head>'
+        f'<body><h1>kvh report</h1><p class="note">{escape(str(report.results_dir))}, generated {now}</p>'
+        f'<div class="verdict {head}">{escape(report.verdict())}</div>'
+        + (f"<h3>Skipped files</h3><ul>{warnings}</ul>" if warnings else "")
+        + body
+        + "</body></html>\n"
+    )

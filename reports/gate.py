@@ -3,6 +3,7 @@ Mann-Whitney U test on the raw samples together with a ratio threshold, so noise
 reported as a regression. A cell is too noisy to judge when its robust CV (MAD-based) is
 high: the std-based CV of a 1-token write on a shared machine is 0.5-0.8 from 2% of descheduled
 samples while its median moves 0.1-0.6% between runs, and both statistics here are rank-based."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,10 +19,10 @@ STATUSES = ("regression", "improvement", "unchanged", "noisy", "new")
 
 @dataclass(frozen=True)
 class GateSettings:
-    baseline: str = "last:5"    # "last:N" (median of the last N runs) or a run id
-    threshold: float = 0.10     # a relative change smaller than this is never reported
-    alpha: float = 0.01         # significance level of the Mann-Whitney U test
-    max_cv: float = 0.15        # above this robust coefficient of variation a cell is "noisy"
+    baseline: str = "last:5"  # "last:N" (median of the last N runs) or a run id
+    threshold: float = 0.10  # a relative change smaller than this is never reported
+    alpha: float = 0.01  # significance level of the Mann-Whitney U test
+    max_cv: float = 0.15  # above this robust coefficient of variation a cell is "noisy"
 
     def last_n(self) -> int | None:
         """N of "last:N", or None when the baseline names a run."""
@@ -50,7 +51,9 @@ def cell_rows(frames: list[pd.DataFrame]) -> pd.DataFrame:
 def timing_rows(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """The rows of `cell_rows` that carry raw samples."""
     frame = cell_rows(frames)
-    return frame[frame["samples_ns"].map(lambda s: s is not None and len(s) > 0).astype(bool)].copy()
+    return frame[
+        frame["samples_ns"].map(lambda s: s is not None and len(s) > 0).astype(bool)
+    ].copy()
 
 
 def latest_rows(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -85,19 +88,39 @@ def _judge(runs: list, settings: GateSettings) -> dict:
     n = settings.last_n()
     base = runs[:-1][-n:] if n else [run for run in runs[:-1] if run[0] == settings.baseline]
     history = [(str(time), float(np.median(samples))) for _, time, samples in runs]
-    row = {"latest_run": latest_id, "latest_time": latest_time, "latest_median_ns": float(np.median(latest)),
-           "latest_samples": len(latest), "history": history, "baseline_runs": len(base)}
+    row = {
+        "latest_run": latest_id,
+        "latest_time": latest_time,
+        "latest_median_ns": float(np.median(latest)),
+        "latest_samples": len(latest),
+        "history": history,
+        "baseline_runs": len(base),
+    }
     if not base:
-        return {**row, "status": "new", "ratio": np.nan, "p_value": np.nan,
-                "cv": robust_coefficient_of_variation(latest), "baseline_median_ns": np.nan}
+        return {
+            **row,
+            "status": "new",
+            "ratio": np.nan,
+            "p_value": np.nan,
+            "cv": robust_coefficient_of_variation(latest),
+            "baseline_median_ns": np.nan,
+        }
     center = float(np.median([np.median(samples) for _, _, samples in base]))
     pooled = np.concatenate([samples for _, _, samples in base])
     _, p_value = mann_whitney_u(latest, pooled)
-    cv = max(robust_coefficient_of_variation(latest),
-             float(np.median([robust_coefficient_of_variation(samples) for _, _, samples in base])))
+    cv = max(
+        robust_coefficient_of_variation(latest),
+        float(np.median([robust_coefficient_of_variation(samples) for _, _, samples in base])),
+    )
     ratio = row["latest_median_ns"] / center
-    return {**row, "baseline_median_ns": center, "ratio": ratio, "p_value": p_value, "cv": cv,
-            "status": _classify(ratio, p_value, cv, settings)}
+    return {
+        **row,
+        "baseline_median_ns": center,
+        "ratio": ratio,
+        "p_value": p_value,
+        "cv": cv,
+        "status": _classify(ratio, p_value, cv, settings),
+    }
 
 
 def regression_table(timing: pd.DataFrame, settings: GateSettings) -> pd.DataFrame:
@@ -111,8 +134,11 @@ def regression_table(timing: pd.DataFrame, settings: GateSettings) -> pd.DataFra
     if table.empty:
         return table
     order = {status: i for i, status in enumerate(STATUSES)}
-    return table.sort_values(by=["status", "cell"], key=lambda c: c.map(order) if c.name == "status" else c,
-                             ignore_index=True)
+    return table.sort_values(
+        by=["status", "cell"],
+        key=lambda c: c.map(order) if c.name == "status" else c,
+        ignore_index=True,
+    )
 
 
 CHECK_CELL = ("sut", "backend", "mode", "pool", "era", "engine", "dtype", "scenario", "device")

@@ -1,4 +1,5 @@
 """The one Markdown table builder: a frame as a GitHub table, its columns as the header."""
+
 from __future__ import annotations
 
 import math

@@ -4,6 +4,7 @@ mutants. One vocabulary, read by the runner, the bench, the store, the gate and 
 The values are what the results store holds; `str` members compare equal to those strings, so a
 frame read back from Parquet can be filtered with the enum.
 """
+
 from __future__ import annotations
 
 from enum import Enum
@@ -14,9 +15,9 @@ class Outcome(str, Enum):
     PASS = "pass"
     FINDING = "finding"
     KNOWN_DIVERGENCE = "known_divergence"
-    BOTH_RAISED = "both_raised"          # baseline and candidate raised alike: nothing was written
-    SKIPPED = "skipped"                  # never run, with the reason as data
-    UNEXPLORED = "unexplored"            # a cell the run's budget gave no example
+    BOTH_RAISED = "both_raised"  # baseline and candidate raised alike: nothing was written
+    SKIPPED = "skipped"  # never run, with the reason as data
+    UNEXPLORED = "unexplored"  # a cell the run's budget gave no example
     # A bench cell: timed on a verified write, or no numbers and why.
     MEASURED = "measured"
     ERROR = "error"

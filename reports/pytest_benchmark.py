@@ -3,6 +3,7 @@
 Raw samples exist only when pytest-benchmark ran with --benchmark-save-data; without them a
 row keeps its median as its single sample, which the gate can never call significant.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -16,8 +17,12 @@ from reports.schema import CELL_COLUMNS
 
 
 def is_pytest_benchmark(payload: Any) -> bool:
-    return (isinstance(payload, dict) and isinstance(payload.get("benchmarks"), list)
-            and "machine_info" in payload and "datetime" in payload)
+    return (
+        isinstance(payload, dict)
+        and isinstance(payload.get("benchmarks"), list)
+        and "machine_info" in payload
+        and "datetime" in payload
+    )
 
 
 def _samples_ns(stats: dict) -> list[float]:
@@ -30,9 +35,13 @@ def rows_from_pytest_benchmark(payload: dict, source: str) -> pd.DataFrame:
     commit = payload.get("commit_info") or {}
     machine = payload.get("machine_info") or {}
     digest = hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:8]
-    meta = {"run_id": f"pytest-benchmark-{payload['datetime']}-{digest}",
-            "time": payload["datetime"], "git_commit": str(commit.get("id", ""))[:12],
-            "host": machine.get("node", ""), "device_name": (machine.get("cpu") or {}).get("brand_raw", "")}
+    meta = {
+        "run_id": f"pytest-benchmark-{payload['datetime']}-{digest}",
+        "time": payload["datetime"],
+        "git_commit": str(commit.get("id", ""))[:12],
+        "host": machine.get("node", ""),
+        "device_name": (machine.get("cpu") or {}).get("brand_raw", ""),
+    }
     rows = []
     for bench in payload["benchmarks"]:
         labels = {**(bench.get("params") or {}), **(bench.get("extra_info") or {})}
@@ -40,7 +49,14 @@ def rows_from_pytest_benchmark(payload: dict, source: str) -> pd.DataFrame:
         cell["device"] = cell["device"] or "cpu"
         cell["sut"] = cell["sut"] or "pytest-benchmark"
         cell["backend"] = cell["backend"] or bench["name"]
-        rows.append({**cell, "name": bench["name"], "group": bench.get("group"),
-                     "fullname": bench.get("fullname"), "rounds": bench["stats"].get("rounds"),
-                     "samples_ns": _samples_ns(bench["stats"])})
+        rows.append(
+            {
+                **cell,
+                "name": bench["name"],
+                "group": bench.get("group"),
+                "fullname": bench.get("fullname"),
+                "rounds": bench["stats"].get("rounds"),
+                "samples_ns": _samples_ns(bench["stats"]),
+            }
+        )
     return stamped(records_frame("pytest-benchmark", rows), "pytest-benchmark", meta, writer=source)

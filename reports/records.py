@@ -4,6 +4,7 @@ Every writer (`kvh run`, `kvh bench`, `kvh mutants`, `kvh cp`) and the pytest-be
 go through `records_frame` and `stamped`, so columns are validated against reports/schema.py
 and metadata is filled the same way everywhere.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -19,8 +20,14 @@ from reports.schema import META_COLUMNS, kind_of, validate_columns, validate_row
 
 def git_commit(cwd: Path | None = None) -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=cwd, text=True,
-                              capture_output=True, timeout=5, check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"],
+            cwd=cwd,
+            text=True,
+            capture_output=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 
@@ -43,7 +50,8 @@ def normalise_outcomes(frame: pd.DataFrame) -> pd.DataFrame:
     """Legacy outcome spellings ("findings") in today's vocabulary (reports/outcome.py)."""
     if "outcome" in frame.columns:
         frame["outcome"] = frame["outcome"].map(
-            lambda value: normalised(value) if isinstance(value, str) else value)
+            lambda value: normalised(value) if isinstance(value, str) else value
+        )
     return frame
 
 

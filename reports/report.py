@@ -1,6 +1,7 @@
 """What `kvh report` decides, gathered once: the latest checks and their findings, the
 regression table, the benchmark rows to chart, the capability matrix, and the verdict.
 The HTML dashboard and the Markdown summary only render this."""
+
 from __future__ import annotations
 
 import glob
@@ -31,11 +32,11 @@ MATRIX_FILE = "capabilities.json"
 class Report:
     results_dir: Path
     settings: GateSettings
-    checks: pd.DataFrame                 # newest row of every check cell
-    findings: pd.DataFrame               # those rows with outcome "finding", with a repro link
-    gate: pd.DataFrame                   # reports.gate.regression_table
-    bench: pd.DataFrame                  # bench rows of each cell's latest run
-    matrix: Optional[Any]                # the capability matrix JSON, or None
+    checks: pd.DataFrame  # newest row of every check cell
+    findings: pd.DataFrame  # those rows with outcome "finding", with a repro link
+    gate: pd.DataFrame  # reports.gate.regression_table
+    bench: pd.DataFrame  # bench rows of each cell's latest run
+    matrix: Optional[Any]  # the capability matrix JSON, or None
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -53,10 +54,12 @@ class Report:
         checks = len(self.checks)
         passed = int((self.checks["outcome"] == Outcome.PASS).sum()) if checks else 0
         head = "FAIL" if self.failed else "PASS"
-        return (f"{head}: {len(self.findings)} correctness findings in {checks} checks ({passed} "
-                f"passed); {self.count('regression')} throughput regressions, "
-                f"{self.count('improvement')} improvements, {self.count('noisy')} noisy, "
-                f"{self.count('unchanged')} unchanged, {self.count('new')} new cells")
+        return (
+            f"{head}: {len(self.findings)} correctness findings in {checks} checks ({passed} "
+            f"passed); {self.count('regression')} throughput regressions, "
+            f"{self.count('improvement')} improvements, {self.count('noisy')} noisy, "
+            f"{self.count('unchanged')} unchanged, {self.count('new')} new cells"
+        )
 
 
 def _repro_link(row: pd.Series, results_dir: Path, out_dir: Path) -> str:
@@ -65,7 +68,9 @@ def _repro_link(row: pd.Series, results_dir: Path, out_dir: Path) -> str:
     if isinstance(recorded, str) and recorded:
         path = results_dir / recorded
     else:
-        prefix = "-".join(str(row.get(c, "")) for c in ("pool", "dtype", "backend", "era", "engine", "scenario"))
+        prefix = "-".join(
+            str(row.get(c, "")) for c in ("pool", "dtype", "backend", "era", "engine", "scenario")
+        )
         prefix = prefix.replace("/", "_").replace(":", "_") + "-"
         matches = sorted(results_dir.rglob(f"repros/{glob.escape(prefix)}*.json"))
         if not matches:
@@ -99,7 +104,19 @@ def build_report(store: Store, results_dir: Path, out_dir: Path, settings: GateS
     bench = latest_rows(cell_rows([store.of("bench")]), ["cell"])
     findings = _findings(checks, bench)
     if not findings.empty:
-        findings["repro_link"] = [_repro_link(row, results_dir, out_dir) for _, row in findings.iterrows()]
-    gate = regression_table(timing_rows([store.of("bench"), store.of("pytest-benchmark")]), settings)
-    return Report(results_dir=results_dir, settings=settings, checks=checks, findings=findings,
-                  gate=gate, bench=bench, matrix=_matrix(results_dir, warnings), warnings=warnings)
+        findings["repro_link"] = [
+            _repro_link(row, results_dir, out_dir) for _, row in findings.iterrows()
+        ]
+    gate = regression_table(
+        timing_rows([store.of("bench"), store.of("pytest-benchmark")]), settings
+    )
+    return Report(
+        results_dir=results_dir,
+        settings=settings,
+        checks=checks,
+        findings=findings,
+        gate=gate,
+        bench=bench,
+        matrix=_matrix(results_dir, warnings),
+        warnings=warnings,
+    )

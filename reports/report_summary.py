@@ -1,4 +1,5 @@
 """The short Markdown summary of `kvh report` for CI job pages: the verdict first."""
+
 from __future__ import annotations
 
 from reports.report import Report
@@ -13,16 +14,33 @@ def _lines(items: list[str]) -> list[str]:
 
 def report_markdown(report: Report, dashboard: str) -> str:
     parts = [f"**{report.verdict()}**", ""]
-    regressions = [f"`{r['cell']}`: {r['ratio']:.2f}x slower median (p={r['p_value']:.2g}, "
-                   f"run {r['latest_run']})" for _, r in report.regressions.iterrows()]
-    findings = [f"`{r['pool']} {r['dtype']} {r['backend']}:{r.get('mode', '')} {r['era']}/{r['engine']} "
-                f"{r.get('scenario', '')}`: "
-                f"{r['detail'] if isinstance(r.get('detail'), str) and r['detail'] else 'findings'}" + (f" (repro: `{r['repro_link']}`)" if r.get("repro_link") else "")
-                for _, r in report.findings.iterrows()]
-    noisy = [f"`{r['cell']}` (robust CV {r['cv']:.0%})" for _, r in report.gate.iterrows()
-             if r["status"] == "noisy"] if not report.gate.empty else []
-    for title, items in (("Regressions", regressions), ("Correctness findings", findings),
-                         ("Noisy cells (not judged)", noisy), ("Skipped files", report.warnings)):
+    regressions = [
+        f"`{r['cell']}`: {r['ratio']:.2f}x slower median (p={r['p_value']:.2g}, "
+        f"run {r['latest_run']})"
+        for _, r in report.regressions.iterrows()
+    ]
+    findings = [
+        f"`{r['pool']} {r['dtype']} {r['backend']}:{r.get('mode', '')} {r['era']}/{r['engine']} "
+        f"{r.get('scenario', '')}`: "
+        f"{r['detail'] if isinstance(r.get('detail'), str) and r['detail'] else 'findings'}"
+        + (f" (repro: `{r['repro_link']}`)" if r.get("repro_link") else "")
+        for _, r in report.findings.iterrows()
+    ]
+    noisy = (
+        [
+            f"`{r['cell']}` (robust CV {r['cv']:.0%})"
+            for _, r in report.gate.iterrows()
+            if r["status"] == "noisy"
+        ]
+        if not report.gate.empty
+        else []
+    )
+    for title, items in (
+        ("Regressions", regressions),
+        ("Correctness findings", findings),
+        ("Noisy cells (not judged)", noisy),
+        ("Skipped files", report.warnings),
+    ):
         if items:
             parts += [f"## {title}", "", *_lines(items), ""]
     parts.append(f"Dashboard: `{dashboard}` (baseline {report.settings.baseline}).")

@@ -1,6 +1,7 @@
 """The results store's schema, as data: metadata columns every file carries, and one versioned
 column set per record kind. This is the only list of columns: row builders import it and are
 validated against it. docs/reports.md documents the same tables for readers."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -11,8 +12,20 @@ STORE_VERSION = 1
 
 # Columns stamped on every row by `reports.store.append`, from the run metadata.
 META_COLUMNS = (
-    "kind", "kind_version", "run_id", "time", "git_commit", "host", "device", "device_name",
-    "torch_version", "triton_version", "sut_version", "profile", "seed", "writer",
+    "kind",
+    "kind_version",
+    "run_id",
+    "time",
+    "git_commit",
+    "host",
+    "device",
+    "device_name",
+    "torch_version",
+    "triton_version",
+    "sut_version",
+    "profile",
+    "seed",
+    "writer",
 )
 # Added by `reports.store.load`: the file a row was read from.
 READ_COLUMNS = ("source",)
@@ -24,9 +37,28 @@ CELL_DETAIL_COLUMNS = ("mode", "cache")
 
 # `kvh run --out` before the store existed wrote these columns, without kvh metadata.
 LEGACY_CHECK_COLUMNS = (
-    "schema_version", "run_id", "time", "git_commit", "host", "device", "sut", "backend", "mode",
-    "pool", "era", "engine", "dtype", "scenario", "tokens", "outcome", "findings", "divergence",
-    "divergence_pr", "write_ns", "bytes_moved", "seed",
+    "schema_version",
+    "run_id",
+    "time",
+    "git_commit",
+    "host",
+    "device",
+    "sut",
+    "backend",
+    "mode",
+    "pool",
+    "era",
+    "engine",
+    "dtype",
+    "scenario",
+    "tokens",
+    "outcome",
+    "findings",
+    "divergence",
+    "divergence_pr",
+    "write_ns",
+    "bytes_moved",
+    "seed",
 )
 
 
@@ -47,47 +79,102 @@ class RecordKind:
         return self.required + tuple(c for c in self.optional if c not in self.required)
 
 
-KINDS: dict[str, RecordKind] = {kind.name: kind for kind in (
-    RecordKind(
-        # Version 2: outcome "finding" (version 1 wrote "findings"; read back as "finding").
-        "check", 2,
-        required=("backend", "pool", "dtype", "sut", "engine", "era", "scenario", "outcome"),
-        optional=("mode", "tokens", "findings", "divergence", "divergence_pr",
-                  "divergence_evidence", "write_ns", "bytes_moved", "detail", "repro"),
-        description="one row per (scenario, candidate) of `kvh run` and `kvh cp`, and one per "
-                    "(scenario, era) of the era table (sut `model`); outcome is pass, finding, "
-                    "known_divergence, both_raised, skipped or unexplored; findings counts them; "
-                    "divergence names the declared divergences a row reproduced, with their PR "
-                    "or, where none names the change, their evidence; detail is the first "
-                    "finding or the skip reason; repro is the repro file's path relative to the "
-                    "results directory"),
-    RecordKind(
-        "bench", 1,
-        required=CELL_COLUMNS + ("samples_ns",),
-        optional=CELL_DETAIL_COLUMNS + (
-            "layers", "timer", "outcome", "error", "samples", "median_ns", "p10_ns", "p90_ns", "cv",
-            "mad_cv", "tokens_per_s", "bytes_moved", "gbps", "copy_median_ns", "peak_gbps",
-            "roofline_fraction", "api_baseline_era", "api_overhead_ratio", "api_overhead_ci_low",
-            "api_overhead_ci_high", "threads", "load_avg_1m", "passes"),
-        description="one row per timed cell and cache state of `kvh bench`; samples_ns is the list "
-                    "of raw per-write times in nanoseconds; outcome is measured, finding or error, "
-                    "and error says why a cell has no numbers"),
-    RecordKind(
-        "mutants", 1,
-        required=("mutant", "fault", "outcome"),
-        optional=("era", "pools", "dtypes", "backends", "models", "call_site", "oracle",
-                  "examples_to_kill", "examples", "seconds", "killed_by", "detail", "repro"),
-        description="one row per catalogued mutant of `kvh mutants`; outcome is killed, survived, "
-                    "survived (budget exhausted) or equivalent; examples_to_kill counts the "
-                    "scenarios judged up to and including the killing one (docs/mutants.md)"),
-    RecordKind(
-        "pytest-benchmark", 1,
-        required=("name", "samples_ns"),
-        optional=CELL_COLUMNS + CELL_DETAIL_COLUMNS + ("group", "fullname", "rounds"),
-        description="one row per benchmark of a pytest-benchmark JSON file (run it with "
-                    "--benchmark-save-data so raw samples are kept); cell columns come from the "
-                    "benchmark's params or extra_info when present"),
-)}
+KINDS: dict[str, RecordKind] = {
+    kind.name: kind
+    for kind in (
+        RecordKind(
+            # Version 2: outcome "finding" (version 1 wrote "findings"; read back as "finding").
+            "check",
+            2,
+            required=("backend", "pool", "dtype", "sut", "engine", "era", "scenario", "outcome"),
+            optional=(
+                "mode",
+                "tokens",
+                "findings",
+                "divergence",
+                "divergence_pr",
+                "divergence_evidence",
+                "write_ns",
+                "bytes_moved",
+                "detail",
+                "repro",
+            ),
+            description="one row per (scenario, candidate) of `kvh run` and `kvh cp`, and one per "
+            "(scenario, era) of the era table (sut `model`); outcome is pass, finding, "
+            "known_divergence, both_raised, skipped or unexplored; findings counts them; "
+            "divergence names the declared divergences a row reproduced, with their PR "
+            "or, where none names the change, their evidence; detail is the first "
+            "finding or the skip reason; repro is the repro file's path relative to the "
+            "results directory",
+        ),
+        RecordKind(
+            "bench",
+            1,
+            required=CELL_COLUMNS + ("samples_ns",),
+            optional=CELL_DETAIL_COLUMNS
+            + (
+                "layers",
+                "timer",
+                "outcome",
+                "error",
+                "samples",
+                "median_ns",
+                "p10_ns",
+                "p90_ns",
+                "cv",
+                "mad_cv",
+                "tokens_per_s",
+                "bytes_moved",
+                "gbps",
+                "copy_median_ns",
+                "peak_gbps",
+                "roofline_fraction",
+                "api_baseline_era",
+                "api_overhead_ratio",
+                "api_overhead_ci_low",
+                "api_overhead_ci_high",
+                "threads",
+                "load_avg_1m",
+                "passes",
+            ),
+            description="one row per timed cell and cache state of `kvh bench`; samples_ns is the list "
+            "of raw per-write times in nanoseconds; outcome is measured, finding or error, "
+            "and error says why a cell has no numbers",
+        ),
+        RecordKind(
+            "mutants",
+            1,
+            required=("mutant", "fault", "outcome"),
+            optional=(
+                "era",
+                "pools",
+                "dtypes",
+                "backends",
+                "models",
+                "call_site",
+                "oracle",
+                "examples_to_kill",
+                "examples",
+                "seconds",
+                "killed_by",
+                "detail",
+                "repro",
+            ),
+            description="one row per catalogued mutant of `kvh mutants`; outcome is killed, survived, "
+            "survived (budget exhausted) or equivalent; examples_to_kill counts the "
+            "scenarios judged up to and including the killing one (docs/mutants.md)",
+        ),
+        RecordKind(
+            "pytest-benchmark",
+            1,
+            required=("name", "samples_ns"),
+            optional=CELL_COLUMNS + CELL_DETAIL_COLUMNS + ("group", "fullname", "rounds"),
+            description="one row per benchmark of a pytest-benchmark JSON file (run it with "
+            "--benchmark-save-data so raw samples are kept); cell columns come from the "
+            "benchmark's params or extra_info when present",
+        ),
+    )
+}
 
 
 def kind_of(name: str) -> RecordKind:
@@ -96,17 +183,22 @@ def kind_of(name: str) -> RecordKind:
     return KINDS[name]
 
 
-def validate_columns(kind: str, columns: Iterable[str],
-                     stamped: Iterable[str] = META_COLUMNS) -> RecordKind:
+def validate_columns(
+    kind: str, columns: Iterable[str], stamped: Iterable[str] = META_COLUMNS
+) -> RecordKind:
     """The kind, when `columns` fit it: each declared by the kind or metadata, and every required
     one present or among `stamped` (what the store fills in from the run's metadata)."""
     spec, columns = kind_of(kind), [str(column) for column in columns]
     allowed = set(spec.columns) | set(META_COLUMNS) | set(READ_COLUMNS)
     unknown = sorted(column for column in columns if column not in allowed)
     if unknown:
-        raise SchemaError(f"{kind} records carry columns the schema does not declare: {unknown} "
-                          f"(declare them in reports/schema.py)")
-    missing = [column for column in spec.required if column not in columns and column not in stamped]
+        raise SchemaError(
+            f"{kind} records carry columns the schema does not declare: {unknown} "
+            f"(declare them in reports/schema.py)"
+        )
+    missing = [
+        column for column in spec.required if column not in columns and column not in stamped
+    ]
     if missing:
         raise SchemaError(f"{kind} records lack required columns {missing}")
     return spec

@@ -1,4 +1,5 @@
 """Statistics for the regression gate: the rank test from scipy, the spreads on numpy."""
+
 from __future__ import annotations
 
 import math

@@ -4,6 +4,7 @@
 workers, two CI jobs on one folder) never clobber each other; nothing is ever rewritten.
 `load` reads every file back, skipping a corrupt or foreign file with a warning.
 """
+
 from __future__ import annotations
 
 import importlib.metadata
@@ -57,15 +58,27 @@ def device_name(device: str) -> str:
         return device
 
 
-def run_meta(device: str, seed: int, profile: str = "default", sut_version: str = "",
-             run_id: Optional[str] = None) -> dict:
+def run_meta(
+    device: str,
+    seed: int,
+    profile: str = "default",
+    sut_version: str = "",
+    run_id: Optional[str] = None,
+) -> dict:
     """Metadata of one run, stamped on every row it appends to the store."""
-    return {"run_id": run_id or new_run_id(),
-            "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "git_commit": git_commit(Path(__file__).parent), "host": platform.node(), "device": device,
-            "device_name": device_name(device), "torch_version": _version("torch"),
-            "triton_version": _version("triton"), "sut_version": sut_version,
-            "profile": profile, "seed": seed}
+    return {
+        "run_id": run_id or new_run_id(),
+        "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "git_commit": git_commit(Path(__file__).parent),
+        "host": platform.node(),
+        "device": device,
+        "device_name": device_name(device),
+        "torch_version": _version("torch"),
+        "triton_version": _version("triton"),
+        "sut_version": sut_version,
+        "profile": profile,
+        "seed": seed,
+    }
 
 
 def _writer() -> str:
@@ -85,10 +98,16 @@ def append(results_dir: Path, frame: pd.DataFrame, kind: str, meta: dict) -> Pat
         raise ValueError("meta needs run_id and time (see reports.store.run_meta)")
     frame = stamped(frame, kind, meta, _writer())
     table = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False)
-    header = {"format": STORE_FORMAT, "version": STORE_VERSION, "kind": kind,
-              "kind_version": spec.version, "meta": {k: str(v) for k, v in meta.items()}}
-    table = table.replace_schema_metadata({**(table.schema.metadata or {}),
-                                           METADATA_KEY: json.dumps(header).encode()})
+    header = {
+        "format": STORE_FORMAT,
+        "version": STORE_VERSION,
+        "kind": kind,
+        "kind_version": spec.version,
+        "meta": {k: str(v) for k, v in meta.items()},
+    }
+    table = table.replace_schema_metadata(
+        {**(table.schema.metadata or {}), METADATA_KEY: json.dumps(header).encode()}
+    )
     path = Path(results_dir) / _file_name(kind, meta)
     return write_atomic(path, lambda temp: pq.write_table(table, temp))
 
@@ -96,6 +115,7 @@ def append(results_dir: Path, frame: pd.DataFrame, kind: str, meta: dict) -> Pat
 @dataclass
 class Store:
     """Every readable record of a results folder, one frame per kind, and what was skipped."""
+
     frames: dict[str, pd.DataFrame] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -116,8 +136,10 @@ def _read_parquet(path: Path) -> tuple[str, pd.DataFrame]:
     if header.get("format") != STORE_FORMAT or header.get("kind") not in KINDS:
         raise ValueError(f"unknown format or kind {header.get('format')}/{header.get('kind')}")
     if int(header.get("kind_version", 0)) > KINDS[header["kind"]].version:
-        raise ValueError(f"{header['kind']} version {header['kind_version']} is newer than this "
-                         f"kvh reads ({KINDS[header['kind']].version})")
+        raise ValueError(
+            f"{header['kind']} version {header['kind_version']} is newer than this "
+            f"kvh reads ({KINDS[header['kind']].version})"
+        )
     return header["kind"], normalise_outcomes(frame)
 
 
@@ -134,7 +156,8 @@ def load(results_dir: Path) -> Store:
     """Read every results file under `results_dir`; a file that cannot be read is a warning."""
     store, parts = Store(), {}
     files = sorted(Path(results_dir).rglob("*.parquet")) + sorted(
-        p for p in Path(results_dir).rglob("*.json") if p.name not in NOT_RESULTS_JSON)
+        p for p in Path(results_dir).rglob("*.json") if p.name not in NOT_RESULTS_JSON
+    )
     for path in files:
         if path.name.startswith("."):
             continue  # a temp file of a write in progress
@@ -150,4 +173,3 @@ def load(results_dir: Path) -> Store:
         frame["time"] = pd.to_datetime(frame["time"], utc=True, errors="coerce", format="mixed")
         store.frames[kind] = frame
     return store
-

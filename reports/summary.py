@@ -1,4 +1,5 @@
 """The run summary: a pool x dtype by era/engine table of checks passed / findings, verdict first."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -11,8 +12,14 @@ from reports.outcome import Outcome, normalised
 
 NO_CHECKS = "(no checks)"
 # The outcomes a check row can have, in the order the counts are printed.
-CHECK_OUTCOMES = (Outcome.PASS, Outcome.FINDING, Outcome.KNOWN_DIVERGENCE, Outcome.BOTH_RAISED,
-                  Outcome.SKIPPED, Outcome.UNEXPLORED)
+CHECK_OUTCOMES = (
+    Outcome.PASS,
+    Outcome.FINDING,
+    Outcome.KNOWN_DIVERGENCE,
+    Outcome.BOTH_RAISED,
+    Outcome.SKIPPED,
+    Outcome.UNEXPLORED,
+)
 
 
 def counts(outcomes: Iterable[str]) -> dict[Outcome, int]:
@@ -25,10 +32,12 @@ def counts_line(outcomes: Iterable[str]) -> str:
     """The one wording of the counts: the progress lines and the verdict print the same."""
     outcomes = list(outcomes)
     tally = counts(outcomes)
-    return (f"{len(outcomes)} checks: {tally[Outcome.PASS]} passed, {tally[Outcome.FINDING]} with "
-            f"findings, {tally[Outcome.KNOWN_DIVERGENCE]} known divergences, "
-            f"{tally[Outcome.BOTH_RAISED]} both raised, {tally[Outcome.SKIPPED]} skipped, "
-            f"{tally[Outcome.UNEXPLORED]} unexplored")
+    return (
+        f"{len(outcomes)} checks: {tally[Outcome.PASS]} passed, {tally[Outcome.FINDING]} with "
+        f"findings, {tally[Outcome.KNOWN_DIVERGENCE]} known divergences, "
+        f"{tally[Outcome.BOTH_RAISED]} both raised, {tally[Outcome.SKIPPED]} skipped, "
+        f"{tally[Outcome.UNEXPLORED]} unexplored"
+    )
 
 
 def column_of(row: pd.Series) -> str:
@@ -48,8 +57,10 @@ def _counts(frame: pd.DataFrame) -> tuple[int, int, int, int]:
     """Checks passed, with a finding, explained by a known divergence, and skipped. A row may
     still say "findings" until every writer speaks the one vocabulary (reports/outcome.py)."""
     outcomes = frame["outcome"].map(normalised)
-    return tuple(int((outcomes == outcome).sum()) for outcome in (
-        Outcome.PASS, Outcome.FINDING, Outcome.KNOWN_DIVERGENCE, Outcome.SKIPPED))
+    return tuple(
+        int((outcomes == outcome).sum())
+        for outcome in (Outcome.PASS, Outcome.FINDING, Outcome.KNOWN_DIVERGENCE, Outcome.SKIPPED)
+    )
 
 
 def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -58,7 +69,9 @@ def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         return pd.DataFrame()
     frame = frame.assign(column=frame.apply(column_of, axis=1))
-    table = frame.groupby(["pool", "dtype", "column"], sort=False).apply(_cell, include_groups=False)
+    table = frame.groupby(["pool", "dtype", "column"], sort=False).apply(
+        _cell, include_groups=False
+    )
     table = table.unstack("column").fillna("")
     table.columns.name = None
     return table.reset_index()
@@ -78,16 +91,32 @@ def verdict(frame: pd.DataFrame, model_outcomes: Iterable[str] = ()) -> str:
     return f"{head}: {counts_line(outcomes)}{against_model}"
 
 
-def summary_markdown(frame: pd.DataFrame, meta: dict, finding_lines: list[str],
-                     divergence_lines: list[str], skip_lines: list[str],
-                     model_outcomes: Iterable[str] = ()) -> str:
-    parts = [f"# kvh run {meta['run_id']}", "", f"**{verdict(frame, model_outcomes)}**", "",
-             f"commit `{meta['git_commit']}`, host `{meta['host']}`, device `{meta['device']}`, "
-             f"seed {meta['seed']}", "",
-             "Cells: checks passed / with findings (+ known divergences), one check = one "
-             "scenario through one backend call site.", "", summary_markdown_table(frame)]
-    for title, lines in (("Findings", finding_lines), ("Known divergences", divergence_lines),
-                         ("Skipped", skip_lines)):
+def summary_markdown(
+    frame: pd.DataFrame,
+    meta: dict,
+    finding_lines: list[str],
+    divergence_lines: list[str],
+    skip_lines: list[str],
+    model_outcomes: Iterable[str] = (),
+) -> str:
+    parts = [
+        f"# kvh run {meta['run_id']}",
+        "",
+        f"**{verdict(frame, model_outcomes)}**",
+        "",
+        f"commit `{meta['git_commit']}`, host `{meta['host']}`, device `{meta['device']}`, "
+        f"seed {meta['seed']}",
+        "",
+        "Cells: checks passed / with findings (+ known divergences), one check = one "
+        "scenario through one backend call site.",
+        "",
+        summary_markdown_table(frame),
+    ]
+    for title, lines in (
+        ("Findings", finding_lines),
+        ("Known divergences", divergence_lines),
+        ("Skipped", skip_lines),
+    ):
         if lines:
             parts += ["", f"## {title}", "", *[f"- {line}" for line in lines]]
     return "\n".join(parts) + "\n"

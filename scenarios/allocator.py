@@ -3,6 +3,7 @@
 Page 0 is never handed out (slot 0 is the padding sink); a request gets whole pages, its last
 page possibly partial; the SWA allocator maps only the window's tail, the rest to 0.
 """
+
 from __future__ import annotations
 
 import random
@@ -16,8 +17,9 @@ def allocate(rng: random.Random, size: int, page_size: int, tokens: int) -> list
     return slots[:tokens]
 
 
-def swa_mapping(rng: random.Random, size: int, page_size: int, size_swa: int,
-                full_slots: list[int], window: int) -> list[int]:
+def swa_mapping(
+    rng: random.Random, size: int, page_size: int, size_swa: int, full_slots: list[int], window: int
+) -> list[int]:
     """full_to_swa mapping of size + page_size entries: the last `window` of `full_slots` get
     SWA slots from the SWA allocator, every other entry is 0 (unmapped, the sink)."""
     mapping = [0] * (size + page_size)

@@ -5,6 +5,7 @@ narrowed forward (the PR #29460 shape), int32 locs at page size 64, and a scaled
 input dtype differs from the pool dtype (in-place division, fp8 cast); then a small two-layer set
 (every scale kind, narrowing, decode steps, cross-attention) that the backends run.
 """
+
 from __future__ import annotations
 
 import random
@@ -18,26 +19,45 @@ from scenarios.model import MLA_POOL_KINDS, Forward, Geometry, Scale, Scenario
 def geometry(pool: str, dtype: str, page_size: int = 16, size: int = 256) -> Geometry:
     layer_num = 4
     swa_layer_ids = [1, 3] if pool.startswith("swa_") else []
-    common = dict(pool=pool, dtype=dtype, size=size, page_size=page_size, layer_num=layer_num,
-                  swa_layer_ids=swa_layer_ids, size_swa=size // 2 if swa_layer_ids else 0)
-    if pool in MLA_POOL_KINDS:   # rank and rope are FP4 block (16) multiples
+    common = dict(
+        pool=pool,
+        dtype=dtype,
+        size=size,
+        page_size=page_size,
+        layer_num=layer_num,
+        swa_layer_ids=swa_layer_ids,
+        size_swa=size // 2 if swa_layer_ids else 0,
+    )
+    if pool in MLA_POOL_KINDS:  # rank and rope are FP4 block (16) multiples
         return Geometry(kv_lora_rank=64, qk_rope_head_dim=16, **common)
-    if pool in ("mha_fp4", "mha_aiter5d"):   # FP4: v_head_dim == head_dim; 5-D: dims % X (8 for bf16)
+    if pool in (
+        "mha_fp4",
+        "mha_aiter5d",
+    ):  # FP4: v_head_dim == head_dim; 5-D: dims % X (8 for bf16)
         return Geometry(head_num=2, head_dim=32, **common)
-    if pool == "mha_hnd":   # page_size == head_num: a swapped (head, offset) index shows
+    if pool == "mha_hnd":  # page_size == head_num: a swapped (head, offset) index shows
         return Geometry(head_num=page_size, head_dim=16, v_head_dim=8, **common)
     return Geometry(head_num=2, head_dim=32, v_head_dim=16, **common)
 
 
-def _scenario(rng: random.Random, g: Geometry, forwards: list[Forward], name: str,
-              seed: int, **fields) -> Scenario:
+def _scenario(
+    rng: random.Random, g: Geometry, forwards: list[Forward], name: str, seed: int, **fields
+) -> Scenario:
     mapping = None
     if g.is_swa:
         written = sorted({slot for f in forwards for slot in f.loc if slot})
-        mapping = swa_mapping(rng, g.size, g.page_size, g.size_swa, written,
-                              window=min(len(written), g.size_swa // 2))
-    return Scenario(geometry=g, forwards=forwards, seed=seed, mapping=mapping, name=name,
-                    stray_swa_loc=not g.is_swa, **fields)
+        mapping = swa_mapping(
+            rng, g.size, g.page_size, g.size_swa, written, window=min(len(written), g.size_swa // 2)
+        )
+    return Scenario(
+        geometry=g,
+        forwards=forwards,
+        seed=seed,
+        mapping=mapping,
+        name=name,
+        stray_swa_loc=not g.is_swa,
+        **fields,
+    )
 
 
 def default_scenarios(pool: str, dtype: str, seed: int) -> list[Scenario]:
@@ -55,37 +75,96 @@ def default_scenarios(pool: str, dtype: str, seed: int) -> list[Scenario]:
         _scenario(rng, g, [Forward([slot]) for slot in decode], "decode", seed + 1),
         _scenario(rng, g, [Forward(padded, narrow=9)], "padded-narrowed", seed + 2),
         _scenario(rng, g64, [Forward(wide)], "int32-page64", seed + 3, loc_dtype="int32"),
-        _scenario(rng, g, [Forward(prefill[:24])], "scaled-float", seed + 4,
-                  input_dtype=scaled_input, k_scale=Scale("float", 0.5), v_scale=Scale("float", 2.0)),
-        _scenario(rng, g, [Forward(prefill[:24])], "scaled-tensor", seed + 5,
-                  input_dtype=scaled_input, k_scale=Scale("tensor", 0.3), v_scale=Scale("param", 1.7)),
+        _scenario(
+            rng,
+            g,
+            [Forward(prefill[:24])],
+            "scaled-float",
+            seed + 4,
+            input_dtype=scaled_input,
+            k_scale=Scale("float", 0.5),
+            v_scale=Scale("float", 2.0),
+        ),
+        _scenario(
+            rng,
+            g,
+            [Forward(prefill[:24])],
+            "scaled-tensor",
+            seed + 5,
+            input_dtype=scaled_input,
+            k_scale=Scale("tensor", 0.3),
+            v_scale=Scale("param", 1.7),
+        ),
     ] + _small(rng, pool, dtype, seed + 6, scaled_input)
 
 
-def _small(rng: random.Random, pool: str, dtype: str, seed: int, scaled_input: str) -> list[Scenario]:
+def _small(
+    rng: random.Random, pool: str, dtype: str, seed: int, scaled_input: str
+) -> list[Scenario]:
     """Two layers (layer 1 is the SWA layer) and 64 slots, cheap enough for ~14 backends x modes
     (the backends' focus, backends/focus.py FOCUS): scale kinds (tensor, parameter, none,
     float) on a differing input dtype, narrowing, decode steps and cross-attention."""
-    g = replace(geometry(pool, dtype, size=64), layer_num=2,
-                swa_layer_ids=[1] if pool.startswith("swa_") else [])
+    g = replace(
+        geometry(pool, dtype, size=64),
+        layer_num=2,
+        swa_layer_ids=[1] if pool.startswith("swa_") else [],
+    )
     tokens = allocate(rng, g.size, g.page_size, 20)
     decode = allocate(rng, g.size, g.page_size, 3)
     scenarios = [
-        _scenario(rng, g, [Forward(tokens)], "small-scaled", seed, input_dtype=scaled_input,
-                  k_scale=Scale("tensor", 0.3), v_scale=Scale("param", 1.7)),
-        _scenario(rng, g, [Forward(tokens[:12])], "small-param-none", seed + 1,
-                  input_dtype=scaled_input, k_scale=Scale("param", 0.25), v_scale=Scale("none")),
+        _scenario(
+            rng,
+            g,
+            [Forward(tokens)],
+            "small-scaled",
+            seed,
+            input_dtype=scaled_input,
+            k_scale=Scale("tensor", 0.3),
+            v_scale=Scale("param", 1.7),
+        ),
+        _scenario(
+            rng,
+            g,
+            [Forward(tokens[:12])],
+            "small-param-none",
+            seed + 1,
+            input_dtype=scaled_input,
+            k_scale=Scale("param", 0.25),
+            v_scale=Scale("none"),
+        ),
         _scenario(rng, g, [Forward(tokens[:9] + [0] * 7, narrow=9)], "small-narrowed", seed + 2),
-        _scenario(rng, g, [Forward([slot]) for slot in decode], "small-decode", seed + 3,
-                  input_dtype=scaled_input, k_scale=Scale("float", 0.5), v_scale=Scale("float", 2.0)),
+        _scenario(
+            rng,
+            g,
+            [Forward([slot]) for slot in decode],
+            "small-decode",
+            seed + 3,
+            input_dtype=scaled_input,
+            k_scale=Scale("float", 0.5),
+            v_scale=Scale("float", 2.0),
+        ),
     ]
-    if not g.is_mla:   # MLA models have no cross-attention
+    if not g.is_mla:  # MLA models have no cross-attention
         # Layer 0 (a full-attention layer on SWA pools) writes at the encoder loc.
         slots = allocate(rng, g.size, g.page_size, 20)
-        scenarios.append(_scenario(rng, g, [Forward(slots[:10], encoder_loc=slots[10:], cross_layers=[0])],
-                                   "small-cross", seed + 4, k_scale=Scale("float", 1.0),
-                                   v_scale=Scale("float", 1.0)))
+        scenarios.append(
+            _scenario(
+                rng,
+                g,
+                [Forward(slots[:10], encoder_loc=slots[10:], cross_layers=[0])],
+                "small-cross",
+                seed + 4,
+                k_scale=Scale("float", 1.0),
+                v_scale=Scale("float", 1.0),
+            )
+        )
     return scenarios
+
+
+def _random_scale(rng: random.Random) -> Scale:
+    return Scale(
+        rng.choice(("none", "float", "tensor", "param")), rng.choice((0.25, 0.5, 2.0, 3.0))
+    )
 
 
 def random_scenarios(pool: str, dtype: str, seed: int, count: int) -> list[Scenario]:
@@ -101,8 +180,21 @@ def random_scenarios(pool: str, dtype: str, seed: int, count: int) -> list[Scena
             loc = allocate(rng, g.size, g.page_size, tokens)
             padding = rng.choice((0, 0, 3))
             forwards.append(Forward(loc + [0] * padding, narrow=tokens if padding else None))
-        scale = Scale(rng.choice(("none", "float", "tensor", "param")), rng.choice((0.25, 0.5, 2.0, 3.0)))
-        scenarios.append(_scenario(rng, g, forwards, f"random-{index}", seed * 7919 + index,
-                                   input_dtype=rng.choice((None, "fp32")), k_scale=scale,
-                                   v_scale=scale, loc_dtype=rng.choice(("int32", "int64"))))
+        k_scale, v_scale = (
+            _random_scale(rng),
+            _random_scale(rng),
+        )  # independent, as layers have them
+        scenarios.append(
+            _scenario(
+                rng,
+                g,
+                forwards,
+                f"random-{index}",
+                seed * 7919 + index,
+                input_dtype=rng.choice((None, "fp32")),
+                k_scale=k_scale,
+                v_scale=v_scale,
+                loc_dtype=rng.choice(("int32", "int64")),
+            )
+        )
     return scenarios

@@ -6,6 +6,7 @@ choice, so the same code serves both and shrinks the same way. Page 0 is never h
 SWA slots are allocated page-wise for a request's in-window tail only, at the full slot's offset
 in its page; evicted or freed tokens map back to 0.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -17,13 +18,14 @@ from scenarios.model import Forward, Geometry, Remap, Scenario
 @dataclass
 class Request:
     pages: list[int] = field(default_factory=list)
-    length: int = 0                                            # tokens with a slot
-    swa_pages: dict[int, int] = field(default_factory=dict)   # full page -> SWA page
+    length: int = 0  # tokens with a slot
+    swa_pages: dict[int, int] = field(default_factory=dict)  # full page -> SWA page
 
 
 @dataclass
 class View:
     """Where a forward's loc lives: a fresh tensor, or a slice of a persistent storage."""
+
     storage: Optional[int] = None
     offset: int = 0
 
@@ -43,11 +45,17 @@ class PoolLife:
     # -- allocation ---------------------------------------------------------------------------
     def slots(self, rid: int) -> list[int]:
         request, size = self.requests[rid], self.geometry.page_size
-        return [page * size + offset for page in request.pages for offset in range(size)][: request.length]
+        return [page * size + offset for page in request.pages for offset in range(size)][
+            : request.length
+        ]
 
     def room(self, rid: Optional[int] = None) -> int:
         """Tokens a request (or a new one) can still get."""
-        spare = 0 if rid is None else len(self.requests[rid].pages) * self.geometry.page_size - self.requests[rid].length
+        spare = (
+            0
+            if rid is None
+            else len(self.requests[rid].pages) * self.geometry.page_size - self.requests[rid].length
+        )
         return spare + len(self.free_pages) * self.geometry.page_size
 
     def grow(self, rid: int, tokens: int, picks: list[int], window: int) -> list[int]:
@@ -61,7 +69,7 @@ class PoolLife:
             request.pages.append(self.free_pages.pop(pick % len(self.free_pages)))
         request.length += tokens
         self._window(rid, window)
-        return self.slots(rid)[request.length - tokens:]
+        return self.slots(rid)[request.length - tokens :]
 
     def _window(self, rid: int, window: int) -> None:
         """Map the request's last `window` tokens to SWA slots and unmap the rest."""
@@ -69,12 +77,16 @@ class PoolLife:
             return
         request, size = self.requests[rid], self.geometry.page_size
         slots = self.slots(rid)
-        keep = set(slots[max(0, len(slots) - window):]) if window > 0 else set()
+        keep = set(slots[max(0, len(slots) - window) :]) if window > 0 else set()
         for slot in slots:
             page = slot // size
             if slot in keep and page not in request.swa_pages and self.free_swa_pages:
                 request.swa_pages[page] = self.free_swa_pages.pop(0)
-            target = request.swa_pages[page] * size + slot % size if slot in keep and page in request.swa_pages else 0
+            target = (
+                request.swa_pages[page] * size + slot % size
+                if slot in keep and page in request.swa_pages
+                else 0
+            )
             self._set(slot, target)
         for page in [p for p in request.swa_pages if not any(s // size == p for s in keep)]:
             self.free_swa_pages.append(request.swa_pages.pop(page))
@@ -97,9 +109,17 @@ class PoolLife:
         self.storages += 1
         return self.storages - 1
 
-    def forward(self, loc: list[int], *, padding: int = 0, narrow: Optional[int] = None,
-                view: Optional[View] = None, in_place: bool = True, encoder_loc: Optional[list[int]] = None,
-                cross_layers: tuple[int, ...] = ()) -> Forward:
+    def forward(
+        self,
+        loc: list[int],
+        *,
+        padding: int = 0,
+        narrow: Optional[int] = None,
+        view: Optional[View] = None,
+        in_place: bool = True,
+        encoder_loc: Optional[list[int]] = None,
+        cross_layers: tuple[int, ...] = (),
+    ) -> Forward:
         """Record a forward writing `loc` (+ `padding` tokens at slot 0), carrying the mapping
         changes made since the previous forward (before the first, they are the initial mapping)."""
         view = view or View()
@@ -111,14 +131,25 @@ class PoolLife:
         self.pending = {}
         padded = loc + [0] * padding
         encoder = None if encoder_loc is None else encoder_loc + [0] * padding
-        forward = Forward(padded, narrow=narrow, encoder_loc=encoder if cross_layers else None,
-                          cross_layers=list(cross_layers), loc_storage=view.storage,
-                          loc_offset=view.offset, remap=remap)
+        forward = Forward(
+            padded,
+            narrow=narrow,
+            encoder_loc=encoder if cross_layers else None,
+            cross_layers=list(cross_layers),
+            loc_storage=view.storage,
+            loc_offset=view.offset,
+            remap=remap,
+        )
         self.forwards.append(forward)
         return forward
 
     def scenario(self, seed: int, name: str, **fields) -> Scenario:
-        return Scenario(geometry=self.geometry, forwards=list(self.forwards), seed=seed,
-                        mapping=self.initial_mapping, name=name,
-                        stray_swa_loc=not self.geometry.is_swa, **fields)
-
+        return Scenario(
+            geometry=self.geometry,
+            forwards=list(self.forwards),
+            seed=seed,
+            mapping=self.initial_mapping,
+            name=name,
+            stray_swa_loc=not self.geometry.is_swa,
+            **fields,
+        )

@@ -3,8 +3,10 @@
 Values are drawn on CPU from a generator seeded by (seed, forward, layer) and only then moved,
 so the same scenario yields the same bytes everywhere.
 """
+
 from __future__ import annotations
 
+import functools
 from typing import Any, Optional
 
 import torch
@@ -45,8 +47,13 @@ def scale_object(scale: Scale, device: str) -> Any:
     return torch.nn.Parameter(tensor, requires_grad=False)
 
 
-def _draw(generator: torch.Generator, shape: tuple[int, ...], dtype: torch.dtype,
-          values: str, pool_dtype: torch.dtype) -> torch.Tensor:
+def _draw(
+    generator: torch.Generator,
+    shape: tuple[int, ...],
+    dtype: torch.dtype,
+    values: str,
+    pool_dtype: torch.dtype,
+) -> torch.Tensor:
     normal = torch.randn(shape, generator=generator, dtype=torch.float32)
     if values == "extreme":
         # Magnitudes between half and 1.25x the narrower range limit: casts saturate or overflow.
@@ -64,7 +71,7 @@ def _draw(generator: torch.Generator, shape: tuple[int, ...], dtype: torch.dtype
 
 def _special_values(dtype: torch.dtype, pool_dtype: torch.dtype) -> torch.Tensor:
     tiny = [torch.finfo(dtype).smallest_normal / 2]
-    if pool_dtype.itemsize == 1:   # fp8: values in the pool's own subnormal range
+    if pool_dtype.itemsize == 1:  # fp8: values in the pool's own subnormal range
         tiny.append(torch.finfo(pool_dtype).smallest_normal / 2)
     table = [0.0, -0.0, float("inf"), float("-inf"), float("nan")] + tiny + [-t for t in tiny]
     return torch.tensor(table, dtype=torch.float32).to(dtype)
@@ -78,39 +85,80 @@ def _fused(parts: list[torch.Tensor], lead: int, device: str) -> list[torch.Tens
     starts = [lead + sum(widths[:index]) for index in range(len(parts))]
     fused = torch.zeros((rows, lead + sum(widths)), dtype=parts[0].dtype)
     for part, start, width in zip(parts, starts, widths):
-        fused[:, start:start + width] = part.reshape(rows, width)
+        fused[:, start : start + width] = part.reshape(rows, width)
     fused = fused.to(device)
-    return [fused[:, start:start + width].view(part.shape)
-            for part, start, width in zip(parts, starts, widths)]
+    return [
+        fused[:, start : start + width].view(part.shape)
+        for part, start, width in zip(parts, starts, widths)
+    ]
 
 
-def token_tensors(scenario: Scenario, forward_index: int, layer_id: int,
-                  device: str) -> dict[str, Optional[torch.Tensor]]:
-    """The caller's k/v (MHA) or k nope/rope (MLA) for one (forward, layer), `tokens` rows."""
+def token_tensors(
+    scenario: Scenario, forward_index: int, layer_id: int, device: str
+) -> dict[str, Optional[torch.Tensor]]:
+    """The caller's k/v (MHA) or k nope/rope (MLA) for one (forward, layer), `tokens` rows.
+    Every call returns fresh tensors (a pool may divide them in place)."""
     g = scenario.geometry
-    forward = scenario.forwards[forward_index]
-    generator = torch.Generator().manual_seed(
-        (scenario.seed * 1_000_003 + forward_index * 1_009 + layer_id) % (2**63))
-    dtype = input_dtype(scenario)
-    pool_dtype = dtype_spec(g.dtype).dtype
-    rows = forward.tokens
-
-    def draw(*shape: int) -> torch.Tensor:
-        return _draw(generator, (rows, *shape), dtype, scenario.values, pool_dtype)
-
+    parts = [
+        part.clone()
+        for part in _drawn(
+            scenario.seed,
+            forward_index,
+            layer_id,
+            scenario.forwards[forward_index].tokens,
+            g.is_mla,
+            (g.kv_lora_rank, g.qk_rope_head_dim)
+            if g.is_mla
+            else (g.head_num, g.head_dim, g.v_head_dim or g.head_dim),
+            input_dtype(scenario),
+            scenario.values,
+            dtype_spec(g.dtype).dtype,
+        )
+    ]
     if g.is_mla:
-        nope = draw(1, g.kv_lora_rank)
-        rope = draw(1, g.qk_rope_head_dim) if g.qk_rope_head_dim else None
+        nope, rope = parts[0], parts[1] if len(parts) > 1 else None
         if scenario.fused_qkv and rope is not None:
             nope, rope = _fused([nope, rope], 0, device)
-        return {"k": nope.to(device), "v": nope.clone().to(device),
-                "k_rope": None if rope is None else rope.to(device)}
-    v_head_dim = g.v_head_dim or g.head_dim
-    k = draw(g.head_num, g.head_dim)
-    v = draw(g.head_num, v_head_dim)
+        return {
+            "k": nope.to(device),
+            "v": nope.clone().to(device),
+            "k_rope": None if rope is None else rope.to(device),
+        }
+    k, v = parts
     if scenario.fused_qkv:
-        k, v = _fused([k, v], g.head_num * g.head_dim, device)   # the q columns lead
+        k, v = _fused([k, v], g.head_num * g.head_dim, device)  # the q columns lead
     return {"k": k.to(device), "v": v.to(device), "k_rope": None}
+
+
+# The baseline through each era and every candidate draw the same (forward, layer) tensors of one
+# scenario in turn: a few dozen draws cover one scenario's check (3 forwards x 6 layers at most).
+@functools.lru_cache(maxsize=32)
+def _drawn(
+    seed: int,
+    forward_index: int,
+    layer_id: int,
+    rows: int,
+    is_mla: bool,
+    dims: tuple,
+    dtype: torch.dtype,
+    values: str,
+    pool_dtype: torch.dtype,
+) -> tuple[torch.Tensor, ...]:
+    """The CPU draws of one (forward, layer), a pure function of its arguments; callers clone."""
+    generator = torch.Generator().manual_seed(
+        (seed * 1_000_003 + forward_index * 1_009 + layer_id) % (2**63)
+    )
+
+    def draw(*shape: int) -> torch.Tensor:
+        return _draw(generator, (rows, *shape), dtype, values, pool_dtype)
+
+    if is_mla:
+        kv_lora_rank, qk_rope_head_dim = dims
+        nope = draw(1, kv_lora_rank)
+        return (nope, draw(1, qk_rope_head_dim)) if qk_rope_head_dim else (nope,)
+    head_num, head_dim, v_head_dim = dims
+    k = draw(head_num, head_dim)
+    return k, draw(head_num, v_head_dim)
 
 
 def write_slots(scenario: Scenario, forward: Forward, layer_id: int) -> list[int]:
@@ -146,7 +194,11 @@ class ForwardStaging:
         if forward.remap is not None:
             self._remap(forward.remap.updates, forward.remap.in_place)
         loc = self._loc(forward)
-        encoder = None if forward.encoder_loc is None else loc_tensor(forward.encoder_loc, self.scenario, self.device)
+        encoder = (
+            None
+            if forward.encoder_loc is None
+            else loc_tensor(forward.encoder_loc, self.scenario, self.device)
+        )
         if self.mapping is not None:
             swa, encoder_swa = self.mapping[loc], None if encoder is None else self.mapping[encoder]
         elif self.scenario.stray_swa_loc:
@@ -171,7 +223,7 @@ class ForwardStaging:
         storage = self.storages.get(forward.loc_storage)
         if storage is None:
             storage = self.storages[forward.loc_storage] = self._new_storage(forward.loc_storage)
-        view = storage[forward.loc_offset: forward.loc_offset + len(forward.loc)]
+        view = storage[forward.loc_offset : forward.loc_offset + len(forward.loc)]
         view.copy_(loc_tensor(forward.loc, self.scenario, self.device))
         return view
 
@@ -180,8 +232,12 @@ class ForwardStaging:
         a pool that reads past its view writes a slot the oracles watch."""
         views = [f for f in self.scenario.forwards if f.loc_storage == storage_id]
         length = max(f.loc_offset + len(f.loc) for f in views) + STORAGE_TAIL
-        return torch.full((length,), decoy_slot(self.scenario), dtype=getattr(torch, self.scenario.loc_dtype),
-                          device=self.device)
+        return torch.full(
+            (length,),
+            decoy_slot(self.scenario),
+            dtype=getattr(torch, self.scenario.loc_dtype),
+            device=self.device,
+        )
 
 
 # Entries after the last view of a loc storage: a view never ends the storage.

@@ -2,6 +2,7 @@
 
 Tensors are never stored; scenarios.materialize regenerates them bit-for-bit from `seed`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -20,9 +21,9 @@ VALUE_KINDS = ("normal", "extreme", "special")
 
 @dataclass
 class Geometry:
-    pool: str                      # one of POOL_KINDS
-    dtype: str                     # a pools.dtypes name
-    size: int                      # allocatable slots of the (full) pool
+    pool: str  # one of POOL_KINDS
+    dtype: str  # a pools.dtypes name
+    size: int  # allocatable slots of the (full) pool
     page_size: int
     layer_num: int
     head_num: int = 0
@@ -57,23 +58,24 @@ class Geometry:
 
 @dataclass
 class Scale:
-    kind: str = "none"             # one of SCALE_KINDS
+    kind: str = "none"  # one of SCALE_KINDS
     value: float = 1.0
 
 
 @dataclass
 class Remap:
     """A change of full_to_swa_index_mapping before a forward, as the SWA allocator makes it."""
-    updates: list[list[int]]       # [full_slot, new_swa_slot] pairs applied to the mapping in effect
-    in_place: bool = True          # True: the registered tensor is mutated; False: register_mapping(new)
+
+    updates: list[list[int]]  # [full_slot, new_swa_slot] pairs applied to the mapping in effect
+    in_place: bool = True  # True: the registered tensor is mutated; False: register_mapping(new)
 
 
 @dataclass
 class Forward:
-    loc: list[int]                 # the padded out_cache_loc; padding tokens point at slot 0
-    narrow: Optional[int] = None   # write only loc[:narrow]; swa_loc still comes from the padded loc
-    layers: Optional[list[int]] = None           # None: every layer
-    encoder_loc: Optional[list[int]] = None      # cross-attention layers write here
+    loc: list[int]  # the padded out_cache_loc; padding tokens point at slot 0
+    narrow: Optional[int] = None  # write only loc[:narrow]; swa_loc still comes from the padded loc
+    layers: Optional[list[int]] = None  # None: every layer
+    encoder_loc: Optional[list[int]] = None  # cross-attention layers write here
     cross_layers: list[int] = field(default_factory=list)
     # loc as a view into a persistent storage tensor (a CUDA-graph static buffer, or one batch
     # split into micro-batches): forwards naming the same storage share one tensor for the whole
@@ -92,15 +94,15 @@ class Scenario:
     geometry: Geometry
     forwards: list[Forward]
     seed: int = 0
-    input_dtype: Optional[str] = None     # None: the pool dtype (fp8 pools get bf16)
+    input_dtype: Optional[str] = None  # None: the pool dtype (fp8 pools get bf16)
     k_scale: Scale = field(default_factory=Scale)
     v_scale: Scale = field(default_factory=Scale)
     loc_dtype: str = "int64"
-    mapping: Optional[list[int]] = None   # full_to_swa_index_mapping without the trailing -1
-    stray_swa_loc: bool = False           # non-SWA pools get a junk swa_loc they must ignore
+    mapping: Optional[list[int]] = None  # full_to_swa_index_mapping without the trailing -1
+    stray_swa_loc: bool = False  # non-SWA pools get a junk swa_loc they must ignore
     name: str = ""
-    values: str = "normal"                # one of VALUE_KINDS
-    fused_qkv: bool = False               # k/v (MLA: nope/rope) are column slices of one tensor
+    values: str = "normal"  # one of VALUE_KINDS
+    fused_qkv: bool = False  # k/v (MLA: nope/rope) are column slices of one tensor
 
     def mapping_at(self, forward_index: int) -> Optional[list[int]]:
         """The mapping in effect during a forward: the initial one with every remap up to it."""

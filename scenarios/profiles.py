@@ -3,6 +3,7 @@
 `kvh run --profile NAME` (or KVH_PROFILE=NAME) picks one. Profiles never touch Hypothesis's global
 profile registry: each run builds its own `settings` object from the table below.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,23 +21,36 @@ DEFAULT_DATABASE = Path(".hypothesis") / "kvh"
 @dataclass(frozen=True)
 class Profile:
     name: str
-    max_examples: int          # per (pool, dtype, backend, mode) cell
-    derandomize: bool          # the same examples on every run and machine
-    database: bool             # keep failing and covering examples in a directory database
-    run_seconds: Optional[float]   # generation budget of the whole run, shared by its cells
-    pool_bytes: int            # the largest pool a scenario may build (the 2^17-slot pools need ~16 MiB)
+    max_examples: int  # per (pool, dtype, backend, mode) cell
+    derandomize: bool  # the same examples on every run and machine
+    database: bool  # keep failing and covering examples in a directory database
+    run_seconds: Optional[float]  # generation budget of the whole run, shared by its cells
+    pool_bytes: int  # the largest pool a scenario may build (narrow rows reach 2^17 slots in 4 MiB)
     summary: str
+    # Examples every cell gets even past its share of run_seconds: a slow cell is explored a
+    # little rather than not at all.
+    min_examples: int = 3
 
-    def settings(self, max_examples: Optional[int] = None,
-                 database_dir: Optional[Path] = None) -> settings:
+    def settings(
+        self, max_examples: Optional[int] = None, database_dir: Optional[Path] = None
+    ) -> settings:
         return settings(
-            max_examples=max_examples or self.max_examples, derandomize=self.derandomize,
+            max_examples=max_examples or self.max_examples,
+            derandomize=self.derandomize,
             # Executions run eight and more pools each and share two cores: timing is no signal.
-            deadline=None, print_blob=True,
-            database=DirectoryBasedExampleDatabase(str(database_dir or DEFAULT_DATABASE)) if self.database else None,
+            deadline=None,
+            print_blob=True,
+            database=DirectoryBasedExampleDatabase(str(database_dir or DEFAULT_DATABASE))
+            if self.database
+            else None,
             phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink),
-            suppress_health_check=(HealthCheck.too_slow, HealthCheck.data_too_large,
-                                   HealthCheck.filter_too_much, HealthCheck.large_base_example))
+            suppress_health_check=(
+                HealthCheck.too_slow,
+                HealthCheck.data_too_large,
+                HealthCheck.filter_too_much,
+                HealthCheck.large_base_example,
+            ),
+        )
 
 
 MIB = 2**20
@@ -44,11 +58,25 @@ PROFILES: dict[str, Profile] = {
     profile.name: profile
     for profile in (
         Profile("dev", 4, False, False, 60.0, 2 * MIB, "fast: a few random examples per cell"),
-        Profile("ci", 12, True, False, 200.0, 4 * MIB,
-                "derandomised, no deadline, reproduce blobs printed; fits 5 minutes on 2 cores"),
-        Profile("nightly", 200, False, True, None, 40 * MIB,
-                "many examples, large pools (2^17 slots), a directory example database "
-                f"(${DATABASE_ENV}, default {DEFAULT_DATABASE}) for CI to cache and restore"),
+        Profile(
+            "ci",
+            12,
+            True,
+            False,
+            200.0,
+            4 * MIB,
+            "derandomised, no deadline, reproduce blobs printed; fits 5 minutes on 2 cores",
+        ),
+        Profile(
+            "nightly",
+            200,
+            False,
+            True,
+            None,
+            40 * MIB,
+            "many examples, large pools (2^17 slots), a directory example database "
+            f"(${DATABASE_ENV}, default {DEFAULT_DATABASE}) for CI to cache and restore",
+        ),
     )
 }
 

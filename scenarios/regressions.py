@@ -3,6 +3,7 @@
 They run in every profile of `kvh run` (before the Hypothesis examples) and in the test suite.
 Each is the smallest shape that would have shown the bug on a pool or backend that has it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,13 +28,30 @@ class Regression:
 
 def _mha(dtype: str = "bf16", pool: str = "mha", **fields) -> Geometry:
     swa = [1, 2] if pool == "swa_mha" else []
-    return Geometry(pool=pool, dtype=dtype, size=128, page_size=16, layer_num=4, head_num=2,
-                    head_dim=64, swa_layer_ids=swa, size_swa=64 if swa else 0, **fields)
+    return Geometry(
+        pool=pool,
+        dtype=dtype,
+        size=128,
+        page_size=16,
+        layer_num=4,
+        head_num=2,
+        head_dim=64,
+        swa_layer_ids=swa,
+        size_swa=64 if swa else 0,
+        **fields,
+    )
 
 
 def _mla(kv_lora_rank: int = 512, rope: int = 64) -> Geometry:
-    return Geometry(pool="mla", dtype="bf16", size=64, page_size=16, layer_num=2,
-                    kv_lora_rank=kv_lora_rank, qk_rope_head_dim=rope)
+    return Geometry(
+        pool="mla",
+        dtype="bf16",
+        size=64,
+        page_size=16,
+        layer_num=2,
+        kv_lora_rank=kv_lora_rank,
+        qk_rope_head_dim=rope,
+    )
 
 
 def _one_forward(g: Geometry, tokens: int, seed: int, window: int = 0, **fields) -> Scenario:
@@ -43,8 +61,14 @@ def _one_forward(g: Geometry, tokens: int, seed: int, window: int = 0, **fields)
 
 
 def _mla_scaled_kvwriteloc() -> Scenario:
-    return _one_forward(_mla(), 20, 27695, input_dtype="fp32", k_scale=Scale("float", 0.5),
-                        v_scale=Scale("float", 0.5))
+    return _one_forward(
+        _mla(),
+        20,
+        27695,
+        input_dtype="fp32",
+        k_scale=Scale("float", 0.5),
+        v_scale=Scale("float", 0.5),
+    )
 
 
 def _narrowed_swa_loc() -> Scenario:
@@ -63,8 +87,14 @@ def _stale_padding_swa_ids() -> Scenario:
 
 
 def _fp8_scales_dropped() -> Scenario:
-    return _one_forward(_mha("fp8_e4m3"), 24, 18882, input_dtype="bf16",
-                        k_scale=Scale("float", 0.5), v_scale=Scale("tensor", 2.0))
+    return _one_forward(
+        _mha("fp8_e4m3"),
+        24,
+        18882,
+        input_dtype="bf16",
+        k_scale=Scale("float", 0.5),
+        v_scale=Scale("tensor", 2.0),
+    )
 
 
 def _cross_attention_encoder_loc() -> Scenario:
@@ -81,18 +111,46 @@ def _mla_nope_528() -> Scenario:
 
 
 REGRESSIONS: tuple[Regression, ...] = (
-    Regression("mla-scaled-kvwriteloc", "#27695", "MLA pools did not unwrap KVWriteLoc: scaled "
-               "MLA prefill (triton) and MLA decode (aiter) raised", _mla_scaled_kvwriteloc),
-    Regression("narrowed-swa-loc", "#29460", "swa_loc came from the padded out_cache_loc while "
-               "piecewise graphs narrowed loc: the lengths differed", _narrowed_swa_loc),
-    Regression("stale-padding-swa-ids", "#24743", "graph padding kept the previous replay's SWA "
-               "ids, so padded tokens overwrote live SWA slots", _stale_padding_swa_ids),
-    Regression("fp8-scales-dropped", "#18882", "the triton backend passed no k_scale/v_scale: fp8 "
-               "values were stored unscaled", _fp8_scales_dropped),
-    Regression("cross-attention-encoder-loc", "#8622 #8675", "torch_native wrote cross-attention "
-               "K/V at out_cache_loc instead of encoder_out_cache_loc", _cross_attention_encoder_loc),
-    Regression("mla-nope-528", "#15522", "an MLA kernel assumed nope_dim a multiple of its block: "
-               "with 528 it wrote across the nope/rope boundary", _mla_nope_528),
+    Regression(
+        "mla-scaled-kvwriteloc",
+        "#27695",
+        "MLA pools did not unwrap KVWriteLoc: scaled "
+        "MLA prefill (triton) and MLA decode (aiter) raised",
+        _mla_scaled_kvwriteloc,
+    ),
+    Regression(
+        "narrowed-swa-loc",
+        "#29460",
+        "swa_loc came from the padded out_cache_loc while "
+        "piecewise graphs narrowed loc: the lengths differed",
+        _narrowed_swa_loc,
+    ),
+    Regression(
+        "stale-padding-swa-ids",
+        "#24743",
+        "graph padding kept the previous replay's SWA "
+        "ids, so padded tokens overwrote live SWA slots",
+        _stale_padding_swa_ids,
+    ),
+    Regression(
+        "fp8-scales-dropped",
+        "#18882",
+        "the triton backend passed no k_scale/v_scale: fp8 values were stored unscaled",
+        _fp8_scales_dropped,
+    ),
+    Regression(
+        "cross-attention-encoder-loc",
+        "#8622 #8675",
+        "torch_native wrote cross-attention K/V at out_cache_loc instead of encoder_out_cache_loc",
+        _cross_attention_encoder_loc,
+    ),
+    Regression(
+        "mla-nope-528",
+        "#15522",
+        "an MLA kernel assumed nope_dim a multiple of its block: "
+        "with 528 it wrote across the nope/rope boundary",
+        _mla_nope_528,
+    ),
 )
 
 

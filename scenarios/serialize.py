@@ -1,12 +1,21 @@
 """Scenario <-> JSON, with validation that turns bad input into one clear ScenarioError."""
+
 from __future__ import annotations
 
 import dataclasses
 from typing import Any, Optional
 
 from pools.dtypes import DTYPES, dtype_spec
-from scenarios.model import (POOL_KINDS, SCALE_KINDS, VALUE_KINDS, Forward, Geometry, Remap, Scale,
-                             Scenario)
+from scenarios.model import (
+    POOL_KINDS,
+    SCALE_KINDS,
+    VALUE_KINDS,
+    Forward,
+    Geometry,
+    Remap,
+    Scale,
+    Scenario,
+)
 
 
 class ScenarioError(ValueError):
@@ -43,7 +52,9 @@ def from_dict(data: Any) -> Scenario:
     fields = dict(data)
     try:
         fields["geometry"] = _build(Geometry, fields["geometry"], "geometry")
-        fields["forwards"] = [_forward(f, f"forwards[{i}]") for i, f in enumerate(fields["forwards"])]
+        fields["forwards"] = [
+            _forward(f, f"forwards[{i}]") for i, f in enumerate(fields["forwards"])
+        ]
     except KeyError as missing:
         raise ScenarioError(f"scenario: missing field {missing}") from None
     for scale in ("k_scale", "v_scale"):
@@ -85,7 +96,9 @@ def validate(scenario: Scenario) -> None:
         if scale.kind not in SCALE_KINDS:
             raise ScenarioError(f"unknown scale kind {scale.kind!r}")
     if scenario.values not in VALUE_KINDS:
-        raise ScenarioError(f"values must be one of {', '.join(VALUE_KINDS)}, not {scenario.values!r}")
+        raise ScenarioError(
+            f"values must be one of {', '.join(VALUE_KINDS)}, not {scenario.values!r}"
+        )
     if g.size < 1 or g.page_size < 1 or g.layer_num < 1:
         raise ScenarioError("size, page_size and layer_num must be positive")
     problem = layout_problem(g)
@@ -95,8 +108,9 @@ def validate(scenario: Scenario) -> None:
         if not g.swa_layer_ids or not g.full_layer_ids:
             raise ScenarioError("a SWA pool needs at least one SWA and one full layer")
         if scenario.mapping is None or len(scenario.mapping) != g.size + g.page_size:
-            raise ScenarioError(f"a SWA pool needs a mapping of size + page_size = "
-                                f"{g.size + g.page_size} entries")
+            raise ScenarioError(
+                f"a SWA pool needs a mapping of size + page_size = {g.size + g.page_size} entries"
+            )
         _check_slots(scenario.mapping, g.size_swa + g.page_size, "mapping")
     for index, forward in enumerate(scenario.forwards):
         where = f"forwards[{index}]"
@@ -108,8 +122,9 @@ def validate(scenario: Scenario) -> None:
                 raise ScenarioError(f"{where}: layer {layer} outside [0, {g.layer_num})")
         if forward.cross_layers:
             if forward.encoder_loc is None or len(forward.encoder_loc) != len(forward.loc):
-                raise ScenarioError(f"{where}: cross-attention layers need an encoder_loc "
-                                    f"as long as loc")
+                raise ScenarioError(
+                    f"{where}: cross-attention layers need an encoder_loc as long as loc"
+                )
             _check_slots(forward.encoder_loc, g.size + g.page_size, f"{where}.encoder_loc")
         _check_view(forward, where)
         if forward.remap is not None:
@@ -117,8 +132,9 @@ def validate(scenario: Scenario) -> None:
 
 
 def _check_view(forward: Forward, where: str) -> None:
-    if forward.loc_storage is not None and (not isinstance(forward.loc_storage, int)
-                                            or forward.loc_storage < 0):
+    if forward.loc_storage is not None and (
+        not isinstance(forward.loc_storage, int) or forward.loc_storage < 0
+    ):
         raise ScenarioError(f"{where}.loc_storage must be a non-negative integer id or null")
     if not isinstance(forward.loc_offset, int) or forward.loc_offset < 0:
         raise ScenarioError(f"{where}.loc_offset must be a non-negative integer")
@@ -132,8 +148,12 @@ def _check_remap(scenario: Scenario, remap: Remap, where: str) -> None:
         raise ScenarioError(f"{where}: only a SWA pool has a mapping to change")
     if any(not isinstance(pair, list) or len(pair) != 2 for pair in remap.updates):
         raise ScenarioError(f"{where}.updates: each update is a [full_slot, swa_slot] pair")
-    _check_slots([pair[0] for pair in remap.updates], g.size + g.page_size, f"{where}.updates full slot")
-    _check_slots([pair[1] for pair in remap.updates], g.size_swa + g.page_size, f"{where}.updates swa slot")
+    _check_slots(
+        [pair[0] for pair in remap.updates], g.size + g.page_size, f"{where}.updates full slot"
+    )
+    _check_slots(
+        [pair[1] for pair in remap.updates], g.size_swa + g.page_size, f"{where}.updates swa slot"
+    )
 
 
 def _check_slots(slots: list[int], rows: int, where: str) -> None:

@@ -6,6 +6,7 @@ After every step the scenario so far (every forward since the pool was built) is
 `check`, which runs it through the reference baseline and the candidates; the first failing
 scenario is kept on the machine class, so a caller can save it as a repro after shrinking.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Optional
@@ -21,8 +22,13 @@ from scenarios.strategies.scenario import page_picks
 MAX_TOKENS = 24
 
 
-def lifecycle_machine(pool: str, dtype: str, check: Callable[[Scenario], Any],
-                      failed: Callable[[Any], bool], pool_bytes: int = 2**20) -> type:
+def lifecycle_machine(
+    pool: str,
+    dtype: str,
+    check: Callable[[Scenario], Any],
+    failed: Callable[[Any], bool],
+    pool_bytes: int = 2**20,
+) -> type:
     class PoolLifecycle(RuleBasedStateMachine):
         failure: Optional[tuple[Scenario, Any]] = None
 
@@ -35,7 +41,9 @@ def lifecycle_machine(pool: str, dtype: str, check: Callable[[Scenario], Any],
             self.next_rid += 1
             return self.life.grow(self.next_rid, tokens, picks, window)
 
-        def _write(self, loc: list[int], padding: int = 0, reuse: bool = False, offset: int = 0) -> None:
+        def _write(
+            self, loc: list[int], padding: int = 0, reuse: bool = False, offset: int = 0
+        ) -> None:
             if not loc:
                 return
             if reuse and self.storage is None:
@@ -43,20 +51,32 @@ def lifecycle_machine(pool: str, dtype: str, check: Callable[[Scenario], Any],
             view = View(self.storage, offset) if reuse else View()
             self.life.forward(loc, padding=padding, view=view, in_place=self.in_place)
 
-        @rule(tokens=st.integers(1, MAX_TOKENS), picks=page_picks(), window=st.integers(0, 2 * MAX_TOKENS),
-              padding=st.integers(0, 3), reuse=st.booleans(), offset=st.integers(0, 4))
+        @rule(
+            tokens=st.integers(1, MAX_TOKENS),
+            picks=page_picks(),
+            window=st.integers(0, 2 * MAX_TOKENS),
+            padding=st.integers(0, 3),
+            reuse=st.booleans(),
+            offset=st.integers(0, 4),
+        )
         def extend(self, tokens, picks, window, padding, reuse, offset) -> None:
             self._write(self._new_request(tokens, picks, window), padding, reuse, offset)
 
         @precondition(lambda self: self.life.requests)
         @rule(data=st.data(), window=st.integers(0, 2 * MAX_TOKENS), reuse=st.booleans())
         def decode(self, data, window, reuse) -> None:
-            rids = data.draw(st.lists(st.sampled_from(sorted(self.life.requests)), min_size=1, unique=True))
+            rids = data.draw(
+                st.lists(st.sampled_from(sorted(self.life.requests)), min_size=1, unique=True)
+            )
             loc = [slot for rid in rids for slot in self.life.grow(rid, 1, [], window)]
             self._write(loc, reuse=reuse)
 
-        @rule(half=st.integers(1, MAX_TOKENS // 2), picks=page_picks(), window=st.integers(0, 2 * MAX_TOKENS),
-              offset=st.integers(0, 4))
+        @rule(
+            half=st.integers(1, MAX_TOKENS // 2),
+            picks=page_picks(),
+            window=st.integers(0, 2 * MAX_TOKENS),
+            offset=st.integers(0, 4),
+        )
         def micro_batches(self, half, picks, window, offset) -> None:
             """One batch as two same-length micro-batches slicing one loc storage."""
             loc = self._new_request(2 * half, picks, window)

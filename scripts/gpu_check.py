@@ -11,6 +11,7 @@ device's own `div_` first: the CUDA rules come from reading aten and are unverif
 runs. Exit 0: the Triton engine equals torch on the device everywhere and differs from the
 reference only where torch does; 1: otherwise; 2: no such device.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -59,9 +60,19 @@ def division_rules(device: str) -> list[dict]:
                 mode, operand = scale_operand(scale, x.to(device))
                 wide = x.float()
                 emulated = (wide / operand if mode == "divide" else wide * operand).to(dtype)
-                mismatched = int((emulated.view(torch.uint8) != torch_result.view(torch.uint8)).sum())
-                results.append({"dtype": str(dtype), "scale": kind, "value": value, "mode": mode,
-                                "mismatched_bytes": mismatched, "ok": mismatched == 0})
+                mismatched = int(
+                    (emulated.view(torch.uint8) != torch_result.view(torch.uint8)).sum()
+                )
+                results.append(
+                    {
+                        "dtype": str(dtype),
+                        "scale": kind,
+                        "value": value,
+                        "mode": mode,
+                        "mismatched_bytes": mismatched,
+                        "ok": mismatched == 0,
+                    }
+                )
     return results
 
 
@@ -71,18 +82,27 @@ def _label(findings: list) -> list[str]:
 
 def all_cells() -> list[tuple[str, str]]:
     """(pool kind, backend): set_kv_buffer everywhere, and set_mla_kv_buffer on MLA pools."""
-    return [(pool, "plain") for pool in POOL_KINDS] + [("mla", "plain_mla"), ("swa_mla", "plain_mla")]
+    return [(pool, "plain") for pool in POOL_KINDS] + [
+        ("mla", "plain_mla"),
+        ("swa_mla", "plain_mla"),
+    ]
 
 
-def differential(device: str, cells: list[tuple[str, str]], dtypes: list[str],
-                 names: Optional[set[str]]) -> list[dict]:
+def differential(
+    device: str, cells: list[tuple[str, str]], dtypes: list[str], names: Optional[set[str]]
+) -> list[dict]:
     """`names`: the builtin scenarios to run (None: all of them)."""
     results = []
     for pool, backend in cells:
-        baseline = Candidate("builtin", builtin_module("legacy", "reference"), "legacy", "reference",
-                             "cpu", backend)
-        sides = {engine: Candidate("builtin", builtin_module("current", engine), "current", engine,
-                                   device, backend) for engine in ("torch", "triton")}
+        baseline = Candidate(
+            "builtin", builtin_module("legacy", "reference"), "legacy", "reference", "cpu", backend
+        )
+        sides = {
+            engine: Candidate(
+                "builtin", builtin_module("current", engine), "current", engine, device, backend
+            )
+            for engine in ("torch", "triton")
+        }
         for dtype in dtypes:
             for scenario in default_scenarios(pool, dtype, seed=0):
                 if names is not None and scenario.name not in names:
@@ -90,19 +110,29 @@ def differential(device: str, cells: list[tuple[str, str]], dtypes: list[str],
                 expected = expected_writes(scenario)
                 started = time.perf_counter()
                 reference = execute(baseline, scenario, None)
-                runs = {engine: execute(candidate, scenario, None) for engine, candidate in sides.items()}
+                runs = {
+                    engine: execute(candidate, scenario, None)
+                    for engine, candidate in sides.items()
+                }
                 triton_vs_ref = judge(scenario, reference, runs["triton"], expected)
                 torch_vs_ref = judge(scenario, reference, runs["torch"], expected)
                 triton_vs_torch = judge(scenario, runs["torch"], runs["triton"], expected)
                 # A device whose torch rounds its division differently from CPU makes both
                 # engines differ from the reference in the same way: that is torch, not Triton.
                 ok = not triton_vs_torch and (not triton_vs_ref or bool(torch_vs_ref))
-                results.append({"pool": pool, "dtype": dtype, "backend": backend,
-                                "scenario": scenario.name, "ok": ok,
-                                "triton_vs_reference": _label(triton_vs_ref),
-                                "torch_vs_reference": _label(torch_vs_ref),
-                                "triton_vs_torch": _label(triton_vs_torch),
-                                "seconds": round(time.perf_counter() - started, 3)})
+                results.append(
+                    {
+                        "pool": pool,
+                        "dtype": dtype,
+                        "backend": backend,
+                        "scenario": scenario.name,
+                        "ok": ok,
+                        "triton_vs_reference": _label(triton_vs_ref),
+                        "torch_vs_reference": _label(torch_vs_ref),
+                        "triton_vs_torch": _label(triton_vs_torch),
+                        "seconds": round(time.perf_counter() - started, 3),
+                    }
+                )
     return results
 
 
@@ -110,8 +140,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("kvh-out") / "gpu_check.json")
     parser.add_argument("--device", default="cuda")
-    parser.add_argument("--cpu-interpret", action="store_true",
-                        help="run on CPU with interpreted kernels and a tiny subset (tests, no GPU)")
+    parser.add_argument(
+        "--cpu-interpret",
+        action="store_true",
+        help="run on CPU with interpreted kernels and a tiny subset (tests, no GPU)",
+    )
     arguments = parser.parse_args(argv)
     device = "cpu" if arguments.cpu_interpret else arguments.device
     if arguments.cpu_interpret:
@@ -122,26 +155,41 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gpu_check: device {device} is not available: {reason}", file=sys.stderr)
         return 2
     if arguments.cpu_interpret:
-        cells, dtypes, names = [("mha", "plain"), ("mla", "plain_mla")], ["fp8_e4m3"], {"scaled-float"}
+        cells, dtypes, names = (
+            [("mha", "plain"), ("mla", "plain_mla")],
+            ["fp8_e4m3"],
+            {"scaled-float"},
+        )
     else:
         cells, dtypes, names = all_cells(), list(DTYPES), None
     started = time.perf_counter()
     rules = division_rules(device)
     results = differential(device, cells, dtypes, names)
     passed = all(rule["ok"] for rule in rules) and all(cell["ok"] for cell in results)
-    write_json_atomic(arguments.out, {
-        "device": device, "torch": torch.__version__,
-        "device_name": torch.cuda.get_device_name() if device.startswith("cuda") else "cpu",
-        "passed": passed, "seconds": round(time.perf_counter() - started, 1),
-        "division_rules": rules, "scenarios": results})
+    write_json_atomic(
+        arguments.out,
+        {
+            "device": device,
+            "torch": torch.__version__,
+            "device_name": torch.cuda.get_device_name() if device.startswith("cuda") else "cpu",
+            "passed": passed,
+            "seconds": round(time.perf_counter() - started, 1),
+            "division_rules": rules,
+            "scenarios": results,
+        },
+    )
     bad_rules = [r for r in rules if not r["ok"]]
     bad_cells = [c for c in results if not c["ok"]]
     for rule in bad_rules:
         print(f"RULE MISMATCH {rule}")
     for cell in bad_cells:
-        print(f"FINDING {cell['pool']} {cell['dtype']} {cell['scenario']}: {cell['triton_vs_torch'] or cell['triton_vs_reference']}")
-    print(f"gpu_check on {device}: {len(rules) - len(bad_rules)}/{len(rules)} division rules, "
-          f"{len(results) - len(bad_cells)}/{len(results)} scenarios ok; results: {arguments.out}")
+        print(
+            f"FINDING {cell['pool']} {cell['dtype']} {cell['scenario']}: {cell['triton_vs_torch'] or cell['triton_vs_reference']}"
+        )
+    print(
+        f"gpu_check on {device}: {len(rules) - len(bad_rules)}/{len(rules)} division rules, "
+        f"{len(results) - len(bad_cells)}/{len(results)} scenarios ok; results: {arguments.out}"
+    )
     return 0 if passed else 1
 
 

@@ -1,28 +1,71 @@
-"""Shared helpers for the harness's own tests."""
+"""Shared helpers for the harness's own tests: paths, the `kvh` entry point in a subprocess,
+builtin scenarios by name, and where the installed sglang lives."""
+
 from __future__ import annotations
 
+import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable, Optional
 
 import pytest
 
-from tests.xdist_devices import pytest_configure  # noqa: F401  (pins xdist workers to devices)
+from scenarios.builtin import default_scenarios
+from scenarios.model import Scenario
+from scenarios.serialize import to_dict
+
+# pytest_configure pins each xdist worker to its own device.
+from tests.helpers.xdist_devices import pytest_configure  # noqa: F401
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
+SGLANG_INSTALL_HINT = "sglang is not installed (pip install --no-deps sglang==0.5.23)"
 
 
 def check_records(results_dir: Path):
     """The `check` rows a `kvh run` appended to the results store in `results_dir`."""
     from reports.store import load
+
     return load(results_dir).of("check")
 
 
-def run_kvh(*args: str, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+def run_kvh(
+    *args: str, cwd: Path | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess:
     """Run the real `kvh` entry point in a subprocess, as a user would."""
-    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd or REPO,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args],
+        cwd=cwd or REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def scenario_named(pool: str, dtype: str, name: str, seed: int = 0) -> Scenario:
+    """The builtin scenario called `name` (a KeyError lists the names there are)."""
+    by_name = {scenario.name: scenario for scenario in default_scenarios(pool, dtype, seed)}
+    if name not in by_name:
+        raise KeyError(f"no builtin scenario {name!r} for {pool}/{dtype}: {sorted(by_name)}")
+    return by_name[name]
+
+
+def scenario_file(folder: Path, change: Callable[[dict], None] = lambda data: None) -> str:
+    """The builtin mha/bf16 `decode` scenario as a user's JSON file, after `change(data)`."""
+    data = to_dict(scenario_named("mha", "bf16", "decode"))
+    change(data)
+    path = folder / "scenario.json"
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def installed_sglang_root() -> Optional[Path]:
+    """The folder holding the installed `sglang` package (its source, not imported), if any."""
+    module = sys.modules.get("sglang")
+    spec = module.__spec__ if module is not None else importlib.util.find_spec("sglang")
+    return None if spec is None or not spec.origin else Path(spec.origin).parent.parent
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
 """Each backend module declares its own registry entries, and the registry collects exactly them."""
+
 from __future__ import annotations
 
 import importlib
@@ -18,20 +19,42 @@ NOT_IN_REGISTRY = {
     "backends.cp_distributed": "the CP site under torch.distributed; harness/cp builds its entry",
 }
 # The registry's order shows in `kvh matrix` and `kvh run`.
-ORDER = ("plain", "plain_mla", "fa3", "triton", "flashinfer", "trtllm_mha", "aiter", "xpu", "musa",
-         "torch_native", "intel_amx", "ascend", "flashinfer_mla", "flashmla", "trtllm_mla", "cp")
+ORDER = (
+    "plain",
+    "plain_mla",
+    "fa3",
+    "triton",
+    "flashinfer",
+    "trtllm_mha",
+    "aiter",
+    "xpu",
+    "musa",
+    "torch_native",
+    "intel_amx",
+    "ascend",
+    "flashinfer_mla",
+    "flashmla",
+    "trtllm_mla",
+    "cp",
+)
 
 
 def backend_modules() -> list[ModuleType]:
-    return [importlib.import_module(f"backends.{info.name}")
-            for info in pkgutil.iter_modules(backends.__path__)]
+    return [
+        importlib.import_module(f"backends.{info.name}")
+        for info in pkgutil.iter_modules(backends.__path__)
+    ]
 
 
 def write_functions(module: ModuleType) -> list:
     """Functions defined in `module` with a write site's signature (req, era, mode)."""
-    return [value for value in vars(module).values()
-            if inspect.isfunction(value) and value.__module__ == module.__name__
-            and list(inspect.signature(value).parameters) == ["req", "era", "mode"]]
+    return [
+        value
+        for value in vars(module).values()
+        if inspect.isfunction(value)
+        and value.__module__ == module.__name__
+        and list(inspect.signature(value).parameters) == ["req", "era", "mode"]
+    ]
 
 
 def test_every_write_function_of_a_backend_module_registers_one_entry():
@@ -67,11 +90,17 @@ def test_a_backend_name_registered_twice_is_refused():
 
     for function in (first, second):
         function.__module__ = twice.__name__
-        setattr(twice, function.__name__, register_backend(
-            name="same", device_type="any", pool_kinds=("mha",), modes=("extend",))(function))
+        setattr(
+            twice,
+            function.__name__,
+            register_backend(
+                name="same", device_type="any", pool_kinds=("mha",), modes=("extend",)
+            )(function),
+        )
     assert [entry.name for entry in entries_of(twice)] == ["same", "same"]
     with pytest.raises(ValueError, match="'same' registered twice"):
         collect((twice,))
     with pytest.raises(ValueError, match="already registers backend 'same'"):
-        register_backend(name="other", device_type="any", pool_kinds=("mha",),
-                         modes=("extend",))(first)
+        register_backend(name="other", device_type="any", pool_kinds=("mha",), modes=("extend",))(
+            first
+        )

@@ -3,6 +3,7 @@
 Each check runs a backend's oldest call site on the reference engine (the runner's baseline)
 against its other eras on the torch engine, through the runner's own check_scenario.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,22 @@ from pools.builtin import builtin_module
 from scenarios.materialize import token_tensors
 from tests.fixtures.backend_probes import probe
 
-PR_27695 = {"fa3", "triton", "flashinfer", "trtllm_mha", "aiter", "xpu", "musa", "torch_native",
-            "intel_amx", "ascend", "flashinfer_mla", "flashmla", "trtllm_mla", "cp"}
+PR_27695 = {
+    "fa3",
+    "triton",
+    "flashinfer",
+    "trtllm_mha",
+    "aiter",
+    "xpu",
+    "musa",
+    "torch_native",
+    "intel_amx",
+    "ascend",
+    "flashinfer_mla",
+    "flashmla",
+    "trtllm_mla",
+    "cp",
+}
 DEVICE_TYPES = {"any", "cuda", "rocm", "xpu", "musa", "npu", "cpu"}
 REAL = sorted(name for name in BACKENDS if not name.startswith("plain"))
 # One probe per mode that reaches the scaled branches of every call site.
@@ -28,14 +43,16 @@ PROBE = {"extend": "scaled", "extend_ragged": "scaled", "decode": "float"}
 
 
 def candidate(backend: str, mode: str, era: str, engine: str = "torch", module=None) -> Candidate:
-    return Candidate("builtin", module or builtin_module(era, engine), era, engine, "cpu", backend, mode)
+    return Candidate(
+        "builtin", module or builtin_module(era, engine), era, engine, "cpu", backend, mode
+    )
 
 
 def test_registry_holds_every_backend_of_pr_27695_as_plain_data():
     assert PR_27695 <= set(BACKENDS)
     for backend in BACKENDS.values():
         data = backend.describe()
-        json.dumps(data)      # plain data, printable by `kvh matrix`
+        json.dumps(data)  # plain data, printable by `kvh matrix`
         assert data["device_type"] in DEVICE_TYPES and data["pool_kinds"] and data["modes"]
         assert all(d["reason"] and (d["pr"] or d["evidence"]) for d in data["divergences"])
         assert all(skip["reason"] and skip["scope"] for skip in data["skips"])
@@ -45,7 +62,9 @@ def test_registry_holds_every_backend_of_pr_27695_as_plain_data():
 @pytest.mark.parametrize("name", REAL)
 def test_old_and_new_call_sites_write_the_same_bytes(name):
     backend = BACKENDS[name]
-    pools = [p for p in ("swa_mha", "mla") if p in backend.pool_kinds] or list(backend.pool_kinds[:1])
+    pools = [p for p in ("swa_mha", "mla") if p in backend.pool_kinds] or list(
+        backend.pool_kinds[:1]
+    )
     checked = 0
     for pool in pools:
         for mode in backend.modes:
@@ -55,7 +74,9 @@ def test_old_and_new_call_sites_write_the_same_bytes(name):
             others = [candidate(name, mode, era) for era in backend.eras]
             for result in check_scenario(scenario, baseline_for(backend, mode), others, 30.0):
                 assert result.outcome in ("pass", "known_divergence"), (
-                    result.label, [f.headline() for f in result.findings])
+                    result.label,
+                    [f.headline() for f in result.findings],
+                )
                 checked += result.outcome == "pass"
     assert checked >= len(backend.modes)
 
@@ -75,9 +96,9 @@ def caller_k(backend: str, mode: str, pool: str, kind: str, era: str = "bundled"
 
 def test_triton_mla_scaled_prefill_keeps_k_and_decode_divides_it_in_place():
     before, after, _ = caller_k("triton", "extend", "mla", "float")
-    assert torch.equal(before, after)                       # divides a clone
+    assert torch.equal(before, after)  # divides a clone
     before, after, probe = caller_k("triton", "decode", "mla", "float")
-    assert torch.equal(after, before.div_(probe.k_scale.value))   # k.div_(layer.k_scale)
+    assert torch.equal(after, before.div_(probe.k_scale.value))  # k.div_(layer.k_scale)
 
 
 def test_triton_clones_scaled_mha_extend_and_fa3_lets_the_pool_divide():
@@ -87,15 +108,16 @@ def test_triton_clones_scaled_mha_extend_and_fa3_lets_the_pool_divide():
     assert not torch.equal(before, after)
     assert torch.equal(after, before.div_(torch.tensor(probe.k_scale.value)))
     before, after, _ = caller_k("triton", "decode", "mha", "scaled")
-    assert not torch.equal(before, after)                   # decode does not clone
+    assert not torch.equal(before, after)  # decode does not clone
 
 
 def test_context_parallel_zigzag_layout_and_round_trip():
     from backends.context_parallel import block_sizes, gather_full, zigzag_share
+
     tokens = torch.arange(19)
     assert block_sizes(19, 4) == [3, 3, 3, 2, 2, 2, 2, 2]
-    assert zigzag_share(tokens, 0, 4).tolist() == [0, 1, 2, 17, 18]          # blocks 0 and 7
-    assert zigzag_share(tokens, 1, 4).tolist() == [3, 4, 5, 15, 16]          # blocks 1 and 6
+    assert zigzag_share(tokens, 0, 4).tolist() == [0, 1, 2, 17, 18]  # blocks 0 and 7
+    assert zigzag_share(tokens, 1, 4).tolist() == [3, 4, 5, 15, 16]  # blocks 1 and 6
     for length in (1, 3, 8, 19, 40):
         assert torch.equal(gather_full(torch.arange(length), 4), torch.arange(length))
 
@@ -112,6 +134,7 @@ def test_context_parallel_write_equals_the_single_rank_write():
 def test_backends_run_their_focus_and_declared_skips_hold_reasons():
     from backends.focus import BUILTIN_SCENARIOS, FOCUS
     from scenarios.builtin import default_scenarios
+
     for pool in ("mha", "mla", "swa_mha"):
         names = {s.name for s in default_scenarios(pool, "bf16", 0)}
         assert names <= set(BUILTIN_SCENARIOS)
@@ -123,4 +146,4 @@ def test_backends_run_their_focus_and_declared_skips_hold_reasons():
     assert triton.skip_for(by_name["small-decode"], "decode") is None
     assert BACKENDS["plain"].skip_for(by_name["int32-page64"], "extend") is None
     assert BACKENDS["plain"].skip_for(by_name["small-scaled"], "extend").name == "out-of-focus"
-    assert BACKENDS["fa3"].skip_for(probe("mha", "cross"), "extend") is None   # user scenarios run
+    assert BACKENDS["fa3"].skip_for(probe("mha", "cross"), "extend") is None  # user scenarios run

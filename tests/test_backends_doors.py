@@ -1,5 +1,6 @@
 """Which pool door each call site uses, with which loc argument and which scales, per era;
 and PR #27695's review bug caught through the triton and aiter doors."""
+
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -15,8 +16,8 @@ from harness.pool_factory import build_pool
 from harness.runner import run
 from harness.sut.loader import load_foreign
 from pools.builtin import builtin_module
-from scenarios.materialize import ForwardStaging
 from reports.outcome import Outcome
+from scenarios.materialize import ForwardStaging
 from tests.conftest import FIXTURES
 from tests.fixtures.backend_probes import ENCODER_LOC, LOC, SWA, probe
 
@@ -32,20 +33,27 @@ def spy_module(era: str, base=None) -> SimpleNamespace:
 
         def spy(self, layer, *args, **kwargs):
             if layer is not None:
-                calls.append(SimpleNamespace(method=method, layer=layer.layer_id, args=args, kwargs=kwargs))
+                calls.append(
+                    SimpleNamespace(method=method, layer=layer.layer_id, args=args, kwargs=kwargs)
+                )
             return original(self, layer, *args, **kwargs)
+
         return spy
 
     names = dict(vars(base))
-    for name, methods in (("MHATokenToKVPool", ("set_kv_buffer",)),
-                          ("MLATokenToKVPool", ("set_kv_buffer", "set_mla_kv_buffer")),
-                          ("SWAKVPool", ("set_kv_buffer", "set_mla_kv_buffer"))):
+    for name, methods in (
+        ("MHATokenToKVPool", ("set_kv_buffer",)),
+        ("MLATokenToKVPool", ("set_kv_buffer", "set_mla_kv_buffer")),
+        ("SWAKVPool", ("set_kv_buffer", "set_mla_kv_buffer")),
+    ):
         cls = getattr(base, name)
         names[name] = type(name, (cls,), {m: recorded(cls, m) for m in methods})
     return SimpleNamespace(**names, calls=calls)
 
 
-def calls_of(backend: str, mode: str, era: str, pool: str, kind: str, dtype: str = "bf16", base=None):
+def calls_of(
+    backend: str, mode: str, era: str, pool: str, kind: str, dtype: str = "bf16", base=None
+):
     module = spy_module(era, base)
     scenario = probe(pool, kind, dtype)
     result = execute(Candidate("builtin", module, era, "torch", "cpu", backend, mode), scenario)
@@ -53,49 +61,77 @@ def calls_of(backend: str, mode: str, era: str, pool: str, kind: str, dtype: str
     return module.calls
 
 
-@pytest.mark.parametrize("backend, door, width", [
-    ("fa3", "set_mla_kv_buffer", 16), ("xpu", "set_mla_kv_buffer", 16),
-    ("musa", "set_mla_kv_buffer", 16), ("trtllm_mla", "set_mla_kv_buffer", 16),
-    ("flashinfer_mla", "set_mla_kv_buffer", 16), ("ascend", "set_mla_kv_buffer", 16),
-    ("triton", "set_kv_buffer", 24), ("aiter", "set_kv_buffer", 24),
-    ("torch_native", "set_kv_buffer", 24), ("flashmla", "set_kv_buffer", 24),
-])
+@pytest.mark.parametrize(
+    "backend, door, width",
+    [
+        ("fa3", "set_mla_kv_buffer", 16),
+        ("xpu", "set_mla_kv_buffer", 16),
+        ("musa", "set_mla_kv_buffer", 16),
+        ("trtllm_mla", "set_mla_kv_buffer", 16),
+        ("flashinfer_mla", "set_mla_kv_buffer", 16),
+        ("ascend", "set_mla_kv_buffer", 16),
+        ("triton", "set_kv_buffer", 24),
+        ("aiter", "set_kv_buffer", 24),
+        ("torch_native", "set_kv_buffer", 24),
+        ("flashmla", "set_kv_buffer", 24),
+    ],
+)
 def test_mla_door_and_what_it_is_handed(backend, door, width):
     calls = calls_of(backend, "extend", "bundled", "mla", "plain")
     assert {call.method for call in calls} == {door}
-    assert calls[0].args[1].shape[-1] == width      # nope alone, or the latent row nope ++ rope
+    assert calls[0].args[1].shape[-1] == width  # nope alone, or the latent row nope ++ rope
 
 
 def test_ascend_mla_means_nope_rope_on_an_npu_pool():
     npu = load_foreign(str(FIXTURES / "npu_mla_pool.py")).module
     calls = calls_of("ascend", "extend", "current", "mla", "plain", base=npu)
-    assert calls[0].method == "set_kv_buffer"     # (the fixture then stores via its own door)
+    assert calls[0].method == "set_kv_buffer"  # (the fixture then stores via its own door)
     nope, rope = calls[0].args[1], calls[0].args[2]
     assert (nope.shape[-1], rope.shape[-1]) == (16, 8)
 
 
-@pytest.mark.parametrize("backend, mode, era, wrapped", [
-    ("triton", "extend", "bundled", True),      # every extend branch, MLA included
-    ("triton", "decode", "bundled", False),     # MLA decode: bare out_cache_loc until 0.5.23
-    ("aiter", "decode", "bundled", True),       # MLA decode's last branch
-    ("aiter", "extend", "bundled", False),
-    ("xpu", "extend", "current", False), ("fa3", "extend", "current", True),
-])
+@pytest.mark.parametrize(
+    "backend, mode, era, wrapped",
+    [
+        ("triton", "extend", "bundled", True),  # every extend branch, MLA included
+        ("triton", "decode", "bundled", False),  # MLA decode: bare out_cache_loc until 0.5.23
+        ("aiter", "decode", "bundled", True),  # MLA decode's last branch
+        ("aiter", "extend", "bundled", False),
+        ("xpu", "extend", "current", False),
+        ("fa3", "extend", "current", True),
+    ],
+)
 def test_mla_loc_argument_per_era(backend, mode, era, wrapped):
     calls = calls_of(backend, mode, era, "mla", "plain")
     assert all(isinstance(call.args[0], torch.Tensor) != wrapped for call in calls)
 
 
-@pytest.mark.parametrize("backend, physical", [("trtllm_mha", True), ("fa3", True), ("musa", False),
-                                               ("torch_native", False), ("intel_amx", False)])
+@pytest.mark.parametrize(
+    "backend, physical",
+    [
+        ("trtllm_mha", True),
+        ("fa3", True),
+        ("musa", False),
+        ("torch_native", False),
+        ("intel_amx", False),
+    ],
+)
 def test_current_kvwriteloc_constructor(backend, physical):
     calls = calls_of(backend, "extend", "current", "mha", "plain")
     assert {call.args[0].physical for call in calls} == {physical}
 
 
-@pytest.mark.parametrize("backend, paired", [("fa3", True), ("flashinfer", True), ("xpu", True),
-                                             ("torch_native", True), ("intel_amx", False),
-                                             ("ascend", False)])
+@pytest.mark.parametrize(
+    "backend, paired",
+    [
+        ("fa3", True),
+        ("flashinfer", True),
+        ("xpu", True),
+        ("torch_native", True),
+        ("intel_amx", False),
+        ("ascend", False),
+    ],
+)
 def test_cross_attention_writes_the_encoder_loc_with_the_decoders_swa_loc(backend, paired):
     calls = calls_of(backend, "extend", "kwarg", "swa_mha", "cross")
     cross, swa_layer = calls
@@ -108,7 +144,7 @@ def test_cross_attention_writes_the_encoder_loc_with_the_decoders_swa_loc(backen
 def test_scales_each_site_passes():
     aiter_old = calls_of("aiter", "decode", "bundled", "mha", "float", dtype="fp8_e4m3")
     aiter_new = calls_of("aiter", "decode", "current", "mha", "float", dtype="fp8_e4m3")
-    assert len(aiter_old[0].args) == 3 and aiter_new[0].args[3] == 0.5    # no scales, then descales
+    assert len(aiter_old[0].args) == 3 and aiter_new[0].args[3] == 0.5  # no scales, then descales
     amx = calls_of("intel_amx", "extend", "current", "mha", "float", dtype="fp8_e4m3")
     assert amx[0].kwargs["k_scale"] == 0.5 and isinstance(amx[0].kwargs["k_scale"], float)
     assert len(calls_of("torch_native", "extend", "current", "mha", "scaled")[0].args) == 3
@@ -120,8 +156,17 @@ def request(backend: str, mode: str, era: str, pool: str):
     scenario = probe(pool)
     module = spy_module(era)
     built = build_pool(module, scenario, "cpu")
-    req = write_request(module, "cpu", BACKENDS[backend], built, scenario, 0, 0,
-                        ForwardStaging(scenario, "cpu", built).begin(0), (None, None))
+    req = write_request(
+        module,
+        "cpu",
+        BACKENDS[backend],
+        built,
+        scenario,
+        0,
+        0,
+        ForwardStaging(scenario, "cpu", built).begin(0),
+        (None, None),
+    )
     return req, module.calls
 
 
@@ -148,8 +193,9 @@ def test_flashinfer_current_drops_scales_for_global_scale_quant():
 
 
 def review_bug_findings(fixture: str, backends: list[str]):
-    options = RunOptions(suts=[str(FIXTURES / f"{fixture}.py")], backends=backends,
-                         scenarios=[probe("mla", "float")])
+    options = RunOptions(
+        suts=[str(FIXTURES / f"{fixture}.py")], backends=backends, scenarios=[probe("mla", "float")]
+    )
     results = []
     run(options, resolve_suts(options), results.append)
     return {(r.candidate.backend, r.candidate.mode): r for r in results if r.candidate}

@@ -1,142 +1,51 @@
-"""Capabilities are probed from what a module offers, and name the era whose call sites fit."""
+"""The capability matrix (harness/capabilities.py) drives the run's skips and the plan."""
+
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import sys
-import types
-from dataclasses import dataclass
-from pathlib import Path
-
 import pytest
-import torch
 
-from harness.sut.capabilities import describe, era_of, probe, probe_source
-from harness.sut.errors import SutLoadError
-from harness.sut.loader import load_foreign
-from pools.builtin import builtin_module
-from pools.eras import ERAS
+from backends.registry import BACKENDS
+from harness.capabilities import cell_status, matrix
+from harness.plan import RunOptions, SutChoice, candidates_for
 
-FIXTURES = Path(__file__).parent / "fixtures"
+# The matrix decides what each device runs: checked on a GPU or NPU machine too (tox -e gpu, npu).
+pytestmark = [pytest.mark.gpu, pytest.mark.npu]
 
 
-@pytest.mark.parametrize("era", list(ERAS))
-def test_builtin_pools_amount_to_their_own_era(era):
-    caps = probe(builtin_module(era, "reference"))
-    assert era_of(caps) == (era, [])
-    assert caps.unknown == ()
-    assert caps.write_loc is (era in ("bundled", "current"))
-    assert caps.swa_loc_keyword is (era == "kwarg")
+def test_absent_devices_are_skipped_with_reasons_and_cpu_is_checked():
+    reasons = {
+        "cpu": None,
+        "cuda": "no CUDA device",
+        "npu": "no NPU",
+        "xpu": "no XPU",
+        "musa": "no MUSA",
+    }
+    cells = matrix(reasons)
+    torch_nhd = {c.device: c for c in cells if c.engine == "torch" and c.layout == "nhd"}
+    assert torch_nhd["cpu"].status == "checked"
+    for device in ("cuda", "npu", "xpu", "musa"):
+        assert torch_nhd[device].status == "skipped" and torch_nhd[device].reason == reasons[device]
+    assert cell_status("triton", "mha", "bf16", "nhd", "npu").status == "skipped"
+    assert cell_status("torch", "mha_hnd", "bf16", "hnd", "cpu").status == "checked"
+    assert cell_status("triton", "npu_mha", "bf16", "npu", "cpu").status == "skipped"
+    assert cell_status("reference", "mha", "bf16", "nhd", "cuda").reason.startswith(
+        "the reference engine"
+    )
 
 
-@pytest.mark.parametrize("era", list(ERAS))
-def test_mutant_base_modules_amount_to_their_own_era(era):
-    caps = probe(importlib.import_module(f"mutants.base_{era}"))
-    assert era_of(caps) == (era, [])
-
-
-def test_current_capabilities_in_detail():
-    caps = probe(builtin_module("current", "reference"))
-    assert caps.write_loc_fields == ("loc", "swa_loc", "full_loc", "physical")
-    assert (caps.for_layer, caps.for_batch, caps.cuts_to_loc_len) == (True, True, True)
-    assert caps.unwrap_arity == 3
-    assert probe(builtin_module("bundled", "reference")).unwrap_arity == 2
-    assert probe(builtin_module("bundled", "reference")).cuts_to_loc_len is False
-
-
-def _fixture(name: str) -> types.ModuleType:
-    return load_foreign(str(FIXTURES / f"{name}.py")).module
-
-
-def test_full_loc_without_for_layer_fits_no_modelled_convention():
-    caps = probe(_fixture("write_loc_no_for_layer"))
-    era, missing = era_of(caps)
-    assert era is None
-    assert missing == [("KVWriteLoc has full_loc but no for_layer/for_batch: the `current` call "
-                       "sites need them")]
-    assert describe(caps)[-1].startswith("era: fits no modelled call convention; missing: KVWriteLoc has full_loc")
-
-
-def test_a_probe_that_fails_is_unknown_with_its_reason_never_raised():
-    @dataclass
-    class KVWriteLoc:
-        loc: torch.Tensor
-        swa_loc: torch.Tensor = None
-
-        def __post_init__(self):
-            raise RuntimeError("refuses every loc")
-
-    base = builtin_module("bundled", "reference")
-    module = types.SimpleNamespace(**{**vars(base), "KVWriteLoc": KVWriteLoc})
-    caps = probe(module)
-    assert caps.cuts_to_loc_len is None
-    assert "RuntimeError: refuses every loc" in caps.reason_unknown("cuts_to_loc_len")
-    era, missing = era_of(caps)
-    assert era is None and "unwrap_write_loc returns unknown" in missing[0]
-
-
-def _launch(*args):   # stands for a Triton kernel object: `_kernel[grid](...)` is the launch
-    pass
-
-
-_kernel = {(1,): _launch}
-
-
-class _GpuOnlyMLA:
-    def set_mla_kv_buffer(self, layer, loc, nope, rope):
-        if nope.dtype == torch.uint8:
-            _kernel[(1,)](loc, nope)
-        else:
-            self._scatter(loc, nope, rope)
-
-    def _scatter(self, loc, nope, rope):
-        _kernel[(1,)](loc, nope, rope)
-
-
-class _TorchFallbackMLA(_GpuOnlyMLA):
-    def _scatter(self, loc, nope, rope):
-        if not torch.cuda.is_available():
-            self.rows[loc] = nope
-            return
-        _kernel[(1,)](loc, nope, rope)
-
-
-@pytest.mark.parametrize("cls, needs_gpu", [(_GpuOnlyMLA, True), (_TorchFallbackMLA, False)])
-def test_mla_door_needs_gpu_is_read_from_the_source_of_every_path(cls, needs_gpu):
-    base = builtin_module("current", "reference")
-    module = types.SimpleNamespace(**{**vars(base), "MLATokenToKVPool": cls})
-    assert probe(module).mla_door_needs_gpu is needs_gpu
-
-
-def _installed_sglang_root() -> Path | None:
-    found = importlib.util.find_spec("sglang") if "sglang" not in sys.modules else sys.modules["sglang"].__spec__
-    return None if found is None or not found.origin else Path(found.origin).parent.parent
-
-
-def test_source_probe_of_the_installed_release_reads_the_current_era():
-    root = _installed_sglang_root()
-    if root is None:
-        pytest.skip("sglang is not installed (pip install --no-deps sglang==0.5.23)")
-    caps = probe_source(root)
-    assert era_of(caps) == ("current", [])
-    assert (caps.swa_over_mla, caps.physical_check, caps.mla_door_needs_gpu) == (True, True, False)
-
-
-def test_source_probe_of_a_folder_without_pools_is_unknown(tmp_path):
-    caps = probe_source(tmp_path)
-    assert caps.write_loc is None and "no readable" in caps.reason_unknown("write_loc")
-    assert era_of(caps)[0] is None
-
-
-def test_real_sglang_is_probed_as_current():
-    from harness.sut.sglang_loader import load_sglang
-    try:
-        module = load_sglang()
-    except SutLoadError as error:
-        pytest.skip(f"sglang is not importable here: {error}")
-    caps = probe(module)
-    assert era_of(caps) == ("current", [])
-    assert caps.write_loc_fields == ("loc", "swa_loc", "full_loc", "physical")
-    assert (caps.cuts_to_loc_len, caps.unwrap_arity, caps.swa_over_mla) == (True, 3, True)
-    assert (caps.mla_door_needs_gpu, caps.physical_check, caps.swa_loc_keyword) == (False, True, False)
-    assert caps.unknown == ()
+def test_plan_consults_the_matrix():
+    plain = BACKENDS["plain"]
+    builtin = SutChoice("builtin", ("reference", "torch", "triton"))
+    default = list(candidates_for(plain, "extend", [builtin], RunOptions(device="cpu")))
+    assert {item.engine for item in default} == {"reference", "torch"}  # triton is opt-in on CPU
+    named = list(
+        candidates_for(
+            plain,
+            "extend",
+            [SutChoice("builtin", ("triton",))],
+            RunOptions(device="cpu", engines=["triton"], engines_named=True),
+        )
+    )
+    assert {item.engine for item in named} == {"triton"} and all(
+        hasattr(i, "module") for i in named
+    )

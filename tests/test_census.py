@@ -1,9 +1,8 @@
 """The census of a release's write call sites, compared with the harness's call-site model."""
+
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import sys
 import textwrap
 from pathlib import Path
 
@@ -13,20 +12,14 @@ from harness.cli.sut import check
 from harness.errors import UsageError
 from harness.sut.census import census, census_file, compare, files_present
 from harness.sut.census_model import BACKEND_MODELS, Shape
+from tests.conftest import SGLANG_INSTALL_HINT, installed_sglang_root
 
 FA3 = "sglang/srt/layers/attention/flashattention_backend.py"
 MEM_CACHE = ("sglang/srt/mem_cache/memory_pool.py", "sglang/srt/mem_cache/swa_memory_pool.py")
 
 
-def _installed_root() -> Path | None:
-    module = sys.modules.get("sglang")
-    spec = module.__spec__ if module is not None else importlib.util.find_spec("sglang")
-    return None if spec is None or not spec.origin else Path(spec.origin).parent.parent
-
-
-ROOT = _installed_root()
-needs_release = pytest.mark.skipif(ROOT is None, reason="sglang is not installed "
-                                   "(pip install --no-deps sglang==0.5.23)")
+ROOT = installed_sglang_root()
+needs_release = pytest.mark.skipif(ROOT is None, reason=SGLANG_INSTALL_HINT)
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +27,7 @@ def installed_census():
     return census(ROOT)
 
 
+@pytest.mark.sglang
 @needs_release
 @pytest.mark.parametrize("backend", list(BACKEND_MODELS))
 def test_installed_release_matches_the_model_of_every_backend(installed_census, backend):
@@ -50,13 +44,16 @@ def _plant(tmp_path: Path, old: str, new: str) -> tuple[Path, int]:
         shutil.copy(ROOT / name, tmp_path / name)
     text = (tmp_path / FA3).read_text()
     at = text.index(old)
-    (tmp_path / FA3).write_text(text[:at] + new + text[at + len(old):])
+    (tmp_path / FA3).write_text(text[:at] + new + text[at + len(old) :])
     return tmp_path, text[:at].count("\n") + 1
 
 
+@pytest.mark.sglang
 @needs_release
 def test_a_planted_bare_write_loc_is_reported_with_file_and_line(tmp_path):
-    tree, edited = _plant(tmp_path, "KVWriteLoc.for_layer(forward_batch, layer)", "KVWriteLoc(forward_batch, layer)")
+    tree, edited = _plant(
+        tmp_path, "KVWriteLoc.for_layer(forward_batch, layer)", "KVWriteLoc(forward_batch, layer)"
+    )
     planted = census(tree)
     call = next(c for c in planted.calls[FA3] if "KVWriteLoc(forward_batch, layer" in c.expression)
     assert call.line <= edited <= call.line + 3
@@ -66,10 +63,15 @@ def test_a_planted_bare_write_loc_is_reported_with_file_and_line(tmp_path):
     assert "for_layer" in mismatches[0].expected
 
 
+@pytest.mark.sglang
 @needs_release
 def test_kvh_sut_check_of_a_planted_tree_exits_1_naming_the_line(tmp_path, capsys):
-    tree, _ = _plant(tmp_path, "KVWriteLoc.for_layer(forward_batch, layer)", "KVWriteLoc(forward_batch, layer)")
-    line = next(c.line for c in census(tree).calls[FA3] if "KVWriteLoc(forward_batch" in c.expression)
+    tree, _ = _plant(
+        tmp_path, "KVWriteLoc.for_layer(forward_batch, layer)", "KVWriteLoc(forward_batch, layer)"
+    )
+    line = next(
+        c.line for c in census(tree).calls[FA3] if "KVWriteLoc(forward_batch" in c.expression
+    )
     assert check(str(tree)) == 1
     out = capsys.readouterr().out
     assert "era: current" in out
@@ -77,6 +79,7 @@ def test_kvh_sut_check_of_a_planted_tree_exits_1_naming_the_line(tmp_path, capsy
     assert "triton: no file in this release" in out
 
 
+@pytest.mark.sglang
 @needs_release
 def test_kvh_sut_check_of_the_installed_release_exits_0(capsys):
     assert check(str(ROOT)) == 0
@@ -94,7 +97,8 @@ def test_kvh_sut_check_of_a_release_not_installed_names_the_install_command(tmp_
 
 def test_names_helpers_and_conditionals_are_followed(tmp_path):
     source = tmp_path / "backend.py"
-    source.write_text(textwrap.dedent("""
+    source.write_text(
+        textwrap.dedent("""
         class Backend:
             def _set_kv_buffer(self, layer, loc_info, k, v, k_scale=None, v_scale=None):
                 self.token_to_kv_pool.set_kv_buffer(layer, loc_info, k, v, k_scale, v_scale)
@@ -107,11 +111,14 @@ def test_names_helpers_and_conditionals_are_followed(tmp_path):
                 self.token_to_kv_pool.set_kv_buffer(
                     layer, KVWriteLoc(cache_loc, self.md.swa_out_cache_loc), k, v, k_scale, v_scale)
                 self._set_kv_buffer(layer, KVWriteLoc.for_batch(forward_batch), k, v)
-    """))
+    """)
+    )
     direct, helper = census_file(source, "backend.py")
     assert set(direct.variants) == {
         Shape("set_kv_buffer", "KVWriteLoc", "cache_loc", "swa_out_cache_loc", scales=s)
-        for s in (("k_descale", "v_descale"), ("layer.k_scale", "layer.v_scale"))}
+        for s in (("k_descale", "v_descale"), ("layer.k_scale", "layer.v_scale"))
+    }
     assert helper.via == "_set_kv_buffer"
-    assert helper.variants == (Shape("set_kv_buffer", "for_batch", "out_cache_loc", None,
-                                     scales=("None", "None")),)
+    assert helper.variants == (
+        Shape("set_kv_buffer", "for_batch", "out_cache_loc", None, scales=("None", "None")),
+    )

@@ -1,5 +1,6 @@
 """The HTML dashboard: self-contained, every section present, and checked in headless Chromium
 (no console errors, charts rendered, the findings table present)."""
+
 from __future__ import annotations
 
 import json
@@ -14,11 +15,18 @@ from reports.gate import GateSettings
 from reports.report import MATRIX_FILE, build_report
 from reports.store import load
 from tests.conftest import FIXTURES
-from tests.test_report_gate import planted_results
+from tests.helpers.results import planted_results
 
-MATRIX = [{"backend": "plain", "pool": "mha", "device": "cpu", "status": "supported", "reason": ""},
-          {"backend": "plain", "pool": "mha", "device": "cuda", "status": "skipped",
-           "reason": "no CUDA device (torch.cuda.is_available() is False)"}]
+MATRIX = [
+    {"backend": "plain", "pool": "mha", "device": "cpu", "status": "supported", "reason": ""},
+    {
+        "backend": "plain",
+        "pool": "mha",
+        "device": "cuda",
+        "status": "skipped",
+        "reason": "no CUDA device (torch.cuda.is_available() is False)",
+    },
+]
 # What the browser test reads from the rendered page.
 PROBE = """({
   charts: [...document.querySelectorAll('svg.chart')].map(s => ({
@@ -34,8 +42,24 @@ PROBE = """({
 def dashboard(tmp_path_factory) -> Path:
     """A nightly folder: bench history with a planted slowdown, a run with findings, a matrix."""
     results = planted_results(tmp_path_factory.mktemp("dashboard") / "results")
-    assert kvh(["run", "--sut", str(FIXTURES / "scale_ignored.py"), "--pool", "mha", "--dtype", "bf16",
-                "--backend", "plain", "--out", str(results)]) == 1
+    assert (
+        kvh(
+            [
+                "run",
+                "--sut",
+                str(FIXTURES / "scale_ignored.py"),
+                "--pool",
+                "mha",
+                "--dtype",
+                "bf16",
+                "--backend",
+                "plain",
+                "--out",
+                str(results),
+            ]
+        )
+        == 1
+    )
     (results / MATRIX_FILE).write_text(json.dumps({"cells": MATRIX}))
     assert kvh(["report", str(results)]) == 1
     return results / "report" / "dashboard.html"
@@ -45,8 +69,13 @@ def test_dashboard_is_self_contained_and_has_every_section(dashboard):
     html = dashboard.read_text()
     assert "http://" not in html and "https://" not in html and "<script" not in html
     assert "Content-Security-Policy" in html and "default-src 'none'" in html
-    for section in ("Correctness", "Coverage and capability matrix", "Throughput", "API overhead",
-                    "Regression gate and history"):
+    for section in (
+        "Correctness",
+        "Coverage and capability matrix",
+        "Throughput",
+        "API overhead",
+        "Regression gate and history",
+    ):
         assert f">{section}</h2>" in html
     assert 'id="findings"' in html and 'id="matrix"' in html and 'id="regressions"' in html
     assert "no CUDA device" in html and html.count('class="regression"') == 1
@@ -73,9 +102,12 @@ def test_dashboard_in_headless_chromium(dashboard, tmp_path):
     (tmp_path / "dashboard.png").write_bytes(page.screenshot)
     charts = page.value["charts"]
     # GB/s and roofline charts for one (pool, dtype, device), and the API overhead chart.
-    assert len(charts) == 3 and all(c["marks"] >= 8 and c["width"] > 0 and c["height"] > 0 for c in charts)
-    findings = build_report(load(dashboard.parent.parent), dashboard.parent.parent, dashboard.parent,
-                            GateSettings()).findings
+    assert len(charts) == 3 and all(
+        c["marks"] >= 8 and c["width"] > 0 and c["height"] > 0 for c in charts
+    )
+    findings = build_report(
+        load(dashboard.parent.parent), dashboard.parent.parent, dashboard.parent, GateSettings()
+    ).findings
     assert len(findings) >= 2 and page.value["findings"] == [10] * len(findings)
     assert len(page.value["repros"]) == len(findings)
     assert all((dashboard.parent / link).exists() for link in page.value["repros"])

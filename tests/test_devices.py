@@ -1,13 +1,24 @@
 """Device discovery: every declared device is either usable or skipped with a reason, never an
 error, and each backend's natural device comes from the backend registry."""
+
 from __future__ import annotations
+
+import sys
 
 import pytest
 
 from backends.registry import BACKENDS
-from harness.devices import (DEVICE_TYPES, _module_device, backend_device_reason, discover,
-                             natural_device, unavailable_reason)
+from harness.devices import (
+    DEVICE_TYPES,
+    backend_device_reason,
+    discover,
+    natural_device,
+    unavailable_reason,
+)
 from harness.plan import RunOptions, SutChoice, candidates_for
+
+# Answers differently on a machine with a CUDA device or an NPU: run there too (tox -e gpu, npu).
+pytestmark = [pytest.mark.gpu, pytest.mark.npu]
 
 
 def test_every_declared_device_is_available_or_has_a_reason():
@@ -20,11 +31,14 @@ def test_every_declared_device_is_available_or_has_a_reason():
 
 
 def test_a_vendor_module_that_fails_to_import_is_a_reason(tmp_path, monkeypatch):
-    (tmp_path / "broken_vendor.py").write_text("raise ImportError('driver mismatch')\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    reason = _module_device("broken_vendor", "broken_vendor", "Broken")()
-    assert "driver mismatch" in reason
-    assert "not installed" in _module_device("no_such_vendor_module", "x", "X")()
+    # Only `tmp_path` on the import path: there torch_npu is broken and torch_musa is absent,
+    # whatever this machine has installed.
+    (tmp_path / "torch_npu.py").write_text("raise ImportError('driver mismatch')\n")
+    for vendor in ("torch_npu", "torch_musa"):
+        monkeypatch.delitem(sys.modules, vendor, raising=False)
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    assert "driver mismatch" in unavailable_reason("npu")
+    assert "not installed" in unavailable_reason("musa")
 
 
 def test_unknown_device_is_a_value_error():
@@ -45,10 +59,15 @@ def test_absent_natural_device_falls_back_to_cpu_and_an_explicit_one_is_a_skip()
         pytest.skip("every backend's natural device is present on this machine")
     suts = [SutChoice("builtin", ("torch",))]
     # A call site's logic is the same on every device, so it is still checked here, on CPU.
-    fallback = list(candidates_for(absent, absent.modes[0], suts, RunOptions(device=None, engines=["torch"])))
+    fallback = list(
+        candidates_for(absent, absent.modes[0], suts, RunOptions(device=None, engines=["torch"]))
+    )
     assert fallback and all(getattr(item, "device", "") == "cpu" for item in fallback)
     # Naming the absent device makes every candidate a skip carrying the device's reason.
     device = natural_device(absent.device_type)
-    named = list(candidates_for(absent, absent.modes[0], suts, RunOptions(device=device, engines=["torch"])))
-    assert named and all(getattr(item, "reason", "") == backend_device_reason(absent.device_type)
-                         for item in named)
+    named = list(
+        candidates_for(absent, absent.modes[0], suts, RunOptions(device=device, engines=["torch"]))
+    )
+    assert named and all(
+        getattr(item, "reason", "") == backend_device_reason(absent.device_type) for item in named
+    )

@@ -1,5 +1,6 @@
 """Each known divergence is declared exactly: kind, PR or evidence, and a scope that excuses
 nothing outside it."""
+
 from __future__ import annotations
 
 import re
@@ -36,30 +37,50 @@ def test_backend_entries_carry_their_declared_divergences():
 
 
 def _narrowed():
-    return next(s for s in regression_scenarios("swa_mha", "bf16") if s.name.endswith("narrowed-swa-loc"))
+    return next(
+        s for s in regression_scenarios("swa_mha", "bf16") if s.name.endswith("narrowed-swa-loc")
+    )
 
 
-def _raised(layer: int, door: str = "set_kv_buffer", message: str = "IndexError: 16 slots for 9 rows"):
-    return Finding("exception", f"raised where the baseline did not: {message}", forward=0,
-                   layer=layer, door=door)
+def _raised(
+    layer: int, door: str = "set_kv_buffer", message: str = "IndexError: 16 slots for 9 rows"
+):
+    return Finding(
+        "exception",
+        f"raised where the baseline did not: {message}",
+        forward=0,
+        layer=layer,
+        door=door,
+    )
 
 
 def test_unsliced_swa_loc_explains_only_the_raise_at_the_first_swa_layer_of_the_narrowed_forward():
     unsliced = next(d for d in DIVERGENCES if d.name == "unsliced-swa-loc")
     scenario = _narrowed()
     first_swa = min(scenario.geometry.swa_layer_ids)
-    full = next(layer for layer in range(scenario.geometry.layer_num)
-                if layer not in scenario.geometry.swa_layer_ids)
+    full = next(
+        layer
+        for layer in range(scenario.geometry.layer_num)
+        if layer not in scenario.geometry.swa_layer_ids
+    )
     assert unsliced.explains(scenario, "extend", [_raised(first_swa)])
-    assert not unsliced.explains(scenario, "extend", [_raised(full)])              # a full layer
+    assert not unsliced.explains(scenario, "extend", [_raised(full)])  # a full layer
     assert not unsliced.explains(scenario, "extend", [_raised(first_swa, "register_mapping")])
     assert not unsliced.explains(scenario, "extend", [_raised(first_swa, message="ValueError: no")])
-    assert not unsliced.explains(scenario, "extend", [_raised(first_swa), Finding(
-        "bytes", "written bytes differ from the baseline", forward=0, layer=full)])
+    assert not unsliced.explains(
+        scenario,
+        "extend",
+        [
+            _raised(first_swa),
+            Finding("bytes", "written bytes differ from the baseline", forward=0, layer=full),
+        ],
+    )
     assert not unsliced.explains(scenario, "extend", [])
 
 
 def test_a_divergence_needs_its_scenario():
     unsliced = next(d for d in DIVERGENCES if d.name == "unsliced-swa-loc")
     unnarrowed = next(s for s in regression_scenarios("swa_mha", "bf16") if not s.narrowed)
-    assert not unsliced.explains(unnarrowed, "extend", [_raised(min(unnarrowed.geometry.swa_layer_ids))])
+    assert not unsliced.explains(
+        unnarrowed, "extend", [_raised(min(unnarrowed.geometry.swa_layer_ids))]
+    )

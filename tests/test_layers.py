@@ -1,6 +1,7 @@
 """The layering contract (pyproject.toml, [tool.importlinter]) holds on this tree, and breaks,
 naming the import, when a lower layer imports a higher one (or the judge what it judges, or a
 verb another verb): checked on a copy of the packages with one offending module written in."""
+
 from __future__ import annotations
 
 import os
@@ -22,12 +23,19 @@ MUTANTS_CONTRACT = "mutants import no harness"
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess:
     """import-linter on the packages under `root`, with the repository's contracts."""
-    command = [sys.executable, "-c", "from importlinter.cli import lint_imports_command as c; c()",
-               "--no-cache", "--no-logo", str(REPO / "pyproject.toml")]
+    command = [
+        sys.executable,
+        "-c",
+        "from importlinter.cli import lint_imports_command as c; c()",
+        "--no-cache",
+        "--no-logo",
+        str(REPO / "pyproject.toml"),
+    ]
     # Only `root` on the path, so the packages analysed are the ones there.
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-    return subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=300,
-                          check=False)
+    return subprocess.run(
+        command, cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
 
 
 def test_the_tree_keeps_every_contract():
@@ -36,25 +44,62 @@ def test_the_tree_keeps_every_contract():
     assert "0 broken" in result.stdout and f"{LAYERS_CONTRACT} KEPT" in result.stdout
 
 
-@pytest.mark.parametrize("module, source, contract, named", [
-    ("pools/upward.py", "from harness import plan\n", LAYERS_CONTRACT,
-     "pools.upward -> harness.plan"),
-    ("scenarios/upward.py", "import backends.registry\n", LAYERS_CONTRACT,
-     "scenarios.upward -> backends.registry"),
-    ("pools/judge/leak.py", "from pools.engines import ENGINES\n", JUDGE_CONTRACT,
-     "pools.judge.leak -> pools.engines"),
-    ("harness/cli/repro.py", "from harness.cli.cp import add_arguments\n", VERBS_CONTRACT,
-     "harness.cli.repro -> harness.cli.cp"),
-    ("reports/leak.py", "import pools.dtypes\n", REPORTS_CONTRACT, "reports.leak -> pools.dtypes"),
-    ("mutants/leak.py", "from harness import plan\n", MUTANTS_CONTRACT,
-     "mutants.leak -> harness.plan"),
-], ids=["pools-imports-harness", "scenarios-imports-backends", "judge-imports-an-engine",
-        "a-verb-imports-a-verb", "reports-imports-pools", "mutants-import-harness"])
-def test_a_forbidden_import_breaks_its_contract_and_is_named(tmp_path, module, source, contract,
-                                                             named):
+@pytest.mark.parametrize(
+    "module, source, contract, named",
+    [
+        (
+            "pools/upward.py",
+            "from harness import plan\n",
+            LAYERS_CONTRACT,
+            "pools.upward -> harness.plan",
+        ),
+        (
+            "scenarios/upward.py",
+            "import backends.registry\n",
+            LAYERS_CONTRACT,
+            "scenarios.upward -> backends.registry",
+        ),
+        (
+            "pools/judge/leak.py",
+            "from pools.engines import ENGINES\n",
+            JUDGE_CONTRACT,
+            "pools.judge.leak -> pools.engines",
+        ),
+        (
+            "harness/cli/repro.py",
+            "from harness.cli.cp import add_arguments\n",
+            VERBS_CONTRACT,
+            "harness.cli.repro -> harness.cli.cp",
+        ),
+        (
+            "reports/leak.py",
+            "import pools.dtypes\n",
+            REPORTS_CONTRACT,
+            "reports.leak -> pools.dtypes",
+        ),
+        (
+            "mutants/leak.py",
+            "from harness import plan\n",
+            MUTANTS_CONTRACT,
+            "mutants.leak -> harness.plan",
+        ),
+    ],
+    ids=[
+        "pools-imports-harness",
+        "scenarios-imports-backends",
+        "judge-imports-an-engine",
+        "a-verb-imports-a-verb",
+        "reports-imports-pools",
+        "mutants-import-harness",
+    ],
+)
+def test_a_forbidden_import_breaks_its_contract_and_is_named(
+    tmp_path, module, source, contract, named
+):
     for package in PACKAGES:
-        shutil.copytree(REPO / package, tmp_path / package,
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            REPO / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
     offender = tmp_path / module
     offender.parent.mkdir(parents=True, exist_ok=True)
     (offender.parent / "__init__.py").touch()

@@ -1,4 +1,5 @@
 """HND page-major, NPU and aiter 5-D pools: where each slot's bytes land, and planted faults."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,8 +12,9 @@ from harness.oracles import judge
 from pools.builtin import builtin_module
 from pools.engines import make_engine
 from pools.layouts.paged import AITER_K, AITER_V, HND_LAYOUT
-from scenarios.builtin import default_scenarios, geometry
+from scenarios.builtin import geometry
 from scenarios.model import Forward, Scenario
+from tests.conftest import scenario_named
 from tests.fixtures.layout_faults import planted
 
 
@@ -23,17 +25,28 @@ def _layer():
 @pytest.mark.parametrize("engine", ["reference", "torch"])
 def test_hnd_write_lands_at_page_head_offset(engine):
     pool = builtin_module("current", engine).MHATokenToKVPoolHND(
-        size=16, page_size=4, dtype=torch.bfloat16, head_num=4, head_dim=8, layer_num=1, device="cpu")
+        size=16,
+        page_size=4,
+        dtype=torch.bfloat16,
+        head_num=4,
+        head_dim=8,
+        layer_num=1,
+        device="cpu",
+    )
     k = torch.randn(2, 4, 8).to(torch.bfloat16)
     pool.set_kv_buffer(_layer(), torch.tensor([6, 9]), k, k.clone())
-    assert torch.equal(pool.k_buffer[0][1, :, 2], k[0]) and torch.equal(pool.k_buffer[0][2, :, 1], k[1])
+    assert torch.equal(pool.k_buffer[0][1, :, 2], k[0]) and torch.equal(
+        pool.k_buffer[0][2, :, 1], k[1]
+    )
 
 
-@pytest.mark.parametrize("layout,shape", [(HND_LAYOUT, (6, 2, 4, 16)), (AITER_K, (3, 2, 2, 8, 8)),
-                                          (AITER_V, (3, 2, 1, 16, 8))])
+@pytest.mark.parametrize(
+    "layout,shape",
+    [(HND_LAYOUT, (6, 2, 4, 16)), (AITER_K, (3, 2, 2, 8, 8)), (AITER_V, (3, 2, 1, 16, 8))],
+)
 def test_engines_agree_and_slot_view_finds_each_row(layout, shape):
     rows = torch.randn(5, 2, 16).to(torch.bfloat16)
-    loc = torch.tensor([1, 13, 7, 13, 23])    # a duplicate: the last writer wins
+    loc = torch.tensor([1, 13, 7, 13, 23])  # a duplicate: the last writer wins
     buffers = {}
     for engine in ("reference", "torch"):
         buffers[engine] = torch.zeros(shape, dtype=torch.bfloat16)
@@ -48,15 +61,53 @@ def test_engines_agree_and_slot_view_finds_each_row(layout, shape):
 def test_aiter_5d_enforces_divisibility():
     cls = builtin_module("current", "torch").MHATokenToKVPoolAiter5D
     with pytest.raises(ValueError, match="divisible by X"):
-        cls(size=16, page_size=4, dtype=torch.bfloat16, head_num=2, head_dim=16, layer_num=1, device="cpu")
+        cls(
+            size=16,
+            page_size=4,
+            dtype=torch.bfloat16,
+            head_num=2,
+            head_dim=16,
+            layer_num=1,
+            device="cpu",
+        )
 
 
 def _caught(module, scenario, backend):
-    baseline = execute(Candidate("builtin", builtin_module("current", "reference"), "current",
-                                 "reference", "cpu", backend, "extend"), scenario)
-    candidate = execute(Candidate("builtin", module, "current", "torch", "cpu", backend, "extend"), scenario)
-    assert judge(scenario, baseline, execute(Candidate("builtin", builtin_module("current", "torch"),
-                 "current", "torch", "cpu", backend, "extend"), scenario), expected_writes(scenario)) == []
+    baseline = execute(
+        Candidate(
+            "builtin",
+            builtin_module("current", "reference"),
+            "current",
+            "reference",
+            "cpu",
+            backend,
+            "extend",
+        ),
+        scenario,
+    )
+    candidate = execute(
+        Candidate("builtin", module, "current", "torch", "cpu", backend, "extend"), scenario
+    )
+    assert (
+        judge(
+            scenario,
+            baseline,
+            execute(
+                Candidate(
+                    "builtin",
+                    builtin_module("current", "torch"),
+                    "current",
+                    "torch",
+                    "cpu",
+                    backend,
+                    "extend",
+                ),
+                scenario,
+            ),
+            expected_writes(scenario),
+        )
+        == []
+    )
     return judge(scenario, baseline, candidate, expected_writes(scenario))
 
 
@@ -69,12 +120,19 @@ def test_transposed_hnd_index_is_caught_when_page_size_equals_head_num():
 
 
 def test_swapped_nope_and_rope_on_npu_mla_is_caught():
-    scenario = next(s for s in default_scenarios("npu_mla", "bf16", 0) if s.name == "small-scaled")
+    scenario = scenario_named("npu_mla", "bf16", "small-scaled")
     findings = _caught(planted("npu-mla-nope-rope-swapped"), scenario, "ascend")
     assert findings and findings[0].oracle == "exception"
 
 
 def test_npu_mha_is_one_all_layer_tensor():
     pool = builtin_module("current", "torch").NPUMHATokenToKVPool(
-        size=16, page_size=4, dtype=torch.bfloat16, head_num=2, head_dim=8, layer_num=3, device="cpu")
+        size=16,
+        page_size=4,
+        dtype=torch.bfloat16,
+        head_num=2,
+        head_dim=8,
+        layer_num=3,
+        device="cpu",
+    )
     assert tuple(pool.k_buffer.shape) == (3, 5, 4, 2, 8)

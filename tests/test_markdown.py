@@ -1,4 +1,5 @@
 """One Markdown table builder, and the tables built with it."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -22,8 +23,19 @@ def test_an_empty_frame_prints_its_placeholder() -> None:
 
 
 def test_the_summary_table_shows_pool_and_dtype_as_columns() -> None:
-    checks = pd.DataFrame([{"pool": "mha", "dtype": "bf16", "sut": "builtin", "era": era, "engine": "torch",
-                            "outcome": outcome} for era, outcome in (("legacy", "pass"), ("current", "finding"))])
+    checks = pd.DataFrame(
+        [
+            {
+                "pool": "mha",
+                "dtype": "bf16",
+                "sut": "builtin",
+                "era": era,
+                "engine": "torch",
+                "outcome": outcome,
+            }
+            for era, outcome in (("legacy", "pass"), ("current", "finding"))
+        ]
+    )
     table = summary_table(checks)
     assert list(table.columns) == ["pool", "dtype", "legacy/torch", "current/torch"]
     row = summary_markdown_table(checks).splitlines()[2]

@@ -1,5 +1,6 @@
 """The mutation self-check: the catalog is well formed, a few representative mutants die, and a
 survivor fails `kvh mutants`."""
+
 from __future__ import annotations
 
 import json
@@ -8,19 +9,23 @@ from pathlib import Path
 import pytest
 
 from backends.registry import BACKENDS
-from harness.cli import mutants as mutants_command
-from harness.cli import main
-from mutants.catalog import CATALOG, FAULT_CLASSES, Mutant
 from harness.call_site_overrides import with_call_site_overrides
-from pools.eras import ERAS
+from harness.cli import main
+from harness.cli import mutants as mutants_command
 from harness.sut.loader import load_foreign
+from mutants.catalog import CATALOG, FAULT_CLASSES, Mutant
+from pools.eras import ERAS
+from tests.conftest import FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures"
 # The pool kinds the catalog covers; kinds added later (FP4, HND, NPU) get their mutants with them.
 BASE_POOL_KINDS = {"mha", "mla", "swa_mha", "swa_mla"}
 # One pool fault per kind of oracle and one faulty call site: each dies in a named regression.
-SMOKE = ("mla_set_kv_no_unwrap", "no_post_init_cut", "mha_scale_not_in_place",
-         "torch_native_cross_at_out_cache_loc")
+SMOKE = (
+    "mla_set_kv_no_unwrap",
+    "no_post_init_cut",
+    "mha_scale_not_in_place",
+    "torch_native_cross_at_out_cache_loc",
+)
 
 
 def test_catalog_entries_load_as_their_era_and_name_their_regression() -> None:
@@ -72,8 +77,15 @@ def test_smoke_mutants_are_killed(tmp_path: Path, capsys) -> None:
 
 
 def test_a_surviving_mutant_fails_the_run(tmp_path: Path, monkeypatch, capsys) -> None:
-    noop = Mutant("noop", "dtype-cast", "current", ("mha",), ("plain",), "test fixture: no fault",
-                  sut=str(FIXTURES / "mutant_noop.py"))
+    noop = Mutant(
+        "noop",
+        "dtype-cast",
+        "current",
+        ("mha",),
+        ("plain",),
+        "test fixture: no fault",
+        sut=str(FIXTURES / "mutant_noop.py"),
+    )
     monkeypatch.setattr(mutants_command, "CATALOG", (noop,))
     assert main(["mutants", "--profile", "dev", "--budget", "1", "--out", str(tmp_path)]) == 1
     report = json.loads((tmp_path / "mutants.json").read_text())
@@ -82,11 +94,14 @@ def test_a_surviving_mutant_fails_the_run(tmp_path: Path, monkeypatch, capsys) -
     assert "SURVIVED: noop" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--only", "no_such_mutant"], "unknown mutant"),
-    (["--profile", "nope"], "unknown profile"),
-    (["--budget", "0"], "--budget must be > 0"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--only", "no_such_mutant"], "unknown mutant"),
+        (["--profile", "nope"], "unknown profile"),
+        (["--budget", "0"], "--budget must be > 0"),
+    ],
+)
 def test_bad_input_is_a_usage_error(argv: list[str], message: str, tmp_path: Path, capsys) -> None:
     assert main(["mutants", *argv, "--out", str(tmp_path)]) == 2
     assert message in capsys.readouterr().err

@@ -1,23 +1,24 @@
 """Each oracle passes on agreement and fails on the one kind of difference it is for."""
+
 from __future__ import annotations
 
 import copy
 
 import pytest
 
+from backends.registry import backend_named
 from harness.execute import CANARY, execute
 from harness.expectations import PADDING_SINK, expected_writes
 from harness.oracles import ORACLES, POLICIES, judge
 from harness.plan import baseline_for
-from backends.registry import backend_named
-from scenarios.builtin import default_scenarios
+from tests.conftest import scenario_named
 
 ORACLE = {oracle.name: oracle for oracle in ORACLES}
 
 
 @pytest.fixture(scope="module")
 def case():
-    scenario = default_scenarios("mha", "bf16", seed=3)[4]       # scaled-float: mutates k/v
+    scenario = scenario_named("mha", "bf16", "scaled-float", seed=3)  # mutates k/v
     baseline = execute(baseline_for(backend_named("plain"), "extend"), scenario)
     assert baseline.error is None
     return scenario, baseline, expected_writes(scenario)
@@ -37,7 +38,11 @@ def test_exception_oracle_fails_on_one_sided_error(case):
     broken = copy.deepcopy(case[1])
     broken.error, broken.error_at = "TypeError: boom", "forward 0, layer 1"
     found = findings_of("exception", case, broken)
-    assert len(found) == 1 and "boom" in found[0].message and found[0].written_by == "forward 0, layer 1"
+    assert (
+        len(found) == 1
+        and "boom" in found[0].message
+        and found[0].written_by == "forward 0, layer 1"
+    )
 
 
 def test_bytes_oracle_localises_a_flipped_byte(case):
@@ -45,11 +50,17 @@ def test_bytes_oracle_localises_a_flipped_byte(case):
     broken = copy.deepcopy(baseline)
     slot = sorted(expected["L2.v"])[5]
     head_dim_bytes = scenario.geometry.v_head_dim * 2
-    broken.buffers["L2.v"][slot, head_dim_bytes + 3] ^= 0xFF      # head 1, byte 3 within it
+    broken.buffers["L2.v"][slot, head_dim_bytes + 3] ^= 0xFF  # head 1, byte 3 within it
     found = findings_of("bytes", case, broken)
     assert len(found) == 1
     f = found[0]
-    assert (f.buffer, f.layer, f.slot, f.head, f.byte_offset) == ("L2.v", 2, slot, "1", head_dim_bytes + 3)
+    assert (f.buffer, f.layer, f.slot, f.head, f.byte_offset) == (
+        "L2.v",
+        2,
+        slot,
+        "1",
+        head_dim_bytes + 3,
+    )
     writer = expected["L2.v"][slot]
     assert f.written_by == f"forward {writer.forward}, token {writer.token}"
 
@@ -57,7 +68,7 @@ def test_bytes_oracle_localises_a_flipped_byte(case):
 def test_untouched_oracle_catches_a_stray_write_but_not_the_padding_sink(case):
     scenario, baseline, expected = case
     stray = copy.deepcopy(baseline)
-    stray.buffers["L0.k"][PADDING_SINK] = 0           # slot 0 is don't-care by policy
+    stray.buffers["L0.k"][PADDING_SINK] = 0  # slot 0 is don't-care by policy
     assert findings_of("untouched", case, stray) == []
     free = next(slot for slot in range(1, 100) if slot not in expected["L0.k"])
     stray.buffers["L0.k"][free, 0] = CANARY ^ 1

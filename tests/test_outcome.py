@@ -1,4 +1,5 @@
 """One outcome vocabulary: the legacy "findings" of check rows reads and writes as "finding"."""
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,15 @@ from reports.schema import KINDS, STORE_FORMAT
 from reports.store import METADATA_KEY, append, load, run_meta
 from reports.summary import verdict
 
-CHECK = {"backend": "plain", "pool": "mha", "dtype": "bf16", "sut": "builtin", "engine": "torch",
-         "era": "current", "scenario": "small"}
+CHECK = {
+    "backend": "plain",
+    "pool": "mha",
+    "dtype": "bf16",
+    "sut": "builtin",
+    "engine": "torch",
+    "era": "current",
+    "scenario": "small",
+}
 
 
 def test_legacy_spellings_map_to_members_and_current_values_stay() -> None:
@@ -22,7 +30,9 @@ def test_legacy_spellings_map_to_members_and_current_values_stay() -> None:
 
 
 def test_check_rows_still_saying_findings_are_stored_as_finding(tmp_path) -> None:
-    frame = pd.DataFrame([{**CHECK, "outcome": "findings"}, {**CHECK, "scenario": "b", "outcome": "pass"}])
+    frame = pd.DataFrame(
+        [{**CHECK, "outcome": "findings"}, {**CHECK, "scenario": "b", "outcome": "pass"}]
+    )
     append(tmp_path, frame, "check", run_meta("cpu", seed=0))
     checks = load(tmp_path).of("check")
     assert list(checks["outcome"]) == [Outcome.FINDING, Outcome.PASS]
@@ -31,11 +41,15 @@ def test_check_rows_still_saying_findings_are_stored_as_finding(tmp_path) -> Non
 
 def test_a_version_1_store_file_reads_findings_as_finding(tmp_path) -> None:
     meta = run_meta("cpu", seed=0, run_id="old")
-    frame = pd.DataFrame([{**CHECK, **meta, "kind": "check", "kind_version": 1, "outcome": "findings"}])
+    frame = pd.DataFrame(
+        [{**CHECK, **meta, "kind": "check", "kind_version": 1, "outcome": "findings"}]
+    )
     header = {"format": STORE_FORMAT, "version": 1, "kind": "check", "kind_version": 1, "meta": {}}
     table = pa.Table.from_pandas(frame, preserve_index=False)
-    pq.write_table(table.replace_schema_metadata({METADATA_KEY: json.dumps(header).encode()}),
-                   tmp_path / "check-old.parquet")
+    pq.write_table(
+        table.replace_schema_metadata({METADATA_KEY: json.dumps(header).encode()}),
+        tmp_path / "check-old.parquet",
+    )
     store = load(tmp_path)
     assert store.warnings == [] and list(store.of("check")["outcome"]) == [Outcome.FINDING]
 

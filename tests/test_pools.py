@@ -1,4 +1,5 @@
 """The builtin pools model SGLang's quirks: checked against plain torch, independently."""
+
 from __future__ import annotations
 
 import pytest
@@ -12,9 +13,16 @@ LAYER = type("Layer", (), {"layer_id": 0})()
 
 def mha(era: str, engine: str, dtype=torch.bfloat16, page_size: int = 16):
     module = builtin_module(era, engine)
-    return module, module.MHATokenToKVPool(size=64, page_size=page_size, dtype=dtype, head_num=2,
-                                           head_dim=8, layer_num=1, device="cpu",
-                                           enable_memory_saver=False)
+    return module, module.MHATokenToKVPool(
+        size=64,
+        page_size=page_size,
+        dtype=dtype,
+        head_num=2,
+        head_dim=8,
+        layer_num=1,
+        device="cpu",
+        enable_memory_saver=False,
+    )
 
 
 @pytest.mark.parametrize("era", list(ERAS))
@@ -61,9 +69,16 @@ def test_no_division_when_input_dtype_matches_pool():
 @pytest.mark.parametrize("era", list(ERAS))
 def test_mla_ignores_scales_and_cache_v(era):
     module = builtin_module(era, "torch")
-    pool = module.MLATokenToKVPool(size=32, page_size=1, dtype=torch.bfloat16, kv_lora_rank=8,
-                                   qk_rope_head_dim=4, layer_num=1, device="cpu",
-                                   enable_memory_saver=False)
+    pool = module.MLATokenToKVPool(
+        size=32,
+        page_size=1,
+        dtype=torch.bfloat16,
+        kv_lora_rank=8,
+        qk_rope_head_dim=4,
+        layer_num=1,
+        device="cpu",
+        enable_memory_saver=False,
+    )
     with pytest.raises(TypeError):
         pool.set_kv_buffer(LAYER, torch.tensor([1]), torch.zeros(1, 1, 12), None, 2.0, 2.0)
     loc = torch.tensor([3, 4])
@@ -80,9 +95,17 @@ def test_mla_ignores_scales_and_cache_v(era):
 
 def swa(era: str):
     module = builtin_module(era, "torch")
-    pool = module.SWAKVPool(size=32, size_swa=16, page_size=1, dtype=torch.float8_e4m3fn,
-                            head_num=1, head_dim=4, swa_attention_layer_ids=[1],
-                            full_attention_layer_ids=[0], device="cpu")
+    pool = module.SWAKVPool(
+        size=32,
+        size_swa=16,
+        page_size=1,
+        dtype=torch.float8_e4m3fn,
+        head_num=1,
+        head_dim=4,
+        swa_attention_layer_ids=[1],
+        full_attention_layer_ids=[0],
+        device="cpu",
+    )
     mapping = torch.zeros(34, dtype=torch.int64)
     mapping[5], mapping[6] = 9, 10
     mapping[-1] = -1
@@ -123,8 +146,11 @@ def test_current_kvwriteloc_cuts_to_loc_length_and_marks_batches():
     loc, padded = torch.arange(3), torch.arange(8)
     write_loc = module.KVWriteLoc(loc, swa_loc=padded, full_loc=padded)
     assert write_loc.swa_loc.shape[0] == 3 and write_loc.full_loc.shape[0] == 3
-    batch = type("Batch", (), {"out_cache_loc": loc, "out_cache_loc_is_physical": True,
-                               "encoder_out_cache_loc": padded})()
+    batch = type(
+        "Batch",
+        (),
+        {"out_cache_loc": loc, "out_cache_loc_is_physical": True, "encoder_out_cache_loc": padded},
+    )()
     cross = type("Layer", (), {"is_cross_attention": True})()
     plain = type("Layer", (), {"is_cross_attention": False})()
     assert module.KVWriteLoc.for_layer(batch, plain).physical

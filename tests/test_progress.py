@@ -1,4 +1,5 @@
 """Progress on stderr: a bar with counts and rate on a terminal, plain lines in a log."""
+
 from __future__ import annotations
 
 import io
@@ -32,4 +33,4 @@ def test_a_terminal_gets_a_bar_with_counts_and_rate() -> None:
             progress(done, 3, f"cell {done}")
     shown = terminal.getvalue()
     assert "kvh bench" in shown and "3/3" in shown and "cell/s" in shown and "cell 3" in shown
-    assert "(0s)" not in shown and shown.count("\n") <= 1   # a bar redrawn in place, not lines
+    assert "(0s)" not in shown and shown.count("\n") <= 1  # a bar redrawn in place, not lines

@@ -1,4 +1,5 @@
 """Each named regression scenario cites its PR and passes on the builtin pools in every era."""
+
 from __future__ import annotations
 
 import pytest

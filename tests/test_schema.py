@@ -1,4 +1,5 @@
 """reports/schema.py is the only list of columns, and every row is validated against it."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -8,8 +9,16 @@ from reports.records import records_frame
 from reports.schema import KINDS, META_COLUMNS, SchemaError, validate_row
 from reports.store import append, run_meta
 
-BENCH = {"backend": "plain", "pool": "mha", "dtype": "bf16", "sut": "builtin", "engine": "torch",
-         "era": "current", "tokens": 16, "samples_ns": [1, 2, 3]}
+BENCH = {
+    "backend": "plain",
+    "pool": "mha",
+    "dtype": "bf16",
+    "sut": "builtin",
+    "engine": "torch",
+    "era": "current",
+    "tokens": 16,
+    "samples_ns": [1, 2, 3],
+}
 
 
 def test_a_row_with_an_undeclared_column_is_refused(tmp_path) -> None:
@@ -37,5 +46,7 @@ def test_required_columns_the_store_stamps_from_metadata_may_be_left_to_it(tmp_p
 
 def test_records_frame_has_the_kinds_columns_in_order_even_without_rows() -> None:
     for kind in KINDS.values():
-        assert len(set(kind.columns)) == len(kind.columns) and set(kind.required) <= set(kind.columns)
+        assert len(set(kind.columns)) == len(kind.columns) and set(kind.required) <= set(
+            kind.columns
+        )
         assert list(records_frame(kind.name, []).columns) == list(kind.columns)

@@ -28,23 +28,36 @@ def _load() -> tuple[types.SimpleNamespace | None, str]:
 
 SGL, LOAD_ERROR = _load()
 INSTALLED = not LOAD_ERROR.startswith("sglang not installed")
-SKIP_REASON = f"sglang did not load: {LOAD_ERROR}" if INSTALLED else f"sglang not installed: {INSTALL_HINT}"
-needs_sglang = pytest.mark.skipif(SGL is None, reason=SKIP_REASON)
+SKIP_REASON = (
+    f"sglang did not load: {LOAD_ERROR}" if INSTALLED else f"sglang not installed: {INSTALL_HINT}"
+)
 
-LOC = torch.tensor([5, 17, 2, 40, 41, 9, 63, 30])  # unsorted, gapped, never slot 0 (the padding sink)
+
+# Drives the installed sglang package: marked `sglang`, and a skip with the reason where it did not load.
+def needs_sglang(test):
+    return pytest.mark.sglang(pytest.mark.skipif(SGL is None, reason=SKIP_REASON)(test))
+
+
+LOC = torch.tensor(
+    [5, 17, 2, 40, 41, 9, 63, 30]
+)  # unsorted, gapped, never slot 0 (the padding sink)
 N = len(LOC)
 
 
 def _layer(layer_id: int) -> types.SimpleNamespace:
     # All a pool reads from a layer; scales are passed explicitly, as backends do.
-    return types.SimpleNamespace(layer_id=layer_id, is_cross_attention=False, k_scale=None, v_scale=None)
+    return types.SimpleNamespace(
+        layer_id=layer_id, is_cross_attention=False, k_scale=None, v_scale=None
+    )
 
 
 def _raw(t: torch.Tensor) -> torch.Tensor:
     return t.contiguous().view(torch.uint8)
 
 
-def _assert_written(after: torch.Tensor, before: torch.Tensor, loc: torch.Tensor, rows: torch.Tensor) -> None:
+def _assert_written(
+    after: torch.Tensor, before: torch.Tensor, loc: torch.Tensor, rows: torch.Tensor
+) -> None:
     expected = _raw(before).clone()
     expected[loc] = _raw(rows)
     assert torch.equal(_raw(after), expected)
@@ -55,8 +68,16 @@ def _snapshot(buffers: list[torch.Tensor]) -> list[torch.Tensor]:
 
 
 def _mha(dtype: torch.dtype) -> object:
-    return SGL.MHATokenToKVPool(size=64, page_size=1, dtype=dtype, head_num=2, head_dim=16, layer_num=2,
-                                device="cpu", enable_memory_saver=False)
+    return SGL.MHATokenToKVPool(
+        size=64,
+        page_size=1,
+        dtype=dtype,
+        head_num=2,
+        head_dim=16,
+        layer_num=2,
+        device="cpu",
+        enable_memory_saver=False,
+    )
 
 
 def test_load_error_is_one_line_for_a_bad_prefix() -> None:
@@ -81,10 +102,13 @@ def test_load_error_names_sglang_when_absent() -> None:
     """)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root, timeout=60
+    )
     assert "sglang" in out.stdout and len(out.stdout.strip().splitlines()) == 1, out.stderr[-2000:]
 
 
+@pytest.mark.sglang
 @pytest.mark.skipif(not INSTALLED, reason=SKIP_REASON)
 def test_installed_sglang_loads() -> None:
     assert SGL is not None, LOAD_ERROR  # installed but broken is a failure, not a skip
@@ -127,8 +151,16 @@ def test_mha_fp8_scaled_divides_callers_k_in_place() -> None:
 def _mla_pool_and_loc(wrap: bool) -> tuple[object, object]:
     if wrap and not hasattr(SGL, "KVWriteLoc"):
         pytest.skip(f"sglang {SGL.version} has no KVWriteLoc")
-    pool = SGL.MLATokenToKVPool(size=64, page_size=1, dtype=torch.bfloat16, kv_lora_rank=16, qk_rope_head_dim=8,
-                                layer_num=2, device="cpu", enable_memory_saver=False)
+    pool = SGL.MLATokenToKVPool(
+        size=64,
+        page_size=1,
+        dtype=torch.bfloat16,
+        kv_lora_rank=16,
+        qk_rope_head_dim=8,
+        layer_num=2,
+        device="cpu",
+        enable_memory_saver=False,
+    )
     return pool, (SGL.KVWriteLoc(LOC) if wrap else LOC)
 
 
@@ -141,7 +173,9 @@ def test_mla_set_kv_buffer_rows(wrap: bool) -> None:
     pool, loc = _mla_pool_and_loc(wrap)
     whole = torch.randn(N, 1, 24, dtype=torch.bfloat16)
     before = _snapshot([pool.kv_buffer[0], pool.kv_buffer[1]])
-    pool.set_kv_buffer(_layer(1), loc, whole, torch.zeros(N, 1, 16, dtype=torch.bfloat16))  # cache_v is ignored
+    pool.set_kv_buffer(
+        _layer(1), loc, whole, torch.zeros(N, 1, 16, dtype=torch.bfloat16)
+    )  # cache_v is ignored
     assert torch.equal(_raw(pool.kv_buffer[0]), _raw(before[0]))
     _assert_written(pool.kv_buffer[1], before[1], LOC, whole)
 
@@ -173,8 +207,17 @@ def _swa_write_loc(mapping: torch.Tensor) -> object:
 
 @needs_sglang
 def test_swa_over_mha_rows() -> None:
-    pool = SGL.SWAKVPool(size=64, size_swa=32, page_size=1, dtype=torch.bfloat16, head_num=2, head_dim=16,
-                         swa_attention_layer_ids=[1], full_attention_layer_ids=[0, 2], device="cpu")
+    pool = SGL.SWAKVPool(
+        size=64,
+        size_swa=32,
+        page_size=1,
+        dtype=torch.bfloat16,
+        head_num=2,
+        head_dim=16,
+        swa_attention_layer_ids=[1],
+        full_attention_layer_ids=[0, 2],
+        device="cpu",
+    )
     mapping = _mapping(64, 32)
     pool.register_mapping(mapping)
     loc = _swa_write_loc(mapping)
@@ -193,26 +236,47 @@ def test_swa_over_mha_rows() -> None:
 def test_swa_over_mla_rows() -> None:
     if not SGL.swa_mla:
         pytest.skip(f"sglang {SGL.version}: SWAKVPool takes no MLA sub-pools")
-    mla = {"kv_lora_rank": 16, "qk_rope_head_dim": 8, "page_size": 1, "device": "cpu", "enable_memory_saver": False}
-    pool = SGL.SWAKVPool(size=64, size_swa=32, page_size=1, dtype=torch.bfloat16, head_num=1, head_dim=24,
-                         swa_attention_layer_ids=[0], full_attention_layer_ids=[1], device="cpu",
-                         token_to_kv_pool_class=SGL.MLATokenToKVPool,
-                         full_kv_pool_kwargs=mla, swa_kv_pool_kwargs=mla)
+    mla = {
+        "kv_lora_rank": 16,
+        "qk_rope_head_dim": 8,
+        "page_size": 1,
+        "device": "cpu",
+        "enable_memory_saver": False,
+    }
+    pool = SGL.SWAKVPool(
+        size=64,
+        size_swa=32,
+        page_size=1,
+        dtype=torch.bfloat16,
+        head_num=1,
+        head_dim=24,
+        swa_attention_layer_ids=[0],
+        full_attention_layer_ids=[1],
+        device="cpu",
+        token_to_kv_pool_class=SGL.MLATokenToKVPool,
+        full_kv_pool_kwargs=mla,
+        swa_kv_pool_kwargs=mla,
+    )
     mapping = _mapping(64, 32)
     pool.register_mapping(mapping)
     loc = _swa_write_loc(mapping)
     nope = torch.randn(N, 1, 16, dtype=torch.bfloat16)
     rope = torch.randn(N, 1, 8, dtype=torch.bfloat16)
-    swa_before, full_before = pool.swa_kv_pool.kv_buffer[0].clone(), pool.full_kv_pool.kv_buffer[0].clone()
+    swa_before, full_before = (
+        pool.swa_kv_pool.kv_buffer[0].clone(),
+        pool.full_kv_pool.kv_buffer[0].clone(),
+    )
     pool.set_mla_kv_buffer(_layer(0), loc, nope, rope)
-    _assert_written(pool.swa_kv_pool.kv_buffer[0], swa_before, mapping[LOC], torch.cat([nope, rope], -1))
+    _assert_written(
+        pool.swa_kv_pool.kv_buffer[0], swa_before, mapping[LOC], torch.cat([nope, rope], -1)
+    )
     whole = torch.randn(N, 1, 24, dtype=torch.bfloat16)
     pool.set_kv_buffer(_layer(1), loc, whole, whole)
     _assert_written(pool.full_kv_pool.kv_buffer[0], full_before, LOC, whole)
 
 
+@pytest.mark.slow
 @needs_sglang
-@pytest.mark.skipif(os.environ.get("SGLANG_LOADER_SLOW") != "1", reason="slow (~10 s): set SGLANG_LOADER_SLOW=1")
 def test_loads_without_triton() -> None:
     # A machine without triton: the stand-in must carry sglang's import and the MHA write.
     code = textwrap.dedent("""
@@ -234,5 +298,7 @@ def test_loads_without_triton() -> None:
     """)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root, timeout=120
+    )
     assert "OK" in out.stdout, out.stderr[-3000:]

@@ -1,30 +1,41 @@
 """The life-cycle state machine finds faults that need several forwards to show."""
+
 from __future__ import annotations
 
+import pytest
 from hypothesis import Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
-import pytest
 
 from backends.registry import BACKENDS
 from harness.candidate import Candidate
 from harness.plan import baseline_for
 from harness.runner import check_scenario, has_findings
-from pools.builtin import builtin_module
 from harness.sut.loader import load_foreign
+from pools.builtin import builtin_module
 from scenarios.statemachine import lifecycle_machine
 from tests.conftest import FIXTURES
 
 # No explain phase: it reruns variations of the failure only to annotate the report.
-SETTINGS = settings(max_examples=20, stateful_step_count=4, derandomize=True, deadline=None,
-                    database=None, phases=(Phase.generate, Phase.shrink))
+SETTINGS = settings(
+    max_examples=20,
+    stateful_step_count=4,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    phases=(Phase.generate, Phase.shrink),
+)
 
 
 def _machine(module, era: str):
     baseline = baseline_for(BACKENDS["plain"], "extend")
     candidate = Candidate("sut", module, era, "-", "cpu", "plain", "extend")
-    return lifecycle_machine("swa_mha", "bf16",
-                             lambda scenario: check_scenario(scenario, baseline, [candidate], 30.0),
-                             has_findings, pool_bytes=2**16)
+    return lifecycle_machine(
+        "swa_mha",
+        "bf16",
+        lambda scenario: check_scenario(scenario, baseline, [candidate], 30.0),
+        has_findings,
+        pool_bytes=2**16,
+    )
 
 
 def _failing_scenario(fixture: str):
@@ -36,6 +47,7 @@ def _failing_scenario(fixture: str):
     return scenario
 
 
+@pytest.mark.slow
 def test_finds_a_mapping_change_missed_after_an_in_place_remap_between_forwards():
     scenario = _failing_scenario("scenario_stale_mapping")
     remapped = [i for i, f in enumerate(scenario.forwards) if f.remap and f.remap.in_place]
@@ -44,9 +56,14 @@ def test_finds_a_mapping_change_missed_after_an_in_place_remap_between_forwards(
 
 def test_finds_two_same_length_slices_of_one_loc_storage_colliding():
     scenario = _failing_scenario("scenario_storage_keyed")
-    pairs = [(a, b) for a, b in zip(scenario.forwards, scenario.forwards[1:])
-             if a.loc_storage is not None and a.loc_storage == b.loc_storage
-             and len(a.loc) == len(b.loc) and a.loc_offset != b.loc_offset]
+    pairs = [
+        (a, b)
+        for a, b in zip(scenario.forwards, scenario.forwards[1:])
+        if a.loc_storage is not None
+        and a.loc_storage == b.loc_storage
+        and len(a.loc) == len(b.loc)
+        and a.loc_offset != b.loc_offset
+    ]
     assert pairs, "the fault needs two same-length slices of one storage"
 
 

@@ -3,6 +3,7 @@
 Buffers and rows hold random bytes, so NaN payloads and signalling-NaN patterns of the wide
 words it moves through are covered too.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -82,14 +83,20 @@ def test_store_kv_and_nope_rope_match_reference() -> None:
     outputs = []
     for engine in (ReferenceEngine(), TorchEngine()):
         kb, vb = k_buffer.clone(), v_buffer.clone()
-        engine.store_kv(kb, vb, loc, k.clone(), v.clone(), None, None, torch.bfloat16, torch.bfloat16)
+        engine.store_kv(
+            kb, vb, loc, k.clone(), v.clone(), None, None, torch.bfloat16, torch.bfloat16
+        )
         outputs.append((kb, vb))
     assert torch.equal(outputs[0][0].view(torch.uint8), outputs[1][0].view(torch.uint8))
     assert torch.equal(outputs[0][1].view(torch.uint8), outputs[1][1].view(torch.uint8))
-    nope, rope = _random((6, 1, 512), torch.bfloat16, generator), _random((6, 1, 64), torch.bfloat16, generator)
+    nope, rope = (
+        _random((6, 1, 512), torch.bfloat16, generator),
+        _random((6, 1, 64), torch.bfloat16, generator),
+    )
     latent = _random((16, 1, 576), torch.bfloat16, generator)
     want, got, want_error, got_error = _both(
-        latent, lambda e, b: e.store_nope_rope(b, loc, nope, rope, torch.bfloat16, torch.bfloat16))
+        latent, lambda e, b: e.store_nope_rope(b, loc, nope, rope, torch.bfloat16, torch.bfloat16)
+    )
     assert (got_error, want_error) == (None, None)
     assert torch.equal(got.view(torch.uint8), want.view(torch.uint8))
 

@@ -1,5 +1,6 @@
 """The Triton engine's rounding equals torch's, bit for bit: casts over every bf16 bit pattern
 and the fp8 range limits, and in-place scale division for every scale kind (interpreted on CPU)."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,6 +10,9 @@ from pools.engines.torch_engine import TorchEngine
 from pools.engines.triton_engine import TritonEngine
 from pools.engines.triton_scale import scale_operand
 
+# Compiled on a CUDA device where there is one (TRITON_INTERPRET on CPU otherwise).
+pytestmark = pytest.mark.gpu
+
 ENGINE = TritonEngine()
 DEVICE = "cpu" if ENGINE.interpreted else "cuda"
 OUT_DTYPES = [torch.bfloat16, torch.float16, torch.float32, torch.float8_e4m3fn, torch.float8_e5m2]
@@ -16,9 +20,29 @@ OUT_DTYPES = [torch.bfloat16, torch.float16, torch.float32, torch.float8_e4m3fn,
 
 def _limits() -> torch.Tensor:
     """fp32 values at and around every rounding edge of the fp8 formats."""
-    edges = [448.0, 464.0, 479.99, 480.0, 57344.0, 61439.0, 61440.0, 65535.0, 65536.0, 2.0 ** -6,
-             2.0 ** -7, 2.0 ** -9, 2.0 ** -10, 2.0 ** -14, 2.0 ** -16, 2.0 ** -17, 1.5 * 2.0 ** -17,
-             0.0, float("inf"), 1e-30, 3e38]
+    edges = [
+        448.0,
+        464.0,
+        479.99,
+        480.0,
+        57344.0,
+        61439.0,
+        61440.0,
+        65535.0,
+        65536.0,
+        2.0**-6,
+        2.0**-7,
+        2.0**-9,
+        2.0**-10,
+        2.0**-14,
+        2.0**-16,
+        2.0**-17,
+        1.5 * 2.0**-17,
+        0.0,
+        float("inf"),
+        1e-30,
+        3e38,
+    ]
     values = torch.tensor(edges, dtype=torch.float32)
     bits = values.view(torch.int32)
     around = torch.cat([bits - 1, bits, bits + 1]).view(torch.float32)
@@ -27,18 +51,28 @@ def _limits() -> torch.Tensor:
 
 def _cast_with_engine(values: torch.Tensor, out_dtype: torch.dtype) -> torch.Tensor:
     rows = values.reshape(-1, 1, 256).to(DEVICE)
-    buffer = torch.zeros(rows.shape[0] + 1, 1, 256, dtype=out_dtype, device=DEVICE).view(torch.uint8)
+    buffer = torch.zeros(rows.shape[0] + 1, 1, 256, dtype=out_dtype, device=DEVICE).view(
+        torch.uint8
+    )
     store = torch.uint8 if out_dtype.itemsize == 1 else out_dtype
-    ENGINE.store_rows(buffer.view(store), torch.arange(1, rows.shape[0] + 1, device=DEVICE), rows,
-                      out_dtype, store)
+    ENGINE.store_rows(
+        buffer.view(store),
+        torch.arange(1, rows.shape[0] + 1, device=DEVICE),
+        rows,
+        out_dtype,
+        store,
+    )
     return buffer[1:].reshape(-1).cpu()
 
 
 @pytest.mark.parametrize("out_dtype", OUT_DTYPES)
 def test_cast_of_every_bf16_and_random_fp32_pattern_matches_torch(out_dtype):
-    every_bf16 = torch.arange(-2 ** 15, 2 ** 15, dtype=torch.int32).to(torch.int16).view(torch.bfloat16)
-    random_fp32 = torch.randint(-2 ** 31, 2 ** 31 - 1, (2 ** 14,), generator=torch.Generator().manual_seed(5),
-                                dtype=torch.int32).view(torch.float32)
+    every_bf16 = (
+        torch.arange(-(2**15), 2**15, dtype=torch.int32).to(torch.int16).view(torch.bfloat16)
+    )
+    random_fp32 = torch.randint(
+        -(2**31), 2**31 - 1, (2**14,), generator=torch.Generator().manual_seed(5), dtype=torch.int32
+    ).view(torch.float32)
     padded = torch.cat([_limits(), random_fp32])
     padded = torch.cat([padded, torch.zeros(-padded.numel() % 256)])
     for values in (every_bf16, padded):
@@ -66,21 +100,39 @@ def test_scaled_fp8_store_matches_torch_for_every_scale_kind(pool_dtype, input_d
     for kind in ("float", "tensor", "param"):
         for scale_value in (0.3, 1.7, 0.25):
             # Values that land on the fp8 range limits after division, and ordinary ones.
-            edge = torch.tensor([top, top * 1.04, top * 1.1, -top * 1.02, 2.0 ** -9, 2.0 ** -17]) * scale_value
-            k = torch.cat([edge, torch.randn(58, generator=generator) * 8]).reshape(4, 2, 8).to(input_dtype)
+            edge = (
+                torch.tensor([top, top * 1.04, top * 1.1, -top * 1.02, 2.0**-9, 2.0**-17])
+                * scale_value
+            )
+            k = (
+                torch.cat([edge, torch.randn(58, generator=generator) * 8])
+                .reshape(4, 2, 8)
+                .to(input_dtype)
+            )
             v = (torch.randn(4, 2, 8, generator=generator) * 8).to(input_dtype)
             buffers = []
-            for engine in (ENGINE, TorchEngine()):   # torch on CPU is the reference (test_pools.py)
+            for engine in (ENGINE, TorchEngine()):  # torch on CPU is the reference (test_pools.py)
                 k_buffer, v_buffer = torch.zeros(2, 9, 2, 8, dtype=torch.uint8, device=DEVICE)
                 ks, vs = k.to(DEVICE, copy=True), v.to(DEVICE, copy=True)
-                engine.store_kv(k_buffer, v_buffer, torch.tensor([3, 1, 8, 5], device=DEVICE), ks, vs,
-                                _scale(kind, scale_value), _scale(kind, 2.0), pool_dtype, torch.uint8)
+                engine.store_kv(
+                    k_buffer,
+                    v_buffer,
+                    torch.tensor([3, 1, 8, 5], device=DEVICE),
+                    ks,
+                    vs,
+                    _scale(kind, scale_value),
+                    _scale(kind, 2.0),
+                    pool_dtype,
+                    torch.uint8,
+                )
                 buffers.append([t.view(torch.uint8) for t in (k_buffer, v_buffer, ks, vs)])
             for got, want in zip(*buffers):
                 assert torch.equal(got, want), (kind, scale_value)
 
 
-@pytest.mark.skipif(DEVICE != "cpu", reason="the CPU rule; scripts/gpu_check.py checks the CUDA ones")
+@pytest.mark.skipif(
+    DEVICE != "cpu", reason="the CPU rule; scripts/gpu_check.py checks the CUDA ones"
+)
 def test_cpu_division_rule_is_what_torch_does():
     """The measured CPU rule: fp32(x) / fp32(s), rounded once to x's dtype."""
     x = (torch.randn(4096, generator=torch.Generator().manual_seed(2)) * 8).bfloat16()

@@ -1,5 +1,6 @@
 """The one place that decides: era-matched verdicts, exceptions compared, and a known divergence
 that never turns a mutant into a pass."""
+
 from __future__ import annotations
 
 import copy
@@ -26,7 +27,9 @@ PLAIN, AITER = BACKENDS["plain"], BACKENDS["aiter"]
 
 
 def narrowed() -> object:
-    return next(s for s in regression_scenarios("swa_mha", "bf16") if s.name.endswith("narrowed-swa-loc"))
+    return next(
+        s for s in regression_scenarios("swa_mha", "bf16") if s.name.endswith("narrowed-swa-loc")
+    )
 
 
 def mutant(name: str, backend: str, mode: str = "extend") -> Candidate:
@@ -50,15 +53,27 @@ def test_a_narrowed_forward_raises_at_the_first_swa_layer_with_its_place_and_sna
 def test_the_correct_pool_reproduces_the_divergence_and_the_mutants_inside_it_are_findings():
     scenario = narrowed()
     correct, flip, wrong_error = check_scenario(
-        scenario, baseline_for(PLAIN, "extend"),
-        [builtin("kwarg", "plain"), mutant("narrowed_full_layer_flip", "plain"),
-         mutant("narrowed_swa_wrong_error", "plain")], 30.0)
-    assert correct.outcome is Outcome.KNOWN_DIVERGENCE and correct.divergence.name == "unsliced-swa-loc"
+        scenario,
+        baseline_for(PLAIN, "extend"),
+        [
+            builtin("kwarg", "plain"),
+            mutant("narrowed_full_layer_flip", "plain"),
+            mutant("narrowed_swa_wrong_error", "plain"),
+        ],
+        30.0,
+    )
+    assert (
+        correct.outcome is Outcome.KNOWN_DIVERGENCE
+        and correct.divergence.name == "unsliced-swa-loc"
+    )
     assert flip.outcome is Outcome.FINDING and flip.divergences == ()
     finding = flip.findings[0]
     assert finding.oracle == "bytes" and finding.layer not in scenario.geometry.swa_layer_ids
     assert wrong_error.outcome is Outcome.FINDING
-    assert wrong_error.findings[0].oracle == "exception" and "ValueError" in wrong_error.findings[0].message
+    assert (
+        wrong_error.findings[0].oracle == "exception"
+        and "ValueError" in wrong_error.findings[0].message
+    )
 
 
 def test_a_pool_that_already_has_a_fixed_later_fix_passes():
@@ -74,21 +89,29 @@ def test_a_pool_that_already_has_a_fixed_later_fix_passes():
 def test_old_behaviour_after_a_changed_divergence_is_a_finding_and_the_new_one_is_known():
     scenario = probe("mha", "float", "fp8_e4m3")
     old = mutant("aiter_decode_no_descales", "aiter", "decode")
-    correct, old = check_scenario(scenario, baseline_for(AITER, "decode"),
-                                  [builtin("current", "aiter", "decode"), old], 30.0,
-                                  with_call_site_overrides(old.module, BACKENDS)[0]["aiter"])
+    correct, old = check_scenario(
+        scenario,
+        baseline_for(AITER, "decode"),
+        [builtin("current", "aiter", "decode"), old],
+        30.0,
+        with_call_site_overrides(old.module, BACKENDS)[0]["aiter"],
+    )
     assert correct.outcome is Outcome.KNOWN_DIVERGENCE
-    assert correct.divergence.name == "aiter-decode-descales" and correct.divergence.kind == "changed"
+    assert (
+        correct.divergence.name == "aiter-decode-descales" and correct.divergence.kind == "changed"
+    )
     assert old.outcome is Outcome.FINDING
 
 
 def test_a_known_divergence_never_turns_a_mutant_into_a_pass():
     """Every new mutant, on the scenario of the divergence it hides in, against every verdict
     that divergence could give: never PASS or KNOWN_DIVERGENCE."""
-    cases = [("narrowed_full_layer_flip", PLAIN, "extend", narrowed()),
-             ("narrowed_swa_wrong_error", PLAIN, "extend", narrowed()),
-             ("aiter_decode_no_descales", AITER, "decode", probe("mha", "float", "fp8_e4m3")),
-             ("shared_cast_truncates", PLAIN, "extend", probe("mha", "float", "fp8_e4m3"))]
+    cases = [
+        ("narrowed_full_layer_flip", PLAIN, "extend", narrowed()),
+        ("narrowed_swa_wrong_error", PLAIN, "extend", narrowed()),
+        ("aiter_decode_no_descales", AITER, "decode", probe("mha", "float", "fp8_e4m3")),
+        ("shared_cast_truncates", PLAIN, "extend", probe("mha", "float", "fp8_e4m3")),
+    ]
     for name, backend, mode, scenario in cases:
         candidate = mutant(name, backend.name, mode)
         backend = with_call_site_overrides(candidate.module, BACKENDS)[0][backend.name]
@@ -98,8 +121,13 @@ def test_a_known_divergence_never_turns_a_mutant_into_a_pass():
 
 def _raised(error: str, layer: int, buffers: dict) -> Execution:
     name = error.split(":")[0]
-    return Execution(buffers=buffers, error=error, error_type=name, error_at=f"forward 0, layer {layer}",
-                     error_place=ErrorPlace(WRITING, 0, layer, "set_kv_buffer"))
+    return Execution(
+        buffers=buffers,
+        error=error,
+        error_type=name,
+        error_at=f"forward 0, layer {layer}",
+        error_place=ErrorPlace(WRITING, 0, layer, "set_kv_buffer"),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -107,29 +135,39 @@ def raised_alike():
     """Baselines whose every era raised IndexError at forward 0, layer 1, after layer 0 was written."""
     scenario = probe("mha")
     written = execute(builtin("legacy", "plain"), scenario)
-    runs = {era: _raised("IndexError: 3 slots for 2 rows", 1, copy.deepcopy(written.buffers))
-            for era in PLAIN.eras}
-    return Baselines(scenario, "extend", PLAIN.eras[0], runs, expected_writes(scenario),
-                     divergences_of(PLAIN))
+    runs = {
+        era: _raised("IndexError: 3 slots for 2 rows", 1, copy.deepcopy(written.buffers))
+        for era in PLAIN.eras
+    }
+    return Baselines(
+        scenario, "extend", PLAIN.eras[0], runs, expected_writes(scenario), divergences_of(PLAIN)
+    )
 
 
 def test_both_raised_alike_is_its_own_outcome(raised_alike):
     same = _raised("IndexError: 3 slots for 2 rows", 1, copy.deepcopy(raised_alike.truth.buffers))
     assert raised_alike.eras["current"].outcome is Outcome.BOTH_RAISED
     assert judge_candidate(raised_alike, "current", same).outcome is Outcome.BOTH_RAISED
-    torch_says = _raised("RuntimeError: shape mismatch: value tensor of shape [2] cannot be "
-                         "broadcast to indexing result of shape [3]", 1,
-                         copy.deepcopy(raised_alike.truth.buffers))
+    torch_says = _raised(
+        "RuntimeError: shape mismatch: value tensor of shape [2] cannot be "
+        "broadcast to indexing result of shape [3]",
+        1,
+        copy.deepcopy(raised_alike.truth.buffers),
+    )
     assert judge_candidate(raised_alike, "current", torch_says).outcome is Outcome.BOTH_RAISED
 
 
-@pytest.mark.parametrize("error, layer, corrupt", [
-    ("ValueError: 3 slots for 2 rows", 1, False),     # another class
-    ("IndexError: 3 slots for 2 rows", 0, False),     # another place
-    ("IndexError: 3 slots for 2 rows", 1, True),      # alike, but a completed write differs
-])
-def test_raising_differently_or_after_writing_other_bytes_is_a_finding(raised_alike, error, layer,
-                                                                        corrupt):
+@pytest.mark.parametrize(
+    "error, layer, corrupt",
+    [
+        ("ValueError: 3 slots for 2 rows", 1, False),  # another class
+        ("IndexError: 3 slots for 2 rows", 0, False),  # another place
+        ("IndexError: 3 slots for 2 rows", 1, True),  # alike, but a completed write differs
+    ],
+)
+def test_raising_differently_or_after_writing_other_bytes_is_a_finding(
+    raised_alike, error, layer, corrupt
+):
     buffers = copy.deepcopy(raised_alike.truth.buffers)
     if corrupt:
         slot = next(iter(raised_alike.expected["L0.k"]))
@@ -140,7 +178,9 @@ def test_raising_differently_or_after_writing_other_bytes_is_a_finding(raised_al
 
 
 def test_every_planned_check_is_one_row_and_skips_carry_their_reason():
-    options = RunOptions(pools=["mha", "swa_mha"], dtypes=["bf16"], backends=["triton", "intel_amx"])
+    options = RunOptions(
+        pools=["mha", "swa_mha"], dtypes=["bf16"], backends=["triton", "intel_amx"]
+    )
     suts = resolve_suts(options)
     rows = []
     run(options, suts, rows.append)
@@ -151,12 +191,13 @@ def test_every_planned_check_is_one_row_and_skips_carry_their_reason():
     skipped = [row for row in checks if row.outcome is Outcome.SKIPPED]
     reasons = {row.skip.reason.split(":")[0] for row in skipped}
     assert {"out-of-focus", "no-cross-attention", "legacy-cross-at-out-cache-loc"} <= reasons
-    assert all(row.candidate is not None for row in skipped)   # one row per candidate of the cell
+    assert all(row.candidate is not None for row in skipped)  # one row per candidate of the cell
     ran = [row for row in checks if row.outcome is not Outcome.SKIPPED]
     assert ran and {row.outcome for row in ran} <= {Outcome.PASS, Outcome.KNOWN_DIVERGENCE}
     assert {row.model.sut for row in rows if row.era_row} == {"model"}
 
 
+@pytest.mark.slow
 def test_default_scenarios_give_no_finding_against_the_model_for_plain():
     for pool in ("mha", "swa_mha", "mla"):
         for scenario in default_scenarios(pool, "fp8_e4m3" if pool == "mha" else "bf16", 0):

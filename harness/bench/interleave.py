@@ -9,6 +9,7 @@ its budget; a spell then lands on all of them. A turn times at most
 1-token write's `max_samples` are spread over as many turns as a 4096-token write's
 `min_time_s` of measured time. Warm-up is taken the same way, untimed.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -17,12 +18,13 @@ from typing import Callable, ContextManager, Union
 
 from harness.bench.timers import Budget, Samples, Step
 
-Write = tuple[Step, Step]          # (setup, untimed; work, timed)
+Write = tuple[Step, Step]  # (setup, untimed; work, timed)
 Guard = Callable[[], ContextManager]
 
 
-def sample_interleaved(timer, writes: dict[str, Write], budget: Budget,
-                       guard: Guard = contextlib.nullcontext) -> dict[str, Union[list[Samples], Exception]]:
+def sample_interleaved(
+    timer, writes: dict[str, Write], budget: Budget, guard: Guard = contextlib.nullcontext
+) -> dict[str, Union[list[Samples], Exception]]:
     """Samples per write and cache state, or the exception that write raised; one write
     raising or hanging (`guard` limits each turn) does not stop the others."""
     failed: dict[str, Exception] = {}
@@ -34,11 +36,17 @@ def sample_interleaved(timer, writes: dict[str, Write], budget: Budget,
     return {name: failed.get(name, results[name]) for name in writes}
 
 
-def _take_turns(timer, writes: dict[str, Write], budget: Budget, cache: str,
-                failed: dict[str, Exception], guard: Guard) -> dict[str, list[int]]:
+def _take_turns(
+    timer,
+    writes: dict[str, Write],
+    budget: Budget,
+    cache: str,
+    failed: dict[str, Exception],
+    guard: Guard,
+) -> dict[str, list[int]]:
     samples: dict[str, list[int]] = {name: [] for name in writes if name not in failed}
     per_turn = budget.samples_per_turn()
-    for round_number in range(budget.max_samples):   # each round adds a sample to every active write
+    for round_number in range(budget.max_samples):  # each round adds a sample to every active write
         active = [name for name in samples if name not in failed and not budget.done(samples[name])]
         if not active:
             break
@@ -54,8 +62,9 @@ def _take_turns(timer, writes: dict[str, Write], budget: Budget, cache: str,
     return {name: taken for name, taken in samples.items() if name not in failed}
 
 
-def _one_turn(timer, setup: Step, work: Step, cache: str, samples: list[int], budget: Budget,
-              per_turn: int) -> None:
+def _one_turn(
+    timer, setup: Step, work: Step, cache: str, samples: list[int], budget: Budget, per_turn: int
+) -> None:
     """Up to `per_turn` timed writes, then untimed ones until the turn's time is up: a fast
     write's samples then span as much wall time as a slow write's, so a slow spell of the
     machine cannot cover all of them."""

@@ -7,6 +7,7 @@ timed region holds only the backend call sites, one per layer. Because every ite
 the same bytes to the same slots, the buffers after the last iteration are exactly those of one
 write, and that snapshot is what verification compares with the reference.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -15,28 +16,38 @@ import torch
 
 from backends.context import WriteRequest
 from backends.registry import Backend, backend_named
-from harness.execute import (CALLER_TENSORS, Execution, buffer_bytes, caller_bytes, fill_canary,
-                             write_request)
-from harness.pool_factory import build_pool
 from harness.bench.timers import Step
+from harness.execute import (
+    CALLER_TENSORS,
+    Execution,
+    buffer_bytes,
+    caller_bytes,
+    fill_canary,
+    write_request,
+)
+from harness.pool_factory import build_pool
 from scenarios.materialize import ForwardStaging, scale_object
 from scenarios.model import Scenario
 
 
-def bench_requests(module: Any, backend: Backend, pool: Any, scenario: Scenario,
-                   device: str) -> list[WriteRequest]:
+def bench_requests(
+    module: Any, backend: Backend, pool: Any, scenario: Scenario, device: str
+) -> list[WriteRequest]:
     """One request per layer for the scenario's single forward, built as a checked run builds them."""
     locs = ForwardStaging(scenario, device, pool).begin(0)
     scales = (scale_object(scenario.k_scale, device), scale_object(scenario.v_scale, device))
-    return [write_request(module, device, backend, pool, scenario, 0, layer_id, locs, scales)
-            for layer_id in scenario.layers_of(scenario.forwards[0])]
+    return [
+        write_request(module, device, backend, pool, scenario, 0, layer_id, locs, scales)
+        for layer_id in scenario.layers_of(scenario.forwards[0])
+    ]
 
 
 class TimedWrite:
     """A pool built and canary-filled once, and the write that each iteration repeats."""
 
-    def __init__(self, module: Any, scenario: Scenario, device: str, backend: str, era: str,
-                 mode: str):
+    def __init__(
+        self, module: Any, scenario: Scenario, device: str, backend: str, era: str, mode: str
+    ):
         self.scenario = scenario
         chosen = backend_named(backend)
         self.write = chosen.write
@@ -44,8 +55,14 @@ class TimedWrite:
         self.pool = build_pool(module, scenario, device)
         fill_canary(self.pool, scenario)
         self.requests = bench_requests(module, chosen, self.pool, scenario, device)
-        self.pristine = [{name: getattr(request, name).clone() for name in CALLER_TENSORS
-                          if getattr(request, name) is not None} for request in self.requests]
+        self.pristine = [
+            {
+                name: getattr(request, name).clone()
+                for name in CALLER_TENSORS
+                if getattr(request, name) is not None
+            }
+            for request in self.requests
+        ]
 
     def restore(self) -> None:
         for request, pristine in zip(self.requests, self.pristine):

@@ -5,6 +5,7 @@ size 16, random pages, as SGLang's allocator hands them out), at serving-sized g
 heads of 128, MLA kv_lora_rank 512 + rope 64. SWA pools map every token into the window and put
 the even layers on the SWA sub-pool, so a one-layer SWA bench times the translated write.
 """
+
 from __future__ import annotations
 
 import random
@@ -12,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
-from harness.plan import SutChoice
 from harness.bench.timers import Budget
+from harness.plan import SutChoice
 from pools.dtypes import dtype_spec
 from pools.eras import ERAS
 from scenarios.allocator import allocate, swa_mapping
@@ -31,8 +32,16 @@ FULL_BUDGET = Budget(warmup=3, warmup_s=0.1, min_samples=4, max_samples=700, min
 # One torch thread: on a shared 2-vCPU VM a two-thread copy of 4096 tokens' bytes ran 270 us in
 # one run and 590-710 us in the next three (the host's L3 is shared), while one thread kept
 # every 4096-token median within 9% over four runs (docs/bench.md).
-QUICK = dict(pools=["mha", "swa_mha"], dtypes=["bf16"], eras=["legacy", "current"],
-             engines=["torch"], tokens=[1, 4096], layers=[1], threads=1, passes=QUICK_PASSES)
+QUICK = dict(
+    pools=["mha", "swa_mha"],
+    dtypes=["bf16"],
+    eras=["legacy", "current"],
+    engines=["torch"],
+    tokens=[1, 4096],
+    layers=[1],
+    threads=1,
+    passes=QUICK_PASSES,
+)
 
 
 @dataclass
@@ -40,25 +49,27 @@ class BenchOptions:
     suts: list[str] = field(default_factory=lambda: ["builtin"])
     backends: list[str] = field(default_factory=lambda: ["plain"])
     pools: list[str] = field(default_factory=lambda: ["mha", "mla", "swa_mha", "swa_mla"])
-    dtypes: list[str] = field(default_factory=lambda: ["bf16", "fp16", "fp32", "fp8_e4m3", "fp8_e5m2"])
+    dtypes: list[str] = field(
+        default_factory=lambda: ["bf16", "fp16", "fp32", "fp8_e4m3", "fp8_e5m2"]
+    )
     eras: list[str] = field(default_factory=lambda: ["legacy", "kwarg", "bundled", "current"])
     engines: list[str] = field(default_factory=lambda: ["torch", "reference"])
     tokens: list[int] = field(default_factory=lambda: list(TOKEN_COUNTS))
     layers: list[int] = field(default_factory=lambda: [1])
     device: str = "cpu"
     seed: int = 0
-    threads: Optional[int] = None   # torch intra-op threads; None keeps torch's own
-    passes: int = FULL_PASSES       # times the whole plan is timed; the budget is per pass
+    threads: Optional[int] = None  # torch intra-op threads; None keeps torch's own
+    passes: int = FULL_PASSES  # times the whole plan is timed; the budget is per pass
     budget: Budget = FULL_BUDGET
     out: Path = Path("kvh-out")
-    timeout_s: Optional[float] = 300.0   # per cell (build, time, snapshot); a hang is an error
+    timeout_s: Optional[float] = 300.0  # per cell (build, time, snapshot); a hang is an error
 
 
 @dataclass(frozen=True)
 class BenchCell:
     sut: SutChoice
-    engine: str        # builtin store engine, or "-" for a foreign SUT
-    era: str           # the call site's era
+    engine: str  # builtin store engine, or "-" for a foreign SUT
+    era: str  # the call site's era
     backend: str
     mode: str
 
@@ -69,13 +80,20 @@ class BenchCell:
 
 def bench_geometry(pool: str, dtype: str, tokens: int, layers: int) -> Geometry:
     pages = -(-tokens // PAGE_SIZE)
-    size = max(2 * pages, 16) * PAGE_SIZE   # twice the pages written, so the pages scatter
+    size = max(2 * pages, 16) * PAGE_SIZE  # twice the pages written, so the pages scatter
     swa = [layer for layer in range(layers) if layer % 2 == 0] if pool.startswith("swa_") else []
-    common = dict(pool=pool, dtype=dtype, size=size, page_size=PAGE_SIZE, layer_num=layers,
-                  swa_layer_ids=swa, size_swa=size if swa else 0)
+    common = dict(
+        pool=pool,
+        dtype=dtype,
+        size=size,
+        page_size=PAGE_SIZE,
+        layer_num=layers,
+        swa_layer_ids=swa,
+        size_swa=size if swa else 0,
+    )
     if pool in MLA_POOL_KINDS:
         return Geometry(kv_lora_rank=512, qk_rope_head_dim=64, **common)
-    if pool == "mha_hnd":   # page_size == head_num, as the HND scenarios
+    if pool == "mha_hnd":  # page_size == head_num, as the HND scenarios
         return Geometry(head_num=PAGE_SIZE, head_dim=64, **common)
     return Geometry(head_num=8, head_dim=128, **common)
 
@@ -86,8 +104,13 @@ def bench_scenario(pool: str, dtype: str, tokens: int, layers: int, seed: int) -
     loc = allocate(rng, g.size, g.page_size, tokens)
     mapping = swa_mapping(rng, g.size, g.page_size, g.size_swa, loc, tokens) if g.is_swa else None
     # Inputs in the pool dtype (bf16 for fp8 pools): no cast, so no in-place division either.
-    return Scenario(geometry=g, forwards=[Forward(loc)], seed=seed, mapping=mapping,
-                    name=f"bench-{pool}-{dtype}-{tokens}t-{layers}l")
+    return Scenario(
+        geometry=g,
+        forwards=[Forward(loc)],
+        seed=seed,
+        mapping=mapping,
+        name=f"bench-{pool}-{dtype}-{tokens}t-{layers}l",
+    )
 
 
 def bytes_moved(scenario: Scenario, scale_bytes: int = 0) -> int:
@@ -95,19 +118,27 @@ def bytes_moved(scenario: Scenario, scale_bytes: int = 0) -> int:
     over all layers; locs are not counted. fp8 pools read bf16 and write one byte a value."""
     g = scenario.geometry
     tokens = scenario.forwards[0].tokens
-    if g.is_fp4:   # bf16-or-wider input read; half a byte a value plus a scale byte per 16 written
+    if g.is_fp4:  # bf16-or-wider input read; half a byte a value plus a scale byte per 16 written
         values = g.kv_lora_rank + g.qk_rope_head_dim if g.is_mla else 2 * g.head_num * g.head_dim
         read = dtype_spec(g.dtype).dtype.itemsize
         return g.layer_num * (tokens * (values * read + values // 2 + values // 16) + scale_bytes)
     read_size = 2 if dtype_spec(g.dtype).is_fp8 else dtype_spec(g.dtype).dtype.itemsize
     write_size = dtype_spec(g.dtype).store_dtype.itemsize
-    values = g.kv_lora_rank + g.qk_rope_head_dim if g.is_mla else g.head_num * (
-        g.head_dim + (g.v_head_dim or g.head_dim))
+    values = (
+        g.kv_lora_rank + g.qk_rope_head_dim
+        if g.is_mla
+        else g.head_num * (g.head_dim + (g.v_head_dim or g.head_dim))
+    )
     return g.layer_num * (tokens * values * (read_size + write_size) + scale_bytes)
 
 
-def cells_for(backend_name: str, modes: tuple[str, ...], backend_eras: tuple[str, ...],
-              suts: list[SutChoice], options: BenchOptions) -> Iterator[BenchCell]:
+def cells_for(
+    backend_name: str,
+    modes: tuple[str, ...],
+    backend_eras: tuple[str, ...],
+    suts: list[SutChoice],
+    options: BenchOptions,
+) -> Iterator[BenchCell]:
     """Builtin SUTs: every chosen era and engine. A foreign SUT has one era of pools; every
     call site up to that era is timed on them, so that where the SUT rejects an old call site
     (SGLang 0.5.23's SWA pool asserts swa_loc) the next older one it accepts is the baseline."""
@@ -115,7 +146,7 @@ def cells_for(backend_name: str, modes: tuple[str, ...], backend_eras: tuple[str
         for sut in suts:
             if sut.loaded is not None:
                 newest = list(ERAS).index(sut.loaded.era)
-                eras = [era for era in backend_eras if era in list(ERAS)[:newest + 1]]
+                eras = [era for era in backend_eras if era in list(ERAS)[: newest + 1]]
                 engines: tuple[str, ...] = ("-",)
             else:
                 eras = [era for era in backend_eras if era in options.eras]
@@ -128,7 +159,7 @@ def cells_for(backend_name: str, modes: tuple[str, ...], backend_eras: tuple[str
 def baseline_cell(cell: BenchCell, measured: Callable[[BenchCell], bool]) -> Optional[BenchCell]:
     """The cell an API overhead ratio divides by: the oldest era's call site on the same SUT,
     engine and pools that was measured (legacy wherever the pools accept it)."""
-    for era in list(ERAS)[:list(ERAS).index(cell.era)]:
+    for era in list(ERAS)[: list(ERAS).index(cell.era)]:
         candidate = BenchCell(cell.sut, cell.engine, era, cell.backend, cell.mode)
         if measured(candidate):
             return candidate

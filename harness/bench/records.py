@@ -5,6 +5,7 @@ The columns are the store's "bench" kind (reports/schema.py, the only list of th
 is validated against it. docs/bench.md documents each column. Raw samples are kept in the list
 column samples_ns; the run's metadata is stamped by `reports.store.append`.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,41 +26,80 @@ KIND = "bench"
 @dataclass
 class TimedCell:
     """One bench cell after timing and verification: its verdict, and samples when measured."""
+
     cell: BenchCell
     verdict: Verdict
     samples: list[Samples] = field(default_factory=list)
-    passes: int = 1    # passes whose samples are pooled here
+    passes: int = 1  # passes whose samples are pooled here
 
 
-def bench_row(result: TimedCell, cache: Samples | None, scenario: Scenario, nbytes: int,
-              copy: dict[str, Samples], results: dict[str, TimedCell], seed: int) -> dict:
+def bench_row(
+    result: TimedCell,
+    cache: Samples | None,
+    scenario: Scenario,
+    nbytes: int,
+    copy: dict[str, Samples],
+    results: dict[str, TimedCell],
+    seed: int,
+) -> dict:
     """The row of `result` in cache state `cache` (None: the cell has no samples); `copy` holds
     the roofline copy's samples by cache state, `results` the other cells of its scenario (for
     the API overhead ratio against the oldest measured era)."""
     cell, g = result.cell, scenario.geometry
     loaded = cell.sut.loaded
-    row = {"backend": cell.backend, "mode": cell.mode, "pool": g.pool, "dtype": g.dtype,
-           "sut": cell.sut.spec, "sut_version": loaded.version if loaded else "builtin",
-           "engine": cell.engine, "era": cell.era, "tokens": scenario.forwards[0].tokens,
-           "layers": g.layer_num, "bytes_moved": nbytes, "outcome": result.verdict.outcome.value,
-           "passes": result.passes, "error": result.verdict.message,
-           "threads": torch.get_num_threads(), "load_avg_1m": os.getloadavg()[0], "samples_ns": []}
+    row = {
+        "backend": cell.backend,
+        "mode": cell.mode,
+        "pool": g.pool,
+        "dtype": g.dtype,
+        "sut": cell.sut.spec,
+        "sut_version": loaded.version if loaded else "builtin",
+        "engine": cell.engine,
+        "era": cell.era,
+        "tokens": scenario.forwards[0].tokens,
+        "layers": g.layer_num,
+        "bytes_moved": nbytes,
+        "outcome": result.verdict.outcome.value,
+        "passes": result.passes,
+        "error": result.verdict.message,
+        "threads": torch.get_num_threads(),
+        "load_avg_1m": os.getloadavg()[0],
+        "samples_ns": [],
+    }
     if cache is None:
         return validate_row(KIND, row)
     stats = summarize(cache.ns)
     seconds = stats.median_ns / 1e9
-    row.update(cache=cache.cache, timer=cache.timer, samples=len(cache.ns), samples_ns=list(cache.ns),
-               median_ns=stats.median_ns, p10_ns=stats.p10_ns, p90_ns=stats.p90_ns, cv=stats.cv,
-               mad_cv=stats.mad_cv,
-               tokens_per_s=scenario.forwards[0].tokens / seconds, gbps=nbytes / seconds / 1e9)
+    row.update(
+        cache=cache.cache,
+        timer=cache.timer,
+        samples=len(cache.ns),
+        samples_ns=list(cache.ns),
+        median_ns=stats.median_ns,
+        p10_ns=stats.p10_ns,
+        p90_ns=stats.p90_ns,
+        cv=stats.cv,
+        mad_cv=stats.mad_cv,
+        tokens_per_s=scenario.forwards[0].tokens / seconds,
+        gbps=nbytes / seconds / 1e9,
+    )
     if cache.cache in copy:
         copy_ns = summarize(copy[cache.cache].ns).median_ns
-        row.update(copy_median_ns=copy_ns, peak_gbps=nbytes / copy_ns,
-                   roofline_fraction=copy_ns / stats.median_ns)
-    old = baseline_cell(cell, lambda other: bool(other.label in results and results[other.label].samples))
+        row.update(
+            copy_median_ns=copy_ns,
+            peak_gbps=nbytes / copy_ns,
+            roofline_fraction=copy_ns / stats.median_ns,
+        )
+    old = baseline_cell(
+        cell, lambda other: bool(other.label in results and results[other.label].samples)
+    )
     old_samples = {s.cache: s for s in results[old.label].samples} if old else {}
     if cache.cache in old_samples:
         ratio = ratio_of_medians(cache.ns, old_samples[cache.cache].ns, seed)
-        row.update(api_baseline_era=old.era, api_overhead_ratio=ratio.value,
-                   api_overhead_ci_low=ratio.low, api_overhead_ci_high=ratio.high)
+        row.update(
+            api_baseline_era=old.era,
+            api_overhead_ratio=ratio.value,
+            api_overhead_ci_low=ratio.low,
+            api_overhead_ci_high=ratio.high,
+        )
     return validate_row(KIND, row)

@@ -1,5 +1,6 @@
 """The bench loop: per scenario, the baseline once, every cell timed and verified, the roofline
 copy, and the API overhead ratios; one record per cell and cache state."""
+
 from __future__ import annotations
 
 from typing import Callable, Iterator
@@ -25,8 +26,10 @@ from pools.builtin import builtin_module
 from reports.outcome import Outcome
 from scenarios.model import Scenario
 
-Progress = Callable[[int, int, str], None]    # (cells timed so far, cells in the run, what just finished)
-BenchGroup = tuple[Backend, str, str, int, int]    # backend, pool, dtype, tokens, layers
+Progress = Callable[
+    [int, int, str], None
+]  # (cells timed so far, cells in the run, what just finished)
+BenchGroup = tuple[Backend, str, str, int, int]  # backend, pool, dtype, tokens, layers
 
 
 class BenchInterrupted(KeyboardInterrupt):
@@ -37,7 +40,7 @@ class BenchInterrupted(KeyboardInterrupt):
         self.rows = rows
 
 
-COPY = "copy"   # the same-bytes contiguous copy timed with every family
+COPY = "copy"  # the same-bytes contiguous copy timed with every family
 
 
 def _timed_write(cell: BenchCell, scenario: Scenario, options: BenchOptions) -> TimedWrite:
@@ -46,8 +49,9 @@ def _timed_write(cell: BenchCell, scenario: Scenario, options: BenchOptions) -> 
         return TimedWrite(module, scenario, options.device, cell.backend, cell.era, cell.mode)
 
 
-def measure_family(cells: list[BenchCell], scenario: Scenario, baseline: Baseline,
-                   options: BenchOptions, timer) -> tuple[list[TimedCell], list[Samples]]:
+def measure_family(
+    cells: list[BenchCell], scenario: Scenario, baseline: Baseline, options: BenchOptions, timer
+) -> tuple[list[TimedCell], list[Samples]]:
     """Time cells that are compared with each other, and the same-bytes copy, taking turns
     (harness/bench/interleave.py); then verify the bytes of each cell's last timed write. Returns the
     cells' results and the copy's samples."""
@@ -60,7 +64,9 @@ def measure_family(cells: list[BenchCell], scenario: Scenario, baseline: Baselin
             failed[cell.label] = describe_error(error, source_line=True)
     writes = {label: (write.restore, write.run) for label, write in timed.items()}
     writes[COPY] = copy_write(bytes_moved(scenario), options.device)
-    sampled = sample_interleaved(timer, writes, options.budget, lambda: time_limit(options.timeout_s))
+    sampled = sample_interleaved(
+        timer, writes, options.budget, lambda: time_limit(options.timeout_s)
+    )
     results = []
     for cell in cells:
         samples = sampled.get(cell.label, [])
@@ -73,12 +79,16 @@ def measure_family(cells: list[BenchCell], scenario: Scenario, baseline: Baselin
                 with time_limit(options.timeout_s):
                     execution = timed[cell.label].snapshot()
             except Exception as error:
-                execution = Execution(error=describe_error(error, source_line=True), error_at="timing")
+                execution = Execution(
+                    error=describe_error(error, source_line=True), error_at="timing"
+                )
         verdict = baseline.judge(execution, cell.era, _release(cell))
-        results.append(TimedCell(cell, verdict, samples if verdict.outcome == Outcome.MEASURED else []))
+        results.append(
+            TimedCell(cell, verdict, samples if verdict.outcome == Outcome.MEASURED else [])
+        )
     copy = sampled[COPY]
     if isinstance(copy, Exception):
-        raise copy   # the harness's own copy failed: no roofline can be trusted
+        raise copy  # the harness's own copy failed: no roofline can be trusted
     return results, copy
 
 
@@ -88,8 +98,9 @@ def _release(cell: BenchCell) -> str:
     return str(getattr(loaded.module, "version", "") or "") if loaded is not None else ""
 
 
-def measure_cell(cell: BenchCell, scenario: Scenario, baseline: Baseline, options: BenchOptions,
-                 timer) -> TimedCell:
+def measure_cell(
+    cell: BenchCell, scenario: Scenario, baseline: Baseline, options: BenchOptions, timer
+) -> TimedCell:
     """One cell timed alone (with the copy), then verified."""
     return measure_family([cell], scenario, baseline, options, timer)[0][0]
 
@@ -126,22 +137,31 @@ def _joined(first: TimedCell, later: TimedCell) -> TimedCell:
         return first
     if later.verdict.outcome != Outcome.MEASURED:
         return later
-    return TimedCell(first.cell, first.verdict, join_samples(first.samples, later.samples),
-                     first.passes + later.passes)
+    return TimedCell(
+        first.cell,
+        first.verdict,
+        join_samples(first.samples, later.samples),
+        first.passes + later.passes,
+    )
 
 
-def run_bench(options: BenchOptions, suts: list[SutChoice],
-              progress: Progress = lambda done, total, line: None) -> list[dict]:
+def run_bench(
+    options: BenchOptions,
+    suts: list[SutChoice],
+    progress: Progress = lambda done, total, line: None,
+) -> list[dict]:
     """Every group is timed once per pass, and the passes go over the whole plan in turn, so a
     cell's samples come from moments spread over the run: a slow spell of a shared machine
     that lasts seconds covers one pass of a cell, never the majority of its samples, and the
     median stands. Each pass verifies its own last write."""
     timer = timer_for(options.device)
     groups = list(bench_groups(options))
-    scenarios = [bench_scenario(pool, dtype, tokens, layers, options.seed)
-                 for _, pool, dtype, tokens, layers in groups]
-    gathered: dict[tuple[int, str], dict[str, TimedCell]] = {}   # (group, mode) -> label -> result
-    copies: dict[tuple, list[Samples]] = {}                      # (group, mode, family) -> samples
+    scenarios = [
+        bench_scenario(pool, dtype, tokens, layers, options.seed)
+        for _, pool, dtype, tokens, layers in groups
+    ]
+    gathered: dict[tuple[int, str], dict[str, TimedCell]] = {}  # (group, mode) -> label -> result
+    copies: dict[tuple, list[Samples]] = {}  # (group, mode, family) -> samples
     try:
         _take_passes(options, suts, timer, groups, scenarios, gathered, copies, progress)
     except KeyboardInterrupt:
@@ -151,12 +171,23 @@ def run_bench(options: BenchOptions, suts: list[SutChoice],
 
 
 def _cells_per_pass(options: BenchOptions, suts: list[SutChoice], groups: list[BenchGroup]) -> int:
-    return sum(len(list(cells_for(backend.name, (mode,), backend.eras, suts, options)))
-               for backend, *_ in groups for mode in backend.modes)
+    return sum(
+        len(list(cells_for(backend.name, (mode,), backend.eras, suts, options)))
+        for backend, *_ in groups
+        for mode in backend.modes
+    )
 
 
-def _take_passes(options: BenchOptions, suts: list[SutChoice], timer, groups: list[BenchGroup],
-                 scenarios: list, gathered: dict, copies: dict, progress: Progress) -> None:
+def _take_passes(
+    options: BenchOptions,
+    suts: list[SutChoice],
+    timer,
+    groups: list[BenchGroup],
+    scenarios: list,
+    gathered: dict,
+    copies: dict,
+    progress: Progress,
+) -> None:
     total, done = options.passes * _cells_per_pass(options, suts, groups), 0
     for pass_number in range(1, options.passes + 1):
         for index, (backend, pool, dtype, tokens, layers) in enumerate(groups):
@@ -168,15 +199,23 @@ def _take_passes(options: BenchOptions, suts: list[SutChoice], timer, groups: li
                 baseline = Baseline(scenario, backend.name, mode, None, {c.era for c in cells})
                 results = gathered.setdefault((index, mode), {})
                 for family_key, family in _families(cells).items():
-                    family_results, copy = measure_family(family, scenario, baseline, options, timer)
+                    family_results, copy = measure_family(
+                        family, scenario, baseline, options, timer
+                    )
                     key = (index, mode, family_key)
                     copies[key] = join_samples(copies.get(key, []), copy)
                     for result in family_results:
                         label = result.cell.label
-                        results[label] = _joined(results[label], result) if label in results else result
+                        results[label] = (
+                            _joined(results[label], result) if label in results else result
+                        )
                         done += 1
-                        progress(done, total, f"pass {pass_number}/{options.passes} [{index + 1}/{len(groups)}] "
-                                 f"{pool} {dtype} {tokens}t {layers}l {label}: {_headline(result, nbytes)}")
+                        progress(
+                            done,
+                            total,
+                            f"pass {pass_number}/{options.passes} [{index + 1}/{len(groups)}] "
+                            f"{pool} {dtype} {tokens}t {layers}l {label}: {_headline(result, nbytes)}",
+                        )
                 del baseline
 
 
@@ -188,8 +227,11 @@ def _rows(gathered: dict, copies: dict, scenarios: list[Scenario], seed: int) ->
             family_copy = copies[(index, mode, _family_of(result.cell))]
             copy_by_cache = {samples.cache: samples for samples in family_copy}
             for cache in result.samples or [None]:
-                rows.append(bench_row(result, cache, scenario, bytes_moved(scenario), copy_by_cache,
-                                      results, seed))
+                rows.append(
+                    bench_row(
+                        result, cache, scenario, bytes_moved(scenario), copy_by_cache, results, seed
+                    )
+                )
     return rows
 
 
@@ -197,6 +239,8 @@ def _headline(result: TimedCell, nbytes: int) -> str:
     if not result.samples:
         return f"{result.verdict.outcome.upper()} {result.verdict.message}"
     stats = summarize(result.samples[0].ns)
-    return (f"median {stats.median_ns / 1e3:.1f} us (cv {stats.cv:.2f}, mad_cv {stats.mad_cv:.2f}, "
-            f"{len(result.samples[0].ns)} "
-            f"samples), {nbytes / stats.median_ns:.2f} GB/s")
+    return (
+        f"median {stats.median_ns / 1e3:.1f} us (cv {stats.cv:.2f}, mad_cv {stats.mad_cv:.2f}, "
+        f"{len(result.samples[0].ns)} "
+        f"samples), {nbytes / stats.median_ns:.2f} GB/s"
+    )

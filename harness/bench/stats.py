@@ -1,4 +1,5 @@
 """Statistics over raw timing samples: percentiles, spread, and a bootstrap ratio of medians."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -18,15 +19,22 @@ class Summary:
     median_ns: float
     p10_ns: float
     p90_ns: float
-    cv: float          # standard deviation / mean of the samples
-    mad_cv: float      # 1.4826 * median absolute deviation / median: the cv a rare outlier cannot inflate
+    cv: float  # standard deviation / mean of the samples
+    mad_cv: (
+        float  # 1.4826 * median absolute deviation / median: the cv a rare outlier cannot inflate
+    )
 
 
 def summarize(samples: Sequence[int]) -> Summary:
     values = np.asarray(samples, dtype=np.float64)
     p10, median, p90 = np.percentile(values, [10, 50, 90])
-    return Summary(float(median), float(p10), float(p90), coefficient_of_variation(values),
-                   robust_coefficient_of_variation(values))
+    return Summary(
+        float(median),
+        float(p10),
+        float(p90),
+        coefficient_of_variation(values),
+        robust_coefficient_of_variation(values),
+    )
 
 
 @dataclass(frozen=True)
@@ -44,7 +52,13 @@ def ratio_of_medians(new: Sequence[int], old: Sequence[int], seed: int) -> Ratio
     """median(new) / median(old), with a percentile-bootstrap confidence interval (each sample
     resampled on its own); `seed` makes the interval reproducible."""
     a, b = np.asarray(new, dtype=np.float64), np.asarray(old, dtype=np.float64)
-    interval = bootstrap((a, b), _ratio_of_medians, n_resamples=BOOTSTRAP_RESAMPLES,
-                         confidence_level=CONFIDENCE, method="percentile", vectorized=True,
-                         rng=np.random.default_rng(seed)).confidence_interval
+    interval = bootstrap(
+        (a, b),
+        _ratio_of_medians,
+        n_resamples=BOOTSTRAP_RESAMPLES,
+        confidence_level=CONFIDENCE,
+        method="percentile",
+        vectorized=True,
+        rng=np.random.default_rng(seed),
+    ).confidence_interval
     return Ratio(float(np.median(a) / np.median(b)), float(interval.low), float(interval.high))

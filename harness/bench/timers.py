@@ -5,6 +5,7 @@ CPU uses perf_counter_ns; CUDA, NPU and XPU use the device's own events and sync
 On CUDA, "cold" samples flush the L2 cache before each iteration and "warm" samples do not;
 both are reported. No other device flushes, so it reports "warm" only.
 """
+
 from __future__ import annotations
 
 import time
@@ -20,12 +21,12 @@ Step = Callable[[], None]
 
 @dataclass(frozen=True)
 class Budget:
-    warmup: int = 3              # untimed iterations per write, at least ...
-    warmup_s: float = 0.2        # ... and this much untimed time: the first writes of a run are slow
+    warmup: int = 3  # untimed iterations per write, at least ...
+    warmup_s: float = 0.2  # ... and this much untimed time: the first writes of a run are slow
     min_samples: int = 10
     max_samples: int = 2_000
-    min_time_s: float = 0.2      # measured time per write, at least
-    slice_s: float = 0.02        # a write's turn, before the next write of its group runs
+    min_time_s: float = 0.2  # measured time per write, at least
+    slice_s: float = 0.02  # a write's turn, before the next write of its group runs
 
     def done(self, samples: list[int]) -> bool:
         if len(samples) >= self.max_samples:
@@ -33,8 +34,14 @@ class Budget:
         return len(samples) >= self.min_samples and sum(samples) >= self.min_time_s * 1e9
 
     def warmup_budget(self) -> "Budget":
-        return Budget(warmup=0, warmup_s=0.0, min_samples=self.warmup, max_samples=self.max_samples,
-                      min_time_s=self.warmup_s, slice_s=self.slice_s)
+        return Budget(
+            warmup=0,
+            warmup_s=0.0,
+            min_samples=self.warmup,
+            max_samples=self.max_samples,
+            min_time_s=self.warmup_s,
+            slice_s=self.slice_s,
+        )
 
     def samples_per_turn(self) -> int:
         """A turn's sample cap: a fast write reaches max_samples over as many turns as a slow one
@@ -45,16 +52,18 @@ class Budget:
 
 @dataclass(frozen=True)
 class Samples:
-    cache: str           # "warm" or "cold"
-    timer: str           # which clock measured them
+    cache: str  # "warm" or "cold"
+    timer: str  # which clock measured them
     ns: tuple[int, ...]  # one per iteration, in the order taken
 
 
 def join_samples(first: list[Samples], later: list[Samples]) -> list[Samples]:
     """Samples of two passes of one write, cache state by cache state, in the order taken."""
     taken = {samples.cache: samples for samples in later}
-    joined = [Samples(s.cache, s.timer, s.ns + taken.pop(s.cache).ns) if s.cache in taken else s
-              for s in first]
+    joined = [
+        Samples(s.cache, s.timer, s.ns + taken.pop(s.cache).ns) if s.cache in taken else s
+        for s in first
+    ]
     return joined + list(taken.values())
 
 
@@ -111,7 +120,12 @@ class EventTimer:
         self.backend.synchronize(self.device)
 
 
-TIMERS: dict[str, type] = {"cpu": CpuTimer, "cuda": EventTimer, "npu": EventTimer, "xpu": EventTimer}
+TIMERS: dict[str, type] = {
+    "cpu": CpuTimer,
+    "cuda": EventTimer,
+    "npu": EventTimer,
+    "xpu": EventTimer,
+}
 
 
 def timer_for(device: str):

@@ -5,6 +5,7 @@ that era's call site), the ground truth and the declared divergences. A cell who
 becomes a finding and reports no number; a cell whose call raised, or that a SUT limit removes,
 is an error and reports none either, with the reason.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from scenarios.model import Scenario
 
 @dataclass
 class Verdict:
-    outcome: Outcome                  # MEASURED, FINDING or ERROR
+    outcome: Outcome  # MEASURED, FINDING or ERROR
     message: str = ""
     findings: list[Finding] = field(default_factory=list)
 
@@ -28,8 +29,14 @@ class Verdict:
 class Baseline:
     """The baselines of one scenario for the eras of the cells that share it, computed once."""
 
-    def __init__(self, scenario: Scenario, backend: str, mode: str, timeout_s: Optional[float],
-                 eras: Optional[Iterable[str]] = None):
+    def __init__(
+        self,
+        scenario: Scenario,
+        backend: str,
+        mode: str,
+        timeout_s: Optional[float],
+        eras: Optional[Iterable[str]] = None,
+    ):
         entry = backend_named(backend)
         self.baselines = run_baselines(scenario, entry, mode, eras or entry.eras, timeout_s)
 
@@ -41,7 +48,9 @@ class Baseline:
             return Verdict(Outcome.ERROR, f"the baseline raised: {run.error}")
         verdict = judge_candidate(self.baselines, era, candidate, release)
         if candidate.error is not None:
-            return Verdict(Outcome.ERROR, f"raised while timing: {candidate.error}", verdict.findings)
+            return Verdict(
+                Outcome.ERROR, f"raised while timing: {candidate.error}", verdict.findings
+            )
         if verdict.outcome is Outcome.FINDING:
             return Verdict(Outcome.FINDING, verdict.findings[0].headline(), verdict.findings)
         return Verdict(Outcome.MEASURED)

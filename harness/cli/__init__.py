@@ -1,5 +1,6 @@
 """`kvh`: the command line. Exit codes: 0 all checks passed, 1 findings, 2 usage or input error
 (an unwritable output included), 3 an internal error of the harness (with its traceback)."""
+
 from __future__ import annotations
 
 import argparse
@@ -21,11 +22,26 @@ VERBS: dict[str, tuple[str, str]] = {
     "run": ("harness.cli.run", "differential run over pools, dtypes, eras, engines and backends"),
     "repro": ("harness.cli.repro", "replay a repro file"),
     "sut": ("harness.cli.sut", "install and list isolated SUT environments (SGLang releases)"),
-    "matrix": ("harness.cli.matrix", "what this machine checks: engines x pools x dtypes x layouts x devices, and backends"),
-    "bench": ("harness.cli.bench", "time verified writes: GB/s, roofline fraction, API overhead ratio"),
-    "cp": ("harness.cli.cp", "context-parallel writes under torch.distributed: every rank's pool against the single-process write"),
-    "mutants": ("harness.cli.mutants", "mutation self-check: catalogued write-path faults, each must be killed"),
-    "report": ("harness.cli.report", "regression gate, HTML dashboard and summary over a results folder"),
+    "matrix": (
+        "harness.cli.matrix",
+        "what this machine checks: engines x pools x dtypes x layouts x devices, and backends",
+    ),
+    "bench": (
+        "harness.cli.bench",
+        "time verified writes: GB/s, roofline fraction, API overhead ratio",
+    ),
+    "cp": (
+        "harness.cli.cp",
+        "context-parallel writes under torch.distributed: every rank's pool against the single-process write",
+    ),
+    "mutants": (
+        "harness.cli.mutants",
+        "mutation self-check: catalogued write-path faults, each must be killed",
+    ),
+    "report": (
+        "harness.cli.report",
+        "regression gate, HTML dashboard and summary over a results folder",
+    ),
 }
 
 
@@ -49,7 +65,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         print("kvh: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except OSError as error:
-        if error.filename is None:   # not about a file the user named: the harness's own fault
+        if error.filename is None:  # not about a file the user named: the harness's own fault
             return _internal_error()
         # An output that cannot be written (a read-only or full disk, a folder in /proc, no
         # permission): the user's environment, not a finding. Writes are atomic, so nothing is
@@ -62,6 +78,9 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 def _internal_error() -> int:
     traceback.print_exc()
-    print("kvh: internal error of the harness (exit 3), not a finding: please report it with the "
-          "traceback above", file=sys.stderr)
+    print(
+        "kvh: internal error of the harness (exit 3), not a finding: please report it with the "
+        "traceback above",
+        file=sys.stderr,
+    )
     return EXIT_INTERNAL

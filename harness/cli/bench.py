@@ -1,4 +1,5 @@
 """`kvh bench`: time verified writes over the bench matrix and write bench.parquet and bench.md."""
+
 from __future__ import annotations
 
 import argparse
@@ -16,15 +17,15 @@ from backends.registry import BACKENDS
 from harness.bench.plan import QUICK, QUICK_BUDGET, TOKEN_COUNTS, BenchOptions
 from harness.bench.records import KIND
 from harness.bench.run import BenchInterrupted, run_bench
+from harness.bench.timers import TIMERS
 from harness.cli.options import check_device_and_out, choose, csv_list
 from harness.cli.progress import ProgressReporter
 from harness.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from harness.plan import RunOptions, resolve_suts
-from harness.bench.timers import TIMERS
+from harness.sut.loader import SutLoadError
 from pools.dtypes import DTYPES
 from pools.engines import ENGINES
 from pools.eras import ERAS
-from harness.sut.loader import SutLoadError
 from reports.atomic import write_text_atomic
 from reports.bench_agreement import agreement, agreement_markdown, previous_bench_rows
 from reports.markdown import markdown_table
@@ -38,35 +39,62 @@ def _ints(value: str) -> list[int]:
     try:
         numbers = [int(part) for part in value.split(",") if part]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a comma list of integers, got {value!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a comma list of integers, got {value!r}"
+        ) from None
     if not numbers or min(numbers) < 1:
         raise argparse.ArgumentTypeError(f"expected positive integers, got {value!r}")
     return numbers
 
 
 # The matrix axes shared with `kvh run`; defaults differ (see BenchOptions and QUICK).
-MATRIX = (("backend", BACKENDS), ("pool", POOL_KINDS), ("dtype", DTYPES), ("era", ERAS),
-          ("engine", ENGINES))
+MATRIX = (
+    ("backend", BACKENDS),
+    ("pool", POOL_KINDS),
+    ("dtype", DTYPES),
+    ("era", ERAS),
+    ("engine", ENGINES),
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--sut", action="append", help="builtin[:ENGINE], sglang, a module or a .py "
-                        "file (repeatable; default builtin)")
+    parser.add_argument(
+        "--sut",
+        action="append",
+        help="builtin[:ENGINE], sglang, a module or a .py file (repeatable; default builtin)",
+    )
     for flag, known in MATRIX:
         parser.add_argument(f"--{flag}", type=csv_list, help=f"comma list of {', '.join(known)}")
-    parser.add_argument("--tokens", type=_ints, help="comma list of token counts "
-                        f"(default {','.join(map(str, TOKEN_COUNTS))})")
+    parser.add_argument(
+        "--tokens",
+        type=_ints,
+        help=f"comma list of token counts (default {','.join(map(str, TOKEN_COUNTS))})",
+    )
     parser.add_argument("--layers", type=_ints, help="comma list of layer counts (default 1)")
-    parser.add_argument("--device", default="cpu", help=f"torch device ({', '.join(TIMERS)}; default cpu)")
+    parser.add_argument(
+        "--device", default="cpu", help=f"torch device ({', '.join(TIMERS)}; default cpu)"
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--quick", action="store_true", help="CI smoke run: mha and swa_mha, bf16, "
-                        "legacy and current, torch engine, 1 and 4096 tokens, one thread")
-    parser.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's own; "
-                        "1 with --quick)")
-    parser.add_argument("--min-time", type=float, help="seconds of measured time per cell, at least, "
-                        "split evenly over the passes")
-    parser.add_argument("--passes", type=int, help="times the whole plan is timed, each cell's samples "
-                        "pooled over them (default 3; 5 with --quick)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="CI smoke run: mha and swa_mha, bf16, "
+        "legacy and current, torch engine, 1 and 4096 tokens, one thread",
+    )
+    parser.add_argument(
+        "--threads", type=int, help="torch intra-op threads (default: torch's own; 1 with --quick)"
+    )
+    parser.add_argument(
+        "--min-time",
+        type=float,
+        help="seconds of measured time per cell, at least, split evenly over the passes",
+    )
+    parser.add_argument(
+        "--passes",
+        type=int,
+        help="times the whole plan is timed, each cell's samples "
+        "pooled over them (default 3; 5 with --quick)",
+    )
     parser.add_argument("--out", type=Path, default=Path("kvh-out"))
     parser.set_defaults(handler=main)
 
@@ -84,15 +112,22 @@ def options_from(arguments: argparse.Namespace) -> BenchOptions:
     if arguments.threads is not None and arguments.threads < 1:
         raise UsageError("--threads must be >= 1")
     return dataclasses.replace(
-        base, suts=arguments.sut or base.suts,
+        base,
+        suts=arguments.sut or base.suts,
         backends=choose(arguments.backend or base.backends, BACKENDS, "backend"),
         pools=choose(arguments.pool or base.pools, POOL_KINDS, "pool"),
         dtypes=choose(arguments.dtype or base.dtypes, DTYPES, "dtype"),
         eras=choose(arguments.era or base.eras, ERAS, "era"),
         engines=choose(arguments.engine or base.engines, ENGINES, "engine"),
-        tokens=arguments.tokens or base.tokens, layers=arguments.layers or base.layers,
-        device=arguments.device, seed=arguments.seed, budget=budget, out=arguments.out,
-        threads=arguments.threads or base.threads, passes=passes)
+        tokens=arguments.tokens or base.tokens,
+        layers=arguments.layers or base.layers,
+        device=arguments.device,
+        seed=arguments.seed,
+        budget=budget,
+        out=arguments.out,
+        threads=arguments.threads or base.threads,
+        passes=passes,
+    )
 
 
 @contextlib.contextmanager
@@ -114,24 +149,40 @@ def _fmt(value, spec: str) -> str:
 def _ratio(row: dict) -> str:
     if not row.get("api_overhead_ratio"):
         return ""
-    return (f"{_fmt(row['api_overhead_ratio'], '.3f')} [{_fmt(row.get('api_overhead_ci_low'), '.3f')}, "
-            f"{_fmt(row.get('api_overhead_ci_high'), '.3f')}]")
+    return (
+        f"{_fmt(row['api_overhead_ratio'], '.3f')} [{_fmt(row.get('api_overhead_ci_low'), '.3f')}, "
+        f"{_fmt(row.get('api_overhead_ci_high'), '.3f')}]"
+    )
 
 
 def _table_row(r: dict) -> dict:
-    spread = (f"{_fmt(r['p10_ns'] / 1e3, '.1f')}-{_fmt(r['p90_ns'] / 1e3, '.1f')}"
-              if r.get("p10_ns") is not None else "")
-    return {"pool": r["pool"], "dtype": r["dtype"], "tokens": r["tokens"], "layers": r["layers"],
-            "sut/era/engine": f"{r['sut']}/{r['era']}/{r['engine']}", "cache": r.get("cache") or "",
-            "median us": _fmt(r["median_ns"] / 1e3 if r.get("median_ns") else None, ".1f"),
-            "p10-p90 us": spread, "cv": _fmt(r.get("cv"), ".3f"), "mad_cv": _fmt(r.get("mad_cv"), ".3f"),
-            "GB/s": _fmt(r.get("gbps"), ".2f"), "roofline": _fmt(r.get("roofline_fraction"), ".2f"),
-            "new/old [95% CI]": _ratio(r),
-            "outcome": r["outcome"] + (f": {r['error']}" if r.get("error") else "")}
+    spread = (
+        f"{_fmt(r['p10_ns'] / 1e3, '.1f')}-{_fmt(r['p90_ns'] / 1e3, '.1f')}"
+        if r.get("p10_ns") is not None
+        else ""
+    )
+    return {
+        "pool": r["pool"],
+        "dtype": r["dtype"],
+        "tokens": r["tokens"],
+        "layers": r["layers"],
+        "sut/era/engine": f"{r['sut']}/{r['era']}/{r['engine']}",
+        "cache": r.get("cache") or "",
+        "median us": _fmt(r["median_ns"] / 1e3 if r.get("median_ns") else None, ".1f"),
+        "p10-p90 us": spread,
+        "cv": _fmt(r.get("cv"), ".3f"),
+        "mad_cv": _fmt(r.get("mad_cv"), ".3f"),
+        "GB/s": _fmt(r.get("gbps"), ".2f"),
+        "roofline": _fmt(r.get("roofline_fraction"), ".2f"),
+        "new/old [95% CI]": _ratio(r),
+        "outcome": r["outcome"] + (f": {r['error']}" if r.get("error") else ""),
+    }
 
 
 def markdown(rows: list[dict]) -> str:
-    return markdown_table(pd.DataFrame([_table_row(row) for row in rows]), empty="(no cells)") + "\n"
+    return (
+        markdown_table(pd.DataFrame([_table_row(row) for row in rows]), empty="(no cells)") + "\n"
+    )
 
 
 def main(arguments: argparse.Namespace) -> int:
@@ -144,7 +195,10 @@ def main(arguments: argparse.Namespace) -> int:
         if sut.loaded is not None:
             print(f"kvh: SUT {sut.spec}: detected era {sut.loaded.era}", file=sys.stderr)
     meta = run_meta(options.device, options.seed, "bench")
-    print(f"kvh bench: load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs", file=sys.stderr)
+    print(
+        f"kvh bench: load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs",
+        file=sys.stderr,
+    )
     interrupted = False
     with torch_threads(options.threads):
         try:
@@ -154,8 +208,11 @@ def main(arguments: argparse.Namespace) -> int:
             if not stop.rows:
                 raise
             rows, interrupted = stop.rows, True
-            print("kvh bench: interrupted; writing the cells measured and verified so far "
-                  "(column passes says how many passes each has)", file=sys.stderr)
+            print(
+                "kvh bench: interrupted; writing the cells measured and verified so far "
+                "(column passes says how many passes each has)",
+                file=sys.stderr,
+            )
     previous = previous_bench_rows(options.out)
     frame = records_frame(KIND, rows)
     path = append(options.out, frame, KIND, meta)
@@ -167,8 +224,10 @@ def main(arguments: argparse.Namespace) -> int:
     print(table)
     findings = sum(1 for row in rows if row["outcome"] == Outcome.FINDING)
     measured = sum(1 for row in rows if row["outcome"] == Outcome.MEASURED)
-    print(f"{'FAIL' if findings else 'DONE'}: {measured} measured, {findings} findings, "
-          f"{len(rows) - measured - findings} errors; results: {path}, table: {options.out / 'bench.md'}")
+    print(
+        f"{'FAIL' if findings else 'DONE'}: {measured} measured, {findings} findings, "
+        f"{len(rows) - measured - findings} errors; results: {path}, table: {options.out / 'bench.md'}"
+    )
     if interrupted:
         return EXIT_INTERRUPTED
     return EXIT_FINDINGS if findings else EXIT_OK

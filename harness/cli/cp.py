@@ -1,5 +1,6 @@
 """`kvh cp`: the context-parallel write under torch.distributed, every rank's pool judged against
 the single-process write; `kvh cp --repro FILE` replays a saved CP finding."""
+
 from __future__ import annotations
 
 import argparse
@@ -20,15 +21,28 @@ from reports.store import append, run_meta
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--world", type=csv_list, default=["2", "4"], help="group sizes (default 2,4)")
-    parser.add_argument("--pools", type=csv_list, default=list(CP_POOLS), help=f"of {','.join(CP_POOLS)}")
+    parser.add_argument(
+        "--world", type=csv_list, default=["2", "4"], help="group sizes (default 2,4)"
+    )
+    parser.add_argument(
+        "--pools", type=csv_list, default=list(CP_POOLS), help=f"of {','.join(CP_POOLS)}"
+    )
     parser.add_argument("--eras", type=csv_list, default=list(ERAS), help=f"of {','.join(ERAS)}")
-    parser.add_argument("--engine", default="torch", help=f"builtin store engine ({', '.join(ENGINES)})")
+    parser.add_argument(
+        "--engine", default="torch", help=f"builtin store engine ({', '.join(ENGINES)})"
+    )
     parser.add_argument("--sut", default="builtin", help="builtin, sglang, a module or a .py file")
-    parser.add_argument("--site", default=DEFAULT_SITE,
-                        help="the CP call site: a module or .py file with write(req, era, mode)")
-    parser.add_argument("--device", default="cpu", choices=sorted(PROCESS_GROUP_BACKENDS),
-                        help="device type of the ranks: cpu (gloo), cuda (nccl), npu (hccl)")
+    parser.add_argument(
+        "--site",
+        default=DEFAULT_SITE,
+        help="the CP call site: a module or .py file with write(req, era, mode)",
+    )
+    parser.add_argument(
+        "--device",
+        default="cpu",
+        choices=sorted(PROCESS_GROUP_BACKENDS),
+        help="device type of the ranks: cpu (gloo), cuda (nccl), npu (hccl)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds for the whole group")
     parser.add_argument("--out", type=Path, default=Path("kvh-out/cp"), help="repros and results")
@@ -39,15 +53,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _run(arguments: argparse.Namespace) -> int:
     try:
         worlds = [int(world) for world in arguments.world]
-        unknown = sorted(set(arguments.pools) - set(CP_POOLS)) + sorted(set(arguments.eras) - set(ERAS))
+        unknown = sorted(set(arguments.pools) - set(CP_POOLS)) + sorted(
+            set(arguments.eras) - set(ERAS)
+        )
         if unknown or min(worlds) < 1 or arguments.engine not in ENGINES:
-            raise ValueError(f"unknown pools, eras or engine {unknown or arguments.engine}, or a world < 1")
+            raise ValueError(
+                f"unknown pools, eras or engine {unknown or arguments.engine}, or a world < 1"
+            )
         load_site(arguments.site)
     except (ValueError, ImportError) as error:
         raise UsageError(str(error)) from None
-    plan = default_plan(tuple(arguments.pools), arguments.seed, eras=tuple(arguments.eras),
-                        engine=arguments.engine, sut=arguments.sut, site=arguments.site,
-                        device_type=arguments.device)
+    plan = default_plan(
+        tuple(arguments.pools),
+        arguments.seed,
+        eras=tuple(arguments.eras),
+        engine=arguments.engine,
+        sut=arguments.sut,
+        site=arguments.site,
+        device_type=arguments.device,
+    )
     meta = run_meta(arguments.device, arguments.seed, profile="cp")
     failed = False
     for world in worlds:

@@ -7,6 +7,7 @@ unexplored (or, in a bench, in error) is skipped with its reason; anything else 
 mutants a survivor is the failure. CI systems (GitHub, GitLab,
 Jenkins) render this file as a test report.
 """
+
 from __future__ import annotations
 
 import xml.etree.ElementTree as ElementTree
@@ -29,8 +30,9 @@ def _text(value: object) -> str:
     return "" if value is None or (isinstance(value, float) and pd.isna(value)) else str(value)
 
 
-def junit_tree(frame: pd.DataFrame, suite: str, cell_columns: Sequence[str],
-               failed: set[str] = FAILED) -> ElementTree.ElementTree:
+def junit_tree(
+    frame: pd.DataFrame, suite: str, cell_columns: Sequence[str], failed: set[str] = FAILED
+) -> ElementTree.ElementTree:
     """`failed` names the outcomes that fail a cell (for mutants: a survivor, not a kill)."""
     root = ElementTree.Element("testsuites", name=f"kvh {suite}")
     cases = ElementTree.SubElement(root, "testsuite", name=f"kvh {suite}")
@@ -49,8 +51,12 @@ def junit_tree(frame: pd.DataFrame, suite: str, cell_columns: Sequence[str],
             detail = _text(first.get("detail"))
             repro = _text(first.get("repro"))
             body = detail + (f"\nreplay: kvh repro {repro}" if repro else "")
-            failure = ElementTree.SubElement(case, "failure", message=detail[:500] or
-                                             _text(first["outcome"]), type=_text(first["outcome"]))
+            failure = ElementTree.SubElement(
+                case,
+                "failure",
+                message=detail[:500] or _text(first["outcome"]),
+                type=_text(first["outcome"]),
+            )
             failure.text = f"{len(bad)} of {len(rows)} rows: {body}"
             counts["failures"] += 1
         elif outcomes.isin(NOT_RUN).all():
@@ -62,7 +68,12 @@ def junit_tree(frame: pd.DataFrame, suite: str, cell_columns: Sequence[str],
     return ElementTree.ElementTree(root)
 
 
-def write_junit(path: Path, frame: pd.DataFrame, suite: str, cell_columns: Sequence[str],
-                failed: set[str] = FAILED) -> Path:
+def write_junit(
+    path: Path,
+    frame: pd.DataFrame,
+    suite: str,
+    cell_columns: Sequence[str],
+    failed: set[str] = FAILED,
+) -> Path:
     tree = junit_tree(frame, suite, cell_columns, failed)
     return write_atomic(path, lambda temp: tree.write(temp, encoding="utf-8", xml_declaration=True))

@@ -4,6 +4,7 @@ Two views: the store-engine capability matrix (engine x pool kind x dtype x layo
 harness/capabilities.py) and the backend coverage (backend x pool kind x mode x era, with each
 backend's declared skips and divergences, backends/registry.py).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,14 +27,19 @@ DEFAULT_OUT = Path("kvh-out") / "matrix.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                        help=f"JSON file to write (default {DEFAULT_OUT})")
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help=f"JSON file to write (default {DEFAULT_OUT})"
+    )
     parser.set_defaults(handler=main)
 
 
 def _items(value: Any) -> list:
-    return [item.describe() if hasattr(item, "describe") else
-            {key: getattr(item, key, "") for key in ("name", "eras", "reason", "pr")} for item in value]
+    return [
+        item.describe()
+        if hasattr(item, "describe")
+        else {key: getattr(item, key, "") for key in ("name", "eras", "reason", "pr")}
+        for item in value
+    ]
 
 
 def backend_coverage() -> list[dict]:
@@ -42,17 +48,22 @@ def backend_coverage() -> list[dict]:
     for backend in BACKENDS.values():
         device_type = getattr(backend, "device_type", "any")
         reason = backend_device_reason(device_type)
-        rows.append({
-            "backend": backend.name, "device_type": device_type,
-            "device": natural_device(device_type), "device_here": reason is None,
-            "device_reason": reason or "",
-            "pool_kinds": list(getattr(backend, "pool_kinds", POOL_KINDS)),
-            "modes": list(getattr(backend, "modes", ())), "eras": list(getattr(backend, "eras", ())),
-            "dtypes": list(getattr(backend, "dtypes", DTYPES)),
-            "summary": getattr(backend, "summary", ""),
-            "skips": _items(getattr(backend, "skips", ())),
-            "divergences": _items(getattr(backend, "divergences", ())),
-        })
+        rows.append(
+            {
+                "backend": backend.name,
+                "device_type": device_type,
+                "device": natural_device(device_type),
+                "device_here": reason is None,
+                "device_reason": reason or "",
+                "pool_kinds": list(getattr(backend, "pool_kinds", POOL_KINDS)),
+                "modes": list(getattr(backend, "modes", ())),
+                "eras": list(getattr(backend, "eras", ())),
+                "dtypes": list(getattr(backend, "dtypes", DTYPES)),
+                "summary": getattr(backend, "summary", ""),
+                "skips": _items(getattr(backend, "skips", ())),
+                "divergences": _items(getattr(backend, "divergences", ())),
+            }
+        )
     return rows
 
 
@@ -69,9 +80,17 @@ def engine_rows(cells: list[CellStatus]) -> list[tuple[str, ...]]:
         group = list(group)
         engines = list(dict.fromkeys(c.engine for c in group))
         devices = list(dict.fromkeys(c.device for c in group))
-        rows.append((",".join(engines), ",".join(devices), group[0].layout,
-                     _covered({c.pool for c in group}, POOL_KINDS),
-                     _covered({c.dtype for c in group}, DTYPES), status, reason))
+        rows.append(
+            (
+                ",".join(engines),
+                ",".join(devices),
+                group[0].layout,
+                _covered({c.pool for c in group}, POOL_KINDS),
+                _covered({c.dtype for c in group}, DTYPES),
+                status,
+                reason,
+            )
+        )
     return rows
 
 
@@ -80,22 +99,63 @@ def _table(header: tuple[str, ...], rows: list[tuple]) -> str:
 
 
 def render(devices: list, cells: list[CellStatus], backends: list[dict]) -> str:
-    parts = ["## Devices", "", _table(("device", "status", "reason or detail", "what"), [
-        (d.name, "checked" if d.available else "skipped", d.detail if d.available else d.reason,
-         d.description) for d in devices])]
-    parts += ["", "## Store engines (engine x pool kind x dtype x layout x device)", "",
-              _table(("engine", "device", "layout", "pools", "dtypes", "status", "reason"),
-                     engine_rows(cells)),
-              "", "Layouts: " + "; ".join(f"{name}: {text}" for name, text in LAYOUTS.items())]
-    parts += ["", "## Backends (natural device from the backend registry; `kvh run --device` overrides it)", "",
-              _table(("backend", "device", "here", "pool kinds", "modes", "eras", "dtypes"), [
-                  (b["backend"], b["device_type"], "yes" if b["device_here"] else f"no: {b['device_reason']}",
-                   ",".join(b["pool_kinds"]), ",".join(b["modes"]), ",".join(b["eras"]),
-                   _covered(set(b["dtypes"]), DTYPES)) for b in backends])]
-    notes = [f"- {b['backend']}: skip `{s.get('name', '')}`: {s.get('reason', '')}"
-             for b in backends for s in b["skips"]]
-    notes += [f"- {b['backend']}: divergence `{d.get('name', '')}` ({d.get('pr', '')}): {d.get('reason', '')}"
-              for b in backends for d in b["divergences"]]
+    parts = [
+        "## Devices",
+        "",
+        _table(
+            ("device", "status", "reason or detail", "what"),
+            [
+                (
+                    d.name,
+                    "checked" if d.available else "skipped",
+                    d.detail if d.available else d.reason,
+                    d.description,
+                )
+                for d in devices
+            ],
+        ),
+    ]
+    parts += [
+        "",
+        "## Store engines (engine x pool kind x dtype x layout x device)",
+        "",
+        _table(
+            ("engine", "device", "layout", "pools", "dtypes", "status", "reason"),
+            engine_rows(cells),
+        ),
+        "",
+        "Layouts: " + "; ".join(f"{name}: {text}" for name, text in LAYOUTS.items()),
+    ]
+    parts += [
+        "",
+        "## Backends (natural device from the backend registry; `kvh run --device` overrides it)",
+        "",
+        _table(
+            ("backend", "device", "here", "pool kinds", "modes", "eras", "dtypes"),
+            [
+                (
+                    b["backend"],
+                    b["device_type"],
+                    "yes" if b["device_here"] else f"no: {b['device_reason']}",
+                    ",".join(b["pool_kinds"]),
+                    ",".join(b["modes"]),
+                    ",".join(b["eras"]),
+                    _covered(set(b["dtypes"]), DTYPES),
+                )
+                for b in backends
+            ],
+        ),
+    ]
+    notes = [
+        f"- {b['backend']}: skip `{s.get('name', '')}`: {s.get('reason', '')}"
+        for b in backends
+        for s in b["skips"]
+    ]
+    notes += [
+        f"- {b['backend']}: divergence `{d.get('name', '')}` ({d.get('pr', '')}): {d.get('reason', '')}"
+        for b in backends
+        for d in b["divergences"]
+    ]
     if notes:
         parts += ["", "### Declared backend skips and divergences", "", *notes]
     return "\n".join(parts) + "\n"
@@ -106,8 +166,13 @@ def main(arguments: argparse.Namespace) -> int:
         raise UsageError(f"--out {arguments.out} is a folder; give a JSON file path")
     devices, cells, backends = discover(), matrix(), backend_coverage()
     print(render(devices, cells, backends))
-    write_json_atomic(arguments.out, {"devices": [d.describe() for d in devices],
-                                      "engines": [c.describe() for c in cells],
-                                      "backends": backends})
+    write_json_atomic(
+        arguments.out,
+        {
+            "devices": [d.describe() for d in devices],
+            "engines": [c.describe() for c in cells],
+            "backends": backends,
+        },
+    )
     print(f"matrix: {arguments.out}")
     return EXIT_OK

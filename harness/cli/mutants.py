@@ -5,6 +5,7 @@ Prints one row per mutant (killed or not, by which oracle, after how many exampl
 seconds, its minimal repro file), then the kill rate, the median examples-to-kill and the slowest
 kill. Writes `mutants.json` and a `mutants` record file to --out, atomically.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,9 +18,9 @@ from typing import Optional
 import pandas as pd
 
 from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from mutants.catalog import CATALOG, Mutant, mutant_named
 from harness.mutation import MutantResult, run_mutant
 from harness.sut.loader import SutLoadError
+from mutants.catalog import CATALOG, Mutant, mutant_named
 from reports.atomic import write_json_atomic
 from reports.markdown import markdown_table
 from reports.outcome import MutantOutcome
@@ -35,11 +36,20 @@ BUDGET_S = {"dev": 10.0, "ci": 30.0, "nightly": 300.0}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--profile", help=f"{', '.join(PROFILES)} (default ${PROFILE_ENV}, else {DEFAULT_PROFILE})")
-    parser.add_argument("--only", type=lambda v: [p for p in v.split(",") if p],
-                        help="comma list of mutant names (default: the whole catalog)")
-    parser.add_argument("--budget", type=float, help="seconds of Hypothesis generation per mutant "
-                        f"(default per profile: {', '.join(f'{k} {v:g}' for k, v in BUDGET_S.items())})")
+    parser.add_argument(
+        "--profile", help=f"{', '.join(PROFILES)} (default ${PROFILE_ENV}, else {DEFAULT_PROFILE})"
+    )
+    parser.add_argument(
+        "--only",
+        type=lambda v: [p for p in v.split(",") if p],
+        help="comma list of mutant names (default: the whole catalog)",
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        help="seconds of Hypothesis generation per mutant "
+        f"(default per profile: {', '.join(f'{k} {v:g}' for k, v in BUDGET_S.items())})",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("kvh-out") / "mutants")
     parser.set_defaults(handler=main)
@@ -56,31 +66,58 @@ def _mutants(names: Optional[list[str]]) -> list[Mutant]:
 
 def row_of(result: MutantResult) -> dict:
     m = result.mutant
-    return validate_row(KIND, {"mutant": m.name, "fault": m.fault, "era": m.era, "pools": ",".join(m.pools),
-            "dtypes": ",".join(m.dtypes), "backends": ",".join(m.backends), "models": m.models,
-            "call_site": ",".join(result.call_site), "outcome": result.outcome.value,
-            "oracle": result.oracle, "examples_to_kill": result.examples if result.killed else None,
-            "examples": result.examples, "seconds": round(result.seconds, 3),
-            "killed_by": result.killed_by, "detail": result.detail, "repro": result.repro})
+    return validate_row(
+        KIND,
+        {
+            "mutant": m.name,
+            "fault": m.fault,
+            "era": m.era,
+            "pools": ",".join(m.pools),
+            "dtypes": ",".join(m.dtypes),
+            "backends": ",".join(m.backends),
+            "models": m.models,
+            "call_site": ",".join(result.call_site),
+            "outcome": result.outcome.value,
+            "oracle": result.oracle,
+            "examples_to_kill": result.examples if result.killed else None,
+            "examples": result.examples,
+            "seconds": round(result.seconds, 3),
+            "killed_by": result.killed_by,
+            "detail": result.detail,
+            "repro": result.repro,
+        },
+    )
 
 
 def summary_of(results: list[MutantResult]) -> dict:
     judged = [r for r in results if r.outcome != MutantOutcome.EQUIVALENT]
     killed = [r for r in judged if r.killed]
     slowest = max(killed, key=lambda r: r.seconds, default=None)
-    return {"mutants": len(results), "equivalent": len(results) - len(judged), "killed": len(killed),
-            "survived": [r.mutant.name for r in judged if not r.killed],
-            "kill_rate": len(killed) / len(judged) if judged else 1.0,
-            "median_examples_to_kill": statistics.median(r.examples for r in killed) if killed else None,
-            "slowest_kill": slowest and {"mutant": slowest.mutant.name,
-                                         "seconds": round(slowest.seconds, 3)},
-            "seconds": round(sum(r.seconds for r in results), 3)}
+    return {
+        "mutants": len(results),
+        "equivalent": len(results) - len(judged),
+        "killed": len(killed),
+        "survived": [r.mutant.name for r in judged if not r.killed],
+        "kill_rate": len(killed) / len(judged) if judged else 1.0,
+        "median_examples_to_kill": statistics.median(r.examples for r in killed)
+        if killed
+        else None,
+        "slowest_kill": slowest
+        and {"mutant": slowest.mutant.name, "seconds": round(slowest.seconds, 3)},
+        "seconds": round(sum(r.seconds for r in results), 3),
+    }
 
 
 def _table(rows: list[dict]) -> str:
     columns = ("mutant", "fault", "era", "pools", "outcome", "oracle", "examples")
-    shown = [{**{c: row[c] for c in columns}, "seconds": f"{row['seconds']:.1f}",
-              "repro": Path(row["repro"]).name if row["repro"] else ""} for row in rows]
+    shown = [
+        {
+            **{c: row[c] for c in columns},
+            "seconds": f"{row['seconds']:.1f}",
+            "repro": Path(row["repro"]).name if row["repro"] else "",
+        }
+        for row in rows
+    ]
     return markdown_table(pd.DataFrame(shown), empty="(no mutants)")
 
 
@@ -102,24 +139,42 @@ def main(arguments: argparse.Namespace) -> int:
         except (SutLoadError, ValueError) as error:
             raise UsageError(f"mutant {mutant.name}: {error}") from None
         results.append(result)
-        print(f"kvh: [{index + 1}] {mutant.name}: {result.outcome.value}"
-              + (f" by {result.oracle} after {result.examples} examples" if result.killed else "")
-              + f", {result.seconds:.1f}s", file=sys.stderr)
+        print(
+            f"kvh: [{index + 1}] {mutant.name}: {result.outcome.value}"
+            + (f" by {result.oracle} after {result.examples} examples" if result.killed else "")
+            + f", {result.seconds:.1f}s",
+            file=sys.stderr,
+        )
     rows = [row_of(result) for result in results]
     summary = summary_of(results)
-    write_json_atomic(arguments.out / "mutants.json", {"profile": profile.name, "seed": arguments.seed,
-                                                       "budget_s": budget, "summary": summary,
-                                                       "mutants": rows})
-    append(arguments.out, records_frame(KIND, rows), KIND,
-           run_meta("cpu", arguments.seed, profile.name))
+    write_json_atomic(
+        arguments.out / "mutants.json",
+        {
+            "profile": profile.name,
+            "seed": arguments.seed,
+            "budget_s": budget,
+            "summary": summary,
+            "mutants": rows,
+        },
+    )
+    append(
+        arguments.out,
+        records_frame(KIND, rows),
+        KIND,
+        run_meta("cpu", arguments.seed, profile.name),
+    )
     print(_table(rows))
     median = summary["median_examples_to_kill"]
     slowest = summary["slowest_kill"]
-    print(f"kill rate {summary['killed']}/{len(results) - summary['equivalent']} "
-          f"({summary['kill_rate']:.0%}), {summary['equivalent']} equivalent; median examples to kill "
-          f"{median if median is not None else '-'}; slowest kill "
-          + (f"{slowest['mutant']} ({slowest['seconds']:.1f}s)" if slowest else "-"))
+    print(
+        f"kill rate {summary['killed']}/{len(results) - summary['equivalent']} "
+        f"({summary['kill_rate']:.0%}), {summary['equivalent']} equivalent; median examples to kill "
+        f"{median if median is not None else '-'}; slowest kill "
+        + (f"{slowest['mutant']} ({slowest['seconds']:.1f}s)" if slowest else "-")
+    )
     if summary["survived"]:
-        print(f"SURVIVED: {', '.join(summary['survived'])}: a defect in the scenarios or the oracles")
+        print(
+            f"SURVIVED: {', '.join(summary['survived'])}: a defect in the scenarios or the oracles"
+        )
         return EXIT_FINDINGS
     return EXIT_OK

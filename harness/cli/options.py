@@ -1,4 +1,5 @@
 """Option parsing shared by the verbs: comma lists, choices from a registry, device and --out."""
+
 from __future__ import annotations
 
 import argparse

@@ -1,5 +1,6 @@
 """`kvh report RESULTS_DIR`: the regression gate over a results store, an HTML dashboard and
 a Markdown summary. Exit 1 when a regression or a correctness finding is present."""
+
 from __future__ import annotations
 
 import argparse
@@ -16,25 +17,47 @@ from reports.store import load
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("results_dir", type=Path, help="the results store (a folder of kvh run/bench outputs)")
-    parser.add_argument("--baseline", default="last:5",
-                        help="last:N (median of the last N runs of each cell, default last:5) or a run id")
-    parser.add_argument("--out", type=Path, help="where to write dashboard.html and summary.md "
-                        "(default RESULTS_DIR/report)")
-    parser.add_argument("--threshold", type=float, default=0.10,
-                        help="smallest relative change reported (default 0.10)")
-    parser.add_argument("--alpha", type=float, default=0.01, help="significance level (default 0.01)")
-    parser.add_argument("--max-cv", type=float, default=0.15,
-                        help="a cell whose robust CV (1.4826 MAD / median) is above this is noisy (default 0.15)")
+    parser.add_argument(
+        "results_dir", type=Path, help="the results store (a folder of kvh run/bench outputs)"
+    )
+    parser.add_argument(
+        "--baseline",
+        default="last:5",
+        help="last:N (median of the last N runs of each cell, default last:5) or a run id",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="where to write dashboard.html and summary.md (default RESULTS_DIR/report)",
+    )
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=0.10,
+        help="smallest relative change reported (default 0.10)",
+    )
+    parser.add_argument(
+        "--alpha", type=float, default=0.01, help="significance level (default 0.01)"
+    )
+    parser.add_argument(
+        "--max-cv",
+        type=float,
+        default=0.15,
+        help="a cell whose robust CV (1.4826 MAD / median) is above this is noisy (default 0.15)",
+    )
     parser.set_defaults(handler=main)
 
 
 def settings_from(arguments: argparse.Namespace, known_runs: set[str]) -> GateSettings:
-    settings = GateSettings(arguments.baseline, arguments.threshold, arguments.alpha, arguments.max_cv)
+    settings = GateSettings(
+        arguments.baseline, arguments.threshold, arguments.alpha, arguments.max_cv
+    )
     try:
         last = settings.last_n()
     except ValueError:
-        raise UsageError(f"--baseline {arguments.baseline}: use last:N with N >= 1, or a run id") from None
+        raise UsageError(
+            f"--baseline {arguments.baseline}: use last:N with N >= 1, or a run id"
+        ) from None
     if last is None and arguments.baseline not in known_runs:
         raise UsageError(f"--baseline {arguments.baseline} is not a run in the results folder")
     if not 0 < arguments.alpha < 1 or arguments.threshold < 0 or arguments.max_cv <= 0:

@@ -1,4 +1,5 @@
 """`kvh repro FILE`: replay a saved finding bit-for-bit; exit 1 if it still reproduces."""
+
 from __future__ import annotations
 
 import argparse

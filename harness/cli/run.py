@@ -1,4 +1,5 @@
 """`kvh run`: validate every input first, then run, stream progress, and write the results."""
+
 from __future__ import annotations
 
 import argparse
@@ -8,23 +9,28 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-import pandas as pd
-
 from backends.registry import BACKENDS
 from harness.cli.junit import write_junit
-from harness.cli.options import check_device_and_out, check_writable, choose, csv_list, positive_float
+from harness.cli.options import (
+    check_device_and_out,
+    check_writable,
+    choose,
+    csv_list,
+    positive_float,
+)
 from harness.cli.progress import ProgressReporter
+from harness.coverage import Coverage
+from harness.era_table import era_table_markdown, reproduced, skip_lines
 from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from harness.exploration_log import ExplorationLog
 from harness.plan import RunOptions, close_suts, resolve_suts
 from harness.repro import save_repro
-from harness.sharding import parse_shard
-from harness.exploration_log import ExplorationLog
-from harness.era_table import era_table_markdown, reproduced, skip_lines
 from harness.runner import CellResult, Exploring, explore_run, run
+from harness.sharding import parse_shard
+from harness.sut.loader import SutLoadError
 from pools.dtypes import DTYPES
 from pools.engines import ENGINES
 from pools.eras import ERAS
-from harness.sut.loader import SutLoadError
 from reports.atomic import write_text_atomic
 from reports.outcome import Outcome
 from reports.records import records_frame
@@ -37,31 +43,57 @@ from scenarios.serialize import ScenarioError, from_dict
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--sut", action="append", help="builtin[:ENGINE], sglang, a module or a .py file "
-                        "(repeatable; default builtin)")
+    parser.add_argument(
+        "--sut",
+        action="append",
+        help="builtin[:ENGINE], sglang, a module or a .py file (repeatable; default builtin)",
+    )
     parser.add_argument("--pool", type=csv_list, help=f"comma list of {', '.join(POOL_KINDS)}")
     parser.add_argument("--dtype", type=csv_list, help=f"comma list of {', '.join(DTYPES)}")
     parser.add_argument("--era", type=csv_list, help=f"comma list of {', '.join(ERAS)}")
     parser.add_argument("--engine", type=csv_list, help=f"comma list of {', '.join(ENGINES)}")
     parser.add_argument("--backend", type=csv_list, help=f"comma list of {', '.join(BACKENDS)}")
-    parser.add_argument("--device", help="torch device for candidates (default: each backend's "
-                        "natural device when present here, else cpu)")
+    parser.add_argument(
+        "--device",
+        help="torch device for candidates (default: each backend's "
+        "natural device when present here, else cpu)",
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--examples", type=int, default=0,
-                        help="extra random scenarios per pool and dtype (default 0); with --profile, "
-                        "Hypothesis examples per cell instead of the profile's count")
-    parser.add_argument("--profile", help=f"explore with Hypothesis: {', '.join(PROFILES)} "
-                        f"(default ${PROFILE_ENV}; unset: the builtin deterministic set)")
-    parser.add_argument("--special-values", action="store_true",
-                        help="with --profile, also draw ±0, subnormals, ±inf and NaN")
-    parser.add_argument("--scenario", type=Path, action="append",
-                        help="a scenario JSON file to run instead of the builtin set (repeatable)")
-    parser.add_argument("--shard", help="i/N: run only this deterministic share of the cells "
-                        "(docs/distributed.md)")
-    parser.add_argument("--timeout", type=positive_float, default=30.0,
-                        help="seconds per SUT scenario (> 0)")
-    parser.add_argument("--junit", type=Path, help="also write JUnit XML here: one test case per "
-                        "cell and candidate, a failure carrying the finding and its kvh repro")
+    parser.add_argument(
+        "--examples",
+        type=int,
+        default=0,
+        help="extra random scenarios per pool and dtype (default 0); with --profile, "
+        "Hypothesis examples per cell instead of the profile's count",
+    )
+    parser.add_argument(
+        "--profile",
+        help=f"explore with Hypothesis: {', '.join(PROFILES)} "
+        f"(default ${PROFILE_ENV}; unset: the builtin deterministic set)",
+    )
+    parser.add_argument(
+        "--special-values",
+        action="store_true",
+        help="with --profile, also draw ±0, subnormals, ±inf and NaN",
+    )
+    parser.add_argument(
+        "--scenario",
+        type=Path,
+        action="append",
+        help="a scenario JSON file to run instead of the builtin set (repeatable)",
+    )
+    parser.add_argument(
+        "--shard", help="i/N: run only this deterministic share of the cells (docs/distributed.md)"
+    )
+    parser.add_argument(
+        "--timeout", type=positive_float, default=30.0, help="seconds per SUT scenario (> 0)"
+    )
+    parser.add_argument(
+        "--junit",
+        type=Path,
+        help="also write JUnit XML here: one test case per "
+        "cell and candidate, a failure carrying the finding and its kvh repro",
+    )
     parser.add_argument("--out", type=Path, default=Path("kvh-out"))
     parser.set_defaults(handler=main)
 
@@ -76,16 +108,24 @@ def options_from(arguments: argparse.Namespace) -> RunOptions:
         shard = None if arguments.shard is None else parse_shard(arguments.shard)
     except ValueError as error:
         raise UsageError(str(error)) from None
-    return RunOptions(shard=shard,
-        scenarios=[_load_scenario(path) for path in arguments.scenario] if arguments.scenario else None,
+    return RunOptions(
+        shard=shard,
+        scenarios=[_load_scenario(path) for path in arguments.scenario]
+        if arguments.scenario
+        else None,
         suts=arguments.sut or ["builtin"],
         pools=choose(arguments.pool, POOL_KINDS, "pool"),
         dtypes=choose(arguments.dtype, DTYPES, "dtype"),
         eras=choose(arguments.era, ERAS, "era"),
-        engines=choose(arguments.engine, ENGINES, "engine"), engines_named=arguments.engine is not None,
+        engines=choose(arguments.engine, ENGINES, "engine"),
+        engines_named=arguments.engine is not None,
         backends=choose(arguments.backend, BACKENDS, "backend"),
-        device=arguments.device, seed=arguments.seed, examples=arguments.examples,
-        out=arguments.out, timeout_s=arguments.timeout)
+        device=arguments.device,
+        seed=arguments.seed,
+        examples=arguments.examples,
+        out=arguments.out,
+        timeout_s=arguments.timeout,
+    )
 
 
 def _load_scenario(path: Path):
@@ -113,18 +153,30 @@ def record_of(result: CellResult) -> dict:
     subject = result.subject
     source = subject or result.skip
     scenario = result.scenario
-    return validate_row("check", {"sut": source.sut, "device": subject.device if subject else "",
+    return validate_row(
+        "check",
+        {
+            "sut": source.sut,
+            "device": subject.device if subject else "",
             "backend": subject.backend if subject else "",
-            "mode": subject.mode if subject else "", "pool": result.pool,
-            "era": source.era, "engine": source.engine, "dtype": result.dtype,
+            "mode": subject.mode if subject else "",
+            "pool": result.pool,
+            "era": source.era,
+            "engine": source.engine,
+            "dtype": result.dtype,
             "scenario": scenario.name if scenario else "(hypothesis)",
             "tokens": sum(f.tokens for f in scenario.forwards) if scenario else 0,
-            "outcome": str(result.outcome), "findings": len(result.findings),
+            "outcome": str(result.outcome),
+            "findings": len(result.findings),
             "divergence": ",".join(d.name for d in result.divergences),
             "divergence_pr": ",".join(d.pr or "no PR" for d in result.divergences),
             "divergence_evidence": " | ".join(d.evidence for d in result.divergences if d.evidence),
-            "write_ns": result.write_ns, "bytes_moved": None, "detail": _detail(result),
-            "repro": None})
+            "write_ns": result.write_ns,
+            "bytes_moved": None,
+            "detail": _detail(result),
+            "repro": None,
+        },
+    )
 
 
 def exploring_from(arguments: argparse.Namespace, environ: dict) -> Optional[Exploring]:
@@ -138,8 +190,9 @@ def exploring_from(arguments: argparse.Namespace, environ: dict) -> Optional[Exp
         return None
     if arguments.scenario:
         raise UsageError("--scenario runs the given scenarios; it does not combine with --profile")
-    return Exploring(profile, arguments.examples or None, arguments.special_values,
-                     database_dir(environ))
+    return Exploring(
+        profile, arguments.examples or None, arguments.special_values, database_dir(environ)
+    )
 
 
 def main(arguments: argparse.Namespace) -> int:
@@ -151,28 +204,50 @@ def main(arguments: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     for sut in suts:
         if sut.loaded is not None:
-            print(f"kvh: SUT {sut.spec}: detected era {sut.loaded.era}"
-                  + (f" (version {sut.loaded.version})" if sut.loaded.version else ""), file=sys.stderr)
-    meta = run_meta(options.device or "natural", options.seed,
-                    exploring.profile.name if exploring else "default",
-                    ", ".join(f"{s.spec}={s.loaded.version}" for s in suts if s.loaded and s.loaded.version))
+            print(
+                f"kvh: SUT {sut.spec}: detected era {sut.loaded.era}"
+                + (f" (version {sut.loaded.version})" if sut.loaded.version else ""),
+                file=sys.stderr,
+            )
+    meta = run_meta(
+        options.device or "natural",
+        options.seed,
+        exploring.profile.name if exploring else "default",
+        ", ".join(f"{s.spec}={s.loaded.version}" for s in suts if s.loaded and s.loaded.version),
+    )
     rows, era_rows, results, finding_lines = [], [], [], []
     progress = ProgressReporter("kvh", unit="group")
 
+    coverage = Coverage()
+
     def on_result(result: CellResult) -> None:
+        subject = result.subject
+        if (
+            result.scenario is not None
+            and subject is not None
+            and result.outcome not in (Outcome.SKIPPED, Outcome.UNEXPLORED)
+        ):
+            coverage.add(
+                (result.pool, result.dtype, subject.backend, subject.mode), result.scenario
+            )
         row = record_of(result)
         (era_rows if result.era_row else rows).append(row)
         results.append(result)
         if result.outcome is Outcome.FINDING:
             path = save_repro(options.out / "repros", result)
             row["repro"] = str(path.relative_to(options.out))
-            finding_lines.append(f"{result.label} `{result.scenario.name}`: "
-                                 f"{result.findings[0].headline()} (repro: {path})"
-                                 + (f" {result.reproduce}" if result.reproduce else ""))
+            finding_lines.append(
+                f"{result.label} `{result.scenario.name}`: "
+                f"{result.findings[0].headline()} (repro: {path})"
+                + (f" {result.reproduce}" if result.reproduce else "")
+            )
 
     def on_group(group: str, done: int, total: int) -> None:
-        progress(done, total, f"[{done}/{total}] {group} done: "
-                 f"{counts_line(r['outcome'] for r in rows)} so far")
+        progress(
+            done,
+            total,
+            f"[{done}/{total}] {group} done: {counts_line(r['outcome'] for r in rows)} so far",
+        )
 
     log = None
     try:
@@ -188,15 +263,21 @@ def main(arguments: argparse.Namespace) -> int:
     model_outcomes = [row["outcome"] for row in era_rows]
     results_path = append(options.out, records_frame("check", rows + era_rows), "check", meta)
     checks = [r for r in results if not r.era_row]
-    summary = summary_markdown(frame, meta, finding_lines, reproduced(checks), skip_lines(checks),
-                               model_outcomes)
+    summary = summary_markdown(
+        frame, meta, finding_lines, reproduced(checks), skip_lines(checks), model_outcomes
+    )
     summary += "\n" + era_table_markdown([r for r in results if r.era_row])
     if log is not None:
         summary += "\n" + log.markdown()
+    summary += "\n" + coverage.markdown()
     write_text_atomic(options.out / "summary.md", summary)
     if arguments.junit is not None:
-        write_junit(arguments.junit, records_frame("check", rows + era_rows), "run",
-                    ("pool", "dtype", "backend", "mode", "sut", "era", "engine"))
+        write_junit(
+            arguments.junit,
+            records_frame("check", rows + era_rows),
+            "run",
+            ("pool", "dtype", "backend", "mode", "sut", "era", "engine"),
+        )
     print(summary_markdown_table(frame))
     for line in finding_lines[:20]:
         print(f"FINDING {line}")
@@ -206,6 +287,8 @@ def main(arguments: argparse.Namespace) -> int:
         print(log.markdown())
     print(verdict(frame, model_outcomes))
     print(f"era table: {counts_line(model_outcomes)} (the model against its ground truth)")
-    print(f"results: {results_path}, summary: {options.out / 'summary.md'}"
-          + (f", junit: {arguments.junit}" if arguments.junit is not None else ""))
+    print(
+        f"results: {results_path}, summary: {options.out / 'summary.md'}"
+        + (f", junit: {arguments.junit}" if arguments.junit is not None else "")
+    )
     return EXIT_FINDINGS if finding_lines else EXIT_OK

@@ -1,5 +1,6 @@
 """`kvh sut install sglang==X`, `kvh sut list` and `kvh sut check`: the isolated SUT environments,
 and a release's write call sites checked against the harness's call-site model."""
+
 from __future__ import annotations
 
 import argparse
@@ -24,15 +25,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     install_parser.add_argument("specs", nargs="+", metavar="sglang==VERSION")
     actions.add_parser("list", help="list installed SUT environments")
     check = actions.add_parser(
-        "check", help="probe a release's capabilities and check its write call sites against "
-                      "the harness's call-site model")
-    check.add_argument("spec", metavar="sglang==VERSION|sglang|DIR",
-                       help="an installed isolated release, the installed package, or a folder "
-                            "holding the `sglang` package (or the package folder itself)")
-    check.add_argument("--era", choices=ERA_NAMES,
-                       help="compare with this era's model instead of the probed one")
-    check.add_argument("--verbose", action="store_true",
-                       help="also list what the model leaves out on purpose")
+        "check",
+        help="probe a release's capabilities and check its write call sites against "
+        "the harness's call-site model",
+    )
+    check.add_argument(
+        "spec",
+        metavar="sglang==VERSION|sglang|DIR",
+        help="an installed isolated release, the installed package, or a folder "
+        "holding the `sglang` package (or the package folder itself)",
+    )
+    check.add_argument(
+        "--era", choices=ERA_NAMES, help="compare with this era's model instead of the probed one"
+    )
+    check.add_argument(
+        "--verbose", action="store_true", help="also list what the model leaves out on purpose"
+    )
     parser.set_defaults(handler=main)
 
 
@@ -46,22 +54,27 @@ def _package_root(spec: str) -> tuple[Path, bool]:
     if spec == "sglang":
         found = importlib.util.find_spec("sglang")
         if found is None or not found.origin:
-            raise UsageError("sglang is not installed here; run: kvh sut install sglang==VERSION "
-                             "and check sglang==VERSION, or name a folder")
+            raise UsageError(
+                "sglang is not installed here; run: kvh sut install sglang==VERSION "
+                "and check sglang==VERSION, or name a folder"
+            )
         return Path(found.origin).parent.parent, True
     folder = Path(spec.split("@", 1)[1] if spec.startswith("sglang@") else spec)
     if (folder / "sglang").is_dir():
         return folder, False
     if folder.name == "sglang" and (folder / "srt").is_dir():
         return folder.parent, False
-    raise UsageError(f"{spec!r}: no sglang package there (expected sglang==VERSION, sglang, or a "
-                     "folder holding sglang/); to install a release: kvh sut install sglang==VERSION")
+    raise UsageError(
+        f"{spec!r}: no sglang package there (expected sglang==VERSION, sglang, or a "
+        "folder holding sglang/); to install a release: kvh sut install sglang==VERSION"
+    )
 
 
 def _capabilities(root: Path, importable: bool) -> tuple[Capabilities, str]:
     """Probe the loaded module where it imports here, else decide from the source."""
     if importable:
         from harness.sut.sglang_loader import load_sglang
+
         try:
             return probe(load_sglang()), "probed from the loaded module"
         except SutLoadError as error:
@@ -99,8 +112,10 @@ def check(spec: str, forced_era: str | None = None, verbose: bool = False) -> in
                 print(f"  note: {line}")
     others = unmodelled_files(release)
     if others:
-        print("write calls in files no backend model claims: "
-              + ", ".join(Path(name).name for name in others))
+        print(
+            "write calls in files no backend model claims: "
+            + ", ".join(Path(name).name for name in others)
+        )
     return EXIT_FINDINGS if mismatched else EXIT_OK
 
 
@@ -111,7 +126,9 @@ def main(arguments: argparse.Namespace) -> int:
         root = cache_root()
         folders = sorted(root.glob("sglang-*")) if root.is_dir() else []
         for folder in folders:
-            state = "ready" if installed(f"sglang=={folder.name.split('-', 1)[1]}") else "incomplete"
+            state = (
+                "ready" if installed(f"sglang=={folder.name.split('-', 1)[1]}") else "incomplete"
+            )
             print(f"{folder.name}\t{state}\t{folder}")
         if not folders:
             print(f"no SUT environments under {root}")

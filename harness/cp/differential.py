@@ -7,6 +7,7 @@ the harness's oracles against the single-process write of the full sequence: the
 `kvh run` (harness/verdict.py). A finding names its rank. The plan is JSON, because spawned ranks
 rebuild it from the payload alone.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -46,7 +47,7 @@ class CpPlan:
     eras: tuple[str, ...] = tuple(ERAS)
     engine: str = "torch"
     sut: str = "builtin"
-    site: str = DEFAULT_SITE      # a module (dotted or .py) whose write(req, era, mode) is the site
+    site: str = DEFAULT_SITE  # a module (dotted or .py) whose write(req, era, mode) is the site
     device_type: str = "cpu"
 
     def to_payload(self) -> dict:
@@ -61,8 +62,9 @@ class CpPlan:
 def default_plan(pools: tuple[str, ...] = CP_POOLS, seed: int = 0, **choices: Any) -> CpPlan:
     """The builtin small scenarios the `cp` backend focuses on (scales, padding and narrowing,
     cross-attention), in bf16, for each pool kind."""
-    scenarios = tuple(s for pool in pools for s in default_scenarios(pool, "bf16", seed)
-                      if s.name in EXTEND_FOCUS)
+    scenarios = tuple(
+        s for pool in pools for s in default_scenarios(pool, "bf16", seed) if s.name in EXTEND_FOCUS
+    )
     return CpPlan(scenarios, **choices)
 
 
@@ -83,8 +85,12 @@ def load_site(spec: str) -> Any:
 
 def _candidates(plan: CpPlan, device: str) -> list[Candidate]:
     if parse_builtin(plan.sut) is not None:
-        return [Candidate(plan.sut, builtin_module(era, plan.engine), era, plan.engine, device,
-                          BACKEND_NAME) for era in plan.eras]
+        return [
+            Candidate(
+                plan.sut, builtin_module(era, plan.engine), era, plan.engine, device, BACKEND_NAME
+            )
+            for era in plan.eras
+        ]
     loaded = load_foreign(plan.sut)
     return [Candidate(plan.sut, loaded.module, loaded.era, "-", device, BACKEND_NAME)]
 
@@ -96,27 +102,44 @@ def single_process_backend(scenario: Scenario) -> Backend:
 def check_on_rank(rank: int, world: int, payload: dict) -> dict:
     """The rank body: every (scenario, candidate) on this rank, judged; JSON for the launcher."""
     plan = CpPlan.from_payload(payload)
-    site = Backend(BACKEND_NAME, plan.device_type, CP_POOLS, ("extend",),
-                   load_site(plan.site).write, focus=None)
+    site = Backend(
+        BACKEND_NAME,
+        plan.device_type,
+        CP_POOLS,
+        ("extend",),
+        load_site(plan.site).write,
+        focus=None,
+    )
     device = rank_device(plan.device_type, rank)
     candidates = _candidates(plan, device)
     checks = []
     for index, scenario in enumerate(plan.scenarios):
         # No per-call time limit: an alarm on one rank would desynchronise the group's
         # collectives; a hang is the launcher's to end.
-        baselines = run_baselines(scenario, single_process_backend(scenario), "extend",
-                                  {candidate.era for candidate in candidates}, None,
-                                  judge_caller=False)   # NOT_JUDGED
+        baselines = run_baselines(
+            scenario,
+            single_process_backend(scenario),
+            "extend",
+            {candidate.era for candidate in candidates},
+            None,
+            judge_caller=False,
+        )  # NOT_JUDGED
         for candidate in candidates:
             verdict = decide(baselines, candidate, execute(candidate, scenario, None, site))
             skipped = verdict.outcome is Outcome.SKIPPED
             findings = [] if skipped else verdict.findings
             for finding in findings:
                 finding.candidate = f"{candidate.label} rank {rank}/{world}"
-            checks.append({"scenario": index, "candidate": candidate.describe(),
-                           "outcome": verdict.outcome.value, "skip_reason": verdict.skip_reason,
-                           "divergence": verdict.divergence and verdict.divergence.name,
-                           "findings": [finding.to_dict() for finding in findings]})
+            checks.append(
+                {
+                    "scenario": index,
+                    "candidate": candidate.describe(),
+                    "outcome": verdict.outcome.value,
+                    "skip_reason": verdict.skip_reason,
+                    "divergence": verdict.divergence and verdict.divergence.name,
+                    "findings": [finding.to_dict() for finding in findings],
+                }
+            )
     return {"device": device, "checks": checks}
 
 
@@ -128,18 +151,35 @@ class RankCheck:
     candidate: dict
     outcome: Outcome
     findings: list[Finding]
-    divergence: Optional[str] = None    # the known divergence that explains the difference
-    skip_reason: str = ""               # the declared SUT limit of a SKIPPED check
+    divergence: Optional[str] = None  # the known divergence that explains the difference
+    skip_reason: str = ""  # the declared SUT limit of a SKIPPED check
 
 
-def run_group(plan: CpPlan, world: int, timeout_s: float = 120.0,
-              collective_timeout_s: float = 60.0) -> tuple[GroupOutcome, list[RankCheck]]:
+def run_group(
+    plan: CpPlan, world: int, timeout_s: float = 120.0, collective_timeout_s: float = 60.0
+) -> tuple[GroupOutcome, list[RankCheck]]:
     """Launch `world` ranks on the plan; the group's outcome and every rank's checks."""
-    load_site(plan.site)   # a bad site is the user's error, before any rank starts
-    outcome = launch(check_on_rank, world, plan.to_payload(), device_type=plan.device_type,
-                     timeout_s=timeout_s, collective_timeout_s=collective_timeout_s)
-    checks = [RankCheck(rank, world, plan.scenarios[check["scenario"]], check["candidate"],
-                        Outcome(check["outcome"]), [Finding(**f) for f in check["findings"]],
-                        check["divergence"], check["skip_reason"])
-              for rank, result in sorted(outcome.results.items()) for check in result["checks"]]
+    load_site(plan.site)  # a bad site is the user's error, before any rank starts
+    outcome = launch(
+        check_on_rank,
+        world,
+        plan.to_payload(),
+        device_type=plan.device_type,
+        timeout_s=timeout_s,
+        collective_timeout_s=collective_timeout_s,
+    )
+    checks = [
+        RankCheck(
+            rank,
+            world,
+            plan.scenarios[check["scenario"]],
+            check["candidate"],
+            Outcome(check["outcome"]),
+            [Finding(**f) for f in check["findings"]],
+            check["divergence"],
+            check["skip_reason"],
+        )
+        for rank, result in sorted(outcome.results.items())
+        for check in result["checks"]
+    ]
     return outcome, checks

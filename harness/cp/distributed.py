@@ -6,6 +6,7 @@ collide), runs an importable rank body and writes its JSON result. A rank that r
 hangs ends the group: the survivors get a grace period, then SIGTERM, then SIGKILL, and every
 rank's fate is reported. Nothing is left running when `launch` returns.
 """
+
 from __future__ import annotations
 
 import json
@@ -46,10 +47,10 @@ class RankFailure:
 class GroupOutcome:
     world: int
     backend: str
-    results: dict[int, dict] = field(default_factory=dict)   # rank -> the body's JSON result
+    results: dict[int, dict] = field(default_factory=dict)  # rank -> the body's JSON result
     failures: list[RankFailure] = field(default_factory=list)
     seconds: float = 0.0
-    pids: list[int] = field(default_factory=list)             # the ranks' processes, all ended
+    pids: list[int] = field(default_factory=list)  # the ranks' processes, all ended
 
     @property
     def ok(self) -> bool:
@@ -73,16 +74,28 @@ def rank_device(device_type: str, rank: int) -> str:
     return f"{device_type}:{index}"
 
 
-def _rank_main(rank: int, body: RankBody, world: int, port: int, device_type: str,
-               collective_timeout_s: float, folder: str, payload: dict) -> None:
-    torch.set_num_threads(1)   # ranks share the host's cores
+def _rank_main(
+    rank: int,
+    body: RankBody,
+    world: int,
+    port: int,
+    device_type: str,
+    collective_timeout_s: float,
+    folder: str,
+    payload: dict,
+) -> None:
+    torch.set_num_threads(1)  # ranks share the host's cores
     status: dict[str, Any] = {"rank": rank}
     try:
         if device_type == "npu":
             import torch_npu  # noqa: F401  (registers the hccl backend)
-        dist.init_process_group(PROCESS_GROUP_BACKENDS[device_type], rank=rank, world_size=world,
-                                init_method=f"tcp://127.0.0.1:{port}",
-                                timeout=timedelta(seconds=collective_timeout_s))
+        dist.init_process_group(
+            PROCESS_GROUP_BACKENDS[device_type],
+            rank=rank,
+            world_size=world,
+            init_method=f"tcp://127.0.0.1:{port}",
+            timeout=timedelta(seconds=collective_timeout_s),
+        )
         status["result"] = body(rank, world, payload)
         dist.destroy_process_group()
     except BaseException as error:  # noqa: BLE001  (reported to the launcher; the rank exits non-zero)
@@ -99,8 +112,9 @@ def _wait(processes: list, deadline: float, stop_on_failure: bool = True) -> Opt
         left = deadline - time.monotonic()
         if left <= 0:
             return "deadline"
-        multiprocessing.connection.wait([p.sentinel for p in processes if p.is_alive()],
-                                        timeout=min(left, 0.5))
+        multiprocessing.connection.wait(
+            [p.sentinel for p in processes if p.is_alive()], timeout=min(left, 0.5)
+        )
         if stop_on_failure and any(p.exitcode not in (None, 0) for p in processes):
             return "a rank failed"
     return None
@@ -120,8 +134,14 @@ def _teardown(processes: list) -> set[int]:
     return stopped
 
 
-def _fate(rank: int, exitcode: Optional[int], status: Optional[dict], stopped: bool,
-          why: Optional[str], timeout_s: float) -> Optional[str]:
+def _fate(
+    rank: int,
+    exitcode: Optional[int],
+    status: Optional[dict],
+    stopped: bool,
+    why: Optional[str],
+    timeout_s: float,
+) -> Optional[str]:
     if stopped:
         if why == "deadline":
             return f"hung: still running at the {timeout_s:g} s deadline; terminated"
@@ -129,34 +149,45 @@ def _fate(rank: int, exitcode: Optional[int], status: Optional[dict], stopped: b
     if status is not None and "error" in status:
         return f"raised {status['error']}"
     if exitcode != 0:
-        return (f"killed by signal {-exitcode}" if exitcode < 0 else f"exited with code {exitcode}") + \
-            " without reporting a result"
+        return (
+            f"killed by signal {-exitcode}" if exitcode < 0 else f"exited with code {exitcode}"
+        ) + " without reporting a result"
     if status is None:
         return "exited without reporting a result"
     return None
 
 
-def launch(body: RankBody, world: int, payload: dict, *, device_type: str = "cpu",
-           timeout_s: float = 120.0, collective_timeout_s: float = 60.0) -> GroupOutcome:
+def launch(
+    body: RankBody,
+    world: int,
+    payload: dict,
+    *,
+    device_type: str = "cpu",
+    timeout_s: float = 120.0,
+    collective_timeout_s: float = 60.0,
+) -> GroupOutcome:
     """Run `body(rank, world, payload)` on `world` ranks; every rank's result or fate.
 
     `body` must be importable by name (spawned ranks import it); `payload` must be JSON-able.
     """
     backend = PROCESS_GROUP_BACKENDS.get(device_type)
     if backend is None:
-        raise ValueError(f"no process-group backend for device type {device_type!r}; "
-                         f"choose from {', '.join(PROCESS_GROUP_BACKENDS)}")
+        raise ValueError(
+            f"no process-group backend for device type {device_type!r}; "
+            f"choose from {', '.join(PROCESS_GROUP_BACKENDS)}"
+        )
     outcome = GroupOutcome(world, backend)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="kvh-ranks-") as folder:
         args = (body, world, free_port(), device_type, collective_timeout_s, folder, payload)
-        context = mp.start_processes(_rank_main, args=args, nprocs=world, join=False, daemon=True,
-                                     start_method="spawn")
+        context = mp.start_processes(
+            _rank_main, args=args, nprocs=world, join=False, daemon=True, start_method="spawn"
+        )
         processes = context.processes
         outcome.pids = [process.pid for process in processes]
         try:
             why = _wait(processes, started + timeout_s)
-            if why == "a rank failed":   # the others may notice the broken group by themselves
+            if why == "a rank failed":  # the others may notice the broken group by themselves
                 _wait(processes, time.monotonic() + GRACE_S, stop_on_failure=False)
         finally:
             stopped = _teardown(processes)

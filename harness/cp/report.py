@@ -1,5 +1,6 @@
 """What a CP group's checks tell the user (printed lines) and the results store (one check row
 per cell and group size), shared by `kvh cp` and the replay of a CP repro."""
+
 from __future__ import annotations
 
 from harness.cp.differential import BACKEND_NAME, RankCheck
@@ -14,14 +15,18 @@ def failed_checks(checks: list[RankCheck]) -> list[RankCheck]:
 def report_group(outcome: GroupOutcome, checks: list[RankCheck]) -> bool:
     """Print the group's rank failures and findings; whether anything failed."""
     failed = failed_checks(checks)
-    print(f"world {outcome.world} ({outcome.backend}): {len(checks)} checks on "
-          f"{len(outcome.results)}/{outcome.world} ranks, {len(failed)} with findings, "
-          f"{outcome.seconds:.1f}s")
+    print(
+        f"world {outcome.world} ({outcome.backend}): {len(checks)} checks on "
+        f"{len(outcome.results)}/{outcome.world} ranks, {len(failed)} with findings, "
+        f"{outcome.seconds:.1f}s"
+    )
     for failure in outcome.failures:
         print(f"RANK FAILURE world {outcome.world} {failure.line()}")
     for check in failed:
-        print(f"FINDING {check.findings[0].candidate} `{check.scenario.name}` "
-              f"({check.scenario.geometry.pool}): {check.findings[0].headline()}")
+        print(
+            f"FINDING {check.findings[0].candidate} `{check.scenario.name}` "
+            f"({check.scenario.geometry.pool}): {check.findings[0].headline()}"
+        )
     return bool(failed or outcome.failures)
 
 
@@ -37,14 +42,25 @@ def by_cell(checks: list[RankCheck]) -> dict[tuple, list[RankCheck]]:
 def cell_record(cell: list[RankCheck], world: int) -> dict:
     """One check row per cell: its worst outcome over the ranks, naming the ranks that found."""
     failed = failed_checks(cell)
-    worst = (failed or [check for check in cell if check.outcome is Outcome.KNOWN_DIVERGENCE]
-             or [check for check in cell if check.outcome is Outcome.SKIPPED] or cell)
+    worst = (
+        failed
+        or [check for check in cell if check.outcome is Outcome.KNOWN_DIVERGENCE]
+        or [check for check in cell if check.outcome is Outcome.SKIPPED]
+        or cell
+    )
     first = worst[0]
     geometry = first.scenario.geometry
-    return {**first.candidate, "backend": f"{BACKEND_NAME}_w{world}", "pool": geometry.pool,
-            "dtype": geometry.dtype, "scenario": first.scenario.name,
-            "outcome": first.outcome.value, "findings": sum(len(check.findings) for check in cell),
-            "divergence": first.divergence or "",
-            "detail": f"ranks {[check.rank for check in failed]}: {first.findings[0].headline()}"
-                      if failed else first.skip_reason,
-            "tokens": sum(f.tokens for f in first.scenario.forwards)}
+    return {
+        **first.candidate,
+        "backend": f"{BACKEND_NAME}_w{world}",
+        "pool": geometry.pool,
+        "dtype": geometry.dtype,
+        "scenario": first.scenario.name,
+        "outcome": first.outcome.value,
+        "findings": sum(len(check.findings) for check in cell),
+        "divergence": first.divergence or "",
+        "detail": f"ranks {[check.rank for check in failed]}: {first.findings[0].headline()}"
+        if failed
+        else first.skip_reason,
+        "tokens": sum(f.tokens for f in first.scenario.forwards),
+    }

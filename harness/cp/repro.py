@@ -1,6 +1,7 @@
 """CP repro files: the scenario, the candidate, the call site, the group size and the ranks that
 found something; `kvh cp --repro FILE` and `kvh repro FILE` both launch the same group again
 through `replay_and_report`."""
+
 from __future__ import annotations
 
 import hashlib
@@ -31,10 +32,17 @@ def is_cp_repro(path: Path) -> bool:
 def save_cp_repro(folder: Path, plan: CpPlan, checks: list[RankCheck]) -> Path:
     """One file for one (scenario, candidate), holding every rank's findings."""
     first = checks[0]
-    payload = {"format": FORMAT, "version": VERSION, "world": first.world,
-               "ranks": [check.rank for check in checks], "scenario": to_dict(first.scenario),
-               "candidate": first.candidate, "site": plan.site, "device_type": plan.device_type,
-               "findings": [finding.to_dict() for check in checks for finding in check.findings]}
+    payload = {
+        "format": FORMAT,
+        "version": VERSION,
+        "world": first.world,
+        "ranks": [check.rank for check in checks],
+        "scenario": to_dict(first.scenario),
+        "candidate": first.candidate,
+        "site": plan.site,
+        "device_type": plan.device_type,
+        "findings": [finding.to_dict() for check in checks for finding in check.findings],
+    }
     digest = hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:10]
     c, g = first.candidate, first.scenario.geometry
     name = f"cp{first.world}-{g.pool}-{c['era']}-{c['engine']}-{first.scenario.name or 'scenario'}-{digest}.json"
@@ -46,9 +54,14 @@ def load_cp_repro(path: Path) -> tuple[CpPlan, int, dict]:
     payload = read_repro_json(path, FORMAT, VERSION)
     try:
         candidate, world = payload["candidate"], int(payload["world"])
-        plan = CpPlan((from_dict(payload["scenario"]),), eras=(candidate["era"],),
-                      engine=candidate["engine"], sut=candidate["sut"], site=payload["site"],
-                      device_type=payload["device_type"])
+        plan = CpPlan(
+            (from_dict(payload["scenario"]),),
+            eras=(candidate["era"],),
+            engine=candidate["engine"],
+            sut=candidate["sut"],
+            site=payload["site"],
+            device_type=payload["device_type"],
+        )
     except KeyError as missing:
         raise ReproError(f"{path}: missing field {missing}") from None
     except (ScenarioError, TypeError, ValueError) as error:
@@ -58,8 +71,9 @@ def load_cp_repro(path: Path) -> tuple[CpPlan, int, dict]:
     return plan, world, payload
 
 
-def replay_cp(path: Path, device_type: Optional[str] = None,
-              timeout_s: float = 120.0) -> tuple[dict, GroupOutcome, list[RankCheck]]:
+def replay_cp(
+    path: Path, device_type: Optional[str] = None, timeout_s: float = 120.0
+) -> tuple[dict, GroupOutcome, list[RankCheck]]:
     plan, world, payload = load_cp_repro(path)
     if device_type is not None:
         plan = CpPlan(plan.scenarios, plan.eras, plan.engine, plan.sut, plan.site, device_type)
@@ -67,11 +81,15 @@ def replay_cp(path: Path, device_type: Optional[str] = None,
     return payload, outcome, checks
 
 
-def replay_and_report(path: Path, device_type: Optional[str] = None, timeout_s: float = 120.0) -> int:
+def replay_and_report(
+    path: Path, device_type: Optional[str] = None, timeout_s: float = 120.0
+) -> int:
     """Replay a CP repro and print what it does now; the exit code: 1 while it still reproduces
     (or a rank fails), 0 once fixed. A file that cannot be replayed is a UsageError."""
     try:
-        payload, outcome, checks = replay_cp(path, device_type and device_type.split(":")[0], timeout_s)
+        payload, outcome, checks = replay_cp(
+            path, device_type and device_type.split(":")[0], timeout_s
+        )
     except (ReproError, SutLoadError, ValueError) as error:
         raise UsageError(str(error)) from None
     print(f"replayed {path} on {payload['world']} ranks (recorded ranks {payload['ranks']})")

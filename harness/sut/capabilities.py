@@ -6,6 +6,7 @@ records None ("unknown") with its reason instead of raising, so a strange SUT is
 crashed on. `probe_source` decides the same capabilities from an unpacked package's source,
 for releases that cannot be imported here.
 """
+
 from __future__ import annotations
 
 import ast
@@ -29,17 +30,21 @@ Unknown = tuple[str, str]
 
 @dataclass(frozen=True)
 class Capabilities:
-    write_loc: bool | None = None            # a KVWriteLoc class exists
+    write_loc: bool | None = None  # a KVWriteLoc class exists
     write_loc_fields: tuple[str, ...] | None = None
-    for_layer: bool | None = None            # KVWriteLoc.for_layer(forward_batch, layer, ...)
-    for_batch: bool | None = None            # KVWriteLoc.for_batch(forward_batch, ...)
-    cuts_to_loc_len: bool | None = None      # KVWriteLoc(loc, longer swa_loc) keeps len(loc)
-    unwrap_arity: int | None = None          # len(unwrap_write_loc(...)); None: no such function
-    swa_loc_keyword: bool | None = None      # SWAKVPool.set_kv_buffer(..., swa_loc=)
-    swa_over_mla: bool | None = None         # SWAKVPool takes MLA sub-pools (full/swa_kv_pool_kwargs)
-    mla_door_needs_gpu: bool | None = None   # set_mla_kv_buffer launches a Triton kernel on every path
-    mla_unwraps_write_loc: bool | None = None  # the MLA doors accept a KVWriteLoc (PR #27695 review)
-    physical_check: bool | None = None       # pools can refuse a loc not marked physical
+    for_layer: bool | None = None  # KVWriteLoc.for_layer(forward_batch, layer, ...)
+    for_batch: bool | None = None  # KVWriteLoc.for_batch(forward_batch, ...)
+    cuts_to_loc_len: bool | None = None  # KVWriteLoc(loc, longer swa_loc) keeps len(loc)
+    unwrap_arity: int | None = None  # len(unwrap_write_loc(...)); None: no such function
+    swa_loc_keyword: bool | None = None  # SWAKVPool.set_kv_buffer(..., swa_loc=)
+    swa_over_mla: bool | None = None  # SWAKVPool takes MLA sub-pools (full/swa_kv_pool_kwargs)
+    mla_door_needs_gpu: bool | None = (
+        None  # set_mla_kv_buffer launches a Triton kernel on every path
+    )
+    mla_unwraps_write_loc: bool | None = (
+        None  # the MLA doors accept a KVWriteLoc (PR #27695 review)
+    )
+    physical_check: bool | None = None  # pools can refuse a loc not marked physical
     unknown: tuple[Unknown, ...] = field(default=())
 
     def reason_unknown(self, name: str) -> str | None:
@@ -47,6 +52,7 @@ class Capabilities:
 
 
 # ---- probing a loaded module -------------------------------------------------------------------
+
 
 def _write_loc_fields(cls: Any) -> tuple[str, ...]:
     if dataclasses.is_dataclass(cls):
@@ -56,6 +62,7 @@ def _write_loc_fields(cls: Any) -> tuple[str, ...]:
 
 def _cuts_to_loc_len(module: Any) -> bool:
     import torch  # CPU tensors only: the probe must run where no device is
+
     loc, swa_loc = torch.arange(2), torch.arange(4)
     return int(module.KVWriteLoc(loc, swa_loc).swa_loc.shape[0]) == 2
 
@@ -65,6 +72,7 @@ def _unwrap_arity(module: Any) -> int | None:
     if unwrap is None:
         return None
     import torch
+
     return len(unwrap(module.KVWriteLoc(torch.arange(2))))
 
 
@@ -95,18 +103,22 @@ def _mla_door_needs_gpu(module: Any) -> bool:
 
 
 def _mla_unwraps(module: Any) -> bool:
-    doors = [live_method(module.MLATokenToKVPool, name)
-             for name in ("set_kv_buffer", "set_mla_kv_buffer")
-             if hasattr(module.MLATokenToKVPool, name)]
+    doors = [
+        live_method(module.MLATokenToKVPool, name)
+        for name in ("set_kv_buffer", "set_mla_kv_buffer")
+        if hasattr(module.MLATokenToKVPool, name)
+    ]
     if any(door is None for door in doors):
         raise LookupError("no readable source for the MLA doors")
     return all(reaches_word(node, resolve, "unwrap") for node, resolve in doors)
 
 
 def _physical_check(module: Any) -> bool:
-    return any(hasattr(getattr(module, name), attr)
-               for name in ("MHATokenToKVPool", "MLATokenToKVPool")
-               for attr in ("requires_physical_write_loc", "_check_physical_write_loc"))
+    return any(
+        hasattr(getattr(module, name), attr)
+        for name in ("MHATokenToKVPool", "MLATokenToKVPool")
+        for attr in ("requires_physical_write_loc", "_check_physical_write_loc")
+    )
 
 
 def probe(module: Any) -> Capabilities:
@@ -131,8 +143,10 @@ def probe(module: Any) -> Capabilities:
         attempt("unwrap_arity", lambda: _unwrap_arity(module))
     else:
         values.update(write_loc_fields=(), for_layer=False, for_batch=False, cuts_to_loc_len=False)
-    attempt("swa_loc_keyword",
-            lambda: "swa_loc" in inspect.signature(module.SWAKVPool.set_kv_buffer).parameters)
+    attempt(
+        "swa_loc_keyword",
+        lambda: "swa_loc" in inspect.signature(module.SWAKVPool.set_kv_buffer).parameters,
+    )
     attempt("swa_over_mla", lambda: _swa_over_mla(module))
     attempt("mla_door_needs_gpu", lambda: _mla_door_needs_gpu(module))
     attempt("mla_unwraps_write_loc", lambda: _mla_unwraps(module) if has_write_loc else False)
@@ -141,6 +155,7 @@ def probe(module: Any) -> Capabilities:
 
 
 # ---- probing an unpacked package's source ---------------------------------------------------
+
 
 def _methods(cls: ast.ClassDef | None) -> dict[str, ast.FunctionDef]:
     if cls is None:
@@ -155,15 +170,21 @@ def _params(node: ast.FunctionDef | None) -> list[str]:
 
 
 def _annotated_fields(cls: ast.ClassDef) -> tuple[str, ...]:
-    return tuple(node.target.id for node in cls.body
-                 if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name))
+    return tuple(
+        node.target.id
+        for node in cls.body
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+    )
 
 
 def _unwrap_arity_in_source(tree: ast.Module) -> int | None:
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == "unwrap_write_loc":
-            arities = {len(ret.value.elts) for ret in ast.walk(node)
-                       if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple)}
+            arities = {
+                len(ret.value.elts)
+                for ret in ast.walk(node)
+                if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple)
+            }
             return arities.pop() if len(arities) == 1 else None
     return None
 
@@ -171,15 +192,21 @@ def _unwrap_arity_in_source(tree: ast.Module) -> int | None:
 def _cuts_in_source(cls: ast.ClassDef) -> bool:
     post_init = _methods(cls).get("__post_init__")
     return post_init is not None and any(
-        isinstance(node, ast.Assign) and "swa_loc" in ast.unparse(node.targets[0])
-        and isinstance(node.value, ast.Subscript) for node in ast.walk(post_init))
+        isinstance(node, ast.Assign)
+        and "swa_loc" in ast.unparse(node.targets[0])
+        and isinstance(node.value, ast.Subscript)
+        for node in ast.walk(post_init)
+    )
 
 
 def probe_source(package_root: Path) -> Capabilities:
     """The capabilities an unpacked `sglang` package declares in its source (`package_root` holds
     the `sglang` folder). Decided statically, so it needs neither an import nor a device."""
     tree = SourceTree(Path(package_root))
-    pool_module, swa_module = "sglang.srt.mem_cache.memory_pool", "sglang.srt.mem_cache.swa_memory_pool"
+    pool_module, swa_module = (
+        "sglang.srt.mem_cache.memory_pool",
+        "sglang.srt.mem_cache.swa_memory_pool",
+    )
     pool_tree, swa_tree = tree.module(pool_module), tree.module(swa_module)
     if pool_tree is None or swa_tree is None:
         reason = f"no readable {pool_module} / {swa_module} under {package_root}"
@@ -187,33 +214,52 @@ def probe_source(package_root: Path) -> Capabilities:
     pools = {node.name: node for node in pool_tree.body if isinstance(node, ast.ClassDef)}
     write_loc = pools.get("KVWriteLoc")
     loc_methods = _methods(write_loc)
-    swa = _methods(next((node for node in swa_tree.body if isinstance(node, ast.ClassDef)
-                         and node.name == "SWAKVPool"), None))
-    mla_doors = [tree.method(pool_module, "MLATokenToKVPool", name)
-                 for name in ("set_kv_buffer", "set_mla_kv_buffer")]
+    swa = _methods(
+        next(
+            (
+                node
+                for node in swa_tree.body
+                if isinstance(node, ast.ClassDef) and node.name == "SWAKVPool"
+            ),
+            None,
+        )
+    )
+    mla_doors = [
+        tree.method(pool_module, "MLATokenToKVPool", name)
+        for name in ("set_kv_buffer", "set_mla_kv_buffer")
+    ]
     values: dict[str, Any] = {
         "write_loc": write_loc is not None,
         "write_loc_fields": _annotated_fields(write_loc) if write_loc else (),
-        "for_layer": "for_layer" in loc_methods, "for_batch": "for_batch" in loc_methods,
+        "for_layer": "for_layer" in loc_methods,
+        "for_batch": "for_batch" in loc_methods,
         "cuts_to_loc_len": bool(write_loc) and _cuts_in_source(write_loc),
         "unwrap_arity": _unwrap_arity_in_source(pool_tree),
         "swa_loc_keyword": "swa_loc" in _params(swa.get("set_kv_buffer")),
-        "swa_over_mla": bool({"full_kv_pool_kwargs", "swa_kv_pool_kwargs"} & set(_params(swa.get("__init__")))),
-        "mla_unwraps_write_loc": write_loc is not None and all(
-            reaches_word(node, resolve, "unwrap") for node, resolve in filter(None, mla_doors)),
-        "physical_check": any("_check_physical_write_loc" in _methods(pools.get(name))
-                              or "requires_physical_write_loc" in ast.unparse(pools[name])
-                              for name in ("MHATokenToKVPool", "MLATokenToKVPool", "KVCache")
-                              if name in pools),
+        "swa_over_mla": bool(
+            {"full_kv_pool_kwargs", "swa_kv_pool_kwargs"} & set(_params(swa.get("__init__")))
+        ),
+        "mla_unwraps_write_loc": write_loc is not None
+        and all(reaches_word(node, resolve, "unwrap") for node, resolve in filter(None, mla_doors)),
+        "physical_check": any(
+            "_check_physical_write_loc" in _methods(pools.get(name))
+            or "requires_physical_write_loc" in ast.unparse(pools[name])
+            for name in ("MHATokenToKVPool", "MLATokenToKVPool", "KVCache")
+            if name in pools
+        ),
     }
     unknown: list[Unknown] = []
     if mla_doors[1] is None:
         values["mla_door_needs_gpu"] = None
-        unknown.append(("mla_door_needs_gpu", "MLATokenToKVPool has no set_mla_kv_buffer in the source"))
+        unknown.append(
+            ("mla_door_needs_gpu", "MLATokenToKVPool has no set_mla_kv_buffer in the source")
+        )
     else:
         values["mla_door_needs_gpu"] = always_launches_kernel(*mla_doors[1])
     if write_loc is not None and values["unwrap_arity"] is None:
-        unknown.append(("unwrap_arity", "unwrap_write_loc is absent or returns tuples of several sizes"))
+        unknown.append(
+            ("unwrap_arity", "unwrap_write_loc is absent or returns tuples of several sizes")
+        )
     return Capabilities(**values, unknown=tuple(unknown))
 
 
@@ -221,6 +267,7 @@ _PROBED = tuple(item.name for item in dataclasses.fields(Capabilities) if item.n
 
 
 # ---- the era the capabilities amount to -------------------------------------------------------
+
 
 def _flag(caps: Capabilities, name: str, need: str) -> list[str]:
     value = getattr(caps, name)
@@ -240,24 +287,38 @@ def era_of(caps: Capabilities) -> tuple[str | None, list[str]]:
         return None, [f"KVWriteLoc: unknown ({caps.reason_unknown('write_loc') or 'not probed'})"]
     if not caps.write_loc:
         if caps.swa_loc_keyword is None:
-            return None, _flag(caps, "swa_loc_keyword", "SWAKVPool.set_kv_buffer's swa_loc= keyword")
+            return None, _flag(
+                caps, "swa_loc_keyword", "SWAKVPool.set_kv_buffer's swa_loc= keyword"
+            )
         return ("kwarg" if caps.swa_loc_keyword else "legacy"), []
     fields = caps.write_loc_fields
     if fields is None:
         return None, _flag(caps, "write_loc_fields", "KVWriteLoc's fields")
     if fields[:2] != ("loc", "swa_loc"):
-        return None, [(f"KVWriteLoc fields {fields} do not start with (loc, swa_loc): every "
-                      "KVWriteLoc call site passes them in that order")]
+        return None, [
+            (
+                f"KVWriteLoc fields {fields} do not start with (loc, swa_loc): every "
+                "KVWriteLoc call site passes them in that order"
+            )
+        ]
     if "full_loc" in fields:
         missing = [name for name in ("for_layer", "for_batch") if not getattr(caps, name)]
         if missing:
-            return None, [(f"KVWriteLoc has full_loc but no {'/'.join(missing)}: the `current` "
-                          "call sites need them")]
+            return None, [
+                (
+                    f"KVWriteLoc has full_loc but no {'/'.join(missing)}: the `current` "
+                    "call sites need them"
+                )
+            ]
         return "current", []
     if caps.unwrap_arity != 2:
         arity = "unknown" if caps.unwrap_arity is None else f"{caps.unwrap_arity} values"
-        return None, [(f"KVWriteLoc(loc, swa_loc) without full_loc, but unwrap_write_loc returns "
-                      f"{arity}: the `bundled` pools unpack (loc, swa_loc)")]
+        return None, [
+            (
+                f"KVWriteLoc(loc, swa_loc) without full_loc, but unwrap_write_loc returns "
+                f"{arity}: the `bundled` pools unpack (loc, swa_loc)"
+            )
+        ]
     return "bundled", []
 
 
@@ -273,8 +334,9 @@ def describe(caps: Capabilities) -> list[str]:
             shown = ", ".join(value) if isinstance(value, tuple) else str(value)
         lines.append(f"{name}: {shown or '-'}")
     era, missing = era_of(caps)
-    lines.append(f"era: {era}" if era else "era: fits no modelled call convention; missing: "
-                 + "; ".join(missing))
+    lines.append(
+        f"era: {era}"
+        if era
+        else "era: fits no modelled call convention; missing: " + "; ".join(missing)
+    )
     return lines
-
-

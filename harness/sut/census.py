@@ -8,6 +8,7 @@ followed to their assignments in the enclosing function, and calls to a file's o
 (`self._set_kv_buffer(...)`) are expanded with their arguments. A conditional gives one variant
 per branch. `compare` then checks the shapes against `harness.sut.census_model`.
 """
+
 from __future__ import annotations
 
 import ast
@@ -23,12 +24,12 @@ ATTENTION_DIR = "sglang/srt/layers/attention"
 
 @dataclass(frozen=True)
 class WriteCall:
-    file: str                  # relative to the package root
+    file: str  # relative to the package root
     line: int
-    function: str              # Class.method enclosing the call
-    expression: str            # the call as written (helper calls: the helper call)
+    function: str  # Class.method enclosing the call
+    expression: str  # the call as written (helper calls: the helper call)
     variants: tuple[Shape, ...]
-    via: str = ""              # the file's own helper the call went through
+    via: str = ""  # the file's own helper the call went through
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class Mismatch:
 @dataclass(frozen=True)
 class Census:
     root: str
-    calls: dict[str, tuple[WriteCall, ...]]     # file -> its write calls
+    calls: dict[str, tuple[WriteCall, ...]]  # file -> its write calls
 
     def for_files(self, files: tuple[str, ...]) -> tuple[WriteCall, ...]:
         return tuple(call for name in files for call in self.calls.get(name, ()))
@@ -55,11 +56,12 @@ class Census:
 
 # ---- reading one file ---------------------------------------------------------------------
 
+
 @dataclass
 class _Scope:
     function: ast.FunctionDef
     line: int
-    env: dict[str, list[ast.expr]]           # helper parameters -> the caller's expressions
+    env: dict[str, list[ast.expr]]  # helper parameters -> the caller's expressions
     outer: _Scope | None = None
 
 
@@ -79,9 +81,14 @@ def _resolve(expr: ast.expr, scope: _Scope, depth: int = 0) -> list[tuple[ast.ex
     if not isinstance(expr, ast.Name) or depth > 4:
         return [(expr, scope)]
     if expr.id in scope.env and scope.outer is not None:
-        return [hit for value in scope.env[expr.id] for hit in _resolve(value, scope.outer, depth + 1)]
-    values = [value for value in _assignments(scope.function, expr.id, scope.line)
-              if expr.id not in {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}]
+        return [
+            hit for value in scope.env[expr.id] for hit in _resolve(value, scope.outer, depth + 1)
+        ]
+    values = [
+        value
+        for value in _assignments(scope.function, expr.id, scope.line)
+        if expr.id not in {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+    ]
     if not values:
         return [(expr, scope)]
     return [hit for value in values for hit in _resolve(value, scope, depth + 1)]
@@ -102,8 +109,12 @@ def _flat_text(expr: ast.expr | None, scope: _Scope) -> list[str]:
     """Whole-expression text after resolving names (a conditional stays one alternative)."""
     if expr is None:
         return ["None"]
-    return list(dict.fromkeys(ast.unparse(value) if not isinstance(value, ast.Name)
-                              else value.id for value, _ in _resolve(expr, scope)))
+    return list(
+        dict.fromkeys(
+            ast.unparse(value) if not isinstance(value, ast.Name) else value.id
+            for value, _ in _resolve(expr, scope)
+        )
+    )
 
 
 def loc_target(text: str) -> str:
@@ -143,7 +154,9 @@ def _loc_shapes(expr: ast.expr, scope: _Scope) -> list[tuple[str, str, str | Non
                 shapes.append((name, target, swa_source(swa)))
         elif name == "KVWriteLoc":
             swa_expr = value.args[1] if len(value.args) > 1 else _keyword(value, "swa_loc")
-            targets = _targets(_flat_text(value.args[0] if value.args else _keyword(value, "loc"), inner))
+            targets = _targets(
+                _flat_text(value.args[0] if value.args else _keyword(value, "loc"), inner)
+            )
             for target in targets:
                 for swa in _flat_text(swa_expr, inner):
                     shapes.append(("KVWriteLoc", target, swa_source(swa)))
@@ -158,14 +171,22 @@ def _door_shapes(call: ast.Call, scope: _Scope) -> list[Shape]:
     if len(args) < 2 or any(isinstance(arg, ast.Starred) for arg in args[:2]):
         return [Shape(door, "unknown", ast.unparse(call), None, False, ())]
     swa_kw = _keyword(call, "swa_loc")
-    scale_exprs = list(args[4:6]) or [e for e in (_keyword(call, "k_scale"), _keyword(call, "v_scale")) if e]
-    scale_options = [_branches(expr, scope) for expr in scale_exprs] if door == "set_kv_buffer" else []
+    scale_exprs = list(args[4:6]) or [
+        e for e in (_keyword(call, "k_scale"), _keyword(call, "v_scale")) if e
+    ]
+    scale_options = (
+        [_branches(expr, scope) for expr in scale_exprs] if door == "set_kv_buffer" else []
+    )
     shapes = []
     for loc, target, swa in _loc_shapes(args[1], scope):
-        swa_options = [swa_source(t) for t in _flat_text(swa_kw, scope)] if swa_kw is not None else [swa]
+        swa_options = (
+            [swa_source(t) for t in _flat_text(swa_kw, scope)] if swa_kw is not None else [swa]
+        )
         for swa_value in swa_options:
             for scales in _scale_combinations(scale_options):
-                shapes.append(Shape(door, loc, target, swa_value, swa_kw is not None, tuple(scales)))
+                shapes.append(
+                    Shape(door, loc, target, swa_value, swa_kw is not None, tuple(scales))
+                )
     return list(dict.fromkeys(shapes))
 
 
@@ -178,8 +199,11 @@ def _scale_combinations(options: list[list[str]]) -> list[tuple[str, ...]]:
 
 
 def _is_door(node: ast.AST) -> bool:
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and node.func.attr in DOORS)
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in DOORS
+    )
 
 
 def _helper_name(call: ast.Call, helpers: dict[str, ast.FunctionDef]) -> str | None:
@@ -194,8 +218,11 @@ def _functions(tree: ast.Module) -> list[tuple[str, ast.FunctionDef]]:
         if isinstance(node, ast.FunctionDef):
             found.append((node.name, node))
         elif isinstance(node, ast.ClassDef):
-            found += [(f"{node.name}.{item.name}", item) for item in node.body
-                      if isinstance(item, ast.FunctionDef)]
+            found += [
+                (f"{node.name}.{item.name}", item)
+                for item in node.body
+                if isinstance(item, ast.FunctionDef)
+            ]
     return found
 
 
@@ -213,27 +240,50 @@ def _bind(helper: ast.FunctionDef, call: ast.Call) -> dict[str, list[ast.expr]]:
 def census_file(path: Path, relative: str) -> tuple[WriteCall, ...]:
     tree = ast.parse(path.read_text())
     functions = _functions(tree)
-    helpers = {qualified.rsplit(".", 1)[-1]: node for qualified, node in functions
-               if "set_kv_buffer" in node.name or "set_mla_kv_buffer" in node.name
-               if "fused" not in node.name and any(_is_door(n) for n in ast.walk(node))}
+    helpers = {
+        qualified.rsplit(".", 1)[-1]: node
+        for qualified, node in functions
+        if "set_kv_buffer" in node.name or "set_mla_kv_buffer" in node.name
+        if "fused" not in node.name and any(_is_door(n) for n in ast.walk(node))
+    }
     calls = []
     for qualified, function in functions:
         if function.name in helpers:
-            continue   # reached through its callers, with their arguments
+            continue  # reached through its callers, with their arguments
         for node in ast.walk(function):
             if not isinstance(node, ast.Call):
                 continue
             scope = _Scope(function, node.lineno, {})
             if _is_door(node):
-                calls.append(WriteCall(relative, node.lineno, qualified, ast.unparse(node),
-                                       tuple(_door_shapes(node, scope))))
+                calls.append(
+                    WriteCall(
+                        relative,
+                        node.lineno,
+                        qualified,
+                        ast.unparse(node),
+                        tuple(_door_shapes(node, scope)),
+                    )
+                )
             elif (name := _helper_name(node, helpers)) is not None:
                 helper = helpers[name]
-                variants = [shape for inner in ast.walk(helper) if _is_door(inner)
-                            for shape in _door_shapes(inner, _Scope(helper, inner.lineno,
-                                                                    _bind(helper, node), scope))]
-                calls.append(WriteCall(relative, node.lineno, qualified, ast.unparse(node),
-                                       tuple(dict.fromkeys(variants)), via=name))
+                variants = [
+                    shape
+                    for inner in ast.walk(helper)
+                    if _is_door(inner)
+                    for shape in _door_shapes(
+                        inner, _Scope(helper, inner.lineno, _bind(helper, node), scope)
+                    )
+                ]
+                calls.append(
+                    WriteCall(
+                        relative,
+                        node.lineno,
+                        qualified,
+                        ast.unparse(node),
+                        tuple(dict.fromkeys(variants)),
+                        via=name,
+                    )
+                )
     return tuple(calls)
 
 
@@ -256,6 +306,7 @@ def census(root: Path, models: dict[str, BackendModel] = BACKEND_MODELS) -> Cens
 
 # ---- comparing with the model -------------------------------------------------------------
 
+
 def files_present(model: BackendModel, census_: Census) -> tuple[str, ...]:
     return tuple(name for name in model.files if (Path(census_.root) / name).is_file())
 
@@ -274,12 +325,21 @@ def compare(census_: Census, model: BackendModel, era: str) -> list[Mismatch]:
     found = {shape for call in calls for shape in call.variants}
     expected_text = "; ".join(shape.describe() for shape in model.expected(era)) or "no write call"
     mismatches = [
-        Mismatch(model.name, call.file, call.line,
-                 " | ".join(shape.describe() for shape in call.variants), expected_text)
+        Mismatch(
+            model.name,
+            call.file,
+            call.line,
+            " | ".join(shape.describe() for shape in call.variants),
+            expected_text,
+        )
         for call in calls
-        if not set(call.variants) & expected and not set(call.variants) <= set(unmodelled)]
-    mismatches += [Mismatch(model.name, files[0] if files else "-", 0, "no such call",
-                            shape.describe()) for shape in model.expected(era) if shape not in found]
+        if not set(call.variants) & expected and not set(call.variants) <= set(unmodelled)
+    ]
+    mismatches += [
+        Mismatch(model.name, files[0] if files else "-", 0, "no such call", shape.describe())
+        for shape in model.expected(era)
+        if shape not in found
+    ]
     return mismatches
 
 
@@ -296,12 +356,17 @@ def notes(census_: Census, model: BackendModel, era: str) -> list[str]:
         elif set(call.variants) <= set(unmodelled) and not set(call.variants) & expected:
             lines.append(f"{where}: not modelled ({unmodelled[call.variants[0]]})")
         elif set(call.variants) & expected:
-            lines += [f"{where}: branch not modelled: {shape.describe()}"
-                      for shape in call.variants if shape not in expected]
+            lines += [
+                f"{where}: branch not modelled: {shape.describe()}"
+                for shape in call.variants
+                if shape not in expected
+            ]
     return lines
 
 
-def unmodelled_files(census_: Census, models: dict[str, BackendModel] = BACKEND_MODELS) -> list[str]:
+def unmodelled_files(
+    census_: Census, models: dict[str, BackendModel] = BACKEND_MODELS
+) -> list[str]:
     """Files with write calls that no backend model claims."""
     claimed = {name for model in models.values() for name in model.files}
     return [name for name in census_.calls if name not in claimed]

@@ -3,6 +3,7 @@
 Data only: per backend, the files that hold its call sites and, per era, the call shapes its
 modelled call site makes. `harness.sut.census` reads a release's source and compares.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -10,17 +11,20 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Shape:
-    door: str                     # set_kv_buffer | set_mla_kv_buffer
-    loc: str                      # bare | KVWriteLoc | for_layer | for_batch
-    target: str                   # cache_loc (encoder loc on cross-attention) | out_cache_loc
-    swa: str | None = None     # swa_out_cache_loc, or None
-    swa_keyword: bool = False     # swa passed as the pool's swa_loc= keyword (kwarg era)
+    door: str  # set_kv_buffer | set_mla_kv_buffer
+    loc: str  # bare | KVWriteLoc | for_layer | for_batch
+    target: str  # cache_loc (encoder loc on cross-attention) | out_cache_loc
+    swa: str | None = None  # swa_out_cache_loc, or None
+    swa_keyword: bool = False  # swa passed as the pool's swa_loc= keyword (kwarg era)
     scales: tuple[str, ...] = ()  # the scale expressions passed, () for none
 
     def describe(self) -> str:
-        loc = {"bare": self.target, "KVWriteLoc": f"KVWriteLoc({self.target}, {self.swa})",
-               "for_layer": f"KVWriteLoc.for_layer(swa_loc={self.swa})",
-               "for_batch": f"KVWriteLoc.for_batch(swa_loc={self.swa})"}.get(self.loc, self.target)
+        loc = {
+            "bare": self.target,
+            "KVWriteLoc": f"KVWriteLoc({self.target}, {self.swa})",
+            "for_layer": f"KVWriteLoc.for_layer(swa_loc={self.swa})",
+            "for_batch": f"KVWriteLoc.for_batch(swa_loc={self.swa})",
+        }.get(self.loc, self.target)
         extra = [*self.scales] + ([f"swa_loc={self.swa}"] if self.swa_keyword else [])
         return f"{self.door}({', '.join([loc, *extra])})"
 
@@ -48,16 +52,27 @@ KV, MLA = "set_kv_buffer", "set_mla_kv_buffer"
 ERA_NAMES = ("legacy", "kwarg", "bundled", "current")
 
 
-def swa_site(target: str, scales: tuple[str, ...] = (), *, current: str,
-             current_scales: tuple[str, ...] | None = None, swa: str = SWA) -> dict[str, tuple[Shape, ...]]:
+def swa_site(
+    target: str,
+    scales: tuple[str, ...] = (),
+    *,
+    current: str,
+    current_scales: tuple[str, ...] | None = None,
+    swa: str = SWA,
+) -> dict[str, tuple[Shape, ...]]:
     """A site that pairs the SWA loc (era_calls.write_loc): legacy the bare loc; kwarg one call
     with swa_loc= on SWA pools and one without; bundled KVWriteLoc(loc, swa); current as
     `current` names (for_layer, for_batch, or KVWriteLoc for a bare one)."""
     now = current_scales if current_scales is not None else scales
-    return {"legacy": (Shape(KV, "bare", target, scales=scales),),
-            "kwarg": (Shape(KV, "bare", target, swa, True, scales), Shape(KV, "bare", target, scales=scales)),
-            "bundled": (Shape(KV, "KVWriteLoc", target, swa, scales=scales),),
-            "current": (Shape(KV, current, target, swa, scales=now),)}
+    return {
+        "legacy": (Shape(KV, "bare", target, scales=scales),),
+        "kwarg": (
+            Shape(KV, "bare", target, swa, True, scales),
+            Shape(KV, "bare", target, scales=scales),
+        ),
+        "bundled": (Shape(KV, "KVWriteLoc", target, swa, scales=scales),),
+        "current": (Shape(KV, current, target, swa, scales=now),),
+    }
 
 
 def bare_site(door: str, target: str, *, current: str = "bare") -> dict[str, tuple[Shape, ...]]:
@@ -70,8 +85,10 @@ def bare_site(door: str, target: str, *, current: str = "bare") -> dict[str, tup
 
 
 def merge(*sites: dict[str, tuple[Shape, ...]]) -> dict[str, tuple[Shape, ...]]:
-    return {era: tuple(dict.fromkeys(shape for site in sites for shape in site.get(era, ())))
-            for era in ERA_NAMES}
+    return {
+        era: tuple(dict.fromkeys(shape for site in sites for shape in site.get(era, ())))
+        for era in ERA_NAMES
+    }
 
 
 ATTENTION = "sglang/srt/layers/attention/"
@@ -95,64 +112,164 @@ BACKEND_FILES: dict[str, tuple[str, ...]] = {
     "cp": ("sglang/srt/layers/utils/cp_utils.py", "sglang/srt/layers/cp/zigzag.py"),
 }
 
-_NPU_UNMODELLED = {name: "an NPU path backends/ascend.py does not model (only forward_extend and "
-                          "forward_decode)" for name in ("forward_sparse", "forward_dllm", "forward_mtp",
-                                                         "forward_decode_graph", "forward_mixed")}
-_NPU_UNMODELLED["_cp_allgather_and_save_kv_npu"] = "the NPU CP write; backends/context_parallel.py models the CUDA one"
+_NPU_UNMODELLED = {
+    name: "an NPU path backends/ascend.py does not model (only forward_extend and forward_decode)"
+    for name in (
+        "forward_sparse",
+        "forward_dllm",
+        "forward_mtp",
+        "forward_decode_graph",
+        "forward_mixed",
+    )
+}
+_NPU_UNMODELLED["_cp_allgather_and_save_kv_npu"] = (
+    "the NPU CP write; backends/context_parallel.py models the CUDA one"
+)
 
 _MODELS = (
-    BackendModel("fa3", BACKEND_FILES["fa3"], merge(
-        swa_site("cache_loc", LAYER_SCALES, current="for_layer"),
-        bare_site(MLA, "cache_loc", current="for_layer"))),
-    BackendModel("triton", BACKEND_FILES["triton"], merge(
-        swa_site("out_cache_loc", current="for_batch"),
-        swa_site("out_cache_loc", LAYER_SCALES, current="for_batch"),
-        {era: (Shape(KV, "bare", "out_cache_loc"),) for era in ("bundled",)})),
-    BackendModel("flashinfer", BACKEND_FILES["flashinfer"], swa_site(
-        "cache_loc", LAYER_SCALES, current="for_layer",
-        current_scales=("*self._kv_write_scales(layer)",))),
-    BackendModel("trtllm_mha", BACKEND_FILES["trtllm_mha"], swa_site(
-        "out_cache_loc", LAYER_SCALES, current="for_batch",
-        current_scales=("*self._kv_write_scales(layer)",))),
-    BackendModel("aiter", BACKEND_FILES["aiter"], merge(
-        swa_site("cache_loc", LAYER_SCALES, current="for_layer"),
-        bare_site(KV, "cache_loc", current="for_layer"),
-        {era: shapes for era, shapes in swa_site("out_cache_loc", current="for_batch").items()
-         if era != "current"},
-        # decode on the vectorised 5-D cache passes the descales from 0.5.13 (backends/aiter.py)
-        {era: shapes for era, shapes in swa_site("out_cache_loc", LAYER_SCALES,
-                                                 current="for_batch").items()
-         if era in ("kwarg", "bundled")},
-        {"current": (Shape(KV, "for_batch", "out_cache_loc", SWA, scales=LAYER_SCALES),
-                     Shape(KV, "for_batch", "out_cache_loc"))}),
-        unmodelled_shapes={"current": (
-            (Shape(MLA, "for_layer", "cache_loc"), ("the DCP branch (dcp_world_size > 1) of MLA "
-             "extend; the harness pins DCP off")),)}),
-    BackendModel("xpu", BACKEND_FILES["xpu"], merge(
-        swa_site("cache_loc", LAYER_SCALES, current="KVWriteLoc"), bare_site(MLA, "cache_loc"))),
-    BackendModel("musa", BACKEND_FILES["musa"], merge(
-        swa_site("cache_loc", LAYER_SCALES, current="KVWriteLoc"), bare_site(MLA, "cache_loc"))),
-    BackendModel("torch_native", BACKEND_FILES["torch_native"],
-                 swa_site("cache_loc", current="KVWriteLoc")),
-    BackendModel("intel_amx", BACKEND_FILES["intel_amx"], merge(
-        {era: shapes for era, shapes in swa_site("cache_loc", current="KVWriteLoc").items()
-         if era != "legacy"},
-        {"legacy": (Shape(KV, "bare", "out_cache_loc"),),
-         "current": (Shape(KV, "KVWriteLoc", "cache_loc", SWA,
-                           scales=("layer.k_scale_float", "layer.v_scale_float")),)})),
-    BackendModel("ascend", BACKEND_FILES["ascend"], merge(
-        swa_site("cache_loc", current="KVWriteLoc"), bare_site(KV, "out_cache_loc")),
-        unmodelled_functions=_NPU_UNMODELLED),
-    BackendModel("flashinfer_mla", BACKEND_FILES["flashinfer_mla"], merge(
+    BackendModel(
+        "fa3",
+        BACKEND_FILES["fa3"],
+        merge(
+            swa_site("cache_loc", LAYER_SCALES, current="for_layer"),
+            bare_site(MLA, "cache_loc", current="for_layer"),
+        ),
+    ),
+    BackendModel(
+        "triton",
+        BACKEND_FILES["triton"],
+        merge(
+            swa_site("out_cache_loc", current="for_batch"),
+            swa_site("out_cache_loc", LAYER_SCALES, current="for_batch"),
+            {era: (Shape(KV, "bare", "out_cache_loc"),) for era in ("bundled",)},
+        ),
+    ),
+    BackendModel(
+        "flashinfer",
+        BACKEND_FILES["flashinfer"],
+        swa_site(
+            "cache_loc",
+            LAYER_SCALES,
+            current="for_layer",
+            current_scales=("*self._kv_write_scales(layer)",),
+        ),
+    ),
+    BackendModel(
+        "trtllm_mha",
+        BACKEND_FILES["trtllm_mha"],
+        swa_site(
+            "out_cache_loc",
+            LAYER_SCALES,
+            current="for_batch",
+            current_scales=("*self._kv_write_scales(layer)",),
+        ),
+    ),
+    BackendModel(
+        "aiter",
+        BACKEND_FILES["aiter"],
+        merge(
+            swa_site("cache_loc", LAYER_SCALES, current="for_layer"),
+            bare_site(KV, "cache_loc", current="for_layer"),
+            {
+                era: shapes
+                for era, shapes in swa_site("out_cache_loc", current="for_batch").items()
+                if era != "current"
+            },
+            # decode on the vectorised 5-D cache passes the descales from 0.5.13 (backends/aiter.py)
+            {
+                era: shapes
+                for era, shapes in swa_site(
+                    "out_cache_loc", LAYER_SCALES, current="for_batch"
+                ).items()
+                if era in ("kwarg", "bundled")
+            },
+            {
+                "current": (
+                    Shape(KV, "for_batch", "out_cache_loc", SWA, scales=LAYER_SCALES),
+                    Shape(KV, "for_batch", "out_cache_loc"),
+                )
+            },
+        ),
+        unmodelled_shapes={
+            "current": (
+                (
+                    Shape(MLA, "for_layer", "cache_loc"),
+                    ("the DCP branch (dcp_world_size > 1) of MLA extend; the harness pins DCP off"),
+                ),
+            )
+        },
+    ),
+    BackendModel(
+        "xpu",
+        BACKEND_FILES["xpu"],
+        merge(
+            swa_site("cache_loc", LAYER_SCALES, current="KVWriteLoc"), bare_site(MLA, "cache_loc")
+        ),
+    ),
+    BackendModel(
+        "musa",
+        BACKEND_FILES["musa"],
+        merge(
+            swa_site("cache_loc", LAYER_SCALES, current="KVWriteLoc"), bare_site(MLA, "cache_loc")
+        ),
+    ),
+    BackendModel(
+        "torch_native", BACKEND_FILES["torch_native"], swa_site("cache_loc", current="KVWriteLoc")
+    ),
+    BackendModel(
+        "intel_amx",
+        BACKEND_FILES["intel_amx"],
+        merge(
+            {
+                era: shapes
+                for era, shapes in swa_site("cache_loc", current="KVWriteLoc").items()
+                if era != "legacy"
+            },
+            {
+                "legacy": (Shape(KV, "bare", "out_cache_loc"),),
+                "current": (
+                    Shape(
+                        KV,
+                        "KVWriteLoc",
+                        "cache_loc",
+                        SWA,
+                        scales=("layer.k_scale_float", "layer.v_scale_float"),
+                    ),
+                ),
+            },
+        ),
+    ),
+    BackendModel(
+        "ascend",
+        BACKEND_FILES["ascend"],
+        merge(swa_site("cache_loc", current="KVWriteLoc"), bare_site(KV, "out_cache_loc")),
+        unmodelled_functions=_NPU_UNMODELLED,
+    ),
+    BackendModel(
+        "flashinfer_mla",
+        BACKEND_FILES["flashinfer_mla"],
+        merge(
+            bare_site(MLA, "out_cache_loc", current="for_batch"),
+            bare_site(KV, "out_cache_loc", current="for_batch"),
+        ),
+    ),
+    BackendModel(
+        "flashmla", BACKEND_FILES["flashmla"], bare_site(KV, "out_cache_loc", current="for_batch")
+    ),
+    BackendModel(
+        "trtllm_mla",
+        BACKEND_FILES["trtllm_mla"],
         bare_site(MLA, "out_cache_loc", current="for_batch"),
-        bare_site(KV, "out_cache_loc", current="for_batch"))),
-    BackendModel("flashmla", BACKEND_FILES["flashmla"], bare_site(KV, "out_cache_loc", current="for_batch")),
-    BackendModel("trtllm_mla", BACKEND_FILES["trtllm_mla"],
-                 bare_site(MLA, "out_cache_loc", current="for_batch")),
-    BackendModel("cp", BACKEND_FILES["cp"], swa_site(
-        "cache_loc", LAYER_SCALES, current="for_layer", swa="swa_loc"),
-        unmodelled_functions={"materialize_full_mla_kv": "CP over MLA pools is a declared skip "
-                                                         "(cp-mla) of backends/context_parallel.py"}),
+    ),
+    BackendModel(
+        "cp",
+        BACKEND_FILES["cp"],
+        swa_site("cache_loc", LAYER_SCALES, current="for_layer", swa="swa_loc"),
+        unmodelled_functions={
+            "materialize_full_mla_kv": "CP over MLA pools is a declared skip "
+            "(cp-mla) of backends/context_parallel.py"
+        },
+    ),
 )
 
 BACKEND_MODELS: dict[str, BackendModel] = {model.name: model for model in _MODELS}

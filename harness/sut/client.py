@@ -1,6 +1,7 @@
 """The parent side of a SUT worker: start, ask, and survive a worker that crashes, hangs or
 prints garbage. Each such failure becomes an Execution error (so a finding, with the worker's
 stderr attached); the worker is restarted on the next request and the run goes on."""
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,14 @@ class IsolatedSut:
     way out, an exception included; `stop()` does the same for a worker that outlives a block.
     """
 
-    def __init__(self, spec: str, prefix: Optional[str] = None, python: str = sys.executable,
-                 start_timeout_s: float = 120.0, grace_s: float = 30.0):
+    def __init__(
+        self,
+        spec: str,
+        prefix: Optional[str] = None,
+        python: str = sys.executable,
+        start_timeout_s: float = 120.0,
+        grace_s: float = 30.0,
+    ):
         self.spec, self.prefix, self.python = spec, prefix, python
         # The worker enforces the per-scenario limit itself; grace_s covers what it cannot
         # (a hang inside C code, a stuck interpreter) before the parent kills it.
@@ -58,10 +65,21 @@ class IsolatedSut:
         command = [self.python, "-m", "harness.sut.worker", "--sut", self.spec]
         if self.prefix:
             command += ["--prefix", self.prefix]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-            [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=self.stderr_file, cwd=REPO, env=env, text=True)
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(
+                [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
+            ),
+        }
+        self.process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr_file,
+            cwd=REPO,
+            env=env,
+            text=True,
+        )
         hello = self._ask({"op": "hello"}, self.start_timeout_s)
         self.era, self.version = hello["era"], hello.get("version", "")
 
@@ -123,22 +141,37 @@ class IsolatedSut:
         try:
             return self.hello()
         except WorkerFailure as failure:
-            raise SutLoadError(f"SUT worker for {self.prefix or self.spec} did not start: {failure}") from None
+            raise SutLoadError(
+                f"SUT worker for {self.prefix or self.spec} did not start: {failure}"
+            ) from None
 
-    def execute(self, scenario: Scenario, backend: str, mode: str, device: str,
-                known: Optional[Execution], timeout_s: float = 60.0) -> Execution:
+    def execute(
+        self,
+        scenario: Scenario,
+        backend: str,
+        mode: str,
+        device: str,
+        known: Optional[Execution],
+        timeout_s: float = 60.0,
+    ) -> Execution:
         """Run in the worker; only buffers whose digest differs from `known` travel as bytes."""
         try:
             if self.process is None:
                 self.restarts += self.era is not None
                 self._start()
-            request = {"op": "execute", "scenario": to_dict(scenario), "timeout_s": timeout_s,
-                       "candidate": {"backend": backend, "mode": mode, "device": device}}
+            request = {
+                "op": "execute",
+                "scenario": to_dict(scenario),
+                "timeout_s": timeout_s,
+                "candidate": {"backend": backend, "mode": mode, "device": device},
+            }
             message = self._ask({**request, "bytes": None}, timeout_s + self.grace_s)["execution"]
             execution = decode_execution(message, known)
             missing = missing_names(message, execution)
             if missing:
-                message = self._ask({**request, "bytes": missing}, timeout_s + self.grace_s)["execution"]
+                message = self._ask({**request, "bytes": missing}, timeout_s + self.grace_s)[
+                    "execution"
+                ]
                 execution = decode_execution(message, known)
             return execution
         except WorkerFailure as failure:

@@ -1,4 +1,5 @@
 """Era detection from what a module offers, never from a version number."""
+
 from __future__ import annotations
 
 import dataclasses

@@ -4,6 +4,7 @@
 ($KVH_CACHE, default ~/.cache/kvh/suts); `sglang@DIR` names any such folder. A second install of
 the same release is a no-op, so CI can cache the folder.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -25,7 +26,12 @@ MARKER = "kvh-sut.json"
 # Installed with --no-deps into the release's own folder, in front of this environment's
 # packages. 0.5.12-0.5.14 register configs that transformers 5.19 already ships ("'qwen3_asr' is
 # already used"), so they need the transformers they were built against, and its hub/http stack.
-_OLD_TRANSFORMERS_STACK = ["huggingface-hub==1.33.0", "httpx==0.28.1", "httpcore<2", "tokenizers==0.22.2"]
+_OLD_TRANSFORMERS_STACK = [
+    "huggingface-hub==1.33.0",
+    "httpx==0.28.1",
+    "httpcore<2",
+    "tokenizers==0.22.2",
+]
 RELEASE_EXTRAS: dict[str, list[str]] = {
     "0.5.12": ["transformers==5.6.0", *_OLD_TRANSFORMERS_STACK],
     "0.5.13": ["transformers==5.8.1", *_OLD_TRANSFORMERS_STACK],
@@ -57,8 +63,21 @@ def installed(spec: str) -> Optional[Path]:
 
 # Modules of requirements/sglang-cpu.txt that the workers import from this environment; a
 # release folder alone is not enough (a fresh venv next to an old cache, say).
-SHARED_MODULES = ("pydantic", "transformers", "compressed_tensors", "orjson", "msgspec", "gguf",
-                  "dill", "psutil", "pybase64", "starlette", "PIL", "tqdm", "requests")
+SHARED_MODULES = (
+    "pydantic",
+    "transformers",
+    "compressed_tensors",
+    "orjson",
+    "msgspec",
+    "gguf",
+    "dill",
+    "psutil",
+    "pybase64",
+    "starlette",
+    "PIL",
+    "tqdm",
+    "requests",
+)
 
 
 def missing_shared_modules() -> list[str]:
@@ -67,7 +86,11 @@ def missing_shared_modules() -> list[str]:
 
 def not_ready_reason(spec: str) -> Optional[str]:
     """Why `spec` cannot run here (None when it can), with the command that fixes it."""
-    hint = f"kvh sut install {spec}" if RELEASE.match(spec) else "pip install -r requirements/sglang-cpu.txt"
+    hint = (
+        f"kvh sut install {spec}"
+        if RELEASE.match(spec)
+        else "pip install -r requirements/sglang-cpu.txt"
+    )
     if installed(spec) is None:
         return f"SUT {spec} is not installed ({target_dir(spec)}); run: {hint}"
     missing = missing_shared_modules()
@@ -79,6 +102,7 @@ def not_ready_reason(spec: str) -> Optional[str]:
 def load_isolated(spec: str) -> LoadedSut:
     """Start the worker of an installed isolated SUT and ask it for its era and version."""
     from harness.sut.client import IsolatedSut
+
     reason = not_ready_reason(spec)
     if reason:
         raise SutLoadError(reason)

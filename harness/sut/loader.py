@@ -3,6 +3,7 @@
 A user's module is anything with SGLang's names and signatures (see README, "Test your own
 pool"); its era is detected from what it offers.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -50,6 +51,7 @@ def load_foreign(spec: str) -> LoadedSut:
     try:
         if spec == "sglang":
             from harness.sut.sglang_loader import load_sglang
+
             module = load_sglang()
         elif spec.endswith(".py") or Path(spec).exists():
             path = Path(spec)
@@ -61,10 +63,14 @@ def load_foreign(spec: str) -> LoadedSut:
     except SutLoadError:
         raise
     except Exception as error:  # any import-time failure of user code is a usage error
-        raise SutLoadError(f"SUT {spec!r} failed to import: {type(error).__name__}: {error}") from None
+        raise SutLoadError(
+            f"SUT {spec!r} failed to import: {type(error).__name__}: {error}"
+        ) from None
     missing = missing_names(module)
     if missing:
-        raise SutLoadError(f"SUT {spec!r} lacks {', '.join(missing)} (see README: Test your own pool)")
+        raise SutLoadError(
+            f"SUT {spec!r} lacks {', '.join(missing)} (see README: Test your own pool)"
+        )
     try:
         era = detect_era(module)
     except (TypeError, ValueError) as error:

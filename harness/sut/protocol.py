@@ -8,6 +8,7 @@ Responses: {"v": 1, "ok": true, ...} or {"v": 1, "ok": false, "error": "one line
 Tensors travel as {"shape", "sha256", "data"}: data is base64 of the raw uint8 bytes and is sent
 only when asked for, so the common case (identical buffers) moves digests alone. Never pickle.
 """
+
 from __future__ import annotations
 
 import base64
@@ -43,25 +44,42 @@ def _wants(wanted: Wanted, name: str) -> bool:
 
 
 def encode_execution(execution: Execution, wanted: Wanted) -> dict:
-    return {"buffers": {name: encode_tensor(t, _wants(wanted, name)) for name, t in execution.buffers.items()},
-            "caller": {name: encode_tensor(t, _wants(wanted, name)) for name, t in execution.caller.items()},
-            "error": execution.error, "error_at": execution.error_at, "write_ns": execution.write_ns}
+    return {
+        "buffers": {
+            name: encode_tensor(t, _wants(wanted, name)) for name, t in execution.buffers.items()
+        },
+        "caller": {
+            name: encode_tensor(t, _wants(wanted, name)) for name, t in execution.caller.items()
+        },
+        "error": execution.error,
+        "error_at": execution.error_at,
+        "write_ns": execution.write_ns,
+    }
 
 
 def decode_execution(message: dict, known: Optional[Execution] = None) -> Execution:
     """Rebuild an Execution; a tensor sent as a digest alone is taken from `known` when the
     digests agree (the baseline), and is otherwise missing (the caller asks for its bytes)."""
-    result = Execution(error=message["error"], error_at=message["error_at"],
-                       write_ns=int(message["write_ns"]))
+    result = Execution(
+        error=message["error"], error_at=message["error_at"], write_ns=int(message["write_ns"])
+    )
     for field, target in (("buffers", result.buffers), ("caller", result.caller)):
         for name, encoded in message[field].items():
             if encoded["data"] is not None:
                 target[name] = decode_tensor(encoded)
-            elif known is not None and name in getattr(known, field) and digest(getattr(known, field)[name]) == encoded["sha256"]:
+            elif (
+                known is not None
+                and name in getattr(known, field)
+                and digest(getattr(known, field)[name]) == encoded["sha256"]
+            ):
                 target[name] = getattr(known, field)[name]
     return result
 
 
 def missing_names(message: dict, execution: Execution) -> list[str]:
-    return [name for field in ("buffers", "caller") for name in message[field]
-            if name not in getattr(execution, field)]
+    return [
+        name
+        for field in ("buffers", "caller")
+        for name in message[field]
+        if name not in getattr(execution, field)
+    ]

@@ -43,16 +43,27 @@ def _one_line(exc: BaseException) -> str:
 def _with_neutral_defaults(cls: type) -> type:
     """A subclass that fills required-but-unprotocolled constructor keywords, or cls itself."""
     params = inspect.signature(cls.__init__).parameters
-    fill = {k: v for k, v in _NEUTRAL_DEFAULTS.get(cls.__name__, {}).items()
-            if k in params and params[k].default is inspect.Parameter.empty}
+    fill = {
+        k: v
+        for k, v in _NEUTRAL_DEFAULTS.get(cls.__name__, {}).items()
+        if k in params and params[k].default is inspect.Parameter.empty
+    }
     if not fill:
         return cls
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         cls.__init__(self, *args, **{**fill, **kwargs})
 
-    return type(cls.__name__, (cls,), {"__init__": __init__, "__module__": __name__,
-                                       "__qualname__": cls.__qualname__, "neutral_defaults": fill})
+    return type(
+        cls.__name__,
+        (cls,),
+        {
+            "__init__": __init__,
+            "__module__": __name__,
+            "__qualname__": cls.__qualname__,
+            "neutral_defaults": fill,
+        },
+    )
 
 
 def _disable_dcp() -> bool:
@@ -88,8 +99,10 @@ def _check_prefix(sys_path_prefix: str) -> None:
         raise SutLoadError(f"sys_path_prefix {sys_path_prefix!r} is not a directory")
     loaded = sys.modules.get("sglang")
     if loaded is not None and not _under(loaded.__file__, sys_path_prefix):
-        raise SutLoadError(f"sglang is already imported from {loaded.__file__}; "
-                           "load another release in a fresh subprocess")
+        raise SutLoadError(
+            f"sglang is already imported from {loaded.__file__}; "
+            "load another release in a fresh subprocess"
+        )
     if sys.path[:1] != [sys_path_prefix]:
         sys.path.insert(0, sys_path_prefix)
     importlib.invalidate_caches()

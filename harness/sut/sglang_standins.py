@@ -28,7 +28,9 @@ FUNC = "func"  # placeholder callable: raises when called
 DECORATOR = "decorator"  # @x and @x(...) both work; the decorated kernel raises if launched
 INERT = "inert"  # class whose instances accept any arguments and do nothing (e.g. triton.Config)
 ERROR = "error"  # placeholder exception class, so `except X:` stays valid
-MODEL = "model"  # empty pydantic model: usable as a field type in sglang's pydantic protocol classes
+MODEL = (
+    "model"  # empty pydantic model: usable as a field type in sglang's pydantic protocol classes
+)
 
 
 @dataclass(frozen=True)
@@ -44,8 +46,18 @@ def _interpolation_mode() -> type:
     # members must be real, hashable and distinct.
     return enum.Enum(
         "InterpolationMode",
-        {n.upper().replace("-", "_"): n for n in
-         ("nearest", "nearest-exact", "bilinear", "bicubic", "box", "hamming", "lanczos")},
+        {
+            n.upper().replace("-", "_"): n
+            for n in (
+                "nearest",
+                "nearest-exact",
+                "bilinear",
+                "bicubic",
+                "box",
+                "hamming",
+                "lanczos",
+            )
+        },
     )
 
 
@@ -55,70 +67,123 @@ _TORCHVISION_MODE = _interpolation_mode()
 # 0.5.14 and 0.5.23 (how they were measured: docs/suts.md).
 STANDINS: dict[str, StandIn] = {
     # all releases: sglang/utils.py `from IPython.display import HTML, display` (notebook helpers).
-    "IPython": StandIn("missing", {"IPython": {}, "IPython.display": {"HTML": CLASS, "display": FUNC}},
-                       "notebook display helpers; heavy and not in our dependency set"),
+    "IPython": StandIn(
+        "missing",
+        {"IPython": {}, "IPython.display": {"HTML": CLASS, "display": FUNC}},
+        "notebook display helpers; heavy and not in our dependency set",
+    ),
     # all releases: sglang/utils.py imports the HTTP client; no name is read at import.
     "aiohttp": StandIn("missing", {"aiohttp": {}}, "HTTP client of the frontend language"),
     # all releases: configs/internvl.py reads spm.SentencePieceProcessor; a native wheel.
-    "sentencepiece": StandIn("missing", {"sentencepiece": {"SentencePieceProcessor": CLASS}},
-                             "tokenizer of some model configs"),
+    "sentencepiece": StandIn(
+        "missing",
+        {"sentencepiece": {"SentencePieceProcessor": CLASS}},
+        "tokenizer of some model configs",
+    ),
     # 0.5.23: sglang.kernels JIT wrappers name tvm_ffi types; those kernels are CUDA-only.
-    "tvm_ffi": StandIn("missing", {"tvm_ffi": {"Module": CLASS, "Object": CLASS}},
-                       "FFI of the CUDA JIT kernels"),
+    "tvm_ffi": StandIn(
+        "missing", {"tvm_ffi": {"Module": CLASS, "Object": CLASS}}, "FFI of the CUDA JIT kernels"
+    ),
     # <= 0.5.14: server_args -> function_call parsers; tool-call parsing is server-only.
-    "partial_json_parser": StandIn("missing", {
-        "partial_json_parser": {}, "partial_json_parser.core": {},
-        "partial_json_parser.core.options": {"Allow": CLASS},
-        "partial_json_parser.core.exceptions": {"MalformedJSON": ERROR},
-    }, "tool-call parsing in the server"),
+    "partial_json_parser": StandIn(
+        "missing",
+        {
+            "partial_json_parser": {},
+            "partial_json_parser.core": {},
+            "partial_json_parser.core.options": {"Allow": CLASS},
+            "partial_json_parser.core.exceptions": {"MalformedJSON": ERROR},
+        },
+        "tool-call parsing in the server",
+    ),
     # <= 0.5.14: model/attention code does `import einops`; models are never built here.
     "einops": StandIn("missing", {"einops": {}}, "tensor rearranging in model code"),
     # all releases import zmq (scheduler IPC); 0.5.23 also the socket authenticator.
-    "zmq": StandIn("missing", {"zmq": {}, "zmq.auth": {}, "zmq.auth.thread": {"ThreadAuthenticator": CLASS}},
-                   "scheduler IPC"),
+    "zmq": StandIn(
+        "missing",
+        {"zmq": {}, "zmq.auth": {}, "zmq.auth.thread": {"ThreadAuthenticator": CLASS}},
+        "scheduler IPC",
+    ),
     # <= 0.5.14: server_args -> function_call -> entrypoints.openai.protocol builds
     # pydantic models over openai's response types (0.5.23 no longer imports it).
-    "openai": StandIn("missing", {
-        "openai": {}, "openai.types": {},
-        "openai.types.responses": {n: MODEL for n in (
-            "ResponseFunctionToolCall", "ResponseInputItemParam", "ResponseOutputItem",
-            "ResponseOutputMessage", "ResponseOutputText", "ResponseReasoningItem")},
-        "openai.types.responses.response": {"ToolChoice": MODEL},
-        "openai.types.responses.tool": {"Tool": MODEL},
-    }, "OpenAI-compatible server protocol types"),
+    "openai": StandIn(
+        "missing",
+        {
+            "openai": {},
+            "openai.types": {},
+            "openai.types.responses": {
+                n: MODEL
+                for n in (
+                    "ResponseFunctionToolCall",
+                    "ResponseInputItemParam",
+                    "ResponseOutputItem",
+                    "ResponseOutputMessage",
+                    "ResponseOutputText",
+                    "ResponseReasoningItem",
+                )
+            },
+            "openai.types.responses.response": {"ToolChoice": MODEL},
+            "openai.types.responses.tool": {"Tool": MODEL},
+        },
+        "OpenAI-compatible server protocol types",
+    ),
     # Only when triton does not import. A real triton 3.7 imports fine on a CPU-only
     # machine and nothing launches its kernels there (the pools take their torch
     # fallbacks on CPU), so the real one is preferred. Without it, sglang's kernel
     # modules still run `@triton.jit` & co. at import time. torch probes
     # `import triton` too and would take a stand-in for a working triton, so torch
     # settles on "no triton" before the stand-in is registered.
-    "triton": StandIn("missing", {
-        "triton": {"jit": DECORATOR, "autotune": DECORATOR, "Config": INERT},
-        "triton.language": {"constexpr": INERT, "tensor": INERT,
-                            "exp": FUNC, "log": FUNC, "log2": FUNC},  # <= 0.5.14 fla/op.py aliases these
-        "triton.language.core": {"_aggregate": lambda cls: cls},  # a class decorator
-        "triton.language.math": {"exp2": FUNC},
-        "triton.language.extra": {}, "triton.language.extra.libdevice": {},
-        "triton.experimental": {}, "triton.experimental.gluon": {},
-        "triton.experimental.gluon.language": {},
-        "triton.tools": {}, "triton.tools.tensor_descriptor": {"TensorDescriptor": CLASS},
-    }, "GPU kernel compiler", before=lambda: _settle_torch_without_triton()),
+    "triton": StandIn(
+        "missing",
+        {
+            "triton": {"jit": DECORATOR, "autotune": DECORATOR, "Config": INERT},
+            "triton.language": {
+                "constexpr": INERT,
+                "tensor": INERT,
+                "exp": FUNC,
+                "log": FUNC,
+                "log2": FUNC,
+            },  # <= 0.5.14 fla/op.py aliases these
+            "triton.language.core": {"_aggregate": lambda cls: cls},  # a class decorator
+            "triton.language.math": {"exp2": FUNC},
+            "triton.language.extra": {},
+            "triton.language.extra.libdevice": {},
+            "triton.experimental": {},
+            "triton.experimental.gluon": {},
+            "triton.experimental.gluon.language": {},
+            "triton.tools": {},
+            "triton.tools.tensor_descriptor": {"TensorDescriptor": CLASS},
+        },
+        "GPU kernel compiler",
+        before=lambda: _settle_torch_without_triton(),
+    ),
     # Always: the PyPI torchvision wheel is built for CUDA torch and does not load
     # next to torch+cpu. configs/ and transformers.image_utils import it at module
     # level; `__version__` keeps transformers' version probe parseable.
-    "torchvision": StandIn("always", {
-        "torchvision": {"__version__": "0.0.0"},
-        "torchvision.io": {"ImageReadMode": CLASS, "decode_image": FUNC, "decode_jpeg": FUNC},
-        "torchvision.transforms": {"InterpolationMode": _TORCHVISION_MODE},
-        "torchvision.transforms.functional": {"InterpolationMode": _TORCHVISION_MODE, "pil_to_tensor": FUNC},
-        "torchvision.transforms.v2": {}, "torchvision.transforms.v2.functional": {},
-    }, "multimodal preprocessing"),
+    "torchvision": StandIn(
+        "always",
+        {
+            "torchvision": {"__version__": "0.0.0"},
+            "torchvision.io": {"ImageReadMode": CLASS, "decode_image": FUNC, "decode_jpeg": FUNC},
+            "torchvision.transforms": {"InterpolationMode": _TORCHVISION_MODE},
+            "torchvision.transforms.functional": {
+                "InterpolationMode": _TORCHVISION_MODE,
+                "pil_to_tensor": FUNC,
+            },
+            "torchvision.transforms.v2": {},
+            "torchvision.transforms.v2.functional": {},
+        },
+        "multimodal preprocessing",
+    ),
     # Always (>= 0.5.14): the first write lazily imports the model runner for
     # get_is_capture_mode() alone; the real module drags in the CUDA-graph runner.
     # No graph is ever captured here, so the answer is False.
-    "sglang.srt.model_executor.runner": StandIn("always", {
-        "sglang.srt.model_executor.runner": {"get_is_capture_mode": lambda: False},
-    }, "CUDA-graph capture flag read on the first write"),
+    "sglang.srt.model_executor.runner": StandIn(
+        "always",
+        {
+            "sglang.srt.model_executor.runner": {"get_is_capture_mode": lambda: False},
+        },
+        "CUDA-graph capture flag read on the first write",
+    ),
 }
 
 
@@ -145,7 +210,9 @@ class _Kernel:
         return self.__call__
 
     def __call__(self, *_a: Any, **_k: Any) -> Any:
-        raise RuntimeError(f"{self.__name__}: {self._qual} is a kvwrite-harness stand-in; no kernel can launch")
+        raise RuntimeError(
+            f"{self.__name__}: {self._qual} is a kvwrite-harness stand-in; no kernel can launch"
+        )
 
 
 def _placeholder(module: str, name: str, kind: Any) -> Any:
@@ -165,6 +232,7 @@ def _placeholder(module: str, name: str, kind: Any) -> Any:
     if kind == INERT:
         return type(name, (), {"__init__": lambda self, *a, **k: None, "__module__": module})
     if kind == DECORATOR:
+
         def decorate(*args: Any, **_k: Any) -> Any:
             if len(args) == 1 and callable(args[0]) and not _k:
                 return _Kernel(qual, args[0])

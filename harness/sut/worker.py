@@ -3,6 +3,7 @@
 Run as `python -m harness.sut.worker --sut SPEC [--prefix DIR]`. The protocol owns the
 original stdout; fd 1 is pointed at stderr so that whatever the SUT prints cannot corrupt it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,10 +23,13 @@ def _protocol_stream():
 def _load(spec: str, prefix: str | None) -> Any:
     if spec == "sglang":
         from harness.sut.sglang_loader import load_sglang
+
         module = load_sglang(prefix)
         from harness.sut.detect import detect_era
+
         return module, detect_era(module), str(getattr(module, "version", ""))
     from harness.sut.loader import load_foreign
+
     if prefix:
         sys.path.insert(0, prefix)
     loaded = load_foreign(spec)
@@ -47,6 +51,7 @@ def serve(spec: str, prefix: str | None) -> int:
     from harness.execute import execute
     from harness.sut.protocol import VERSION, encode_execution
     from scenarios.serialize import from_dict
+
     for line in sys.stdin:
         request = json.loads(line)
         if request.get("v") != VERSION:
@@ -55,8 +60,9 @@ def serve(spec: str, prefix: str | None) -> int:
             reply(ok=True, era=era, version=version, pid=os.getpid())
         elif request["op"] == "execute":
             described = request["candidate"]
-            candidate = Candidate(spec, module, era, "-", described["device"], described["backend"],
-                                  described["mode"])
+            candidate = Candidate(
+                spec, module, era, "-", described["device"], described["backend"], described["mode"]
+            )
             execution = execute(candidate, from_dict(request["scenario"]), request.get("timeout_s"))
             reply(ok=True, execution=encode_execution(execution, request.get("bytes")))
         elif request["op"] == "shutdown":

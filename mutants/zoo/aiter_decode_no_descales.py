@@ -1,6 +1,7 @@
 """A faulty 0.5.23 call site: aiter's decode still passes no descales to set_kv_buffer, the
 0.5.14 behaviour that 0.5.23 changed on purpose (the `changed` divergence aiter-decode-descales).
 The pools are correct."""
+
 from backends import aiter
 from mutants.base_current import (  # noqa: F401 (SUT protocol names)
     KVWriteLoc,

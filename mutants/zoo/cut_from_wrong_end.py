@@ -1,4 +1,5 @@
 """PR #29460's cut taken from the wrong end: swa_loc[-len(loc):] keeps the padding's SWA ids."""
+
 from dataclasses import dataclass
 
 from mutants import base_current as base
@@ -15,6 +16,6 @@ class KVWriteLoc(base.KVWriteLoc):
     def __post_init__(self):
         n = self.loc.shape[0]
         if self.swa_loc is not None:
-            self.swa_loc = self.swa_loc[self.swa_loc.shape[0] - n:]
+            self.swa_loc = self.swa_loc[self.swa_loc.shape[0] - n :]
         if self.full_loc is not None:
-            self.full_loc = self.full_loc[self.full_loc.shape[0] - n:]
+            self.full_loc = self.full_loc[self.full_loc.shape[0] - n :]

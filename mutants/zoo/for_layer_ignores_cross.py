@@ -1,5 +1,6 @@
 """KVWriteLoc.for_layer forgets cross-attention: the encoder layers' K/V go to out_cache_loc
 (PRs #8622/#8675's bug, moved into the 0.5.23 constructor)."""
+
 from dataclasses import dataclass
 
 from mutants import base_current as base

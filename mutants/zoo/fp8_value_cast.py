@@ -1,4 +1,5 @@
 """An fp8 cache stored by value conversion (fp8 -> uint8 numbers) instead of a bit view."""
+
 from mutants import base_legacy as base
 from mutants.base_legacy import MLATokenToKVPool, SWAKVPool  # noqa: F401 (SUT protocol names)
 

@@ -1,5 +1,6 @@
 """register_mapping keeps a copy of full_to_swa_index_mapping: the allocator's later in-place
 updates never reach the pool's translation."""
+
 from mutants import base_legacy as base
 from mutants.base_legacy import MHATokenToKVPool, MLATokenToKVPool  # noqa: F401 (SUT protocol names)
 

@@ -1,4 +1,5 @@
 """k stored in the value buffer and v in the key buffer."""
+
 from mutants import base_bundled as base
 from mutants.base_bundled import (  # noqa: F401 (SUT protocol names)
     KVWriteLoc,

@@ -1,4 +1,5 @@
 """The MHA pool was not taught KVWriteLoc: it scatters at the loc_info object itself."""
+
 from mutants import base_current as base
 from mutants.base_current import (  # noqa: F401 (SUT protocol names)
     KVWriteLoc,

@@ -1,4 +1,5 @@
 """PR #18882's shape: an MHA pool that casts without dividing by k_scale and v_scale."""
+
 from mutants import base_current as base
 from mutants.base_current import (  # noqa: F401 (SUT protocol names)
     KVWriteLoc,

@@ -1,4 +1,5 @@
 """The MHA pool multiplies by the scales where SGLang divides."""
+
 from mutants import base_legacy as base
 from mutants.base_legacy import MLATokenToKVPool, SWAKVPool  # noqa: F401 (SUT protocol names)
 

@@ -1,4 +1,5 @@
 """A copy-paste slip: v is divided by k_scale."""
+
 from mutants import base_bundled as base
 from mutants.base_bundled import (  # noqa: F401 (SUT protocol names)
     KVWriteLoc,

@@ -1,4 +1,5 @@
 """The MLA pool casts every fp8 cache to e4m3, whatever the pool's fp8 format."""
+
 import torch
 
 from mutants import base_current as base

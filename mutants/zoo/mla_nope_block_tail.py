@@ -1,6 +1,7 @@
 """PR #15522: a kernel that copies nope in 512-wide blocks, masked by the row width rather than
 by nope_dim: with nope_dim = 528 the second block runs over the rope columns with masked-load
 zeros."""
+
 from mutants import base_legacy as base
 from mutants.base_legacy import MHATokenToKVPool, SWAKVPool  # noqa: F401 (SUT protocol names)
 

@@ -1,4 +1,5 @@
 """set_mla_kv_buffer lays the row out as rope ++ nope instead of nope ++ rope."""
+
 import torch
 
 from mutants import base_current as base

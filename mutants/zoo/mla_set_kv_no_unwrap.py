@@ -1,4 +1,5 @@
 """PR #27695's review: MLATokenToKVPool.set_kv_buffer indexed its buffer with the KVWriteLoc."""
+
 from mutants import base_current as base
 from mutants.base_current import (  # noqa: F401 (SUT protocol names)
     KVWriteLoc,

@@ -1,4 +1,5 @@
 """MLATokenToKVPool.set_kv_buffer stores its second tensor (cache_v, the nope part) as the row."""
+
 from mutants import base_bundled as base
 from mutants.base_bundled import (  # noqa: F401 (SUT protocol names)
     KVWriteLoc,

@@ -1,6 +1,7 @@
 """A bundled-era SWAKVPool that rejects a narrowed SWA write with its own ValueError where the
 era's pool raises the store's IndexError (the length mismatch PR #29460 fixed): a different
 exception than the declared divergence's, at the same place."""
+
 from mutants import base_bundled as base
 from mutants.base_bundled import (  # noqa: F401 (SUT protocol names)
     KVWriteLoc,

@@ -1,5 +1,6 @@
 """PR #29460: KVWriteLoc without __post_init__: swa_loc, translated from the padded
 out_cache_loc, is not cut to a narrowed loc."""
+
 from dataclasses import dataclass
 
 from mutants import base_current as base
@@ -15,4 +16,3 @@ from mutants.base_current import (  # noqa: F401 (SUT protocol names)
 class KVWriteLoc(base.KVWriteLoc):
     def __post_init__(self):
         pass
-

@@ -2,6 +2,7 @@
 pools/engines/base.py, which the reference engine uses too) rounds toward zero instead of to
 nearest. Built on pools.builtin with its own engine instance: no global is patched, so only this
 SUT carries the fault, as if the shared code were broken for the engine under test alone."""
+
 import torch
 
 from pools.builtin import builtin_module

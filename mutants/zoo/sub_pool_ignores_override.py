@@ -1,5 +1,6 @@
 """The MHA pool ignores layer_id_override and reads layer.layer_id: SWAKVPool's sub-pool calls
 (layer=None, layer_id_override=local id) break."""
+
 from mutants import base_current as base
 from mutants.base_current import KVWriteLoc, MLATokenToKVPool, unwrap_write_loc  # noqa: F401 (SUT protocol names)
 

@@ -1,4 +1,5 @@
 """A kwarg-era SWAKVPool that prefers swa_loc whenever one is given, full layers included."""
+
 from mutants import base_kwarg as base
 from mutants.base_kwarg import MHATokenToKVPool, MLATokenToKVPool  # noqa: F401 (SUT protocol names)
 

@@ -1,4 +1,5 @@
 """SWAKVPool passes the global layer id to its sub-pool instead of the layer's local id."""
+
 from mutants import base_legacy as base
 from mutants.base_legacy import MHATokenToKVPool, MLATokenToKVPool  # noqa: F401 (SUT protocol names)
 

@@ -1,4 +1,5 @@
 """The MLA sub-pools of a hybrid pool store fp8 rows by value conversion instead of a bit view."""
+
 from mutants import base_kwarg as base
 from mutants.base_kwarg import MHATokenToKVPool, SWAKVPool  # noqa: F401 (SUT protocol names)
 

@@ -1,5 +1,6 @@
 """SWAKVPool.set_mla_kv_buffer hands loc_info to the sub-pool unresolved: the sub-pool unwraps the
 full-pool loc, so SWA layers land at untranslated slots."""
+
 from mutants import base_current as base
 from mutants.base_current import (  # noqa: F401 (SUT protocol names)
     KVWriteLoc,

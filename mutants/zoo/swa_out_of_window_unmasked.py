@@ -1,4 +1,5 @@
 """Out-of-window tokens (mapped to 0, the sink) are written at their full-pool slot instead."""
+
 import torch
 
 from mutants import base_legacy as base

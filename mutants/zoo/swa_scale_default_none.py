@@ -1,4 +1,5 @@
 """SWAKVPool's scale defaults are None instead of 1.0 (an equivalent mutant: see the catalog)."""
+
 from mutants import base_current as base
 from mutants.base_current import (  # noqa: F401 (SUT protocol names)
     KVWriteLoc,

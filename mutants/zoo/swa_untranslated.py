@@ -1,4 +1,5 @@
 """The legacy SWAKVPool writes SWA layers at the full-pool loc, untranslated."""
+
 from mutants import base_legacy as base
 from mutants.base_legacy import MHATokenToKVPool, MLATokenToKVPool  # noqa: F401 (SUT protocol names)
 

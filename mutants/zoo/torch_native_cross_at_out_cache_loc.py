@@ -1,5 +1,6 @@
 """PRs #8622/#8675: torch_native wrote cross-attention K/V at out_cache_loc instead of
 encoder_out_cache_loc. A faulty call site; the pools are correct."""
+
 from mutants.base_current import (  # noqa: F401 (SUT protocol names)
     KVWriteLoc,
     MHATokenToKVPool,

@@ -1,6 +1,7 @@
 """PR #24743's shape inside a pool: the legacy SWAKVPool caches its translation keyed on the loc
 tensor's data pointer, so a graph replay through the same static buffer gets the previous
 replay's SWA ids."""
+
 from mutants import base_legacy as base
 from mutants.base_legacy import MHATokenToKVPool, MLATokenToKVPool  # noqa: F401 (SUT protocol names)
 

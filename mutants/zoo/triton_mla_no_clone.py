@@ -1,5 +1,6 @@
 """A faulty call site: triton's scaled MLA prefill divides the caller's k in place instead of a
 clone (extend still uses k afterwards). The pools are correct."""
+
 from backends import triton
 from mutants.base_current import (  # noqa: F401 (SUT protocol names)
     KVWriteLoc,

@@ -1,4 +1,5 @@
 """Store engines, declared as a registry that the CLI, the runner and the reports all read."""
+
 from __future__ import annotations
 
 from typing import Callable
@@ -8,11 +9,11 @@ from pools.engines.reference import ReferenceEngine
 from pools.engines.torch_engine import TorchEngine
 
 
-
 def _triton_engine() -> StoreEngine:
     # Imported on first use: importing the kernels picks compiled or interpreted mode
     # (pools/engines/triton_mode.py), and a plain `kvh run` need not pay for importing triton.
     from pools.engines.triton_engine import TritonEngine
+
     return TritonEngine()
 
 

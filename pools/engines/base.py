@@ -5,6 +5,7 @@ Every engine must leave the caller's tensors and the buffer in exactly the state
 MHA pool would: `cache_k.div_(k_scale)` in place in the input dtype, then a cast to the
 pool dtype, then a view as the storage dtype, then a row scatter.
 """
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
@@ -23,8 +24,9 @@ class StoreEngine(ABC):
     # Devices the engine can run on; None means any torch device.
     devices: Optional[tuple[str, ...]] = None
 
-    def prepare(self, values: torch.Tensor, scale: Scale, dtype: torch.dtype,
-                store_dtype: torch.dtype) -> torch.Tensor:
+    def prepare(
+        self, values: torch.Tensor, scale: Scale, dtype: torch.dtype, store_dtype: torch.dtype
+    ) -> torch.Tensor:
         """SGLang's MHA pre-store step: in-place divide (only when a cast is needed), cast, view."""
         if values.dtype != dtype:
             if scale is not None:
@@ -34,7 +36,9 @@ class StoreEngine(ABC):
             values = values.view(store_dtype)
         return values
 
-    def cast(self, values: torch.Tensor, dtype: torch.dtype, store_dtype: torch.dtype) -> torch.Tensor:
+    def cast(
+        self, values: torch.Tensor, dtype: torch.dtype, store_dtype: torch.dtype
+    ) -> torch.Tensor:
         """SGLang's MLA pre-store step: cast without any scale, view as storage dtype."""
         return self.prepare(values, None, dtype, store_dtype)
 
@@ -43,15 +47,17 @@ class StoreEngine(ABC):
         """buffer[loc[i]] = rows[i] for every token i (whole rows)."""
 
     @abstractmethod
-    def scatter_columns(self, buffer: torch.Tensor, loc: torch.Tensor,
-                        parts: Sequence[Optional[torch.Tensor]]) -> None:
+    def scatter_columns(
+        self, buffer: torch.Tensor, loc: torch.Tensor, parts: Sequence[Optional[torch.Tensor]]
+    ) -> None:
         """Write the concatenation of `parts` along the last dim into rows `loc` (MLA nope+rope).
 
         A part that is None or zero wide contributes nothing.
         """
 
-    def scatter_layout(self, buffer: torch.Tensor, loc: torch.Tensor, rows: torch.Tensor,
-                       layout: "Layout") -> None:
+    def scatter_layout(
+        self, buffer: torch.Tensor, loc: torch.Tensor, rows: torch.Tensor, layout: "Layout"
+    ) -> None:
         """Write each token's row where `layout` puts its slot (HND, aiter 5-D): one token at a
         time, the last writer of a slot wins. Engines override this with a vectorised write."""
         if rows.shape[0] != loc.shape[0]:
@@ -65,9 +71,18 @@ class StoreEngine(ABC):
         """SGLang's FP4 block quantiser: (tokens, heads, dim) -> (packed, block scales)."""
         return fp4_reference.quantize(values)
 
-    def store_kv(self, k_buffer: torch.Tensor, v_buffer: torch.Tensor, loc: torch.Tensor,
-                 cache_k: torch.Tensor, cache_v: torch.Tensor, k_scale: Scale, v_scale: Scale,
-                 dtype: torch.dtype, store_dtype: torch.dtype) -> None:
+    def store_kv(
+        self,
+        k_buffer: torch.Tensor,
+        v_buffer: torch.Tensor,
+        loc: torch.Tensor,
+        cache_k: torch.Tensor,
+        cache_v: torch.Tensor,
+        k_scale: Scale,
+        v_scale: Scale,
+        dtype: torch.dtype,
+        store_dtype: torch.dtype,
+    ) -> None:
         # Both divisions happen before either cast, as in SGLang; the order is observable
         # when k and v alias one storage (a fused qkv tensor).
         if cache_k.dtype != dtype:
@@ -78,13 +93,25 @@ class StoreEngine(ABC):
         self.scatter(k_buffer, loc, self.prepare(cache_k, None, dtype, store_dtype))
         self.scatter(v_buffer, loc, self.prepare(cache_v, None, dtype, store_dtype))
 
-    def store_rows(self, buffer: torch.Tensor, loc: torch.Tensor, cache_k: torch.Tensor,
-                   dtype: torch.dtype, store_dtype: torch.dtype) -> None:
+    def store_rows(
+        self,
+        buffer: torch.Tensor,
+        loc: torch.Tensor,
+        cache_k: torch.Tensor,
+        dtype: torch.dtype,
+        store_dtype: torch.dtype,
+    ) -> None:
         self.scatter(buffer, loc, self.cast(cache_k, dtype, store_dtype))
 
-    def store_nope_rope(self, buffer: torch.Tensor, loc: torch.Tensor, k_nope: torch.Tensor,
-                        k_rope: Optional[torch.Tensor], dtype: torch.dtype,
-                        store_dtype: torch.dtype) -> None:
+    def store_nope_rope(
+        self,
+        buffer: torch.Tensor,
+        loc: torch.Tensor,
+        k_nope: torch.Tensor,
+        k_rope: Optional[torch.Tensor],
+        dtype: torch.dtype,
+        store_dtype: torch.dtype,
+    ) -> None:
         parts = [self.cast(k_nope, dtype, store_dtype)]
         if k_rope is not None and k_rope.numel() > 0:
             parts.append(self.cast(k_rope, dtype, store_dtype))

@@ -1,4 +1,5 @@
 """The reference engine: one token at a time, on CPU, so that it is obviously correct."""
+
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -18,13 +19,14 @@ class ReferenceEngine(StoreEngine):
         for token, slot in enumerate(loc.tolist()):
             buffer[slot] = rows[token]
 
-    def scatter_columns(self, buffer: torch.Tensor, loc: torch.Tensor,
-                        parts: Sequence[Optional[torch.Tensor]]) -> None:
+    def scatter_columns(
+        self, buffer: torch.Tensor, loc: torch.Tensor, parts: Sequence[Optional[torch.Tensor]]
+    ) -> None:
         for token, slot in enumerate(loc.tolist()):
             column = 0
             for part in parts:
                 if part is None or part.shape[-1] == 0:
                     continue
                 width = part.shape[-1]
-                buffer[slot, ..., column:column + width] = part[token]
+                buffer[slot, ..., column : column + width] = part[token]
                 column += width

@@ -6,6 +6,7 @@ scatter kernels cost per element, so viewing a 2 KiB bf16 row as 128 complex128 
 faster of the two on CPU. Neither defines which duplicate wins, so duplicates are resolved here
 first: the reference engine writes token by token, so the last writer of a slot wins.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,8 +28,9 @@ _WIDE_WORD_DEVICES = ("cpu", "cuda")
 @dataclass(frozen=True)
 class _Slots:
     """A loc resolved once per write and reused for k and v: in range, one writer per slot."""
-    loc: torch.Tensor                    # for 2+ tokens int64, non-negative unless out of range
-    tokens: int                          # rows the caller passed
+
+    loc: torch.Tensor  # for 2+ tokens int64, non-negative unless out of range
+    tokens: int  # rows the caller passed
     keep: Optional[torch.Tensor] = None  # the tokens that write (last writer per slot); None: all
 
 
@@ -57,7 +59,7 @@ def _word_view(tensor: torch.Tensor, word: int, dtype: torch.dtype) -> Optional[
     """`tensor` as (rows, words) of `dtype` over the same memory, or None where its rows are not
     contiguous runs of bytes aligned to `word`."""
     size = tensor.element_size()
-    if tensor.is_contiguous():   # the common case, checked in C: a 1-token write is mostly overhead
+    if tensor.is_contiguous():  # the common case, checked in C: a 1-token write is mostly overhead
         if (tensor.storage_offset() * size) % word:
             return None
         return tensor.view(tensor.shape[0], math.prod(tensor.shape[1:])).view(dtype)
@@ -71,7 +73,9 @@ def _word_view(tensor: torch.Tensor, word: int, dtype: torch.dtype) -> Optional[
     return tensor.view(tensor.shape[0], expected).view(dtype)
 
 
-def _word_pair(buffer: torch.Tensor, rows: torch.Tensor) -> Optional[tuple[torch.Tensor, torch.Tensor]]:
+def _word_pair(
+    buffer: torch.Tensor, rows: torch.Tensor
+) -> Optional[tuple[torch.Tensor, torch.Tensor]]:
     if rows.dtype != buffer.dtype or rows.shape[1:] != buffer.shape[1:] or buffer.dim() < 2:
         return None
     row_bytes = math.prod(buffer.shape[1:]) * buffer.element_size()
@@ -92,11 +96,21 @@ def _word_pair(buffer: torch.Tensor, rows: torch.Tensor) -> Optional[tuple[torch
 class TorchEngine(StoreEngine):
     name = "torch"
 
-    def store_kv(self, k_buffer, v_buffer, loc, cache_k, cache_v, k_scale, v_scale, dtype,
-                 store_dtype) -> None:
+    def store_kv(
+        self, k_buffer, v_buffer, loc, cache_k, cache_v, k_scale, v_scale, dtype, store_dtype
+    ) -> None:
         # Resolve duplicates once for both k and v; the base class only passes loc through.
-        super().store_kv(k_buffer, v_buffer, _resolve(loc, k_buffer.shape[0]), cache_k, cache_v,
-                         k_scale, v_scale, dtype, store_dtype)
+        super().store_kv(
+            k_buffer,
+            v_buffer,
+            _resolve(loc, k_buffer.shape[0]),
+            cache_k,
+            cache_v,
+            k_scale,
+            v_scale,
+            dtype,
+            store_dtype,
+        )
 
     def scatter(self, buffer: torch.Tensor, loc, rows: torch.Tensor) -> None:
         slots = loc if isinstance(loc, _Slots) else _resolve(loc, buffer.shape[0])
@@ -123,8 +137,9 @@ class TorchEngine(StoreEngine):
     def quantize_fp4(self, values):
         return fp4_torch.quantize(values)
 
-    def scatter_columns(self, buffer: torch.Tensor, loc: torch.Tensor,
-                        parts: Sequence[Optional[torch.Tensor]]) -> None:
+    def scatter_columns(
+        self, buffer: torch.Tensor, loc: torch.Tensor, parts: Sequence[Optional[torch.Tensor]]
+    ) -> None:
         slots = _resolve(loc, buffer.shape[0])
         column = 0
         for part in parts:
@@ -132,6 +147,5 @@ class TorchEngine(StoreEngine):
                 continue
             width = part.shape[-1]
             # A column view writes through to the buffer, with no concatenated copy.
-            self.scatter(buffer[..., column:column + width], slots, part)
+            self.scatter(buffer[..., column : column + width], slots, part)
             column += width
-

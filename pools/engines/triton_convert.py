@@ -6,11 +6,13 @@ Float8_e4m3fn and Float8_e5m2 from-fp32 conversions; e4m3fn saturates in 2.13), 
 interpreter (numpy) and a compiled GPU kernel give the same bytes as torch's casts. Only
 fp32 -> fp16 uses a native cast: it is IEEE round-to-nearest-even on numpy and GPUs alike.
 """
+
 from __future__ import annotations
 
-import pools.engines.triton_mode  # noqa: F401  (sets TRITON_INTERPRET before any kernel is decorated)
 import triton
 import triton.language as tl
+
+import pools.engines.triton_mode  # noqa: F401  (sets TRITON_INTERPRET before any kernel is decorated)
 
 # Element kinds, shared with the engine (pools/engines/triton_engine.py).
 FP32: tl.constexpr = 0
@@ -22,8 +24,8 @@ BYTE: tl.constexpr = 5
 
 # How a scale applies; the engine picks one per device (pools/engines/triton_scale.py).
 NO_SCALE: tl.constexpr = 0
-DIVIDE: tl.constexpr = 1        # x / s, IEEE round-to-nearest in fp32
-RECIPROCAL: tl.constexpr = 2    # x * (1 / s), with 1 / s precomputed in fp32 by the host
+DIVIDE: tl.constexpr = 1  # x / s, IEEE round-to-nearest in fp32
+RECIPROCAL: tl.constexpr = 2  # x * (1 / s), with 1 / s precomputed in fp32 by the host
 
 
 @triton.jit
@@ -47,9 +49,17 @@ def _bf16_bits(value):
 
 
 @triton.jit
-def _fp8_bits(value, MANTISSA: tl.constexpr, BIAS: tl.constexpr, MAX_BITS: tl.constexpr,
-              NORMAL_MIN: tl.constexpr, DENORM_FLOAT: tl.constexpr, DENORM_BITS: tl.constexpr,
-              OVERFLOW_BITS: tl.constexpr, NO_INFINITY: tl.constexpr):
+def _fp8_bits(
+    value,
+    MANTISSA: tl.constexpr,
+    BIAS: tl.constexpr,
+    MAX_BITS: tl.constexpr,
+    NORMAL_MIN: tl.constexpr,
+    DENORM_FLOAT: tl.constexpr,
+    DENORM_BITS: tl.constexpr,
+    OVERFLOW_BITS: tl.constexpr,
+    NO_INFINITY: tl.constexpr,
+):
     u = value.to(tl.uint32, bitcast=True)
     negative = (u >> 31).to(tl.int32)
     magnitude = (u & 0x7FFFFFFF).to(tl.int32)
@@ -57,12 +67,16 @@ def _fp8_bits(value, MANTISSA: tl.constexpr, BIAS: tl.constexpr, MAX_BITS: tl.co
     grid = magnitude.to(tl.float32, bitcast=True) + DENORM_FLOAT
     subnormal = grid.to(tl.int32, bitcast=True) - DENORM_BITS
     odd = (magnitude >> (23 - MANTISSA)) & 1
-    normal = (magnitude - ((127 - BIAS) << 23) + ((1 << (22 - MANTISSA)) - 1) + odd) >> (23 - MANTISSA)
+    normal = (magnitude - ((127 - BIAS) << 23) + ((1 << (22 - MANTISSA)) - 1) + odd) >> (
+        23 - MANTISSA
+    )
     if NO_INFINITY:
         # Rounding up into the NaN pattern saturates to the largest finite value instead.
         normal = tl.where(normal == 0x7F, 0x7E, normal)
-    overflow = tl.where(magnitude > 0x7F800000, 0x7F, OVERFLOW_BITS)   # NaN stays NaN
-    bits = tl.where(magnitude >= MAX_BITS, overflow, tl.where(magnitude < NORMAL_MIN, subnormal, normal))
+    overflow = tl.where(magnitude > 0x7F800000, 0x7F, OVERFLOW_BITS)  # NaN stays NaN
+    bits = tl.where(
+        magnitude >= MAX_BITS, overflow, tl.where(magnitude < NORMAL_MIN, subnormal, normal)
+    )
     return ((bits & 0xFF) | (negative << 7)).to(tl.uint8)
 
 

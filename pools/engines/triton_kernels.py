@@ -10,12 +10,13 @@ pools pass page_size 1, page-major (HND) pools their page geometry.
 The small helpers (`load_slots`, `column_mask`, `slot_offsets`) are separate on purpose: a test
 fixture swaps one of them for a faulty copy to prove the harness catches that fault.
 """
+
 from __future__ import annotations
 
-import pools.engines.triton_mode  # noqa: F401  (sets TRITON_INTERPRET before any kernel is decorated)
 import triton
 import triton.language as tl
 
+import pools.engines.triton_mode  # noqa: F401  (sets TRITON_INTERPRET before any kernel is decorated)
 from pools.engines.triton_convert import NO_SCALE, apply_scale, bits_to_f32, f32_to_bits
 
 
@@ -36,9 +37,29 @@ def slot_offsets(slots, page_size, stride_page, stride_in_page):
 
 
 @triton.jit
-def _store_part(slots, valid, tokens, token_mask, head, page_size,
-                src, src_t, src_h, src_d, dst, dst_page, dst_in_page, dst_h, dst_d, dim, scale,
-                IN: tl.constexpr, OUT: tl.constexpr, SCALE: tl.constexpr, BLOCK_D: tl.constexpr):
+def _store_part(
+    slots,
+    valid,
+    tokens,
+    token_mask,
+    head,
+    page_size,
+    src,
+    src_t,
+    src_h,
+    src_d,
+    dst,
+    dst_page,
+    dst_in_page,
+    dst_h,
+    dst_d,
+    dim,
+    scale,
+    IN: tl.constexpr,
+    OUT: tl.constexpr,
+    SCALE: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+):
     src_rows = src + tokens[:, None] * src_t + head * src_h
     dst_rows = dst + slot_offsets(slots, page_size, dst_page, dst_in_page)[:, None] + head * dst_h
     for start in range(0, dim, BLOCK_D):
@@ -60,14 +81,42 @@ def _store_part(slots, valid, tokens, token_mask, head, page_size,
 
 
 @triton.jit
-def store_pair_kernel(loc_ptr, token_count, slot_limit, page_size,
-                      a_src, a_src_t, a_src_h, a_src_d,
-                      a_dst, a_dst_page, a_dst_in_page, a_dst_h, a_dst_d, a_dim, a_scale,
-                      b_src, b_src_t, b_src_h, b_src_d,
-                      b_dst, b_dst_page, b_dst_in_page, b_dst_h, b_dst_d, b_dim, b_scale,
-                      A_IN: tl.constexpr, A_OUT: tl.constexpr, A_SCALE: tl.constexpr,
-                      B_IN: tl.constexpr, B_OUT: tl.constexpr, B_SCALE: tl.constexpr,
-                      BLOCK_T: tl.constexpr, BLOCK_D: tl.constexpr):
+def store_pair_kernel(
+    loc_ptr,
+    token_count,
+    slot_limit,
+    page_size,
+    a_src,
+    a_src_t,
+    a_src_h,
+    a_src_d,
+    a_dst,
+    a_dst_page,
+    a_dst_in_page,
+    a_dst_h,
+    a_dst_d,
+    a_dim,
+    a_scale,
+    b_src,
+    b_src_t,
+    b_src_h,
+    b_src_d,
+    b_dst,
+    b_dst_page,
+    b_dst_in_page,
+    b_dst_h,
+    b_dst_d,
+    b_dim,
+    b_scale,
+    A_IN: tl.constexpr,
+    A_OUT: tl.constexpr,
+    A_SCALE: tl.constexpr,
+    B_IN: tl.constexpr,
+    B_OUT: tl.constexpr,
+    B_SCALE: tl.constexpr,
+    BLOCK_T: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+):
     tokens = tl.program_id(0).to(tl.int64) * BLOCK_T + tl.arange(0, BLOCK_T)
     token_mask = tokens < token_count
     head = tl.program_id(1).to(tl.int64)
@@ -75,9 +124,49 @@ def store_pair_kernel(loc_ptr, token_count, slot_limit, page_size,
     # The host has already raised for out-of-range slots; this guard keeps a stray one from
     # ever writing outside the buffer. slot_limit 0 makes a divide-only pass.
     valid = token_mask & (slots >= 0) & (slots < slot_limit)
-    _store_part(slots, valid, tokens, token_mask, head, page_size,
-                a_src, a_src_t, a_src_h, a_src_d, a_dst, a_dst_page, a_dst_in_page, a_dst_h,
-                a_dst_d, a_dim, a_scale, A_IN, A_OUT, A_SCALE, BLOCK_D)
-    _store_part(slots, valid, tokens, token_mask, head, page_size,
-                b_src, b_src_t, b_src_h, b_src_d, b_dst, b_dst_page, b_dst_in_page, b_dst_h,
-                b_dst_d, b_dim, b_scale, B_IN, B_OUT, B_SCALE, BLOCK_D)
+    _store_part(
+        slots,
+        valid,
+        tokens,
+        token_mask,
+        head,
+        page_size,
+        a_src,
+        a_src_t,
+        a_src_h,
+        a_src_d,
+        a_dst,
+        a_dst_page,
+        a_dst_in_page,
+        a_dst_h,
+        a_dst_d,
+        a_dim,
+        a_scale,
+        A_IN,
+        A_OUT,
+        A_SCALE,
+        BLOCK_D,
+    )
+    _store_part(
+        slots,
+        valid,
+        tokens,
+        token_mask,
+        head,
+        page_size,
+        b_src,
+        b_src_t,
+        b_src_h,
+        b_src_d,
+        b_dst,
+        b_dst_page,
+        b_dst_in_page,
+        b_dst_h,
+        b_dst_d,
+        b_dim,
+        b_scale,
+        B_IN,
+        B_OUT,
+        B_SCALE,
+        BLOCK_D,
+    )

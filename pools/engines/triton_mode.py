@@ -4,6 +4,7 @@ Triton has no CPU backend. `triton.jit` reads TRITON_INTERPRET when it decorates
 a machine without a GPU the variable must be set before any kernel module is imported; every
 kernel module imports this one first. An explicit TRITON_INTERPRET (0 or 1) is respected.
 """
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """The four generations of SGLang's KV write API, as a registry."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,4 +1,5 @@
 """Era `bundled` (SGLang 0.5.14, PR #27695): one `loc_info`, a bare loc or KVWriteLoc(loc, swa_loc)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,22 +24,40 @@ def unwrap_write_loc(loc_info: Any) -> tuple[torch.Tensor, Optional[torch.Tensor
 
 
 class MHATokenToKVPool(MHAStorage):
-    def set_kv_buffer(self, layer: Any, loc_info: Any, cache_k: torch.Tensor,
-                      cache_v: torch.Tensor, k_scale: Any = None, v_scale: Any = None,
-                      layer_id_override: Optional[int] = None) -> None:
+    def set_kv_buffer(
+        self,
+        layer: Any,
+        loc_info: Any,
+        cache_k: torch.Tensor,
+        cache_v: torch.Tensor,
+        k_scale: Any = None,
+        v_scale: Any = None,
+        layer_id_override: Optional[int] = None,
+    ) -> None:
         loc, _ = unwrap_write_loc(loc_info)
         self._store(layer, loc, cache_k, cache_v, k_scale, v_scale, layer_id_override)
 
 
 class MLATokenToKVPool(MLAStorage):
-    def set_kv_buffer(self, layer: Any, loc_info: Any, cache_k: torch.Tensor,
-                      cache_v: torch.Tensor, layer_id_override: Optional[int] = None) -> None:
+    def set_kv_buffer(
+        self,
+        layer: Any,
+        loc_info: Any,
+        cache_k: torch.Tensor,
+        cache_v: torch.Tensor,
+        layer_id_override: Optional[int] = None,
+    ) -> None:
         loc, _ = unwrap_write_loc(loc_info)
         self._store_rows(layer, loc, cache_k, layer_id_override)
 
-    def set_mla_kv_buffer(self, layer: Any, loc_info: Any, cache_k_nope: torch.Tensor,
-                          cache_k_rope: Optional[torch.Tensor],
-                          layer_id_override: Optional[int] = None) -> None:
+    def set_mla_kv_buffer(
+        self,
+        layer: Any,
+        loc_info: Any,
+        cache_k_nope: torch.Tensor,
+        cache_k_rope: Optional[torch.Tensor],
+        layer_id_override: Optional[int] = None,
+    ) -> None:
         loc, _ = unwrap_write_loc(loc_info)
         self._store_nope_rope(layer, loc, cache_k_nope, cache_k_rope, layer_id_override)
 
@@ -51,10 +70,22 @@ class SWAKVPool(SWAStorage):
         assert swa_loc is not None
         return swa_loc
 
-    def set_kv_buffer(self, layer: Any, loc_info: Any, cache_k: torch.Tensor,
-                      cache_v: torch.Tensor, k_scale: Any = 1.0, v_scale: Any = 1.0) -> None:
+    def set_kv_buffer(
+        self,
+        layer: Any,
+        loc_info: Any,
+        cache_k: torch.Tensor,
+        cache_v: torch.Tensor,
+        k_scale: Any = 1.0,
+        v_scale: Any = 1.0,
+    ) -> None:
         self._write_kv(layer, self._resolve(layer, loc_info), cache_k, cache_v, k_scale, v_scale)
 
-    def set_mla_kv_buffer(self, layer: Any, loc_info: Any, cache_k_nope: torch.Tensor,
-                          cache_k_rope: Optional[torch.Tensor]) -> None:
+    def set_mla_kv_buffer(
+        self,
+        layer: Any,
+        loc_info: Any,
+        cache_k_nope: torch.Tensor,
+        cache_k_rope: Optional[torch.Tensor],
+    ) -> None:
         self._write_mla(layer, self._resolve(layer, loc_info), cache_k_nope, cache_k_rope)

@@ -15,6 +15,7 @@ only when |block max| / 6 lies within an ulp above a power of two, where SGLang'
 picks the smaller exponent and the extra magnitude saturates at 6.0. Arithmetic is fp32 (the
 compiled function upcasts bf16 inputs).
 """
+
 from __future__ import annotations
 
 import math
@@ -37,8 +38,10 @@ def block_exponent(block_max: float) -> int:
     """Exact ceil(log2(max(block_max / 6, 1e-10))), the division rounded as fp32."""
     ratio = max(fp32(block_max / E2M1_MAX), fp32(SCALE_FLOOR))
     if math.isinf(ratio) or math.isnan(ratio):
-        raise ValueError("FP4 block scale of a non-finite block is undefined (SGLang casts inf to uint8)")
-    mantissa, exponent = math.frexp(ratio)   # ratio = mantissa * 2**exponent, mantissa in [0.5, 1)
+        raise ValueError(
+            "FP4 block scale of a non-finite block is undefined (SGLang casts inf to uint8)"
+        )
+    mantissa, exponent = math.frexp(ratio)  # ratio = mantissa * 2**exponent, mantissa in [0.5, 1)
     return exponent - 1 if mantissa == 0.5 else exponent
 
 
@@ -52,18 +55,20 @@ def quantize_row(values: list[float]) -> tuple[list[int], list[int]]:
     """One token's flattened values -> (packed bytes, scale bytes)."""
     codes, scales = [], []
     for start in range(0, len(values), BLOCK):
-        block = values[start:start + BLOCK]
+        block = values[start : start + BLOCK]
         exponent = block_exponent(max(abs(v) for v in block))
         scales.append(exponent + SCALE_BIAS)
-        codes += [e2m1_code(fp32(v / 2.0 ** exponent)) for v in block]
+        codes += [e2m1_code(fp32(v / 2.0**exponent)) for v in block]
     packed = [codes[i] | (codes[i + 1] << 4) for i in range(0, len(codes), 2)]
     return packed, scales
 
 
 def check_shape(values: torch.Tensor) -> None:
     if values.dim() != 3 or values.shape[-1] % 2 or (values.shape[1] * values.shape[2]) % BLOCK:
-        raise ValueError(f"FP4 quantisation needs (tokens, heads, dim) with heads*dim a multiple of "
-                         f"{BLOCK} and an even dim; got {tuple(values.shape)}")
+        raise ValueError(
+            f"FP4 quantisation needs (tokens, heads, dim) with heads*dim a multiple of "
+            f"{BLOCK} and an even dim; got {tuple(values.shape)}"
+        )
 
 
 def quantize(values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -85,8 +90,9 @@ def dequantize(packed: torch.Tensor, scales: torch.Tensor) -> torch.Tensor:
     magnitudes = torch.tensor(E2M1_MAGNITUDES, dtype=torch.float32)[codes & 7]
     values = torch.where(codes >= 8, -magnitudes, magnitudes)
     exponent = scales.to(torch.float32) - SCALE_BIAS
-    return (values.reshape(packed.shape[0], -1, BLOCK) * torch.exp2(exponent).unsqueeze(-1)
-            ).reshape(packed.shape[0], *packed.shape[1:-1], -1)
+    return (
+        values.reshape(packed.shape[0], -1, BLOCK) * torch.exp2(exponent).unsqueeze(-1)
+    ).reshape(packed.shape[0], *packed.shape[1:-1], -1)
 
 
 def error_bound(values: torch.Tensor) -> torch.Tensor:
@@ -94,8 +100,9 @@ def error_bound(values: torch.Tensor) -> torch.Tensor:
     gap around |x| / 2**e (0.25 below 2, 0.5 below 4, 1.0 up to 6), times the block scale 2**e.
     e is computed in float64, independently of every quantiser under test."""
     flat = values.detach().to("cpu", torch.float64).reshape(values.shape[0], -1, BLOCK)
-    ratio = torch.clamp(flat.abs().amax(dim=-1, keepdim=True).to(torch.float32) / E2M1_MAX,
-                        min=fp32(SCALE_FLOOR)).to(torch.float64)
+    ratio = torch.clamp(
+        flat.abs().amax(dim=-1, keepdim=True).to(torch.float32) / E2M1_MAX, min=fp32(SCALE_FLOOR)
+    ).to(torch.float64)
     scale = torch.exp2(torch.ceil(torch.log2(ratio)))
     units = flat.abs() / scale
     half_gap = torch.where(units < 2, 0.25, torch.where(units < 4, 0.5, 1.0))

@@ -3,6 +3,7 @@
 The exponent is exact: frexp gives ratio = m * 2**E with m in [0.5, 1), so ceil(log2(ratio)) is
 E - 1 when m == 0.5 and E otherwise, with no log2 rounding to disagree about.
 """
+
 from __future__ import annotations
 
 import torch
@@ -14,10 +15,14 @@ def quantize(values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     check_shape(values)
     tokens, heads, dim = values.shape
     blocks = values.to(torch.float32).reshape(tokens, -1, BLOCK)
-    ratio = torch.clamp(blocks.abs().amax(dim=-1, keepdim=True) / E2M1_MAX,
-                        min=torch.tensor(SCALE_FLOOR, dtype=torch.float32).item())
+    ratio = torch.clamp(
+        blocks.abs().amax(dim=-1, keepdim=True) / E2M1_MAX,
+        min=torch.tensor(SCALE_FLOOR, dtype=torch.float32).item(),
+    )
     if not bool(torch.isfinite(ratio).all()):
-        raise ValueError("FP4 block scale of a non-finite block is undefined (SGLang casts inf to uint8)")
+        raise ValueError(
+            "FP4 block scale of a non-finite block is undefined (SGLang casts inf to uint8)"
+        )
     mantissa, exponent = torch.frexp(ratio)
     exponent = torch.where(mantissa == 0.5, exponent - 1, exponent)
     scaled = blocks / torch.exp2(exponent.to(torch.float32))

@@ -5,6 +5,7 @@ class; HND and aiter's 5-D are SGLang's MHATokenToKVPool under an environment sw
 builtin names them apart), the storage that owns its buffers, the era class it extends, and its
 buffers: (name suffix, pool attribute, how a layer's buffer becomes (slots, ...) rows).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,9 +30,9 @@ class LayoutKind:
     kind: str
     class_name: str
     storage: type
-    era_class: str                       # MHATokenToKVPool or MLATokenToKVPool
+    era_class: str  # MHATokenToKVPool or MLATokenToKVPool
     buffers: tuple[tuple[str, str, SlotView], ...]
-    layout: str                          # the capability matrix's layout axis
+    layout: str  # the capability matrix's layout axis
     fp4: bool = False
 
     @property
@@ -42,22 +43,60 @@ class LayoutKind:
 LAYOUT_KINDS: dict[str, LayoutKind] = {
     kind.kind: kind
     for kind in (
-        LayoutKind("mha_fp4", "MHATokenToKVPoolFP4", MHAFP4Storage, "MHATokenToKVPool",
-                   (("k", "k_buffer", _rows), ("v", "v_buffer", _rows),
-                    ("k_scale", "k_scale_buffer", _rows), ("v_scale", "v_scale_buffer", _rows)),
-                   "nhd", fp4=True),
-        LayoutKind("mla_fp4", "MLATokenToKVPoolFP4", MLAFP4Storage, "MLATokenToKVPool",
-                   (("kv", "kv_buffer", _rows), ("kv_scale", "kv_scale_buffer", _rows)),
-                   "nhd", fp4=True),
-        LayoutKind("mha_hnd", "MHATokenToKVPoolHND", HNDStorage, "MHATokenToKVPool",
-                   (("k", "k_buffer", HND_LAYOUT.slot_view), ("v", "v_buffer", HND_LAYOUT.slot_view)),
-                   "hnd"),
-        LayoutKind("npu_mha", "NPUMHATokenToKVPool", NPUMHAStorage, "MHATokenToKVPool",
-                   (("k", "k_buffer", token_rows), ("v", "v_buffer", token_rows)), "npu"),
-        LayoutKind("npu_mla", "NPUMLATokenToKVPool", NPUMLAStorage, "MLATokenToKVPool",
-                   (("nope", "k_buffer", token_rows), ("rope", "v_buffer", token_rows)), "npu"),
-        LayoutKind("mha_aiter5d", "MHATokenToKVPoolAiter5D", Aiter5DStorage, "MHATokenToKVPool",
-                   (("k", "k_buffer", AITER_K.slot_view), ("v", "v_buffer", AITER_V.slot_view)),
-                   "aiter5d"),
+        LayoutKind(
+            "mha_fp4",
+            "MHATokenToKVPoolFP4",
+            MHAFP4Storage,
+            "MHATokenToKVPool",
+            (
+                ("k", "k_buffer", _rows),
+                ("v", "v_buffer", _rows),
+                ("k_scale", "k_scale_buffer", _rows),
+                ("v_scale", "v_scale_buffer", _rows),
+            ),
+            "nhd",
+            fp4=True,
+        ),
+        LayoutKind(
+            "mla_fp4",
+            "MLATokenToKVPoolFP4",
+            MLAFP4Storage,
+            "MLATokenToKVPool",
+            (("kv", "kv_buffer", _rows), ("kv_scale", "kv_scale_buffer", _rows)),
+            "nhd",
+            fp4=True,
+        ),
+        LayoutKind(
+            "mha_hnd",
+            "MHATokenToKVPoolHND",
+            HNDStorage,
+            "MHATokenToKVPool",
+            (("k", "k_buffer", HND_LAYOUT.slot_view), ("v", "v_buffer", HND_LAYOUT.slot_view)),
+            "hnd",
+        ),
+        LayoutKind(
+            "npu_mha",
+            "NPUMHATokenToKVPool",
+            NPUMHAStorage,
+            "MHATokenToKVPool",
+            (("k", "k_buffer", token_rows), ("v", "v_buffer", token_rows)),
+            "npu",
+        ),
+        LayoutKind(
+            "npu_mla",
+            "NPUMLATokenToKVPool",
+            NPUMLAStorage,
+            "MLATokenToKVPool",
+            (("nope", "k_buffer", token_rows), ("rope", "v_buffer", token_rows)),
+            "npu",
+        ),
+        LayoutKind(
+            "mha_aiter5d",
+            "MHATokenToKVPoolAiter5D",
+            Aiter5DStorage,
+            "MHATokenToKVPool",
+            (("k", "k_buffer", AITER_K.slot_view), ("v", "v_buffer", AITER_V.slot_view)),
+            "aiter5d",
+        ),
     )
 }

@@ -5,6 +5,7 @@ token-at-a-time write; (b) `index(slots)`: the same for many slots at once (adva
 (c) `slot_view(buffer)`: the whole buffer as (slots, ...) rows, so that snapshots compare a
 slot's bytes wherever the layout puts them. Out-of-range slots raise IndexError in every engine.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

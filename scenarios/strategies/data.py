@@ -1,4 +1,5 @@
 """What is written: input dtypes, scales in every form SGLang passes them, and the values."""
+
 from __future__ import annotations
 
 from hypothesis import strategies as st
@@ -23,14 +24,19 @@ def input_dtypes(dtype: str) -> st.SearchStrategy:
 
 def value_kinds(special_values: bool) -> st.SearchStrategy[str]:
     """Normal draws, near the range limit, and (opt-in) ±0, subnormals, ±inf and NaN."""
-    return st.sampled_from(("normal", "extreme", "special") if special_values else ("normal", "extreme"))
+    return st.sampled_from(
+        ("normal", "extreme", "special") if special_values else ("normal", "extreme")
+    )
 
 
 def data_fields(dtype: str, special_values: bool) -> st.SearchStrategy[dict]:
-    return st.fixed_dictionaries({
-        "input_dtype": input_dtypes(dtype),
-        "k_scale": scales(), "v_scale": scales(),
-        "loc_dtype": st.sampled_from(("int64", "int32")),
-        "values": value_kinds(special_values),
-        "fused_qkv": st.booleans(),
-    })
+    return st.fixed_dictionaries(
+        {
+            "input_dtype": input_dtypes(dtype),
+            "k_scale": scales(),
+            "v_scale": scales(),
+            "loc_dtype": st.sampled_from(("int64", "int32")),
+            "values": value_kinds(special_values),
+            "fused_qkv": st.booleans(),
+        }
+    )

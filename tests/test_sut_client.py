@@ -3,6 +3,7 @@
 The fake SUT environments are built by the tests themselves: a folder holding one module with
 SGLang's names (the same shape as a `pip install --target` folder).
 """
+
 from __future__ import annotations
 
 import os
@@ -20,7 +21,7 @@ from harness.oracles import judge
 from harness.plan import baseline_for
 from harness.sut.client import IsolatedSut
 from harness.sut.protocol import decode_execution, encode_execution
-from scenarios.builtin import default_scenarios
+from tests.conftest import scenario_named
 
 FAKE_HEADER = """
 from pools.builtin import builtin_module
@@ -67,7 +68,7 @@ def fake_env(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def scenario_and_baseline():
-    scenario = default_scenarios("mha", "bf16", 0)[0]
+    scenario = scenario_named("mha", "bf16", "prefill")
     return scenario, execute(baseline_for(backend_named("plain"), "extend"), scenario)
 
 
@@ -98,6 +99,7 @@ def test_wrong_bytes_travel_back_and_are_localised(fake_env, scenario_and_baseli
         assert findings and findings[0].oracle == "bytes" and findings[0].slot is not None
 
 
+@pytest.mark.slow
 def test_crashing_worker_is_a_finding_with_stderr_and_is_restarted(fake_env, scenario_and_baseline):
     scenario, baseline = scenario_and_baseline
     with IsolatedSut("fake_crash", prefix=fake_env) as sut:
@@ -107,6 +109,7 @@ def test_crashing_worker_is_a_finding_with_stderr_and_is_restarted(fake_env, sce
         assert "worker crashed" in second.error and sut.restarts == 1
 
 
+@pytest.mark.slow
 def test_hanging_worker_is_killed_and_reported(fake_env, scenario_and_baseline):
     scenario, baseline = scenario_and_baseline
     with IsolatedSut("fake_hang", prefix=fake_env, grace_s=1.0) as sut:

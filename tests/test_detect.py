@@ -1,14 +1,15 @@
 """Era detection works from what a module offers, for builtin eras and for user modules."""
+
 from __future__ import annotations
 
 import types
 
 import pytest
 
-from pools.builtin import builtin_module
-from pools.eras import ERAS
 from harness.sut.detect import detect_era, missing_names
 from harness.sut.loader import SutLoadError, load_foreign
+from pools.builtin import builtin_module
+from pools.eras import ERAS
 
 
 @pytest.mark.parametrize("era", list(ERAS))
@@ -25,7 +26,10 @@ def test_module_without_sglang_names_is_refused(tmp_path):
     module.write_text("x = 1\n")
     with pytest.raises(SutLoadError, match="lacks MHATokenToKVPool"):
         load_foreign(str(module))
-    assert missing_names(types.SimpleNamespace(MHATokenToKVPool=1)) == ["MLATokenToKVPool", "SWAKVPool"]
+    assert missing_names(types.SimpleNamespace(MHATokenToKVPool=1)) == [
+        "MLATokenToKVPool",
+        "SWAKVPool",
+    ]
 
 
 def test_failing_import_is_a_load_error(fixture_sut):

@@ -4,6 +4,7 @@ Worker gwN takes device N % device_count of each accelerator type present (cuda,
 through the device module's set_device, so tests that say "cuda" land on distinct devices. The
 controller and plain (non-xdist) runs keep the default device.
 """
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """A planted fault shrinks to its minimal scenario, and the saved JSON replays it, twice."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,8 +9,8 @@ from harness.candidate import Candidate
 from harness.plan import baseline_for
 from harness.repro import replay, save_repro
 from harness.runner import check_scenario, has_findings
-from reports.outcome import Outcome
 from harness.sut.loader import load_foreign
+from reports.outcome import Outcome
 from scenarios.explore import explore
 from scenarios.profiles import profile_named
 from scenarios.strategies import scenarios
@@ -20,10 +21,17 @@ from tests.conftest import FIXTURES
 def shrunk():
     fixture = str(FIXTURES / "scenario_drop_page_tail.py")
     baseline = baseline_for(BACKENDS["plain"], "extend")
-    candidate = Candidate(fixture, load_foreign(fixture).module, "current", "-", "cpu", "plain", "extend")
-    outcome = explore(scenarios("mha", "bf16", pool_bytes=2**18),
-                      lambda s: check_scenario(s, baseline, [candidate], 30.0), has_findings,
-                      profile_named("ci").settings(max_examples=60), seed=0, key="test-shrink")
+    candidate = Candidate(
+        fixture, load_foreign(fixture).module, "current", "-", "cpu", "plain", "extend"
+    )
+    outcome = explore(
+        scenarios("mha", "bf16", pool_bytes=2**18),
+        lambda s: check_scenario(s, baseline, [candidate], 30.0),
+        has_findings,
+        profile_named("ci").settings(max_examples=60),
+        seed=0,
+        key="test-shrink",
+    )
     assert outcome.scenario is not None, f"no failure in {outcome.examples} examples"
     return outcome
 

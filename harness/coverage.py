@@ -1,0 +1,91 @@
+"""Which scenario features a run exercised, per cell: computed from the scenarios checked, so a
+nightly job can see what it did not cover."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+
+from reports.markdown import markdown_table
+from scenarios.model import Scenario
+
+
+def _written(s: Scenario) -> set[int]:
+    return {
+        slot for f in s.forwards for slot in f.loc[: f.tokens] + (f.encoder_loc or [])[: f.tokens]
+    } - {0}
+
+
+def _last_slot(s: Scenario) -> int:
+    return s.geometry.size + s.geometry.page_size - 1
+
+
+def _v_head_dim_differs(s: Scenario) -> bool:
+    g = s.geometry
+    return not g.is_mla and g.v_head_dim is not None and g.v_head_dim != g.head_dim
+
+
+# name -> does the scenario exercise it; the order is the table's
+FEATURES: dict[str, Callable[[Scenario], bool]] = {
+    "slot 1": lambda s: 1 in _written(s),
+    "last slot": lambda s: _last_slot(s) in _written(s),
+    "page tail": lambda s: (
+        s.geometry.page_size > 1
+        and any(slot % s.geometry.page_size == s.geometry.page_size - 1 for slot in _written(s))
+    ),
+    "padding": lambda s: any(0 in f.loc for f in s.forwards),
+    "narrowing": lambda s: any(f.narrow is not None for f in s.forwards),
+    "cross-attention": lambda s: any(f.cross_layers for f in s.forwards),
+    "k_scale != v_scale": lambda s: s.k_scale != s.v_scale,
+    "int32 locs": lambda s: s.loc_dtype == "int32",
+    "head_dim % 64": lambda s: not s.geometry.is_mla and s.geometry.head_dim % 64 != 0,
+    "v_head_dim != head_dim": _v_head_dim_differs,
+}
+
+
+def max_slot_bucket(slot: int) -> str:
+    """The largest power of two at or below `slot`, as 2^k ("-" for none)."""
+    return f">=2^{slot.bit_length() - 1}" if slot > 0 else "-"
+
+
+class Coverage:
+    """Features per (pool, dtype, backend, mode) cell, fed one checked scenario at a time."""
+
+    def __init__(self) -> None:
+        self.cells: dict[tuple[str, str, str, str], dict] = {}
+        self._seen: set[tuple[tuple[str, str, str, str], int]] = set()
+
+    def add(self, cell: tuple[str, str, str, str], scenario: Scenario) -> None:
+        if (cell, id(scenario)) in self._seen:  # one row per candidate: count the scenario once
+            return
+        self._seen.add((cell, id(scenario)))
+        row = self.cells.setdefault(
+            cell, {"scenarios": 0, "max_slot": 0, "scales": set(), "features": set()}
+        )
+        row["scenarios"] += 1
+        row["max_slot"] = max(row["max_slot"], max(_written(scenario), default=0))
+        row["scales"] |= {scenario.k_scale.kind, scenario.v_scale.kind}
+        row["features"] |= {name for name, exercised in FEATURES.items() if exercised(scenario)}
+
+    def markdown(self) -> str:
+        frame = pd.DataFrame(
+            [
+                {
+                    "pool": pool,
+                    "dtype": dtype,
+                    "backend": backend,
+                    "mode": mode,
+                    "scenarios": str(row["scenarios"]),
+                    "max slot": max_slot_bucket(row["max_slot"]),
+                    "scale kinds": ",".join(sorted(row["scales"])),
+                    **{name: "x" if name in row["features"] else "" for name in FEATURES},
+                }
+                for (pool, dtype, backend, mode), row in self.cells.items()
+            ]
+        )
+        return (
+            "## Coverage: scenario features exercised per cell\n\n"
+            + markdown_table(frame, empty="(no scenario checked)")
+            + "\n"
+        )

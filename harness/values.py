@@ -1,0 +1,160 @@
+"""The value model and the value oracle: what every written slot must hold, from the scenario alone.
+
+A third implementation beside the judge (pools/judge) and the engines: torch's own CPU ops on the
+scenario's regenerated tensors. For each slot a correct write leaves behind (the last writer
+wins, slot 0 excluded; harness.expectations.Expected says which (forward, token) that is), the
+model takes that token's caller values, divides them in their own dtype by the layer's scale
+(`clone().div_(scale)`, only when a cast follows and the call site passes a scale), casts them to
+the pool dtype (`.to`) and reads the bytes (`.view(torch.uint8)`). A bug that the baseline and a
+candidate share, in their division, casts or placement, shows here and nowhere else.
+
+Scope, as data (VALUE_SCOPE): the canonical calls of `plain` and `plain_mla`, on every pool kind
+except FP4, whose bytes the fp4_bound oracle judges against the input. The oracles see every
+layout's buffers as one row per slot (harness.execute.pool_buffers), so a slot's row is the
+token's (heads, dim) values in order, whatever the layout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from harness.execute import Execution
+from harness.expectations import Expected
+from harness.findings import Finding, first_difference
+from pools.dtypes import dtype_spec
+from scenarios.materialize import scale_object, token_tensors
+from scenarios.model import Scenario
+
+ORACLE = "value"
+
+
+@dataclass(frozen=True)
+class ValueScope:
+    backend: str
+    pools: tuple[str, ...]
+    call: str  # what the backend's canonical call stores, for the docs and reports
+
+
+_MHA_KINDS = ("mha", "swa_mha", "mha_hnd", "npu_mha", "mha_aiter5d")
+VALUE_SCOPE: dict[str, ValueScope] = {
+    scope.backend: scope
+    for scope in (
+        ValueScope(
+            "plain",
+            _MHA_KINDS + ("mla", "swa_mla"),
+            "MHA: k and v divided by the layer's scales (when a cast follows), cast to the "
+            "pool dtype; MLA: the latent row nope ++ rope cast, no scales",
+        ),
+        ValueScope(
+            "plain_mla",
+            ("mla", "swa_mla", "npu_mla"),
+            "nope ++ rope cast, no scales (NPU MLA: nope and rope in their own buffers)",
+        ),
+    )
+}
+OUT_OF_SCOPE: dict[str, str] = {
+    "mha_fp4": "FP4 bytes are judged against the input by the fp4_bound oracle",
+    "mla_fp4": "FP4 bytes are judged against the input by the fp4_bound oracle",
+}
+
+
+def in_scope(scenario: Scenario, backend: str) -> bool:
+    scope = VALUE_SCOPE.get(backend)
+    return scope is not None and scenario.geometry.pool in scope.pools
+
+
+def value_findings(
+    scenario: Scenario, execution: Execution, expected: Expected, backend: str
+) -> list[Finding]:
+    """A Finding for the first written slot whose bytes differ from the model, or []: also when
+    the backend or pool kind is out of scope or the execution raised."""
+    if execution.error is not None or not in_scope(scenario, backend):
+        return []
+    models: list[_Model] = []  # built on first need, then the rows come from expected's memo
+
+    def rows(name: str, slots: list[int]) -> torch.Tensor:
+        if not models:
+            models.append(_Model(scenario))
+        return torch.stack([models[0].row(name, expected[name][slot]) for slot in slots])
+
+    for name in expected:
+        slots = expected.slots(name)
+        if not slots:
+            continue
+        want = expected.memo((ORACLE, name), lambda name=name, slots=slots: rows(name, slots))
+        got = execution.buffers.get(name)
+        if got is None or got.shape[1:] != want.shape[1:] or got.shape[0] <= slots[-1]:
+            return [
+                Finding(
+                    ORACLE,
+                    f"buffer {name} has no (slots, {want.shape[1]} bytes) rows to "
+                    f"check: {None if got is None else tuple(got.shape)}",
+                    buffer=name,
+                )
+            ]
+        finding = next(
+            iter(
+                first_difference(
+                    scenario,
+                    name,
+                    slots,
+                    want,
+                    got[expected.slot_index(name)],
+                    ORACLE,
+                    "written bytes differ from the value the scenario implies (divide in the input dtype, "
+                    "cast to the pool dtype)",
+                    expected,
+                )
+            ),
+            None,
+        )
+        if finding is not None:
+            return [finding]
+    return []
+
+
+class _Model:
+    """Expected row bytes per (buffer, writer), the caller's tensors regenerated once per
+    (forward, layer)."""
+
+    def __init__(self, scenario: Scenario):
+        self.scenario = scenario
+        self.pool_dtype = dtype_spec(scenario.geometry.dtype).dtype
+        self.scales = {
+            "k": scale_object(scenario.k_scale, "cpu"),
+            "v": scale_object(scenario.v_scale, "cpu"),
+        }
+        self._rows: dict[tuple[int, int], dict[str, torch.Tensor]] = {}
+
+    def row(self, name: str, writer) -> torch.Tensor:
+        layer_id, part = int(name[1:].split(".")[0]), name.split(".", 1)[1]
+        key = (writer.forward, layer_id)
+        if key not in self._rows:
+            self._rows[key] = self._parts(writer.forward, layer_id)
+        return self._rows[key][part][writer.token]
+
+    def _parts(self, forward: int, layer_id: int) -> dict[str, torch.Tensor]:
+        tensors = token_tensors(self.scenario, forward, layer_id, "cpu")
+        if self.scenario.geometry.is_mla:
+            nope, rope = tensors["k"], tensors["k_rope"]
+            parts = {"nope": self._cast(nope), "kv": self._cast(nope)}
+            if rope is not None:
+                parts["rope"] = self._cast(rope)
+                parts["kv"] = torch.cat([parts["kv"], parts["rope"]], dim=-1)
+            return {name: _row_bytes(values) for name, values in parts.items()}
+        k, v = tensors["k"].clone(), tensors["v"].clone()
+        if k.dtype != self.pool_dtype:  # the pool divides only on the way to a cast
+            for part, values in (("k", k), ("v", v)):
+                if self.scales[part] is not None:
+                    values.div_(self.scales[part])
+        return {"k": _row_bytes(self._cast(k)), "v": _row_bytes(self._cast(v))}
+
+    def _cast(self, values: torch.Tensor) -> torch.Tensor:
+        return values.to(self.pool_dtype) if values.dtype != self.pool_dtype else values
+
+
+def _row_bytes(values: torch.Tensor) -> torch.Tensor:
+    """(tokens, ...) values -> (tokens, bytes) uint8, each token's row in C order."""
+    return values.contiguous().view(torch.uint8).reshape(values.shape[0], -1)

@@ -1,0 +1,187 @@
+"""The judge's token-major pools: buffers and what SGLang's MHA and MLA pools do with a write.
+
+MHA (`_store`): when the caller's k is not already in the pool dtype, divide k then v in place by
+their scales (None: no division), then cast each to the pool dtype and store its bit patterns
+row by row. MLA (`_store_rows`, `_store_nope_rope`): no scales; cast and store the latent row,
+or nope and rope side by side. Buffers are torch tensors (what the harness and the backends
+read, `get_key_buffer` a live view); every write goes through pools.judge.rows on NumPy views.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+import torch
+
+from pools.dtypes import store_dtype_of
+from pools.judge.casts import bits_of, bits_view, cast_bits
+from pools.judge.divide import divide_in_place
+from pools.judge.rows import write_columns, write_rows
+
+
+def layer_index(layer: Any, layer_id_override: Optional[int]) -> int:
+    return layer_id_override if layer_id_override is not None else layer.layer_id
+
+
+class JudgeTokenPool:
+    def __init__(
+        self,
+        size: int,
+        page_size: int,
+        dtype: torch.dtype,
+        layer_num: int,
+        device: str,
+        enable_memory_saver: bool = False,
+        start_layer: Optional[int] = None,
+        end_layer: Optional[int] = None,
+    ):
+        self.size = size
+        self.page_size = page_size
+        self.dtype = dtype
+        self.store_dtype = store_dtype_of(dtype)
+        self.layer_num = layer_num
+        self.device = device
+        self.start_layer = start_layer or 0
+        self.end_layer = end_layer if end_layer is not None else layer_num - 1
+        if torch.device(device).type != "cpu":
+            raise ValueError("the judge runs only on ('cpu',)")
+
+    def _zeros(self, *row: int, dtype: Optional[torch.dtype] = None) -> list[torch.Tensor]:
+        """One (size + page_size, *row) buffer per layer: slot 0 is the padding sink."""
+        return [
+            torch.zeros(
+                (self.size + self.page_size, *row),
+                dtype=dtype or self.store_dtype,
+                device=self.device,
+            )
+            for _ in range(self.layer_num)
+        ]
+
+    def _view(self, buffer: torch.Tensor) -> torch.Tensor:
+        return buffer.view(self.dtype) if self.store_dtype != self.dtype else buffer
+
+    def _stored(self, values: torch.Tensor) -> np.ndarray:
+        """The caller's values as the bit patterns the buffer stores: cast to the pool dtype
+        unless they already are in it (then only reinterpreted, fp8 as uint8)."""
+        bits = bits_of(values)
+        if values.dtype != self.dtype:
+            bits = cast_bits(bits, values.dtype, self.dtype)
+        return bits.reshape(tuple(values.shape))
+
+
+class MHAJudgePool(JudgeTokenPool):
+    def __init__(
+        self,
+        size: int,
+        page_size: int,
+        dtype: torch.dtype,
+        head_num: int,
+        head_dim: int,
+        layer_num: int,
+        device: str,
+        enable_memory_saver: bool = False,
+        v_head_dim: Optional[int] = None,
+        start_layer: Optional[int] = None,
+        end_layer: Optional[int] = None,
+        **_ignored: Any,
+    ):
+        super().__init__(
+            size, page_size, dtype, layer_num, device, enable_memory_saver, start_layer, end_layer
+        )
+        self.head_num = head_num
+        self.head_dim = head_dim
+        self.v_head_dim = v_head_dim if v_head_dim is not None else head_dim
+        self._create_buffers()
+
+    def _create_buffers(self) -> None:
+        self.k_buffer = self._zeros(self.head_num, self.head_dim)
+        self.v_buffer = self._zeros(self.head_num, self.v_head_dim)
+
+    def get_key_buffer(self, layer_id: int) -> torch.Tensor:
+        return self._view(self.k_buffer[layer_id - self.start_layer])
+
+    def get_value_buffer(self, layer_id: int) -> torch.Tensor:
+        return self._view(self.v_buffer[layer_id - self.start_layer])
+
+    def _divide(
+        self, cache_k: torch.Tensor, cache_v: torch.Tensor, k_scale: Any, v_scale: Any
+    ) -> None:
+        # Only on the way to a cast, and both before either cast: k and v may share memory.
+        if cache_k.dtype != self.dtype:
+            if k_scale is not None:
+                divide_in_place(cache_k, k_scale)
+            if v_scale is not None:
+                divide_in_place(cache_v, v_scale)
+
+    def _store(
+        self,
+        layer: Any,
+        loc: torch.Tensor,
+        cache_k: torch.Tensor,
+        cache_v: torch.Tensor,
+        k_scale: Any,
+        v_scale: Any,
+        layer_id_override: Optional[int],
+    ) -> None:
+        index = layer_index(layer, layer_id_override) - self.start_layer
+        k_buffer, v_buffer = self.k_buffer[index], self.v_buffer[index]
+        self._divide(cache_k, cache_v, k_scale, v_scale)
+        self._write(k_buffer, loc, self._stored(cache_k), "k")
+        self._write(v_buffer, loc, self._stored(cache_v), "v")
+
+    def _write(self, buffer: torch.Tensor, loc: torch.Tensor, rows: np.ndarray, part: str) -> None:
+        write_rows(bits_view(buffer), loc, rows)
+
+
+class MLAJudgePool(JudgeTokenPool):
+    def __init__(
+        self,
+        size: int,
+        page_size: int,
+        dtype: torch.dtype,
+        kv_lora_rank: int,
+        qk_rope_head_dim: int,
+        layer_num: int,
+        device: str,
+        enable_memory_saver: bool = False,
+        start_layer: Optional[int] = None,
+        end_layer: Optional[int] = None,
+        **_ignored: Any,
+    ):
+        super().__init__(
+            size, page_size, dtype, layer_num, device, enable_memory_saver, start_layer, end_layer
+        )
+        self.kv_lora_rank = kv_lora_rank
+        self.qk_rope_head_dim = qk_rope_head_dim
+        self.kv_cache_dim = kv_lora_rank + qk_rope_head_dim
+        self._create_buffers()
+
+    def _create_buffers(self) -> None:
+        self.kv_buffer = self._zeros(1, self.kv_cache_dim)
+
+    def get_key_buffer(self, layer_id: int) -> torch.Tensor:
+        return self._view(self.kv_buffer[layer_id - self.start_layer])
+
+    def get_value_buffer(self, layer_id: int) -> torch.Tensor:
+        return self.get_key_buffer(layer_id)[..., : self.kv_lora_rank]
+
+    def _store_rows(
+        self, layer: Any, loc: torch.Tensor, cache_k: torch.Tensor, layer_id_override: Optional[int]
+    ) -> None:
+        buffer = self.kv_buffer[layer_index(layer, layer_id_override) - self.start_layer]
+        write_rows(bits_view(buffer), loc, self._stored(cache_k))
+
+    def _store_nope_rope(
+        self,
+        layer: Any,
+        loc: torch.Tensor,
+        k_nope: torch.Tensor,
+        k_rope: Optional[torch.Tensor],
+        layer_id_override: Optional[int],
+    ) -> None:
+        buffer = self.kv_buffer[layer_index(layer, layer_id_override) - self.start_layer]
+        parts = [self._stored(k_nope)]
+        if k_rope is not None and k_rope.numel() > 0:
+            parts.append(self._stored(k_rope))
+        write_columns(bits_view(buffer), loc, parts)

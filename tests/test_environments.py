@@ -1,0 +1,31 @@
+"""Release environments (harness/sut/environments.py): each real SGLang release, loaded in
+isolation, is detected as its era; and `kvh sut install` finds the shared CPU requirements.
+
+The four releases install with `kvh sut install sglang==X` (about 40 s each); where one is
+absent its test skips with that command as the reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.cli.sut import REQUIREMENTS
+from harness.sut.environments import load_isolated, not_ready_reason
+
+RELEASE_ERAS = {"0.5.12": "legacy", "0.5.13": "kwarg", "0.5.14": "bundled", "0.5.23": "current"}
+
+
+@pytest.mark.sglang
+@pytest.mark.parametrize("version", list(RELEASE_ERAS))
+def test_era_is_detected_from_what_each_release_offers(version):
+    spec = f"sglang=={version}"
+    reason = not_ready_reason(spec)
+    if reason:
+        pytest.skip(reason)
+    loaded = load_isolated(spec)
+    with loaded.module:
+        assert (loaded.era, loaded.version) == (RELEASE_ERAS[version], version)
+
+
+def test_sut_install_finds_the_shared_cpu_requirements():
+    # `kvh sut install` pip-installs this file before any release; a wrong path fails only there.
+    assert REQUIREMENTS.is_file() and REQUIREMENTS.name == "sglang-cpu.txt"

@@ -1,0 +1,86 @@
+"""Reach at the ci profile: slot ids past 2^15, 2^16 and 2^17 in every base pool kind within
+the profile's byte budget, the pool's top slot, page tails, slot 1, and independent k/v scales in
+`--examples`; everything still shrinks to one layer, one token, slot 1."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, find, settings
+
+from pools.dtypes import DTYPES
+from scenarios.builtin import random_scenarios
+from scenarios.model import BASE_POOL_KINDS, Geometry, Scenario
+from scenarios.profiles import profile_named
+from scenarios.strategies import scenarios
+from scenarios.strategies.geometry import _row_bytes, geometries
+
+CI_BYTES = profile_named("ci").pool_bytes
+SEARCH = settings(
+    max_examples=2000, database=None, derandomize=True, suppress_health_check=list(HealthCheck)
+)
+
+
+def pool_bytes(g: Geometry) -> int:
+    return _row_bytes(g) * sum(g.rows(layer) for layer in range(g.layer_num))
+
+
+def last_slot(g: Geometry) -> int:
+    return g.size + g.page_size - 1
+
+
+def written(scenario: Scenario) -> set[int]:
+    return {slot for forward in scenario.forwards for slot in forward.loc[: forward.tokens]}
+
+
+@pytest.mark.parametrize("pool", BASE_POOL_KINDS)
+@pytest.mark.parametrize("reach", (2**15, 2**16, 2**17))
+def test_every_base_pool_kind_reaches_past_each_power_of_two_within_the_ci_budget(pool, reach):
+    for dtype in ("bf16", "fp32"):
+        g = find(
+            geometries(pool, dtype, CI_BYTES), lambda g: last_slot(g) >= reach, settings=SEARCH
+        )
+        assert pool_bytes(g) <= CI_BYTES
+        assert g.layer_num <= 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pool", BASE_POOL_KINDS)
+def test_the_top_slot_of_a_pool_past_2_17_is_written(pool):
+    scenario = find(
+        scenarios(pool, "bf16", pool_bytes=CI_BYTES),
+        lambda s: last_slot(s.geometry) >= 2**17 and last_slot(s.geometry) in written(s),
+        settings=SEARCH,
+    )
+    assert max(written(scenario)) >= 2**17
+
+
+@pytest.mark.slow
+def test_page_tails_of_large_pages_are_written():
+    scenario = find(
+        scenarios("mha", "bf16", pool_bytes=CI_BYTES),
+        lambda s: s.geometry.page_size == 128 and any(slot % 128 == 127 for slot in written(s)),
+        settings=SEARCH,
+    )
+    assert scenario.geometry.page_size == 128
+
+
+def test_the_simplest_scenario_is_one_layer_one_token_at_slot_1():
+    scenario = find(
+        scenarios("mha", "bf16", pool_bytes=CI_BYTES), lambda s: any(written(s)), settings=SEARCH
+    )
+    assert scenario.geometry.layer_num == 1 and len(scenario.forwards) == 1
+    assert written(scenario) == {1}
+
+
+def test_random_builtin_scenarios_draw_k_and_v_scales_independently():
+    drawn = random_scenarios("mha", "bf16", seed=0, count=40)
+    assert any(s.k_scale != s.v_scale for s in drawn)
+    assert any(s.k_scale.kind != s.v_scale.kind for s in drawn)
+
+
+def test_every_dtype_has_a_narrow_large_geometry_within_the_budget():
+    for dtype in DTYPES:
+        g = find(
+            geometries("swa_mha", dtype, CI_BYTES), lambda g: last_slot(g) >= 2**16, settings=SEARCH
+        )
+        assert pool_bytes(g) <= CI_BYTES

@@ -161,10 +161,10 @@ DIVERGENCES: tuple[KnownDivergence, ...] = (
         _swa_layers,
         frozenset({"exception"}),
         r"slots for \d+ rows|shape mismatch|out of bounds for (dimension|axis) 0",
-        "swa_loc is translated once from the padded out_cache_loc; piecewise graphs narrow loc, and "
-        "until KVWriteLoc.__post_init__ cut swa_loc to len(loc) the SWA write of a narrowed forward "
-        "raised on the length mismatch: the model raises at the first SWA layer of the first "
-        "narrowed forward, and nothing after it runs",
+        "swa_loc is translated once from the padded out_cache_loc; piecewise graphs narrow loc, "
+        "and until KVWriteLoc.__post_init__ cut swa_loc to len(loc) the SWA write of a narrowed "
+        "forward raised on the length mismatch: the model raises at the first SWA layer of the "
+        "first narrowed forward, and nothing after it runs",
         pr="#29460",
         doors=("set_kv_buffer", "set_mla_kv_buffer"),
     ),
@@ -231,9 +231,9 @@ BACKEND_DIVERGENCES: dict[str, tuple[KnownDivergence, ...]] = {
             _every_layer,
             frozenset({"bytes", "caller_tensors"}),
             _SCALED_BYTES,
-            "with an fp8 cache, aiter's decode set_kv_buffer passed no scales in 0.5.12-0.5.14 (extend "
-            "passed k_descale/v_descale); 0.5.23 passes the descales in decode too, so the pool divides "
-            "k and v (in place) where it used to only cast",
+            "with an fp8 cache, aiter's decode set_kv_buffer passed no scales in 0.5.12-0.5.14 "
+            "(extend passed k_descale/v_descale); 0.5.23 passes the descales in decode too, so "
+            "the pool divides k and v (in place) where it used to only cast",
             evidence="diff of the 0.5.14 and 0.5.23 wheels, python/sglang/srt/layers/attention/"
             "aiter_backend.py forward_decode: set_kv_buffer gains k_descale, v_descale; no PR "
             "names the change",
@@ -247,9 +247,9 @@ BACKEND_DIVERGENCES: dict[str, tuple[KnownDivergence, ...]] = {
             _every_layer,
             frozenset({"bytes", "caller_tensors"}),
             _SCALED_BYTES,
-            "on the vectorised 5-D cache aiter's decode passes k_descale/v_descale from 0.5.13 (0.5.12 "
-            "has no 5-D path and passes no scales in decode), so the pool divides k and v (in place) "
-            "where the legacy call site only cast",
+            "on the vectorised 5-D cache aiter's decode passes k_descale/v_descale from 0.5.13 "
+            "(0.5.12 has no 5-D path and passes no scales in decode), so the pool divides k and v "
+            "(in place) where the legacy call site only cast",
             evidence="kvh sut check census of the 0.5.12, 0.5.13 and 0.5.14 wheels: "
             "aiter_backend.py forward_decode, `if self.kv_cache_is_vectorized_5d:` "
             "set_kv_buffer(..., k_descale, v_descale) (0.5.13 lines 2544/2554, 0.5.14 line "
@@ -266,9 +266,9 @@ BACKEND_DIVERGENCES: dict[str, tuple[KnownDivergence, ...]] = {
             _every_layer,
             frozenset({"bytes", "caller_tensors"}),
             _SCALED_BYTES,
-            "intel_amx's extend passed no scales until 0.5.14; 0.5.23 passes layer.k_scale_float and "
-            "v_scale_float when the key buffer is fp8, so the pool divides k and v (in place) where it "
-            "used to only cast",
+            "intel_amx's extend passed no scales until 0.5.14; 0.5.23 passes layer.k_scale_float "
+            "and v_scale_float when the key buffer is fp8, so the pool divides k and v (in place) "
+            "where it used to only cast",
             evidence="diff of the 0.5.14 and 0.5.23 wheels, python/sglang/srt/layers/attention/"
             "intel_amx_backend.py forward_extend: set_kv_buffer gains k_scale=layer."
             "k_scale_float, v_scale=layer.v_scale_float on fp8 caches; no PR names the change",

@@ -25,10 +25,11 @@ ANY = ("*",)
 LAYOUTS: dict[str, str] = {
     "nhd": "token-major rows: (size + page_size, heads, dim); FP4 pools add block-scale rows",
     "hnd": "page-major: (pages, heads, page_size, dim)",
-    "npu": "NPU pools: one (layers, pages, page_size, heads, dim) tensor; MLA latent and rope apart "
-    "(modelled with torch ops; on an NPU host the torch engine runs them on the device, the "
-    "real torch_npu scatter ops are not driven yet)",
-    "aiter5d": "aiter vectorized_5d: K (blocks, heads, dim/X, page, X), V (blocks, heads, page/X, dim, X)",
+    "npu": "NPU pools: one (layers, pages, page_size, heads, dim) tensor; MLA latent and rope "
+    "apart (modelled with torch ops; on an NPU host the torch engine runs them on the device, "
+    "the real torch_npu scatter ops are not driven yet)",
+    "aiter5d": "aiter vectorized_5d: K (blocks, heads, dim/X, page, X), "
+    "V (blocks, heads, page/X, dim, X)",
 }
 
 

@@ -71,7 +71,8 @@ class Expected(Mapping):
         return self._slot_index[name]
 
     def untouched(self, name: str, rows: int) -> torch.Tensor:
-        """Mask of the rows of a `rows`-row buffer `name` that no token writes, the sink excluded."""
+        """Mask of the rows of a `rows`-row buffer `name`
+        that no token writes, the sink excluded."""
         key = (name, rows)
         if key not in self._untouched:
             keep = torch.ones(rows, dtype=torch.bool)

@@ -1,4 +1,5 @@
-"""Findings: a failed check, localised to pool, layer, slot, head, byte and the token that wrote it."""
+"""Findings: a failed check, localised to pool, layer, slot,
+head, byte and the token that wrote it."""
 
 from __future__ import annotations
 

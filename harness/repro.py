@@ -46,7 +46,10 @@ def save_repro(folder: Path, result: CellResult) -> Path:
     payload = repro_payload(result)
     digest = hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:10]
     c, g = result.subject, result.scenario.geometry
-    name = f"{g.pool}-{g.dtype}-{c.backend}-{c.era}-{c.engine}-{result.scenario.name or 'scenario'}-{digest}.json"
+    name = (
+        f"{g.pool}-{g.dtype}-{c.backend}-{c.era}-{c.engine}-"
+        f"{result.scenario.name or 'scenario'}-{digest}.json"
+    )
     return write_json_atomic(Path(folder) / name.replace("/", "_").replace(":", "_"), payload)
 
 

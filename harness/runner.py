@@ -406,14 +406,12 @@ def explore_run(
         strategy = scenario_strategy(
             cell.pool, cell.dtype, exploring.special_values, profile.pool_bytes
         )
-        check = lambda s: check_cell(
-            s,
-            cell.backend,
-            cell.mode,
-            candidates,  # noqa: E731
-            options.timeout_s,
-            _table_eras(options),
-        )
+
+        def check(s):
+            return check_cell(
+                s, cell.backend, cell.mode, candidates, options.timeout_s, _table_eras(options)
+            )
+
         outcome = explore(
             strategy,
             check,

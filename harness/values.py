@@ -103,8 +103,8 @@ def value_findings(
                     want,
                     got[expected.slot_index(name)],
                     ORACLE,
-                    "written bytes differ from the value the scenario implies (divide in the input dtype, "
-                    "cast to the pool dtype)",
+                    "written bytes differ from the value the scenario implies (divide in the "
+                    "input dtype, cast to the pool dtype)",
                     expected,
                 )
             ),

@@ -355,7 +355,8 @@ CATALOG: tuple[Mutant, ...] = (
         "legacy",
         SWA_MHA,
         ("plain",),
-        "#24743: a graph replay through the same static loc buffer got the previous replay's SWA ids",
+        "#24743: a graph replay through the same static loc buffer got the previous "
+        "replay's SWA ids",
     ),
     Mutant(
         "mapping_snapshot",

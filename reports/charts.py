@@ -42,22 +42,27 @@ def line_chart(
         f'<svg class="chart" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" '
         f'role="img" aria-label="{escape(title)}">',
         f'<text x="{LEFT}" y="14" class="title">{escape(title)}</text>',
-        f'<line x1="{LEFT}" y1="{TOP + plot_h}" x2="{LEFT + plot_w}" y2="{TOP + plot_h}" class="axis"/>',
+        f'<line x1="{LEFT}" y1="{TOP + plot_h}" x2="{LEFT + plot_w}" y2="{TOP + plot_h}" '
+        f'class="axis"/>',
         f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{TOP + plot_h}" class="axis"/>',
     ]
     for tick in _ticks(0.0, y_high):
         parts.append(
-            f'<text x="{LEFT - 4}" y="{py(tick) + 4:.1f}" class="tick" text-anchor="end">{tick:.3g}</text>'
+            f'<text x="{LEFT - 4}" y="{py(tick) + 4:.1f}" class="tick" text-anchor="end">'
+            f"{tick:.3g}</text>"
         )
     for x in sorted({x for x, _ in points}):
         parts.append(
-            f'<text x="{px(x):.1f}" y="{TOP + plot_h + 14}" class="tick" text-anchor="middle">{x:g}</text>'
+            f'<text x="{px(x):.1f}" y="{TOP + plot_h + 14}" class="tick" text-anchor="middle">'
+            f"{x:g}</text>"
         )
     parts.append(
-        f'<text x="{LEFT + plot_w / 2}" y="{HEIGHT - 6}" class="label" text-anchor="middle">{escape(x_label)}</text>'
+        f'<text x="{LEFT + plot_w / 2}" y="{HEIGHT - 6}" class="label" text-anchor="middle">'
+        f"{escape(x_label)}</text>"
     )
     parts.append(
-        f'<text x="12" y="{TOP + plot_h / 2}" class="label" transform="rotate(-90 12 {TOP + plot_h / 2})" '
+        f'<text x="12" y="{TOP + plot_h / 2}" class="label" '
+        f'transform="rotate(-90 12 {TOP + plot_h / 2})" '
         f'text-anchor="middle">{escape(y_label)}</text>'
     )
     for i, (name, values) in enumerate(sorted(series.items())):
@@ -65,8 +70,8 @@ def line_chart(
         path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in sorted(values))
         parts.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"/>')
         parts += [
-            f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3" fill="{color}"><title>{escape(name)}: '
-            f"{x:g} tokens, {y:.4g}</title></circle>"
+            f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3" fill="{color}">'
+            f"<title>{escape(name)}: {x:g} tokens, {y:.4g}</title></circle>"
             for x, y in values
         ]
         parts.append(
@@ -95,7 +100,8 @@ def sparkline(
         else ""
     )
     return (
-        f'<svg class="spark" width="{width + 4}" height="{height}" viewBox="-2 0 {width + 4} {height}">'
+        f'<svg class="spark" width="{width + 4}" height="{height}" '
+        f'viewBox="-2 0 {width + 4} {height}">'
         f'<polyline points="{path}" fill="none" stroke="#555" stroke-width="1.5"/>{dot}</svg>'
     )
 
@@ -116,16 +122,19 @@ def interval_chart(
     parts = [
         f'<svg class="chart" width="{label_w + plot_w + 20}" height="{height}" role="img" '
         f'aria-label="{escape(title)}"><text x="0" y="14" class="title">{escape(title)}</text>',
-        f'<line x1="{px(reference):.1f}" y1="{TOP - 4}" x2="{px(reference):.1f}" y2="{height - 16}" '
-        f'class="reference"/>',
-        f'<text x="{px(reference):.1f}" y="{height - 4}" class="tick" text-anchor="middle">{reference:g}</text>',
+        f'<line x1="{px(reference):.1f}" y1="{TOP - 4}" x2="{px(reference):.1f}" '
+        f'y2="{height - 16}" class="reference"/>',
+        f'<text x="{px(reference):.1f}" y="{height - 4}" class="tick" text-anchor="middle">'
+        f"{reference:g}</text>",
     ]
     for i, (label, value, low, high_ci) in enumerate(rows):
         y = TOP + row_h * i + row_h / 2
         parts += [
-            f'<text x="{label_w - 6}" y="{y + 4:.1f}" class="tick" text-anchor="end">{escape(label)}</text>',
-            f'<line x1="{px(low):.1f}" y1="{y:.1f}" x2="{px(high_ci):.1f}" y2="{y:.1f}" stroke="#1f77b4" stroke-width="2"/>',
-            f'<circle cx="{px(value):.1f}" cy="{y:.1f}" r="3.5" fill="#1f77b4"><title>{escape(label)}: '
-            f"{value:.3f} [{low:.3f}, {high_ci:.3f}]</title></circle>",
+            f'<text x="{label_w - 6}" y="{y + 4:.1f}" class="tick" text-anchor="end">'
+            f"{escape(label)}</text>",
+            f'<line x1="{px(low):.1f}" y1="{y:.1f}" x2="{px(high_ci):.1f}" y2="{y:.1f}" '
+            f'stroke="#1f77b4" stroke-width="2"/>',
+            f'<circle cx="{px(value):.1f}" cy="{y:.1f}" r="3.5" fill="#1f77b4">'
+            f"<title>{escape(label)}: {value:.3f} [{low:.3f}, {high_ci:.3f}]</title></circle>",
         ]
     return "\n".join(parts + ["</svg>"])

@@ -18,8 +18,10 @@ from reports.schema import CELL_COLUMNS, CELL_DETAIL_COLUMNS
 CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1300px}
 h1{margin:0 0 8px}h2{margin-top:32px;border-bottom:1px solid #ddd}
-.verdict{padding:10px 14px;font-weight:600;border-radius:4px}.PASS{background:#e6f4ea}.FAIL{background:#fde8e8}
-table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:middle}
+.verdict{padding:10px 14px;font-weight:600;border-radius:4px}\
+.PASS{background:#e6f4ea}.FAIL{background:#fde8e8}
+table{border-collapse:collapse;margin:8px 0}\
+td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:middle}
 th{background:#f5f5f5}.regression{background:#fde8e8}.improvement{background:#e6f4ea}.noisy{background:#fff4d6}
 .charts{display:flex;flex-wrap:wrap;gap:12px}.chart{background:#fff;border:1px solid #eee}
 .title{font-weight:600;font-size:13px}.tick,.legend{font-size:10px}.label{font-size:11px}
@@ -96,7 +98,10 @@ def _matrix(report: Report) -> str:
     if isinstance(matrix, dict):
         matrix = next((v for v in matrix.values() if isinstance(v, list)), matrix)
     if matrix is None:
-        body = f'<p class="empty">Capability matrix not recorded (no {MATRIX_FILE} in the results folder).</p>'
+        body = (
+            f'<p class="empty">Capability matrix not recorded (no {MATRIX_FILE} in the results '
+            "folder).</p>"
+        )
     elif isinstance(matrix, list) and matrix and all(isinstance(r, dict) for r in matrix):
         header = list(dict.fromkeys(k for r in matrix for k in r))
         body = _table(
@@ -146,7 +151,10 @@ def _series(frame: pd.DataFrame, value: str) -> dict[tuple, dict[str, list[tuple
 
 def _throughput(report: Report) -> str:
     if report.bench.empty:
-        return '<p class="empty">No benchmark records (run <code>kvh bench</code> into this folder).</p>'
+        return (
+            '<p class="empty">No benchmark records (run <code>kvh bench</code> into this '
+            "folder).</p>"
+        )
     svgs = []
     for value, label in (("gbps", "GB/s"), ("roofline_fraction", "fraction of roofline")):
         for (pool, dtype, device), series in sorted(_series(report.bench, value).items()):
@@ -175,9 +183,9 @@ def _overhead(report: Report) -> str:
 def _regressions(report: Report) -> str:
     gate, s = report.gate, report.settings
     note = (
-        f'<p class="note">Baseline {escape(s.baseline)}; a regression is a median slower by at least '
-        f"{s.threshold:.0%} with Mann-Whitney p &lt; {s.alpha}; a cell with robust CV (MAD-based) above {s.max_cv:.0%} is "
-        "noisy. History: median per run, oldest first.</p>"
+        f'<p class="note">Baseline {escape(s.baseline)}; a regression is a median slower by at '
+        f"least {s.threshold:.0%} with Mann-Whitney p &lt; {s.alpha}; a cell with robust CV "
+        f"(MAD-based) above {s.max_cv:.0%} is noisy. History: median per run, oldest first.</p>"
     )
     if gate.empty:
         return note + '<p class="empty">No timing records.</p>'
@@ -228,8 +236,10 @@ def render_dashboard(report: Report) -> str:
     return (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'
-        f'<link rel="icon" href="data:,"><title>kvh report: {head}</title><style>{CSS}</style></head>'
-        f'<body><h1>kvh report</h1><p class="note">{escape(str(report.results_dir))}, generated {now}</p>'
+        f'<link rel="icon" href="data:,"><title>kvh report: {head}</title>'
+        f"<style>{CSS}</style></head>"
+        f'<body><h1>kvh report</h1><p class="note">{escape(str(report.results_dir))}, '
+        f"generated {now}</p>"
         f'<div class="verdict {head}">{escape(report.verdict())}</div>'
         + (f"<h3>Skipped files</h3><ul>{warnings}</ul>" if warnings else "")
         + body

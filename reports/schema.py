@@ -137,8 +137,8 @@ KINDS: dict[str, RecordKind] = {
                 "load_avg_1m",
                 "passes",
             ),
-            description="one row per timed cell and cache state of `kvh bench`; samples_ns is the list "
-            "of raw per-write times in nanoseconds; outcome is measured, finding or error, "
+            description="one row per timed cell and cache state of `kvh bench`; samples_ns is the "
+            "list of raw per-write times in nanoseconds; outcome is measured, finding or error, "
             "and error says why a cell has no numbers",
         ),
         RecordKind(
@@ -160,8 +160,8 @@ KINDS: dict[str, RecordKind] = {
                 "detail",
                 "repro",
             ),
-            description="one row per catalogued mutant of `kvh mutants`; outcome is killed, survived, "
-            "survived (budget exhausted) or equivalent; examples_to_kill counts the "
+            description="one row per catalogued mutant of `kvh mutants`; outcome is killed, "
+            "survived, survived (budget exhausted) or equivalent; examples_to_kill counts the "
             "scenarios judged up to and including the killing one (docs/mutants.md)",
         ),
         RecordKind(

@@ -1,4 +1,5 @@
-"""The run summary: a pool x dtype by era/engine table of checks passed / findings, verdict first."""
+"""The run summary: a pool x dtype by era/engine table of
+checks passed / findings, verdict first."""
 
 from __future__ import annotations
 

@@ -148,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     device = "cpu" if arguments.cpu_interpret else arguments.device
     if arguments.cpu_interpret:
-        # Before the kernels are first imported (lazily, by the first triton pool): see triton_mode.py.
+        # Before the kernels are first imported (lazily, by
+        # the first triton pool): see triton_mode.py.
         os.environ["TRITON_INTERPRET"] = "1"
     reason = unavailable_reason(device)
     if reason:
@@ -184,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"RULE MISMATCH {rule}")
     for cell in bad_cells:
         print(
-            f"FINDING {cell['pool']} {cell['dtype']} {cell['scenario']}: {cell['triton_vs_torch'] or cell['triton_vs_reference']}"
+            f"FINDING {cell['pool']} {cell['dtype']} {cell['scenario']}: "
+            f"{cell['triton_vs_torch'] or cell['triton_vs_reference']}"
         )
     print(
         f"gpu_check on {device}: {len(rules) - len(bad_rules)}/{len(rules)} division rules, "

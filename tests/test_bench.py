@@ -1,4 +1,5 @@
-"""kvh bench: every number comes from a verified write, and a mismatch is a finding, not a number."""
+"""kvh bench: every number comes from a verified write, and
+a mismatch is a finding, not a number."""
 
 from __future__ import annotations
 

@@ -64,6 +64,7 @@ def test_page_tails_of_large_pages_are_written():
     assert scenario.geometry.page_size == 128
 
 
+@pytest.mark.slow
 def test_the_simplest_scenario_is_one_layer_one_token_at_slot_1():
     scenario = find(
         scenarios("mha", "bf16", pool_bytes=CI_BYTES), lambda s: any(written(s)), settings=SEARCH

@@ -33,7 +33,8 @@ SKIP_REASON = (
 )
 
 
-# Drives the installed sglang package: marked `sglang`, and a skip with the reason where it did not load.
+# Drives the installed sglang package: marked `sglang`, and
+# a skip with the reason where it did not load.
 def needs_sglang(test):
     return pytest.mark.sglang(pytest.mark.skipif(SGL is None, reason=SKIP_REASON)(test))
 
@@ -289,8 +290,8 @@ def test_loads_without_triton() -> None:
         from harness.sut.sglang_loader import load_sglang
         ns = load_sglang()
         assert "triton" in ns.stood_in
-        pool = ns.MHATokenToKVPool(size=8, page_size=1, dtype=torch.bfloat16, head_num=1, head_dim=4,
-                                   layer_num=1, device="cpu", enable_memory_saver=False)
+        pool = ns.MHATokenToKVPool(size=8, page_size=1, dtype=torch.bfloat16, head_num=1,
+                                   head_dim=4, layer_num=1, device="cpu", enable_memory_saver=False)
         k = torch.ones(2, 1, 4, dtype=torch.bfloat16)
         pool.set_kv_buffer(types.SimpleNamespace(layer_id=0), torch.tensor([1, 2]), k, k)
         assert torch.equal(pool.k_buffer[0][1:3], k)

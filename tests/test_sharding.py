@@ -1,5 +1,6 @@
 """Sharding (harness/sharding.py): `--shard i/N` partitions the runner's cells deterministically,
-and results of separate workers (pytest-xdist, or shards on other machines) merge in `kvh report`."""
+and results of separate workers (pytest-xdist, or shards on other machines) merge in
+`kvh report`."""
 
 from __future__ import annotations
 
@@ -40,7 +41,10 @@ def test_three_shards_cover_the_unsharded_cells_exactly_once():
 
 def test_shard_assignment_is_stable_across_processes_and_hash_seeds():
     keys = _cell_keys(RunOptions())[:20]
-    code = "import sys; from harness.sharding import shard_of; print([shard_of(k, 5) for k in sys.argv[1:]])"
+    code = (
+        "import sys; from harness.sharding import shard_of; "
+        "print([shard_of(k, 5) for k in sys.argv[1:]])"
+    )
     child = subprocess.run(
         [sys.executable, "-c", code, *keys],
         cwd=REPO,

@@ -132,7 +132,8 @@ def _raised(error: str, layer: int, buffers: dict) -> Execution:
 
 @pytest.fixture(scope="module")
 def raised_alike():
-    """Baselines whose every era raised IndexError at forward 0, layer 1, after layer 0 was written."""
+    """Baselines whose every era raised IndexError at
+    forward 0, layer 1, after layer 0 was written."""
     scenario = probe("mha")
     written = execute(builtin("legacy", "plain"), scenario)
     runs = {

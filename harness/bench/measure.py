@@ -33,7 +33,8 @@ from scenarios.model import Scenario
 def bench_requests(
     module: Any, backend: Backend, pool: Any, scenario: Scenario, device: str
 ) -> list[WriteRequest]:
-    """One request per layer for the scenario's single forward, built as a checked run builds them."""
+    """One request per layer for the scenario's single
+    forward, built as a checked run builds them."""
     locs = ForwardStaging(scenario, device, pool).begin(0)
     scales = (scale_object(scenario.k_scale, device), scale_object(scenario.v_scale, device))
     return [
@@ -74,7 +75,8 @@ class TimedWrite:
             self.write(request, self.era, self.mode)
 
     def snapshot(self) -> Execution:
-        """The buffers and caller tensors after the last write, named as harness.execute names them."""
+        """The buffers and caller tensors after the last
+        write, named as harness.execute names them."""
         result = Execution(buffers=buffer_bytes(self.pool, self.scenario))
         for request in self.requests:
             result.caller.update(caller_bytes(request, 0))
@@ -82,7 +84,8 @@ class TimedWrite:
 
 
 def copy_write(nbytes_moved: int, device: str) -> tuple[Step, Step]:
-    """The roofline as (setup, work): a contiguous copy that reads and writes `nbytes_moved` bytes in total."""
+    """The roofline as (setup, work): a contiguous copy that
+    reads and writes `nbytes_moved` bytes in total."""
     count = max(nbytes_moved // 2, 1)
     source = torch.full((count,), 0x3C, dtype=torch.uint8, device=device)
     destination = torch.empty_like(source)

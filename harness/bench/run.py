@@ -33,7 +33,8 @@ BenchGroup = tuple[Backend, str, str, int, int]  # backend, pool, dtype, tokens,
 
 
 class BenchInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a bench: `rows` holds what the families finished so far measured and verified."""
+    """Ctrl-C during a bench: `rows` holds what the families
+    finished so far measured and verified."""
 
     def __init__(self, rows: list[dict]):
         super().__init__()
@@ -53,8 +54,8 @@ def measure_family(
     cells: list[BenchCell], scenario: Scenario, baseline: Baseline, options: BenchOptions, timer
 ) -> tuple[list[TimedCell], list[Samples]]:
     """Time cells that are compared with each other, and the same-bytes copy, taking turns
-    (harness/bench/interleave.py); then verify the bytes of each cell's last timed write. Returns the
-    cells' results and the copy's samples."""
+    (harness/bench/interleave.py); then verify the bytes of each cell's last timed write. Returns
+    the cells' results and the copy's samples."""
     timed: dict[str, TimedWrite] = {}
     failed: dict[str, str] = {}
     for cell in cells:
@@ -214,7 +215,8 @@ def _take_passes(
                             done,
                             total,
                             f"pass {pass_number}/{options.passes} [{index + 1}/{len(groups)}] "
-                            f"{pool} {dtype} {tokens}t {layers}l {label}: {_headline(result, nbytes)}",
+                            f"{pool} {dtype} {tokens}t {layers}l {label}: "
+                            f"{_headline(result, nbytes)}",
                         )
                 del baseline
 

@@ -97,7 +97,8 @@ class EventTimer:
         self.caches = ("warm", "cold") if self._flush is not None else ("warm",)
 
     def _l2_flush(self) -> Optional[Step]:
-        """A write bigger than L2 before an iteration evicts the previous one's lines (CUDA only)."""
+        """A write bigger than L2 before an iteration evicts
+        the previous one's lines (CUDA only)."""
         if device_type(self.device) != "cuda":
             return None
         l2_bytes = torch.cuda.get_device_properties(torch.device(self.device)).L2_cache_size

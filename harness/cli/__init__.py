@@ -32,7 +32,8 @@ VERBS: dict[str, tuple[str, str]] = {
     ),
     "cp": (
         "harness.cli.cp",
-        "context-parallel writes under torch.distributed: every rank's pool against the single-process write",
+        "context-parallel writes under torch.distributed: every rank's pool against the "
+        "single-process write",
     ),
     "mutants": (
         "harness.cli.mutants",

@@ -226,7 +226,8 @@ def main(arguments: argparse.Namespace) -> int:
     measured = sum(1 for row in rows if row["outcome"] == Outcome.MEASURED)
     print(
         f"{'FAIL' if findings else 'DONE'}: {measured} measured, {findings} findings, "
-        f"{len(rows) - measured - findings} errors; results: {path}, table: {options.out / 'bench.md'}"
+        f"{len(rows) - measured - findings} errors; results: {path}, "
+        f"table: {options.out / 'bench.md'}"
     )
     if interrupted:
         return EXIT_INTERRUPTED

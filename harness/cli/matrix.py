@@ -43,7 +43,8 @@ def _items(value: Any) -> list:
 
 
 def backend_coverage() -> list[dict]:
-    """Per backend: its natural device and whether it is here, what it covers, skips, divergences."""
+    """Per backend: its natural device and whether it is
+    here, what it covers, skips, divergences."""
     rows = []
     for backend in BACKENDS.values():
         device_type = getattr(backend, "device_type", "any")
@@ -152,7 +153,8 @@ def render(devices: list, cells: list[CellStatus], backends: list[dict]) -> str:
         for s in b["skips"]
     ]
     notes += [
-        f"- {b['backend']}: divergence `{d.get('name', '')}` ({d.get('pr', '')}): {d.get('reason', '')}"
+        f"- {b['backend']}: divergence `{d.get('name', '')}` ({d.get('pr', '')}): "
+        f"{d.get('reason', '')}"
         for b in backends
         for d in b["divergences"]
     ]

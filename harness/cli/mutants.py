@@ -168,8 +168,8 @@ def main(arguments: argparse.Namespace) -> int:
     slowest = summary["slowest_kill"]
     print(
         f"kill rate {summary['killed']}/{len(results) - summary['equivalent']} "
-        f"({summary['kill_rate']:.0%}), {summary['equivalent']} equivalent; median examples to kill "
-        f"{median if median is not None else '-'}; slowest kill "
+        f"({summary['kill_rate']:.0%}), {summary['equivalent']} equivalent; "
+        f"median examples to kill {median if median is not None else '-'}; slowest kill "
         + (f"{slowest['mutant']} ({slowest['seconds']:.1f}s)" if slowest else "-")
     )
     if summary["survived"]:

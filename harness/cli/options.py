@@ -29,7 +29,8 @@ def choose(values: Optional[list[str]], known: Iterable[str], what: str) -> list
 
 
 def check_device_and_out(device: Optional[str], out: Path) -> None:
-    """Usage errors shared by the verbs that run writes: an unknown or absent device, a bad --out."""
+    """Usage errors shared by the verbs that run writes: an
+    unknown or absent device, a bad --out."""
     if device is not None:
         try:
             reason = unavailable_reason(device)

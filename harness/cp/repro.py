@@ -45,7 +45,10 @@ def save_cp_repro(folder: Path, plan: CpPlan, checks: list[RankCheck]) -> Path:
     }
     digest = hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:10]
     c, g = first.candidate, first.scenario.geometry
-    name = f"cp{first.world}-{g.pool}-{c['era']}-{c['engine']}-{first.scenario.name or 'scenario'}-{digest}.json"
+    name = (
+        f"cp{first.world}-{g.pool}-{c['era']}-{c['engine']}-"
+        f"{first.scenario.name or 'scenario'}-{digest}.json"
+    )
     return write_json_atomic(Path(folder) / name.replace("/", "_").replace(":", "_"), payload)
 
 

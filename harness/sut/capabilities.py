@@ -1,4 +1,5 @@
-"""What a loaded SUT offers, probed from the module itself, and the era those capabilities amount to.
+"""What a loaded SUT offers, probed from the module itself,
+and the era those capabilities amount to.
 
 Nothing here reads a version number: a release or fork nobody named is judged by its names,
 dataclass fields, signatures and the source text of its write doors. Every probe that fails

@@ -95,7 +95,10 @@ def not_ready_reason(spec: str) -> Optional[str]:
         return f"SUT {spec} is not installed ({target_dir(spec)}); run: {hint}"
     missing = missing_shared_modules()
     if missing:
-        return f"SUT {spec}: the shared dependency set is missing here ({', '.join(missing)}); run: {hint}"
+        return (
+            f"SUT {spec}: the shared dependency set is missing here ({', '.join(missing)}); "
+            f"run: {hint}"
+        )
     return None
 
 

@@ -1,4 +1,5 @@
-"""Local layer ids counted across both sub-pools: the SWA sub-pool's ids start after the full ones."""
+"""Local layer ids counted across both sub-pools: the SWA
+sub-pool's ids start after the full ones."""
 
 from mutants import base_kwarg as base
 from mutants.base_kwarg import MHATokenToKVPool, MLATokenToKVPool  # noqa: F401 (SUT protocol names)

@@ -252,7 +252,8 @@ class TritonEngine(StoreEngine):
         self._columns(buffer, loc, parts, buffer.dtype)
 
     def scatter_hnd(self, buffer: torch.Tensor, loc: torch.Tensor, rows: torch.Tensor) -> None:
-        """Page-major scatter: buffer (pages, heads, page_size, dim)[loc // P, :, loc % P] = rows."""
+        """Page-major scatter:
+        buffer (pages, heads, page_size, dim)[loc // P, :, loc % P] = rows."""
         page_size = buffer.shape[2]
         part = self._part(rows, buffer, loc.shape[0], None, buffer.dtype, paged=True)
         self.launch(loc, buffer.shape[0] * page_size, page_size, part)

@@ -73,7 +73,8 @@ def _store_part(
             else:
                 out = f32_to_bits(bits_to_f32(bits, IN), OUT)
         else:
-            # The caller's tensor is divided in place in its own dtype, then cast (SGLang's MHA pool).
+            # The caller's tensor is divided in place in its
+            # own dtype, then cast (SGLang's MHA pool).
             rounded = f32_to_bits(apply_scale(bits_to_f32(bits, IN), scale, SCALE), IN)
             tl.store(src_ptrs, rounded, mask=mask)
             out = f32_to_bits(bits_to_f32(rounded, IN), OUT)

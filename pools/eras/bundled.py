@@ -1,4 +1,5 @@
-"""Era `bundled` (SGLang 0.5.14, PR #27695): one `loc_info`, a bare loc or KVWriteLoc(loc, swa_loc)."""
+"""Era `bundled` (SGLang 0.5.14, PR #27695): one `loc_info`,
+a bare loc or KVWriteLoc(loc, swa_loc)."""
 
 from __future__ import annotations
 

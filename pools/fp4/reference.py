@@ -72,7 +72,8 @@ def check_shape(values: torch.Tensor) -> None:
 
 
 def quantize(values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(tokens, heads, dim) -> packed (tokens, heads, dim // 2) uint8, scales (tokens, heads*dim // 16)."""
+    """(tokens, heads, dim) -> packed (tokens, heads, dim // 2) uint8,
+    scales (tokens, heads*dim // 16)."""
     check_shape(values)
     tokens, heads, dim = values.shape
     rows = values.detach().to("cpu", torch.float32).reshape(tokens, -1).tolist()

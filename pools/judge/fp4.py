@@ -32,8 +32,8 @@ def check_shape(values: torch.Tensor) -> None:
 
 
 def quantize(values: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
-    """(tokens, heads, dim) -> packed (tokens, heads, dim // 2) and scales (tokens, heads*dim // 16),
-    both uint8 arrays."""
+    """(tokens, heads, dim) -> packed (tokens, heads, dim // 2) and
+    scales (tokens, heads*dim // 16), both uint8 arrays."""
     check_shape(values)
     tokens, heads, dim = values.shape
     blocks = widen(bits_of(values), values.dtype).reshape(tokens, -1, BLOCK)

@@ -83,7 +83,8 @@ def hnd_slots(buffer: np.ndarray) -> int:
 
 
 def aiter_key_row(buffer: np.ndarray, slot: int) -> np.ndarray:
-    """(blocks, heads, dim // X, page_size, X): slot s is [s // page_size, :, :, s % page_size, :]."""
+    """(blocks, heads, dim // X, page_size, X): slot s is
+    [s // page_size, :, :, s % page_size, :]."""
     page_size = buffer.shape[3]
     return buffer[slot // page_size, :, :, slot % page_size, :]
 
@@ -93,7 +94,8 @@ def aiter_key_slots(buffer: np.ndarray) -> int:
 
 
 def aiter_value_row(buffer: np.ndarray, slot: int) -> np.ndarray:
-    """(blocks, heads, page_size // X, dim, X): offset o = s % page_size is [.., o // X, :, o % X]."""
+    """(blocks, heads, page_size // X, dim, X): offset o = s % page_size is
+    [.., o // X, :, o % X]."""
     x = buffer.shape[4]
     page_size = buffer.shape[2] * x
     offset = slot % page_size

@@ -112,8 +112,8 @@ def test_the_real_entry_point_prints_one_line_and_no_traceback(tmp_path):
 def test_user_scenario_runs(tmp_path):
     path = scenario_file(tmp_path)
     result = run_kvh("run", "--scenario", path, "--out", str(tmp_path / "out"))
-    # `plain` runs it on the reference and torch engines in each era (the judge is the baseline); the
-    # other backends keep the builtin "decode" scenario out of their focus: a skipped row each.
+    # `plain` runs it on the reference and torch engines in each era (the judge is the baseline);
+    # the other backends keep the builtin "decode" scenario out of their focus: a skipped row each.
     assert result.returncode == 0
     assert re.search(
         r"PASS: \d+ checks: 8 passed, 0 with findings, 0 known divergences, 0 "

@@ -1,4 +1,5 @@
-"""`kvh run --profile`: Hypothesis per cell, examples reported, failures saved with seed and blob."""
+"""`kvh run --profile`: Hypothesis per cell, examples
+reported, failures saved with seed and blob."""
 
 from __future__ import annotations
 

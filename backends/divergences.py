@@ -8,8 +8,9 @@ findings it explains, the doors an explained exception comes through, and its PR
 names the change, the evidence it rests on. A finding outside any part of that is not explained.
 An exception stops a run, so an explained exception is raised at the first declared place only.
 
-`releases` marks a release's own difference from its era's model (a bug a release shipped with):
-it explains a candidate of that release against its era's baseline, never an era of the model.
+`capability` marks a SUT's own difference from its era's model (a bug a release shipped with),
+keyed on a probed capability (harness/sut/capabilities.py), never on a version: it explains a
+candidate whose SUT probes so against its era's baseline, never an era of the model.
 harness/verdict.py reads these; docs/verdict.md says how.
 """
 
@@ -54,7 +55,8 @@ class KnownDivergence:
     pr: str = ""
     evidence: str = ""  # what the declaration rests on when no PR names the change
     doors: tuple[str, ...] = ()  # an explained exception came through one of these pool methods
-    releases: tuple[str, ...] = ()
+    # (Capabilities field, value): a SUT that probes so has this difference from its era's model
+    capability: Optional[tuple[str, object]] = None
 
     @property
     def accepts(self) -> frozenset[str]:
@@ -107,7 +109,7 @@ class KnownDivergence:
             "oracles": sorted(self.oracles),
             "message": self.message,
             "doors": list(self.doors),
-            "releases": list(self.releases),
+            "capability": "=".join(map(str, self.capability)) if self.capability else "",
             "reason": self.reason,
             "pr": self.pr,
             "evidence": self.evidence,
@@ -177,12 +179,13 @@ DIVERGENCES: tuple[KnownDivergence, ...] = (
         _every_layer,
         frozenset({"exception"}),
         r"'KVWriteLoc' object has no attribute",
-        "SGLang 0.5.14's MLATokenToKVPool.set_mla_kv_buffer does not unwrap KVWriteLoc (its "
-        "set_kv_buffer does): the review of PR #27695 found the MLA pools missing the unwrap, and "
-        "the release shipped with this door still missing it; the first MLA write raises",
+        "MLATokenToKVPool.set_mla_kv_buffer does not unwrap KVWriteLoc (its set_kv_buffer does; "
+        "SGLang 0.5.14 shipped so): the review of PR #27695 found the MLA pools missing the "
+        "unwrap; the first MLA write raises. Applies to any SUT whose MLA doors probe as not "
+        "unwrapping",
         pr="#27695",
         doors=("set_mla_kv_buffer",),
-        releases=("0.5.14",),
+        capability=("mla_unwraps_write_loc", False),
     ),
 )
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from harness.sut.capabilities import Capabilities
 
 
 @dataclass(frozen=True)
@@ -15,6 +17,8 @@ class Candidate:
     device: str
     backend: str
     mode: str = "extend"
+    # What a foreign SUT probed with (harness/sut/capabilities.py); None for builtin pools.
+    capabilities: Optional[Capabilities] = field(default=None, compare=False)
 
     @property
     def label(self) -> str:

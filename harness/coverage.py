@@ -3,12 +3,14 @@ nightly job can see what it did not cover."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 
 import pandas as pd
 
 from reports.markdown import markdown_table
-from scenarios.model import Scenario
+from reports.schema import validate_row
+from scenarios.model import SCALE_KINDS, Scenario
 
 
 def _written(s: Scenario) -> set[int]:
@@ -50,7 +52,8 @@ def max_slot_bucket(slot: int) -> str:
 
 
 class Coverage:
-    """Features per (pool, dtype, backend, mode) cell, fed one checked scenario at a time."""
+    """Features per (pool, dtype, backend, mode) cell, fed one checked scenario at a time; each
+    feature and scale kind counts the scenarios that exercised it."""
 
     def __init__(self) -> None:
         self.cells: dict[tuple[str, str, str, str], dict] = {}
@@ -61,12 +64,37 @@ class Coverage:
             return
         self._seen.add((cell, id(scenario)))
         row = self.cells.setdefault(
-            cell, {"scenarios": 0, "max_slot": 0, "scales": set(), "features": set()}
+            cell, {"scenarios": 0, "max_slot": 0, "scales": Counter(), "features": Counter()}
         )
         row["scenarios"] += 1
         row["max_slot"] = max(row["max_slot"], max(_written(scenario), default=0))
-        row["scales"] |= {scenario.k_scale.kind, scenario.v_scale.kind}
-        row["features"] |= {name for name, exercised in FEATURES.items() if exercised(scenario)}
+        row["scales"].update({scenario.k_scale.kind, scenario.v_scale.kind})
+        row["features"].update(name for name, exercised in FEATURES.items() if exercised(scenario))
+
+    def rows(self) -> list[dict]:
+        """`coverage` records (reports/schema.py): one per cell and feature, every feature and
+        scale kind included, so an uncovered one is a row counting 0 scenarios."""
+        return [
+            validate_row(
+                "coverage",
+                {
+                    "pool": pool,
+                    "dtype": dtype,
+                    "backend": backend,
+                    "mode": mode,
+                    "feature": feature,
+                    "scenarios": count,
+                    "checked": row["scenarios"],
+                    "max_slot": row["max_slot"],
+                    "max_slot_bucket": max_slot_bucket(row["max_slot"]),
+                },
+            )
+            for (pool, dtype, backend, mode), row in self.cells.items()
+            for feature, count in [
+                *((name, row["features"][name]) for name in FEATURES),
+                *((f"scale {kind}", row["scales"][kind]) for kind in SCALE_KINDS),
+            ]
+        ]
 
     def markdown(self) -> str:
         frame = pd.DataFrame(

@@ -12,7 +12,10 @@ from harness.candidate import Candidate
 from harness.capabilities import cell_status, layout_of
 from harness.devices import device_type, natural_device, unavailable_reason
 from harness.sharding import Shard
+from harness.sut.call_sites import unfit_call_sites
 from harness.sut.environments import is_isolated_spec, load_isolated
+from harness.sut.errors import SutLoadError
+from harness.sut.limits import limit_before
 from harness.sut.loader import LoadedSut, load_foreign, parse_builtin
 from pools.builtin import builtin_module
 from pools.dtypes import DTYPES
@@ -31,6 +34,7 @@ class RunOptions:
     eras: list[str] = field(default_factory=lambda: list(ERAS))
     engines: list[str] = field(default_factory=lambda: list(ENGINES))
     engines_named: bool = False  # --engine given: opt-in engines (interpreted Triton) run too
+    eras_named: bool = False  # --era given: foreign SUTs run through these call conventions
     backends: list[str] = field(default_factory=lambda: list(BACKENDS))
     device: Optional[str] = None  # None: each backend on its natural device, when present
     seed: int = 0
@@ -63,6 +67,16 @@ class SutChoice:
     spec: str
     engines: tuple[str, ...]  # builtin: the engines to run; foreign: ("-",)
     loaded: Optional[LoadedSut] = None
+    # Foreign: the call conventions it runs through (its probed era, or those --era forces).
+    eras: tuple[str, ...] = ()
+    # Foreign: why it is not run (did not load, fits no call convention); its cells are skips.
+    load_error: str = ""
+    # (backend, era) -> why the release's own call site is not the model's (harness/sut/call_sites)
+    unfit_sites: Mapping[tuple[str, str], str] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.loaded is not None and not self.eras and self.loaded.era:
+            object.__setattr__(self, "eras", (self.loaded.era,))  # the era it probes as
 
 
 def load_sut(spec: str) -> LoadedSut:
@@ -75,18 +89,46 @@ def load_sut(spec: str) -> LoadedSut:
 def close_suts(suts: list[SutChoice]) -> None:
     """Stop the workers of isolated SUTs (nothing is left running after a run)."""
     for sut in suts:
-        stop = getattr(sut.loaded.module, "stop", None) if sut.loaded else None
-        if stop is not None:
-            stop()
+        _stop(sut.loaded)
+
+
+def _stop(loaded: Optional[LoadedSut]) -> None:
+    stop = getattr(loaded.module, "stop", None) if loaded else None
+    if stop is not None:
+        stop()
+
+
+def _foreign_choice(spec: str, options: RunOptions) -> SutChoice:
+    """Load and probe a foreign SUT; a failure is kept as the choice's load_error."""
+    try:
+        loaded = load_sut(spec)
+    except SutLoadError as error:
+        return SutChoice(spec, ("-",), load_error=str(error))
+    if options.eras_named:
+        eras = tuple(options.eras)
+    elif loaded.era is None:
+        _stop(loaded)
+        return SutChoice(
+            spec,
+            ("-",),
+            load_error=f"SUT {spec}: its capabilities fit no modelled call convention "
+            f"(missing: {loaded.unfit}); --era forces one",
+        )
+    else:
+        eras = (loaded.era,)
+    unfit = unfit_call_sites(loaded.root, eras) if loaded.root else {}
+    return SutChoice(spec, ("-",), loaded, eras, unfit_sites=unfit)
 
 
 def resolve_suts(options: RunOptions) -> list[SutChoice]:
-    """Load every --sut up front, so a bad one fails before anything is written."""
+    """Load and probe every --sut up front, so a bad one fails before anything is written. With
+    several, one that does not load is kept with the reason and its cells are skipped, so one
+    bad release does not stop a comparison of the others."""
     choices = []
     for spec in options.suts:
         engine = parse_builtin(spec)
         if engine is None:
-            choices.append(SutChoice(spec, ("-",), load_sut(spec)))
+            choices.append(_foreign_choice(spec, options))
         elif engine:
             if engine not in ENGINES:
                 raise ValueError(
@@ -95,6 +137,8 @@ def resolve_suts(options: RunOptions) -> list[SutChoice]:
             choices.append(SutChoice(spec, (engine,)))
         else:
             choices.append(SutChoice(spec, tuple(options.engines)))
+    if len(choices) == 1 and choices[0].load_error:
+        raise SutLoadError(choices[0].load_error)
     return choices
 
 
@@ -180,25 +224,11 @@ def candidates_for(
     except ValueError as error:
         device_reason = str(error)
     for sut in suts:
+        if sut.load_error:
+            yield Skip(sut.spec, "-", "-", sut.load_error)
+            continue
         if sut.loaded is not None:
-            missing = _missing_class(sut.loaded.module, pool)
-            if sut.loaded.era not in backend.eras:
-                yield Skip(
-                    sut.spec,
-                    sut.loaded.era,
-                    "-",
-                    f"backend {backend.name} has no {sut.loaded.era} call site",
-                )
-            elif missing:
-                yield Skip(
-                    sut.spec, sut.loaded.era, "-", f"the SUT offers no {missing} for {pool} pools"
-                )
-            elif device_reason:
-                yield Skip(sut.spec, sut.loaded.era, "-", device_reason)
-            else:
-                yield Candidate(
-                    sut.spec, sut.loaded.module, sut.loaded.era, "-", device, backend.name, mode
-                )
+            yield from _foreign_candidates(backend, mode, sut, device, device_reason, pool)
             continue
         for era in backend.eras:
             if era not in options.eras:
@@ -227,3 +257,43 @@ def candidates_for(
                 )
                 if not is_baseline(candidate):
                     yield candidate
+
+
+def _foreign_candidates(
+    backend: Backend,
+    mode: str,
+    sut: SutChoice,
+    device: str,
+    device_reason: Optional[str],
+    pool: Optional[str],
+) -> Iterator[Candidate | Skip]:
+    """A foreign SUT through each of its call conventions, unless its capabilities, its own
+    call site or this machine rule the cell out (each a Skip with the reason)."""
+    loaded = sut.loaded
+    missing = _missing_class(loaded.module, pool)
+    limit = limit_before(loaded.capabilities, pool, device_type(device)) if pool else None
+    for era in sut.eras:
+        unfit = sut.unfit_sites.get((backend.name, era))
+        if era not in backend.eras:
+            reason = f"backend {backend.name} has no {era} call site"
+        elif unfit:
+            reason = unfit
+        elif missing:
+            reason = f"the SUT offers no {missing} for {pool} pools"
+        elif limit:
+            reason = f"{limit.name}: {limit.reason}"
+        else:
+            reason = device_reason
+        if reason:
+            yield Skip(sut.spec, era, "-", reason)
+        else:
+            yield Candidate(
+                sut.spec,
+                loaded.module,
+                era,
+                "-",
+                device,
+                backend.name,
+                mode,
+                capabilities=loaded.capabilities,
+            )

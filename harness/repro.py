@@ -116,11 +116,12 @@ def rebuild_candidate(description: dict, device: Optional[str] = None) -> Candid
     return Candidate(
         description["sut"],
         loaded.module,
-        loaded.era,
+        description["era"],  # the call convention it ran through (probed, or forced by --era)
         "-",
         device,
         description["backend"],
         description["mode"],
+        capabilities=loaded.capabilities,
     )
 
 

@@ -96,6 +96,7 @@ def execute_candidate(
             candidate.device,
             known=reference,
             timeout_s=timeout_s or 60.0,
+            era=candidate.era,
         )
         execution.backend = candidate.backend
         return execution

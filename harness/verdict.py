@@ -9,7 +9,7 @@ that applies: KNOWN_DIVERGENCE naming the divergences. Anything else: FINDING ag
 
 Candidate of era E: compared with R_E. No finding: KNOWN_DIVERGENCE when R_E differs from G by
 declared divergences, else BOTH_RAISED when it raised alike with R_E, else PASS. Findings: a
-release divergence declared for the candidate's release that covers them makes it a
+divergence declared for a capability the candidate's SUT probes with that covers them makes it a
 KNOWN_DIVERGENCE; when every divergence between R_E and G is `fixed-later` and the candidate
 equals G, it already has the fix and is judged against G (PASS, or BOTH_RAISED); otherwise it is
 a FINDING. A declared SUT limit that explains the finding makes it SKIPPED (harness/sut/limits.py).
@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable, Optional
 
 from backends.divergences import DIVERGENCES, FIXED_LATER, KnownDivergence
+from backends.real_code import DriverGap
 from backends.registry import Backend
 from harness.candidate import Candidate
 from harness.execute import Execution, execute
@@ -29,6 +30,7 @@ from harness.expectations import Expected, expected_writes
 from harness.findings import Finding
 from harness.oracles import judge, self_check
 from harness.plan import baseline_for
+from harness.sut.capabilities import Capabilities
 from harness.sut.limits import limit_for
 from reports.outcome import Outcome
 from scenarios.model import Scenario
@@ -98,7 +100,7 @@ class Baselines:
             return Verdict(Outcome.FINDING, own + findings)
         if not findings:
             return Verdict(Outcome.BOTH_RAISED if run.error is not None else Outcome.PASS)
-        era_divergences = [d for d in self.divergences if era in d.eras and not d.releases]
+        era_divergences = [d for d in self.divergences if era in d.eras and not d.capability]
         covering = _covering(self.scenario, self.mode, findings, era_divergences)
         if covering is None:
             return Verdict(Outcome.FINDING, findings)
@@ -125,10 +127,21 @@ def run_baselines(
     )
 
 
+def _probed_with(divergence: KnownDivergence, capabilities: Optional[Capabilities]) -> bool:
+    if divergence.capability is None or capabilities is None:
+        return False
+    name, value = divergence.capability
+    return getattr(capabilities, name, None) == value
+
+
 def judge_candidate(
-    baselines: Baselines, era: str, execution: Execution, release: str = ""
+    baselines: Baselines,
+    era: str,
+    execution: Execution,
+    capabilities: Optional[Capabilities] = None,
 ) -> Verdict:
-    """A candidate of `era` (of SGLang release `release`, if it is one) that ran `execution`."""
+    """A candidate of `era` (whose SUT probed with `capabilities`, if foreign) that ran
+    `execution`."""
     scenario, mode, expected = baselines.scenario, baselines.mode, baselines.expected
     own_era = baselines.eras[era]
     alone = self_check(scenario, execution, expected)
@@ -137,10 +150,8 @@ def judge_candidate(
         if own_era.outcome is Outcome.KNOWN_DIVERGENCE:
             return Verdict(Outcome.KNOWN_DIVERGENCE, [], own_era.divergences)
         return Verdict(Outcome.BOTH_RAISED if execution.error is not None else Outcome.PASS)
-    releases = [
-        d for d in baselines.divergences if release and release in d.releases and era in d.eras
-    ]
-    covering = _covering(scenario, mode, findings, releases) if releases else None
+    own = [d for d in baselines.divergences if era in d.eras and _probed_with(d, capabilities)]
+    covering = _covering(scenario, mode, findings, own) if own else None
     if covering:
         return Verdict(Outcome.KNOWN_DIVERGENCE, findings, covering)
     if (
@@ -152,10 +163,22 @@ def judge_candidate(
     return Verdict(Outcome.FINDING, findings)
 
 
+def _driver_gap(findings: list[Finding]) -> Optional[str]:
+    """The message of a one-sided DriverGap (backends/real_code.py): the harness's driver of a
+    release's own backend lacked something, which says nothing about the release."""
+    if len(findings) == 1 and findings[0].oracle == "exception":
+        message = findings[0].message
+        if f"{DriverGap.__name__}:" in message:
+            return message.split(f"{DriverGap.__name__}:", 1)[1].strip()
+    return None
+
+
 def decide(baselines: Baselines, candidate: Candidate, execution: Execution) -> Verdict:
     """judge_candidate, then the declared SUT limits: a finding a limit explains is a skip."""
-    release = str(getattr(candidate.module, "version", "") or "")
-    verdict = judge_candidate(baselines, candidate.era, execution, release)
+    verdict = judge_candidate(baselines, candidate.era, execution, candidate.capabilities)
+    gap = _driver_gap(verdict.findings) if verdict.outcome is Outcome.FINDING else None
+    if gap is not None:
+        return Verdict(Outcome.SKIPPED, verdict.findings, skip_reason=f"real-code driver: {gap}")
     if verdict.outcome is Outcome.FINDING:
         limit = limit_for(baselines.scenario, candidate, verdict.findings)
         if limit is not None:

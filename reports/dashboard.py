@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 from html import escape
-from typing import Any, Iterable
+from typing import Any, Iterable, Optional
 
 import pandas as pd
 
@@ -26,8 +26,10 @@ th{background:#f5f5f5}.regression{background:#fde8e8}.improvement{background:#e6
 .charts{display:flex;flex-wrap:wrap;gap:12px}.chart{background:#fff;border:1px solid #eee}
 .title{font-weight:600;font-size:13px}.tick,.legend{font-size:10px}.label{font-size:11px}
 .axis{stroke:#888}.reference{stroke:#999;stroke-dasharray:4 3}.empty,.note{color:#666}
+td.covered{background:#e6f4ea;text-align:right}td.uncovered{background:#fde8e8;text-align:center}
 """
 POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+COVERAGE_CELL = ("pool", "dtype", "backend", "mode")
 
 
 def _cell(value: Any) -> str:
@@ -137,6 +139,64 @@ def _matrix(report: Report) -> str:
     return body + "<h3>Skipped checks and unmeasured cells</h3>" + skips
 
 
+def newest_coverage(coverage: pd.DataFrame) -> pd.DataFrame:
+    """The coverage rows of the newest run that recorded any, one per (cell, feature): rows of
+    several writers of that run add up."""
+    if coverage.empty:
+        return coverage
+    ordered = coverage.sort_values("time", kind="stable", na_position="first")
+    run = ordered[ordered["run_id"] == ordered["run_id"].iloc[-1]]
+    return (
+        run.sort_values("max_slot", kind="stable", na_position="first")
+        .groupby([*COVERAGE_CELL, "feature"], sort=False, dropna=False)
+        .agg(
+            run_id=("run_id", "last"),
+            time=("time", "last"),
+            scenarios=("scenarios", "sum"),
+            checked=("checked", "sum"),
+            max_slot=("max_slot", "last"),
+            max_slot_bucket=("max_slot_bucket", "last"),
+        )
+        .reset_index()
+    )
+
+
+def _coverage(coverage: pd.DataFrame) -> str:
+    """Features as columns, one row per cell: how many checked scenarios exercised each."""
+    rows = newest_coverage(coverage)
+    if rows.empty:
+        return (
+            '<p class="empty">No coverage recorded for this run (<code>kvh run</code> records it '
+            "next to its checks).</p>"
+        )
+    features = list(pd.unique(rows["feature"]))
+    body = []
+    for cell, group in rows.groupby(list(COVERAGE_CELL), sort=True, dropna=False):
+        counts = dict(zip(group["feature"], group["scenarios"]))
+        tds = [f"<td>{_cell(value)}</td>" for value in cell]
+        tds += [f"<td>{_cell(group[c].iloc[0])}</td>" for c in ("checked", "max_slot_bucket")]
+        tds += [
+            f'<td class="covered">{int(counts[f])}</td>'
+            if counts.get(f, 0) > 0
+            else '<td class="uncovered" title="not exercised">&mdash;</td>'
+            for f in features
+        ]
+        body.append(f"<tr>{''.join(tds)}</tr>")
+    header = [*COVERAGE_CELL, "checked", "max slot", *features]
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    never = [f for f in features if not (rows.loc[rows["feature"] == f, "scenarios"] > 0).any()]
+    first = rows.iloc[0]
+    return (
+        f'<p class="note">Run {escape(str(first["run_id"]))} ({_cell(first["time"])}). A cell '
+        "counts the checked scenarios that exercised the feature; &mdash; marks one no scenario "
+        "of the cell reached. Not exercised in any cell: "
+        + (escape(", ".join(never)) if never else "none")
+        + ".</p>"
+        + f'<table id="feature-coverage"><thead><tr>{head}</tr></thead>'
+        + f"<tbody>{''.join(body)}</tbody></table>"
+    )
+
+
 def _series(frame: pd.DataFrame, value: str) -> dict[tuple, dict[str, list[tuple[float, float]]]]:
     charts: dict[tuple, dict[str, list]] = {}
     usable = frame[frame[value].notna()] if value in frame else frame.iloc[0:0]
@@ -219,12 +279,14 @@ def _regressions(report: Report) -> str:
     return note + _table(header, rows, table_id="regressions", row_classes=gate["status"].tolist())
 
 
-def render_dashboard(report: Report) -> str:
+def render_dashboard(report: Report, coverage: Optional[pd.DataFrame] = None) -> str:
+    """The page; `coverage` is the store's coverage records (none: an older store)."""
     head = report.verdict().split(":", 1)[0]
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     warnings = "".join(f"<li>{escape(w)}</li>" for w in report.warnings)
     sections = [
         ("Correctness", _check_matrix(report.checks) + "<h3>Findings</h3>" + _findings(report)),
+        ("Scenario feature coverage", _coverage(pd.DataFrame() if coverage is None else coverage)),
         ("Coverage and capability matrix", _matrix(report)),
         ("Throughput", _throughput(report)),
         ("API overhead", _overhead(report)),

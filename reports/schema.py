@@ -165,6 +165,16 @@ KINDS: dict[str, RecordKind] = {
             "scenarios judged up to and including the killing one (docs/mutants.md)",
         ),
         RecordKind(
+            "coverage",
+            1,
+            required=("pool", "dtype", "backend", "mode", "feature", "scenarios", "checked"),
+            optional=("max_slot", "max_slot_bucket"),
+            description="one row per (cell, feature) of `kvh run`'s coverage table, written next "
+            "to its check rows: scenarios counts the checked scenarios of the cell that exercised "
+            "the feature (0: uncovered), checked counts the cell's checked scenarios; max_slot is "
+            "the highest slot the cell wrote and max_slot_bucket its power of two (>=2^k)",
+        ),
+        RecordKind(
             "pytest-benchmark",
             1,
             required=("name", "samples_ns"),

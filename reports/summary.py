@@ -4,7 +4,7 @@ checks passed / findings, verdict first."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import pandas as pd
 
@@ -83,13 +83,20 @@ def summary_markdown_table(frame: pd.DataFrame) -> str:
     return markdown_table(summary_table(frame), empty=NO_CHECKS)
 
 
-def verdict(frame: pd.DataFrame, model_outcomes: Iterable[str] = ()) -> str:
-    """FAIL when a candidate or the model itself (the era table) has a finding."""
+def verdict(
+    frame: pd.DataFrame, model_outcomes: Iterable[str] = (), not_run: Sequence[str] = ()
+) -> str:
+    """FAIL when a candidate or the model itself (the era table) has a finding; otherwise
+    INCOMPLETE when a named SUT was not run (`not_run`: why, one line each), else PASS."""
     outcomes = frame["outcome"].tolist() if len(frame) else []
     model_findings = counts(model_outcomes)[Outcome.FINDING]
-    head = "FAIL" if counts(outcomes)[Outcome.FINDING] or model_findings else "PASS"
+    if counts(outcomes)[Outcome.FINDING] or model_findings:
+        head = "FAIL"
+    else:
+        head = "INCOMPLETE" if not_run else "PASS"
     against_model = f"; {model_findings} findings against the model" if model_findings else ""
-    return f"{head}: {counts_line(outcomes)}{against_model}"
+    missing = f"; {len(not_run)} SUT(s) not run" if not_run else ""
+    return f"{head}: {counts_line(outcomes)}{against_model}{missing}"
 
 
 def summary_markdown(
@@ -99,11 +106,12 @@ def summary_markdown(
     divergence_lines: list[str],
     skip_lines: list[str],
     model_outcomes: Iterable[str] = (),
+    not_run: Sequence[str] = (),
 ) -> str:
     parts = [
         f"# kvh run {meta['run_id']}",
         "",
-        f"**{verdict(frame, model_outcomes)}**",
+        f"**{verdict(frame, model_outcomes, not_run)}**",
         "",
         f"commit `{meta['git_commit']}`, host `{meta['host']}`, device `{meta['device']}`, "
         f"seed {meta['seed']}",
@@ -114,6 +122,7 @@ def summary_markdown(
         summary_markdown_table(frame),
     ]
     for title, lines in (
+        ("SUTs not run", list(not_run)),
         ("Findings", finding_lines),
         ("Known divergences", divergence_lines),
         ("Skipped", skip_lines),

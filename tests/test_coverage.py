@@ -1,9 +1,14 @@
-"""The coverage table: features of the scenarios a cell checked, as Markdown."""
+"""The coverage table: features of the scenarios a cell checked, as Markdown and as `coverage`
+records of the results store."""
 
 from __future__ import annotations
 
 from harness.coverage import FEATURES, Coverage, max_slot_bucket
-from scenarios.model import Forward, Geometry, Scale, Scenario
+from reports.records import records_frame
+from reports.schema import KINDS, validate_row
+from reports.store import append, load, run_meta
+from scenarios.model import SCALE_KINDS, Forward, Geometry, Scale, Scenario
+from tests.conftest import scenario_named
 
 CELL = ("mha", "bf16", "plain", "extend")
 
@@ -48,9 +53,9 @@ def test_features_come_from_the_scenarios_checked():
         "int32 locs",
         "k_scale != v_scale",
         "head_dim % 64",
-    } <= row["features"]
+    } <= set(row["features"])
     assert "slot 1" not in row["features"] and "cross-attention" not in row["features"]
-    assert row["scales"] == {"float", "tensor"}
+    assert set(row["scales"]) == {"float", "tensor"}
 
 
 def test_one_scenario_seen_by_several_candidates_counts_once():
@@ -65,3 +70,38 @@ def test_the_table_has_a_column_per_feature():
     coverage.add(CELL, scenario([1]))
     table = coverage.markdown()
     assert all(name in table for name in FEATURES) and ">=2^0" in table
+
+
+def two_checked() -> Coverage:
+    """`prefill` (max slot 255, a page tail) and `padded-narrowed` (padding, narrowing) in CELL."""
+    coverage = Coverage()
+    for name in ("prefill", "padded-narrowed"):
+        coverage.add(CELL, scenario_named("mha", "bf16", name))
+    return coverage
+
+
+def test_rows_count_the_scenarios_that_exercised_each_feature():
+    rows = two_checked().rows()
+    assert all(validate_row("coverage", row) is row for row in rows)
+    by_feature = {row["feature"]: row for row in rows}
+    assert list(by_feature) == [*FEATURES, *(f"scale {kind}" for kind in SCALE_KINDS)]
+    counts = {feature: row["scenarios"] for feature, row in by_feature.items()}
+    assert (counts["page tail"], counts["padding"], counts["narrowing"]) == (1, 1, 1)
+    assert (counts["slot 1"], counts["cross-attention"], counts["scale float"]) == (0, 0, 0)
+    assert counts["scale none"] == 2
+    assert {(row["checked"], row["max_slot"], row["max_slot_bucket"]) for row in rows} == {
+        (2, 255, ">=2^7")
+    }
+    assert {tuple(row[c] for c in ("pool", "dtype", "backend", "mode")) for row in rows} == {CELL}
+
+
+def test_coverage_records_round_trip_through_the_store(tmp_path):
+    rows = two_checked().rows()
+    meta = run_meta("cpu", seed=5, profile="ci")
+    append(tmp_path, records_frame("coverage", rows), "coverage", meta)
+    store = load(tmp_path)
+    stored = store.of("coverage")
+    assert store.warnings == [] and set(KINDS["coverage"].columns) <= set(stored.columns)
+    columns = list(KINDS["coverage"].columns)
+    assert stored[columns].to_dict("records") == rows
+    assert set(stored["run_id"]) == {meta["run_id"]} and set(stored["kind"]) == {"coverage"}

@@ -12,8 +12,9 @@ from harness.cli import main as kvh
 from reports.browser import find_browser, visit
 from reports.dashboard import render_dashboard
 from reports.gate import GateSettings
+from reports.records import records_frame
 from reports.report import MATRIX_FILE, build_report
-from reports.store import load
+from reports.store import append, load, run_meta
 from tests.conftest import FIXTURES
 from tests.helpers.results import planted_results
 
@@ -71,6 +72,7 @@ def test_dashboard_is_self_contained_and_has_every_section(dashboard):
     assert "Content-Security-Policy" in html and "default-src 'none'" in html
     for section in (
         "Correctness",
+        "Scenario feature coverage",
         "Coverage and capability matrix",
         "Throughput",
         "API overhead",
@@ -86,6 +88,53 @@ def test_dashboard_says_not_recorded_without_data(tmp_path):
     html = render_dashboard(report)
     assert "Capability matrix not recorded" in html and "No benchmark records" in html
     assert "no findings" in html and html.count("PASS") >= 1
+    assert "No coverage recorded for this run" in html
+    stored = render_dashboard(report, load(tmp_path).of("coverage"))
+    assert "No coverage recorded for this run" in stored and 'id="feature-coverage"' not in stored
+
+
+def test_dashboard_shows_the_coverage_table_of_kvh_run(dashboard):
+    html = dashboard.read_text()
+    table = html[html.index('<table id="feature-coverage">') :]
+    table = table[: table.index("</table>")]
+    assert "<th>slot 1</th>" in table and "<th>scale tensor</th>" in table
+    assert table.count("<tr>") == 2  # the header and the one cell: mha bf16 plain extend
+    assert 'class="covered"' in table and 'class="uncovered"' in table
+
+
+def coverage_row(feature: str, scenarios: int) -> dict:
+    return {
+        "pool": "mha",
+        "dtype": "bf16",
+        "backend": "plain",
+        "mode": "extend",
+        "feature": feature,
+        "scenarios": scenarios,
+        "checked": 3,
+        "max_slot": 2**17,
+        "max_slot_bucket": ">=2^17",
+    }
+
+
+def test_dashboard_coverage_comes_from_the_newest_run_and_marks_uncovered_features(tmp_path):
+    # The older run reached padding; the newer one, written first, did not.
+    runs = {
+        day: {**run_meta("cpu", seed=0), "time": f"2026-01-0{day}T00:00:00+00:00"} for day in "21"
+    }
+    for day, meta in runs.items():
+        rows = [coverage_row("slot 1", 1), coverage_row("padding", 3 if day == "1" else 0)]
+        append(tmp_path, records_frame("coverage", rows), "coverage", meta)
+    newest = runs["2"]["run_id"]
+    store = load(tmp_path)
+    report = build_report(store, tmp_path, tmp_path / "report", GateSettings())
+    html = render_dashboard(report, store.of("coverage"))
+    table = html[html.index('<table id="feature-coverage">') :]
+    row = table.split("<tbody>", 1)[1].split("</tr>", 1)[0]
+    assert f"Run {newest}" in html and "Not exercised in any cell: padding." in html
+    assert row.endswith(
+        '<td class="covered">1</td><td class="uncovered" title="not exercised">&mdash;</td>'
+    )
+    assert "<td>&gt;=2^17</td>" in row
 
 
 def test_dashboard_in_headless_chromium(dashboard, tmp_path):

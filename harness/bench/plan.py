@@ -144,8 +144,10 @@ def cells_for(
     (SGLang 0.5.23's SWA pool asserts swa_loc) the next older one it accepts is the baseline."""
     for mode in modes:
         for sut in suts:
+            if sut.load_error:
+                continue  # the verb has said why; nothing of it can be timed
             if sut.loaded is not None:
-                newest = list(ERAS).index(sut.loaded.era)
+                newest = max(list(ERAS).index(era) for era in sut.eras)
                 eras = [era for era in backend_eras if era in list(ERAS)[: newest + 1]]
                 engines: tuple[str, ...] = ("-",)
             else:

@@ -3,7 +3,7 @@ copy, and the API overhead ratios; one record per cell and cache state."""
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Optional
 
 from backends.registry import BACKENDS, Backend
 from harness.bench.interleave import sample_interleaved
@@ -21,6 +21,7 @@ from harness.bench.timers import Samples, join_samples, timer_for
 from harness.bench.verify import Baseline
 from harness.execute import Execution, describe_error
 from harness.plan import SutChoice
+from harness.sut.capabilities import Capabilities
 from harness.timeout import time_limit
 from pools.builtin import builtin_module
 from reports.outcome import Outcome
@@ -83,7 +84,7 @@ def measure_family(
                 execution = Execution(
                     error=describe_error(error, source_line=True), error_at="timing"
                 )
-        verdict = baseline.judge(execution, cell.era, _release(cell))
+        verdict = baseline.judge(execution, cell.era, _capabilities(cell))
         results.append(
             TimedCell(cell, verdict, samples if verdict.outcome == Outcome.MEASURED else [])
         )
@@ -93,10 +94,9 @@ def measure_family(
     return results, copy
 
 
-def _release(cell: BenchCell) -> str:
-    """The SGLang release a foreign SUT is (its declared release divergences apply), if any."""
-    loaded = cell.sut.loaded
-    return str(getattr(loaded.module, "version", "") or "") if loaded is not None else ""
+def _capabilities(cell: BenchCell) -> Optional[Capabilities]:
+    """What a foreign SUT probed with (divergences declared for a capability apply to it)."""
+    return cell.sut.loaded.capabilities if cell.sut.loaded is not None else None
 
 
 def measure_cell(

@@ -14,6 +14,7 @@ from typing import Iterable, Optional
 from backends.registry import backend_named
 from harness.execute import Execution
 from harness.findings import Finding
+from harness.sut.capabilities import Capabilities
 from harness.verdict import judge_candidate, run_baselines
 from reports.outcome import Outcome
 from scenarios.model import Scenario
@@ -40,13 +41,15 @@ class Baseline:
         entry = backend_named(backend)
         self.baselines = run_baselines(scenario, entry, mode, eras or entry.eras, timeout_s)
 
-    def judge(self, candidate: Execution, era: str, release: str = "") -> Verdict:
+    def judge(
+        self, candidate: Execution, era: str, capabilities: Optional[Capabilities] = None
+    ) -> Verdict:
         run = self.baselines.runs.get(era)
         if run is None:
             raise ValueError(f"no baseline for era {era!r}: pass it to Baseline(eras=...)")
         if run.error is not None:
             return Verdict(Outcome.ERROR, f"the baseline raised: {run.error}")
-        verdict = judge_candidate(self.baselines, era, candidate, release)
+        verdict = judge_candidate(self.baselines, era, candidate, capabilities)
         if candidate.error is not None:
             return Verdict(
                 Outcome.ERROR, f"raised while timing: {candidate.error}", verdict.findings

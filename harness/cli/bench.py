@@ -18,8 +18,10 @@ from harness.bench.plan import QUICK, QUICK_BUDGET, TOKEN_COUNTS, BenchOptions
 from harness.bench.records import KIND
 from harness.bench.run import BenchInterrupted, run_bench
 from harness.bench.timers import TIMERS
-from harness.cli.options import check_device_and_out, choose, csv_list
+from harness.cli.junit import write_junit
+from harness.cli.options import check_device_and_out, check_writable, choose, csv_list
 from harness.cli.progress import ProgressReporter
+from harness.cli.suts import describe_sut
 from harness.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from harness.plan import RunOptions, resolve_suts
 from harness.sut.loader import SutLoadError
@@ -55,6 +57,9 @@ MATRIX = (
     ("era", ERAS),
     ("engine", ENGINES),
 )
+
+# A JUnit test case: one timed cell, whatever its cache states (they share its verdict).
+JUNIT_CELL = ("pool", "dtype", "backend", "mode", "sut", "era", "engine", "tokens", "layers")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -95,12 +100,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="times the whole plan is timed, each cell's samples "
         "pooled over them (default 3; 5 with --quick)",
     )
+    parser.add_argument(
+        "--junit",
+        type=Path,
+        help="also write JUnit XML here: one test case per cell, "
+        "a failure carrying the finding, an error its reason",
+    )
     parser.add_argument("--out", type=Path, default=Path("kvh-out"))
     parser.set_defaults(handler=main)
 
 
 def options_from(arguments: argparse.Namespace) -> BenchOptions:
     check_device_and_out(arguments.device, arguments.out)
+    if arguments.junit is not None:
+        check_writable(arguments.junit.parent, "--junit")
     base = BenchOptions(**QUICK, budget=QUICK_BUDGET) if arguments.quick else BenchOptions()
     budget, passes = base.budget, base.passes if arguments.passes is None else arguments.passes
     if passes < 1:
@@ -192,8 +205,8 @@ def main(arguments: argparse.Namespace) -> int:
     except (SutLoadError, ValueError) as error:
         raise UsageError(str(error)) from None
     for sut in suts:
-        if sut.loaded is not None:
-            print(f"kvh: SUT {sut.spec}: detected era {sut.loaded.era}", file=sys.stderr)
+        for line in describe_sut(sut):
+            print(f"kvh: {line}", file=sys.stderr)
     meta = run_meta(options.device, options.seed, "bench")
     print(
         f"kvh bench: load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs",
@@ -221,6 +234,8 @@ def main(arguments: argparse.Namespace) -> int:
     if len(agreed):
         table += "\n" + agreement_markdown(agreed, str(previous["run_id"].iloc[0]))
     write_text_atomic(options.out / "bench.md", table)
+    if arguments.junit is not None:
+        write_junit(arguments.junit, frame, "bench", JUNIT_CELL)
     print(table)
     findings = sum(1 for row in rows if row["outcome"] == Outcome.FINDING)
     measured = sum(1 for row in rows if row["outcome"] == Outcome.MEASURED)
@@ -228,6 +243,7 @@ def main(arguments: argparse.Namespace) -> int:
         f"{'FAIL' if findings else 'DONE'}: {measured} measured, {findings} findings, "
         f"{len(rows) - measured - findings} errors; results: {path}, "
         f"table: {options.out / 'bench.md'}"
+        + (f", junit: {arguments.junit}" if arguments.junit is not None else "")
     )
     if interrupted:
         return EXIT_INTERRUPTED

@@ -14,10 +14,12 @@ from typing import Any
 
 import pandas as pd
 
+from backends.real_code import REAL_CODE
 from backends.registry import BACKENDS
 from harness.capabilities import LAYOUTS, CellStatus, matrix
 from harness.devices import backend_device_reason, discover, natural_device
 from harness.errors import EXIT_OK, UsageError
+from harness.sut.census_model import BACKEND_MODELS
 from pools.dtypes import DTYPES
 from reports.atomic import write_json_atomic
 from reports.markdown import markdown_table
@@ -42,6 +44,17 @@ def _items(value: Any) -> list:
     ]
 
 
+def _runs_as(backend: str) -> str:
+    """How a cell of `backend` runs on an SGLang SUT: the release's own code, or the call-site
+    model, checked against the release's source where the census has a model of it."""
+    if backend in REAL_CODE:
+        _, cls = REAL_CODE[backend]
+        return f"real code ({cls}) where the SGLang SUT imports it; the model elsewhere"
+    if backend in BACKEND_MODELS:
+        return "model, checked against the release's source (census)"
+    return "model (the harness's canonical call; no release file)"
+
+
 def backend_coverage() -> list[dict]:
     """Per backend: its natural device and whether it is
     here, what it covers, skips, divergences."""
@@ -61,6 +74,7 @@ def backend_coverage() -> list[dict]:
                 "eras": list(getattr(backend, "eras", ())),
                 "dtypes": list(getattr(backend, "dtypes", DTYPES)),
                 "summary": getattr(backend, "summary", ""),
+                "runs_as": _runs_as(backend.name),
                 "skips": _items(getattr(backend, "skips", ())),
                 "divergences": _items(getattr(backend, "divergences", ())),
             }
@@ -132,7 +146,7 @@ def render(devices: list, cells: list[CellStatus], backends: list[dict]) -> str:
         "## Backends (natural device from the backend registry; `kvh run --device` overrides it)",
         "",
         _table(
-            ("backend", "device", "here", "pool kinds", "modes", "eras", "dtypes"),
+            ("backend", "device", "here", "pool kinds", "modes", "eras", "dtypes", "runs as"),
             [
                 (
                     b["backend"],
@@ -142,6 +156,7 @@ def render(devices: list, cells: list[CellStatus], backends: list[dict]) -> str:
                     ",".join(b["modes"]),
                     ",".join(b["eras"]),
                     _covered(set(b["dtypes"]), DTYPES),
+                    b["runs_as"],
                 )
                 for b in backends
             ],

@@ -3,7 +3,8 @@ through the differential suite until a finding kills it; any survivor fails the 
 
 Prints one row per mutant (killed or not, by which oracle, after how many examples, in how many
 seconds, its minimal repro file), then the kill rate, the median examples-to-kill and the slowest
-kill. Writes `mutants.json` and a `mutants` record file to --out, atomically.
+kill. Writes `mutants.json` and a `mutants` record file to --out, and with --junit JUnit XML
+(one test case per mutant, a survivor a failure), each atomically.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Optional
 
 import pandas as pd
 
+from harness.cli.junit import write_junit
+from harness.cli.options import check_writable
 from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from harness.mutation import MutantResult, run_mutant
 from harness.sut.loader import SutLoadError
@@ -51,6 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"(default per profile: {', '.join(f'{k} {v:g}' for k, v in BUDGET_S.items())})",
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--junit",
+        type=Path,
+        help="also write JUnit XML here: one test case per mutant, a survivor a failure",
+    )
     parser.add_argument("--out", type=Path, default=Path("kvh-out") / "mutants")
     parser.set_defaults(handler=main)
 
@@ -62,6 +70,17 @@ def _mutants(names: Optional[list[str]]) -> list[Mutant]:
         return [mutant_named(name) for name in names]
     except ValueError as error:
         raise UsageError(str(error)) from None
+
+
+def detail_of(result: MutantResult) -> str:
+    """What a row says of its mutant: the killing finding, the equivalence argument, or for a
+    survivor what it withstood."""
+    if result.detail or result.killed:
+        return result.detail
+    return (
+        f"no finding in {result.examples} scenarios judged in {result.seconds:.1f}s: "
+        "a gap in the scenarios or the oracles"
+    )
 
 
 def row_of(result: MutantResult) -> dict:
@@ -83,7 +102,7 @@ def row_of(result: MutantResult) -> dict:
             "examples": result.examples,
             "seconds": round(result.seconds, 3),
             "killed_by": result.killed_by,
-            "detail": result.detail,
+            "detail": detail_of(result),
             "repro": result.repro,
         },
     )
@@ -131,6 +150,8 @@ def main(arguments: argparse.Namespace) -> int:
         raise UsageError("--budget must be > 0")
     if arguments.out.exists() and not arguments.out.is_dir():
         raise UsageError(f"--out {arguments.out} exists and is not a folder")
+    if arguments.junit is not None:
+        check_writable(arguments.junit.parent, "--junit")
     budget = arguments.budget or BUDGET_S.get(profile.name, BUDGET_S[DEFAULT_PROFILE])
     results = []
     for index, mutant in enumerate(_mutants(arguments.only)):
@@ -157,12 +178,10 @@ def main(arguments: argparse.Namespace) -> int:
             "mutants": rows,
         },
     )
-    append(
-        arguments.out,
-        records_frame(KIND, rows),
-        KIND,
-        run_meta("cpu", arguments.seed, profile.name),
-    )
+    frame = records_frame(KIND, rows)
+    append(arguments.out, frame, KIND, run_meta("cpu", arguments.seed, profile.name))
+    if arguments.junit is not None:
+        write_junit(arguments.junit, frame, "mutants", ("mutant",))
     print(_table(rows))
     median = summary["median_examples_to_kill"]
     slowest = summary["slowest_kill"]

@@ -77,7 +77,9 @@ def main(arguments: argparse.Namespace) -> int:
     report = build_report(store, results, out, settings_from(arguments, known))
     for warning in report.warnings:
         print(f"kvh: warning: {warning}", file=sys.stderr)
-    dashboard = write_text_atomic(out / "dashboard.html", render_dashboard(report))
+    dashboard = write_text_atomic(
+        out / "dashboard.html", render_dashboard(report, store.of("coverage"))
+    )
     summary = report_markdown(report, str(dashboard))
     write_text_atomic(out / "summary.md", summary)
     print(summary, end="")

@@ -19,9 +19,10 @@ from harness.cli.options import (
     positive_float,
 )
 from harness.cli.progress import ProgressReporter
+from harness.cli.suts import describe_sut
 from harness.coverage import Coverage
 from harness.era_table import era_table_markdown, reproduced, skip_lines
-from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from harness.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
 from harness.exploration_log import ExplorationLog
 from harness.plan import RunOptions, close_suts, resolve_suts
 from harness.repro import save_repro
@@ -46,11 +47,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sut",
         action="append",
-        help="builtin[:ENGINE], sglang, a module or a .py file (repeatable; default builtin)",
+        help="builtin[:ENGINE]; sglang (the installed one); sglang==X (a release installed by "
+        "kvh sut install, run in its own process); sglang@DIR (a folder holding an sglang "
+        "package); a module or a .py file with SGLang's names (repeatable; default builtin)",
     )
     parser.add_argument("--pool", type=csv_list, help=f"comma list of {', '.join(POOL_KINDS)}")
     parser.add_argument("--dtype", type=csv_list, help=f"comma list of {', '.join(DTYPES)}")
-    parser.add_argument("--era", type=csv_list, help=f"comma list of {', '.join(ERAS)}")
+    parser.add_argument(
+        "--era",
+        type=csv_list,
+        help=f"comma list of {', '.join(ERAS)}: the builtin eras to run; with a foreign SUT, "
+        "the call conventions to drive it through instead of the one its capabilities probe as",
+    )
     parser.add_argument("--engine", type=csv_list, help=f"comma list of {', '.join(ENGINES)}")
     parser.add_argument("--backend", type=csv_list, help=f"comma list of {', '.join(BACKENDS)}")
     parser.add_argument(
@@ -117,6 +125,7 @@ def options_from(arguments: argparse.Namespace) -> RunOptions:
         pools=choose(arguments.pool, POOL_KINDS, "pool"),
         dtypes=choose(arguments.dtype, DTYPES, "dtype"),
         eras=choose(arguments.era, ERAS, "era"),
+        eras_named=arguments.era is not None,
         engines=choose(arguments.engine, ENGINES, "engine"),
         engines_named=arguments.engine is not None,
         backends=choose(arguments.backend, BACKENDS, "backend"),
@@ -203,12 +212,9 @@ def main(arguments: argparse.Namespace) -> int:
     except (SutLoadError, ValueError) as error:
         raise UsageError(str(error)) from None
     for sut in suts:
-        if sut.loaded is not None:
-            print(
-                f"kvh: SUT {sut.spec}: detected era {sut.loaded.era}"
-                + (f" (version {sut.loaded.version})" if sut.loaded.version else ""),
-                file=sys.stderr,
-            )
+        for line in describe_sut(sut):
+            print(f"kvh: {line}", file=sys.stderr)
+    not_loaded = [sut for sut in suts if sut.load_error]
     meta = run_meta(
         options.device or "natural",
         options.seed,
@@ -262,9 +268,11 @@ def main(arguments: argparse.Namespace) -> int:
     frame = records_frame("check", rows)
     model_outcomes = [row["outcome"] for row in era_rows]
     results_path = append(options.out, records_frame("check", rows + era_rows), "check", meta)
+    append(options.out, records_frame("coverage", coverage.rows()), "coverage", meta)
     checks = [r for r in results if not r.era_row]
+    not_run = [sut.load_error for sut in not_loaded]
     summary = summary_markdown(
-        frame, meta, finding_lines, reproduced(checks), skip_lines(checks), model_outcomes
+        frame, meta, finding_lines, reproduced(checks), skip_lines(checks), model_outcomes, not_run
     )
     summary += "\n" + era_table_markdown([r for r in results if r.era_row])
     if log is not None:
@@ -285,10 +293,14 @@ def main(arguments: argparse.Namespace) -> int:
         print(f"... and {len(finding_lines) - 20} more findings, see {options.out / 'summary.md'}")
     if log is not None:
         print(log.markdown())
-    print(verdict(frame, model_outcomes))
+    for reason in not_run:
+        print(f"NOT RUN {reason}")
+    print(verdict(frame, model_outcomes, not_run))
     print(f"era table: {counts_line(model_outcomes)} (the model against its ground truth)")
     print(
         f"results: {results_path}, summary: {options.out / 'summary.md'}"
         + (f", junit: {arguments.junit}" if arguments.junit is not None else "")
     )
-    return EXIT_FINDINGS if finding_lines else EXIT_OK
+    if finding_lines:
+        return EXIT_FINDINGS
+    return EXIT_USAGE if not_loaded else EXIT_OK

@@ -13,7 +13,14 @@ from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from harness.sut.capabilities import Capabilities, describe, era_of, probe, probe_source
 from harness.sut.census import census, compare, files_present, notes, unmodelled_files
 from harness.sut.census_model import BACKEND_MODELS, ERA_NAMES
-from harness.sut.environments import RELEASE, cache_root, install, installed
+from harness.sut.environments import (
+    RELEASE,
+    cache_root,
+    install,
+    installed,
+    installed_metadata,
+    target_dir,
+)
 from harness.sut.errors import SutLoadError
 
 REQUIREMENTS = Path(__file__).resolve().parents[2] / "requirements" / "sglang-cpu.txt"
@@ -142,6 +149,14 @@ def main(arguments: argparse.Namespace) -> int:
             folder, fresh = install(spec, REQUIREMENTS)
         except subprocess.CalledProcessError as error:
             raise UsageError(f"pip failed installing {spec} (exit {error.returncode})") from None
-        verb = "installed" if fresh else "already installed"
+        except SutLoadError as error:
+            raise UsageError(
+                f"{spec} installed but does not import, so it is not ready (left in "
+                f"{target_dir(spec).name}.partial for a look): {error}"
+            ) from None
+        verb = "installed and imported" if fresh else "already installed"
         print(f"{spec}: {verb} in {folder} ({time.monotonic() - started:.1f}s)")
+        own = installed_metadata(spec).get("own_dependencies")
+        if own:
+            print(f"  its own versions of: {', '.join(own)}")
     return EXIT_OK

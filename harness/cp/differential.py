@@ -22,6 +22,7 @@ from harness.candidate import Candidate
 from harness.cp.distributed import GroupOutcome, launch, rank_device
 from harness.execute import execute
 from harness.findings import Finding
+from harness.sut.errors import SutLoadError
 from harness.sut.loader import load_foreign, parse_builtin
 from harness.verdict import decide, run_baselines
 from pools.builtin import builtin_module
@@ -92,7 +93,22 @@ def _candidates(plan: CpPlan, device: str) -> list[Candidate]:
             for era in plan.eras
         ]
     loaded = load_foreign(plan.sut)
-    return [Candidate(plan.sut, loaded.module, loaded.era, "-", device, BACKEND_NAME)]
+    if loaded.era is None:
+        raise SutLoadError(
+            f"SUT {plan.sut}: its capabilities fit no modelled call convention "
+            f"(missing: {loaded.unfit})"
+        )
+    return [
+        Candidate(
+            plan.sut,
+            loaded.module,
+            loaded.era,
+            "-",
+            device,
+            BACKEND_NAME,
+            capabilities=loaded.capabilities,
+        )
+    ]
 
 
 def single_process_backend(scenario: Scenario) -> Backend:

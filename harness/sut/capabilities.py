@@ -51,6 +51,17 @@ class Capabilities:
     def reason_unknown(self, name: str) -> str | None:
         return next((why for field_name, why in self.unknown if field_name == name), None)
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values: a worker sends its SUT's capabilities to the parent this way."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> Capabilities:
+        def frozen(value: Any) -> Any:
+            return tuple(map(frozen, value)) if isinstance(value, list) else value
+
+        return cls(**{name: frozen(value) for name, value in values.items()})
+
 
 # ---- probing a loaded module -------------------------------------------------------------------
 

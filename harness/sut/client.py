@@ -52,6 +52,7 @@ class IsolatedSut:
         self.stderr_file = None
         self.era: Optional[str] = None
         self.version = ""
+        self.loaded: dict = {}  # the worker's hello: era, version, capabilities, unfit, root
         self.restarts = 0
 
     def __enter__(self) -> IsolatedSut:
@@ -80,8 +81,8 @@ class IsolatedSut:
             env=env,
             text=True,
         )
-        hello = self._ask({"op": "hello"}, self.start_timeout_s)
-        self.era, self.version = hello["era"], hello.get("version", "")
+        self.loaded = self._ask({"op": "hello"}, self.start_timeout_s)
+        self.era, self.version = self.loaded["era"], self.loaded.get("version", "")
 
     def _stderr_tail(self, limit: int = 2000) -> str:
         if self.stderr_file is None:
@@ -123,7 +124,9 @@ class IsolatedSut:
         except (json.JSONDecodeError, AssertionError):
             raise self._fail("garbage", f"unreadable answer {line[:200]!r}") from None
         if not response.get("ok"):
-            raise self._fail("refused", str(response.get("error")))
+            chain = response.get("chain")
+            detail = str(response.get("error")) + (f"\nimport chain:\n{chain}" if chain else "")
+            raise self._fail("refused", detail)
         return response
 
     def _fail(self, kind: str, detail: str) -> WorkerFailure:
@@ -153,6 +156,7 @@ class IsolatedSut:
         device: str,
         known: Optional[Execution],
         timeout_s: float = 60.0,
+        era: Optional[str] = None,
     ) -> Execution:
         """Run in the worker; only buffers whose digest differs from `known` travel as bytes."""
         try:
@@ -163,7 +167,7 @@ class IsolatedSut:
                 "op": "execute",
                 "scenario": to_dict(scenario),
                 "timeout_s": timeout_s,
-                "candidate": {"backend": backend, "mode": mode, "device": device},
+                "candidate": {"backend": backend, "mode": mode, "device": device, "era": era},
             }
             message = self._ask({**request, "bytes": None}, timeout_s + self.grace_s)["execution"]
             execution = decode_execution(message, known)

@@ -1,10 +1,10 @@
-"""Era detection from what a module offers, never from a version number."""
+"""Era detection from what a module offers (harness/sut/capabilities.py), never from a version."""
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
 from typing import Any
+
+from harness.sut.capabilities import Capabilities, era_of, probe
 
 REQUIRED_NAMES = ("MHATokenToKVPool", "MLATokenToKVPool", "SWAKVPool")
 
@@ -13,17 +13,17 @@ def missing_names(module: Any) -> list[str]:
     return [name for name in REQUIRED_NAMES if not hasattr(module, name)]
 
 
-def _fields(cls: Any) -> set[str]:
-    if dataclasses.is_dataclass(cls):
-        return {field.name for field in dataclasses.fields(cls)}
-    return set(inspect.signature(cls).parameters)
+def detect(module: Any) -> tuple[str | None, Capabilities, str]:
+    """(era, capabilities, why no era fits): the era is None when the probed capabilities fit
+    no modelled call convention, and the third value then says what is missing."""
+    capabilities = probe(module)
+    era, missing = era_of(capabilities)
+    return era, capabilities, "; ".join(missing)
 
 
 def detect_era(module: Any) -> str:
-    """legacy: no KVWriteLoc, no swa_loc=; kwarg: swa_loc= on SWAKVPool.set_kv_buffer;
-    bundled: KVWriteLoc(loc, swa_loc); current: KVWriteLoc with full_loc (and physical)."""
-    write_loc = getattr(module, "KVWriteLoc", None)
-    if write_loc is not None:
-        return "current" if "full_loc" in _fields(write_loc) else "bundled"
-    swa_params = inspect.signature(module.SWAKVPool.set_kv_buffer).parameters
-    return "kwarg" if "swa_loc" in swa_params else "legacy"
+    """The era a module's capabilities amount to; ValueError when they fit none."""
+    era, _, missing = detect(module)
+    if era is None:
+        raise ValueError(f"its capabilities fit no modelled call convention; missing: {missing}")
+    return era

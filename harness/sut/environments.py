@@ -17,26 +17,19 @@ import sys
 from pathlib import Path
 from typing import Optional
 
+from packaging.requirements import Requirement
+
+from harness.sut.capabilities import Capabilities
 from harness.sut.errors import SutLoadError
 from harness.sut.loader import LoadedSut
+from harness.sut.release_deps import needed
 
 RELEASE = re.compile(r"^sglang==(\d+(?:\.\d+)+(?:\.?post\d+)?)$")
 MARKER = "kvh-sut.json"
 
-# Installed with --no-deps into the release's own folder, in front of this environment's
-# packages. 0.5.12-0.5.14 register configs that transformers 5.19 already ships ("'qwen3_asr' is
-# already used"), so they need the transformers they were built against, and its hub/http stack.
-_OLD_TRANSFORMERS_STACK = [
-    "huggingface-hub==1.33.0",
-    "httpx==0.28.1",
-    "httpcore<2",
-    "tokenizers==0.22.2",
-]
-RELEASE_EXTRAS: dict[str, list[str]] = {
-    "0.5.12": ["transformers==5.6.0", *_OLD_TRANSFORMERS_STACK],
-    "0.5.13": ["transformers==5.8.1", *_OLD_TRANSFORMERS_STACK],
-    "0.5.14": ["transformers==5.8.1", *_OLD_TRANSFORMERS_STACK],
-}
+# Rounds of following requirements into a release folder (harness/sut/release_deps.py): the
+# release's pins, their requirements, and theirs; a longer chain is reported, not chased.
+DEPENDENCY_ROUNDS = 4
 
 
 def cache_root() -> Path:
@@ -52,6 +45,14 @@ def target_dir(spec: str) -> Path:
     if match:
         return cache_root() / f"sglang-{match.group(1)}"
     return Path(spec.split("@", 1)[1])
+
+
+def installed_metadata(spec: str) -> dict:
+    """What `install` recorded about a release folder (its own dependencies), or {}."""
+    folder = installed(spec)
+    if folder is None or not (folder / MARKER).is_file():
+        return {}
+    return json.loads((folder / MARKER).read_text())
 
 
 def installed(spec: str) -> Optional[Path]:
@@ -112,7 +113,18 @@ def load_isolated(spec: str) -> LoadedSut:
     folder = installed(spec)
     worker = IsolatedSut("sglang", prefix=str(folder))
     era, version = worker.hello_or_error()
-    return LoadedSut(spec, worker, era, version=version)
+    capabilities = worker.loaded.get("capabilities")
+    return LoadedSut(
+        spec,
+        worker,
+        era,
+        version=version,
+        capabilities=Capabilities.from_dict(capabilities) if capabilities else None,
+        unfit=worker.loaded.get("unfit", ""),
+        root=worker.loaded.get("root"),
+        real_code=tuple(worker.loaded.get("real_code", ())),
+        real_code_missing=tuple(map(tuple, worker.loaded.get("real_code_missing", ()))),
+    )
 
 
 def install(spec: str, requirements: Path, quiet: bool = True) -> tuple[Path, bool]:
@@ -131,8 +143,38 @@ def install(spec: str, requirements: Path, quiet: bool = True) -> tuple[Path, bo
         return folder, True
     staging = folder.with_name(folder.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
-    extras = RELEASE_EXTRAS.get(match.group(1), [])
-    subprocess.run([*pip, "--no-deps", "--target", str(staging), spec, *extras], check=True)
-    (staging / MARKER).write_text(json.dumps({"spec": spec}) + "\n")
+    subprocess.run([*pip, "--no-deps", "--target", str(staging), spec], check=True)
+    added = _own_dependencies(staging, pip)
+    check_import(staging)
+    (staging / MARKER).write_text(json.dumps({"spec": spec, "own_dependencies": added}) + "\n")
     staging.replace(folder)  # a half-finished install never looks installed
     return folder, True
+
+
+def _own_dependencies(staging: Path, pip: list[str]) -> list[str]:
+    """Install into `staging` what the release needs at other versions than this environment
+    has (its metadata says which); returns the requirements installed."""
+    added: list[str] = []
+    names, release = ["sglang"], True
+    for _ in range(DEPENDENCY_ROUNDS):
+        wanted = needed(staging, names, release=release)
+        if not wanted:
+            return added
+        subprocess.run([*pip, "--no-deps", "--target", str(staging), *wanted], check=True)
+        added += wanted
+        names, release = [Requirement(text).name for text in wanted], False
+    unmet = needed(staging, names)
+    if unmet:
+        raise SutLoadError(
+            f"{staging}: still unmet after {DEPENDENCY_ROUNDS} rounds: {', '.join(unmet)}"
+        )
+    return added
+
+
+def check_import(folder: Path) -> None:
+    """Import the release in a worker, as a run will: a folder that cannot import is never
+    called installed. SutLoadError carries the worker's import chain."""
+    from harness.sut.client import IsolatedSut
+
+    with IsolatedSut("sglang", prefix=str(folder)) as worker:
+        worker.hello_or_error()

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from harness.sut.detect import detect_era, missing_names
+from harness.sut.capabilities import Capabilities
+from harness.sut.detect import detect, missing_names
 from harness.sut.errors import SutLoadError
 
 
@@ -21,9 +22,14 @@ from harness.sut.errors import SutLoadError
 class LoadedSut:
     spec: str
     module: Any
-    era: str
+    era: Optional[str]  # None: its capabilities fit no modelled call convention (see `unfit`)
     engine: str = "-"
     version: str = ""
+    capabilities: Optional[Capabilities] = None
+    unfit: str = ""  # what is missing for any modelled call convention
+    root: Optional[str] = None  # the folder holding its `sglang` package, for the call-site census
+    real_code: tuple[str, ...] = ()  # backends whose own release code its cells drive
+    real_code_missing: tuple[tuple[str, str], ...] = ()  # (backend, why its code did not import)
 
 
 def parse_builtin(spec: str) -> Optional[str]:
@@ -46,13 +52,22 @@ def _import_file(path: Path) -> Any:
     return module
 
 
-def load_foreign(spec: str) -> LoadedSut:
-    """Load `sglang`, a .py file or a dotted module, and detect its era."""
+def package_root(module: Any) -> Optional[str]:
+    """The folder that holds an SGLang-like package's source (sglang's loader records `path`)."""
+    path = getattr(module, "path", None)
+    return str(Path(path).parent) if path else None
+
+
+def load_foreign(spec: str, prefix: Optional[str] = None) -> LoadedSut:
+    """Load `sglang`, a .py file or a dotted module, and probe its capabilities and era. `prefix`
+    (a SUT worker's environment folder) goes in front of sys.path."""
     try:
+        if prefix and spec != "sglang":  # sglang's loader checks that the import is the prefix's
+            sys.path.insert(0, prefix)
         if spec == "sglang":
             from harness.sut.sglang_loader import load_sglang
 
-            module = load_sglang()
+            module = load_sglang(prefix)
         elif spec.endswith(".py") or Path(spec).exists():
             path = Path(spec)
             if not path.is_file():
@@ -71,8 +86,15 @@ def load_foreign(spec: str) -> LoadedSut:
         raise SutLoadError(
             f"SUT {spec!r} lacks {', '.join(missing)} (see README: Test your own pool)"
         )
-    try:
-        era = detect_era(module)
-    except (TypeError, ValueError) as error:
-        raise SutLoadError(f"SUT {spec!r}: cannot detect its era: {error}") from None
-    return LoadedSut(spec, module, era, version=str(getattr(module, "version", "")))
+    era, capabilities, unfit = detect(module)
+    return LoadedSut(
+        spec,
+        module,
+        era,
+        version=str(getattr(module, "version", "")),
+        capabilities=capabilities,
+        unfit=unfit,
+        root=package_root(module),
+        real_code=tuple(getattr(module, "real_backends", None) or ()),
+        real_code_missing=tuple((getattr(module, "real_backends_missing", None) or {}).items()),
+    )

@@ -160,4 +160,22 @@ def load_sglang(sys_path_prefix: str | None = None) -> types.SimpleNamespace:
     for optional in ("KVWriteLoc", "unwrap_write_loc"):
         if hasattr(memory_pool, optional):
             setattr(ns, optional, getattr(memory_pool, optional))
+    ns.real_backends, ns.real_backends_missing = _real_backends()
     return ns
+
+
+def _real_backends() -> tuple[dict[str, type], dict[str, str]]:
+    """The release's own backend classes that run on CPU (backends.real_code.REAL_CODE), and
+    why each one that is not here could not be imported. Importing them is optional: a release
+    whose backend module does not import still runs its pools through the call-site model."""
+    from backends.real_code import REAL_CODE
+
+    found, missing = {}, {}
+    for backend, (module_name, class_name) in REAL_CODE.items():
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                found[backend] = getattr(importlib.import_module(module_name), class_name)
+        except Exception as error:  # noqa: BLE001 - any import failure means: run the model
+            missing[backend] = f"{module_name} did not import: {_one_line(error)}"
+    return found, missing

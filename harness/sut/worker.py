@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+import traceback
 from typing import Any
 
 
@@ -21,19 +22,17 @@ def _protocol_stream():
 
 
 def _load(spec: str, prefix: str | None) -> Any:
-    if spec == "sglang":
-        from harness.sut.sglang_loader import load_sglang
-
-        module = load_sglang(prefix)
-        from harness.sut.detect import detect_era
-
-        return module, detect_era(module), str(getattr(module, "version", ""))
     from harness.sut.loader import load_foreign
 
-    if prefix:
-        sys.path.insert(0, prefix)
-    loaded = load_foreign(spec)
-    return loaded.module, loaded.era, loaded.version
+    return load_foreign(spec, prefix)
+
+
+def import_chain(error: BaseException, limit: int = 12) -> str:
+    """The frames of the failed import, innermost last, and each chained cause: a release that
+    needs another transformers shows which of its modules asked for what."""
+    lines = traceback.format_exception(error)
+    frames = [line.rstrip() for line in lines if line.startswith("  File ")]
+    return "\n".join(frames[-limit:])
 
 
 def serve(spec: str, prefix: str | None) -> int:
@@ -43,9 +42,14 @@ def serve(spec: str, prefix: str | None) -> int:
         out.write(json.dumps({"v": 1, **fields}) + "\n")
 
     try:
-        module, era, version = _load(spec, prefix)
-    except Exception as error:  # reported to the parent, which turns it into a finding
-        reply(ok=False, error=f"load failed: {type(error).__name__}: {error}")
+        loaded = _load(spec, prefix)
+    except Exception as error:  # reported to the parent, which says why the SUT did not load
+        cause = error.__cause__ or error
+        reply(
+            ok=False,
+            error=f"load failed: {type(error).__name__}: {error}",
+            chain=import_chain(cause),
+        )
         return 3
     from harness.candidate import Candidate
     from harness.execute import execute
@@ -57,11 +61,27 @@ def serve(spec: str, prefix: str | None) -> int:
         if request.get("v") != VERSION:
             reply(ok=False, error=f"protocol version {request.get('v')!r}, worker speaks {VERSION}")
         elif request["op"] == "hello":
-            reply(ok=True, era=era, version=version, pid=os.getpid())
+            reply(
+                ok=True,
+                era=loaded.era,
+                version=loaded.version,
+                capabilities=loaded.capabilities.to_dict() if loaded.capabilities else None,
+                unfit=loaded.unfit,
+                root=loaded.root,
+                real_code=loaded.real_code,
+                real_code_missing=loaded.real_code_missing,
+                pid=os.getpid(),
+            )
         elif request["op"] == "execute":
             described = request["candidate"]
             candidate = Candidate(
-                spec, module, era, "-", described["device"], described["backend"], described["mode"]
+                spec,
+                loaded.module,
+                described.get("era") or loaded.era,  # --era forces another call convention
+                "-",
+                described["device"],
+                described["backend"],
+                described["mode"],
             )
             execution = execute(candidate, from_dict(request["scenario"]), request.get("timeout_s"))
             reply(ok=True, execution=encode_execution(execution, request.get("bytes")))

@@ -75,7 +75,7 @@ def test_a_cross_release_finding_replays_from_its_repro(tmp_path, fake_release):
         str(out),
     )
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
-    assert f"SUT {spec}: detected era current (version 0.0.0+fake)" in result.stderr
+    assert f"SUT {spec}: era current (from its capabilities, version 0.0.0+fake)" in result.stderr
     rows = check_records(out)
     assert set(rows[rows["outcome"] == Outcome.FINDING.value]["sut"]) == {spec}
     repro = sorted((out / "repros").glob("*.json"))[0]

@@ -1,0 +1,43 @@
+"""What `kvh run` and `kvh bench` say about each foreign SUT before they start: the era its
+capabilities probe as (or the forced call conventions), the capabilities, and which of its own
+call sites fit the model."""
+
+from __future__ import annotations
+
+from harness.plan import SutChoice
+from harness.sut.capabilities import describe
+from harness.sut.census_model import BACKEND_MODELS
+
+
+def describe_sut(sut: SutChoice) -> list[str]:
+    if sut.load_error:
+        return [f"{sut.load_error}: its cells are skipped"]
+    loaded = sut.loaded
+    if loaded is None:
+        return []
+    version = f", version {loaded.version}" if loaded.version else ""
+    if sut.eras == (loaded.era,):
+        head = f"SUT {sut.spec}: era {loaded.era} (from its capabilities{version})"
+    else:
+        head = (
+            f"SUT {sut.spec}: call conventions {', '.join(sut.eras)} forced by --era "
+            f"(its capabilities: {loaded.era or 'none fits'}{version})"
+        )
+    lines = [head]
+    if loaded.capabilities is not None:
+        lines.append("  " + "; ".join(describe(loaded.capabilities)[:-1]))
+    if loaded.real_code:
+        lines.append(f"  real code run: {', '.join(loaded.real_code)} (backends/real_code.py)")
+    for backend, why in loaded.real_code_missing:
+        lines.append(f"  {backend} runs as the model: {why}")
+    if not loaded.root:
+        lines.append("  no package source to check its call sites against: they run as modelled")
+        return lines
+    total = len(BACKEND_MODELS) * len(sut.eras)
+    lines.append(
+        f"  call sites read from {loaded.root}: {total - len(sut.unfit_sites)} of {total} fit "
+        "the model" + ("; skipped:" if sut.unfit_sites else "")
+    )
+    for (backend, era), reason in sorted(sut.unfit_sites.items()):
+        lines.append(f"    {backend} ({era}): {reason}")
+    return lines

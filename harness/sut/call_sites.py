@@ -1,0 +1,37 @@
+"""Which backend call sites of a release fit the harness's model, decided once per SUT from the
+release's own source (the census, harness/sut/census.py).
+
+A backend whose write calls differ from the model of the era it would run in, or that the
+release does not have, is not run: a model that does not fit would blame the release for the
+harness's own model. Its cells are skipped with the evidence (file, line, expression) as the
+reason, and `kvh sut check` prints the whole comparison.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+from harness.sut.census import census, compare, files_present
+from harness.sut.census_model import BACKEND_MODELS
+
+
+def unfit_call_sites(root: str, eras: Iterable[str]) -> dict[tuple[str, str], str]:
+    """(backend, era) -> why that call site of the release under `root` is not the model's."""
+    release = census(Path(root))
+    reasons = {}
+    for name, model in BACKEND_MODELS.items():
+        present = files_present(model, release)
+        for era in eras:
+            if not present:
+                reasons[name, era] = (
+                    f"the release has no {' or '.join(model.files)}: no {name} call site to check"
+                )
+                continue
+            found = compare(release, model, era)
+            if found:
+                more = f" (and {len(found) - 1} more: kvh sut check)" if len(found) > 1 else ""
+                reasons[name, era] = (
+                    f"its {name} call site is not the {era} model: {found[0].describe()}{more}"
+                )
+    return reasons

@@ -1,0 +1,85 @@
+"""The dependencies a release needs in its own folder, read from its metadata, not from a list
+of versions we know.
+
+A release folder is layered in front of this environment (harness/sut/environments.py). Where the
+release pins a package this environment has at another version (0.5.12 pins transformers 5.6.0,
+this environment has 5.19.0), that pin goes into the release's folder, and so, in turn, does
+each requirement of those packages that this environment does not satisfy, absent ones included
+(transformers 5.6's tokenizers and hub, the hub's httpx). A package the release itself pins but
+this environment lacks stays absent (the loader stands in for what the write path does not
+use), and the device stack is never replaced.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Optional
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+# The machine's own accelerator stack: a release's pin of these is never followed.
+DEVICE_STACK = frozenset(
+    canonicalize_name(name)
+    for name in ("torch", "triton", "torch_npu", "torchaudio", "torchvision", "pytorch-triton")
+)
+
+Version = Callable[[str], Optional[str]]
+
+
+def environment_version(name: str) -> Optional[str]:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _requirements(distribution: importlib.metadata.Distribution) -> list[Requirement]:
+    found = []
+    for text in distribution.requires or []:
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+            found.append(requirement)
+    return found
+
+
+def _pinned(requirement: Requirement) -> bool:
+    return any(spec.operator == "==" for spec in requirement.specifier)
+
+
+def needed(
+    folder: Path,
+    names: Iterable[str],
+    version_here: Version = environment_version,
+    release: bool = False,
+) -> list[str]:
+    """Requirement strings of the distributions `names` (installed in `folder`) that must go into
+    `folder`: not in the device stack, not satisfied by `folder`, nor by this environment.
+    `release`: `names` is the release itself, which pins many things it runs without, so only
+    its exact pins of packages this environment has are followed."""
+    in_folder = {
+        canonicalize_name(dist.metadata["Name"]): dist
+        for dist in importlib.metadata.distributions(path=[str(folder)])
+    }
+    wanted: dict[str, str] = {}
+    for name in names:
+        distribution = in_folder.get(canonicalize_name(name))
+        if distribution is None:
+            continue
+        for requirement in _requirements(distribution):
+            key = canonicalize_name(requirement.name)
+            here = version_here(requirement.name)
+            if key in DEVICE_STACK or (release and (here is None or not _pinned(requirement))):
+                continue
+            local = in_folder.get(key)
+            satisfied_by = local.version if local is not None else here
+            if satisfied_by is None or not requirement.specifier.contains(
+                satisfied_by, prereleases=True
+            ):
+                wanted[key] = f"{requirement.name}{requirement.specifier}"
+    return sorted(wanted.values())

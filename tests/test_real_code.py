@@ -1,0 +1,92 @@
+"""Where an SGLang SUT carries TorchNativeAttnBackend, torch_native cells drive that real code
+(backends/real_code.py), and its bytes are judged against the model's."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from backends.registry import BACKENDS
+from harness.candidate import Candidate
+from harness.execute import execute
+from harness.sut.sglang_loader import SutLoadError, load_sglang
+from harness.verdict import decide, judge_candidate, run_baselines
+from reports.outcome import Outcome
+from tests.conftest import scenario_named
+
+pytestmark = pytest.mark.sglang
+
+TORCH_NATIVE = BACKENDS["torch_native"]
+
+
+@pytest.fixture(scope="module")
+def sglang():
+    try:
+        return load_sglang()
+    except SutLoadError as error:
+        pytest.skip(f"sglang did not load: {error}")
+
+
+def _verdict(module, pool: str, name: str, mode: str = "extend"):
+    scenario = scenario_named(pool, "bf16", name)
+    candidate = Candidate("sglang", module, "current", "-", "cpu", "torch_native", mode)
+    baselines = run_baselines(scenario, TORCH_NATIVE, mode, ("current",), 30.0)
+    return judge_candidate(baselines, "current", execute(candidate, scenario, 30.0, TORCH_NATIVE))
+
+
+def _with_class(sglang, cls) -> object:
+    module = copy.copy(sglang)
+    module.real_backends = {"torch_native": cls}
+    return module
+
+
+def test_the_loader_carries_the_release_class(sglang):
+    assert sglang.real_backends["torch_native"].__name__ == "TorchNativeAttnBackend"
+    assert sglang.real_backends_missing == {}
+
+
+@pytest.mark.parametrize(
+    "pool, name, mode",
+    [
+        ("mha", "prefill", "extend"),
+        ("swa_mha", "small-cross", "extend"),
+        ("mla", "decode", "decode"),
+    ],
+)
+def test_the_release_code_writes_what_the_model_writes(sglang, pool, name, mode):
+    assert _verdict(sglang, pool, name, mode).outcome is Outcome.PASS
+
+
+def test_a_fault_in_the_release_class_is_a_finding_so_the_real_code_is_what_ran(sglang):
+    real = sglang.real_backends["torch_native"]
+
+    class Untranslated(real):  # the SWA loc left as the full loc, as if the translation were lost
+        def init_forward_metadata(self, forward_batch):
+            super().init_forward_metadata(forward_batch)
+            if self.swa_out_cache_loc is not None:
+                self.swa_out_cache_loc = forward_batch.out_cache_loc
+
+    verdict = _verdict(_with_class(sglang, Untranslated), "swa_mha", "prefill")
+    assert verdict.outcome is Outcome.FINDING, verdict
+    # Without the class, the same module runs the call-site model and passes.
+    assert _verdict(_with_class(sglang, None), "swa_mha", "prefill").outcome is Outcome.PASS
+
+
+def test_what_the_driver_does_not_provide_is_a_skip_naming_it_never_a_finding(sglang):
+    real = sglang.real_backends["torch_native"]
+
+    class ReadsMore(real):  # a release nobody named, reading a ForwardBatch field the driver lacks
+        def init_forward_metadata(self, forward_batch):
+            _ = forward_batch.spec_info
+            super().init_forward_metadata(forward_batch)
+
+    scenario = scenario_named("mha", "bf16", "prefill")
+    module = _with_class(sglang, ReadsMore)
+    candidate = Candidate("sglang", module, "current", "-", "cpu", "torch_native")
+    baselines = run_baselines(scenario, TORCH_NATIVE, "extend", ("current",), 30.0)
+    verdict = decide(baselines, candidate, execute(candidate, scenario, 30.0, TORCH_NATIVE))
+    assert verdict.outcome is Outcome.SKIPPED
+    assert verdict.skip_reason.startswith(
+        "real-code driver: the release's backend reads forward_batch.spec_info"
+    )

@@ -1,0 +1,49 @@
+"""A release's own dependencies are read from its metadata: its exact pins of packages this
+environment has at other versions, then what those need that this environment does not satisfy
+(absent packages included). The device stack is never followed, nor a pin of the release's own
+of a package absent here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.sut.release_deps import needed
+
+HERE = {"transformers": "5.19.0", "tokenizers": "0.23.3", "torch": "2.13.0", "numpy": "2.1.0"}
+
+
+def _dist(folder: Path, name: str, version: str, *requires: str) -> None:
+    info = folder / f"{name}-{version}.dist-info"
+    info.mkdir(parents=True)
+    lines = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
+    lines += [f"Requires-Dist: {text}" for text in requires]
+    (info / "METADATA").write_text("\n".join(lines) + "\n")
+
+
+def _here(name: str) -> str | None:
+    return HERE.get(name.lower())
+
+
+def test_the_release_pins_that_differ_from_here_and_only_those(tmp_path):
+    _dist(
+        tmp_path,
+        "sglang",
+        "0.5.12",
+        "transformers==5.6.0",  # here at 5.19.0: its own
+        "torch==2.11.0",  # the device stack: never
+        "openai==2.6.1",  # absent here: stood in, never installed
+        "numpy==2.1.0",  # here at that version already
+        "tokenizers>=0.1",  # not a pin: the release runs with what is here
+        'flashinfer==0.6; extra == "cuda"',  # an extra: not followed
+    )
+    assert needed(tmp_path, ["sglang"], _here, release=True) == ["transformers==5.6.0"]
+
+
+def test_then_what_its_own_versions_need_that_here_does_not_satisfy(tmp_path):
+    _dist(tmp_path, "sglang", "0.5.12", "transformers==5.6.0")
+    _dist(tmp_path, "transformers", "5.6.0", "tokenizers<=0.23.0,>=0.22.0", "numpy>=1.17", "httpx")
+    assert needed(tmp_path, ["transformers"], _here) == ["httpx", "tokenizers<=0.23.0,>=0.22.0"]
+    _dist(tmp_path, "tokenizers", "0.22.2")
+    _dist(tmp_path, "httpx", "0.28.1")
+    assert needed(tmp_path, ["transformers"], _here) == []  # the folder now satisfies it
+    assert needed(tmp_path, ["sglang"], _here, release=True) == []

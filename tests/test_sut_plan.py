@@ -1,0 +1,171 @@
+"""A foreign SUT is planned from its probed capabilities: the era they amount to (or the call
+conventions --era forces), the limits they bring, the divergences declared for them, and which of
+the release's own call sites fit the model. None of it reads a version string."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+
+import pytest
+
+from backends.divergences import DIVERGENCES
+from backends.registry import BACKENDS
+from harness.execute import Execution
+from harness.findings import Finding
+from harness.plan import (
+    RunOptions,
+    Skip,
+    SutChoice,
+    candidates_for,
+    close_suts,
+    resolve_suts,
+)
+from harness.sut.call_sites import unfit_call_sites
+from harness.sut.capabilities import Capabilities
+from harness.sut.errors import SutLoadError
+from harness.sut.limits import SUT_LIMITS, limit_before, limit_for
+from harness.sut.loader import LoadedSut
+from harness.verdict import _probed_with
+from pools.builtin import builtin_module
+from tests.conftest import FIXTURES, SGLANG_INSTALL_HINT, installed_sglang_root, scenario_named
+
+UNFIT = str(FIXTURES / "write_loc_no_for_layer.py")
+
+
+def test_a_sut_that_fits_no_convention_alone_is_a_load_error_saying_what_is_missing():
+    with pytest.raises(SutLoadError, match="fit no modelled call convention.*for_layer/for_batch"):
+        resolve_suts(RunOptions(suts=[UNFIT]))
+
+
+def test_beside_others_it_is_kept_with_the_reason_and_each_of_its_cells_is_a_skip():
+    suts = resolve_suts(RunOptions(suts=["builtin:torch", UNFIT, "tests/fixtures/absent.py"]))
+    assert [bool(sut.load_error) for sut in suts] == [False, True, True]
+    items = list(candidates_for(BACKENDS["plain"], "extend", suts, RunOptions(), "mha", "bf16"))
+    skips = [item for item in items if isinstance(item, Skip) and item.sut != "builtin"]
+    assert [skip.sut for skip in skips] == [UNFIT, "tests/fixtures/absent.py"]
+    assert "for_layer/for_batch" in skips[0].reason
+    assert "does not exist" in skips[1].reason
+    assert any(not isinstance(item, Skip) for item in items)  # builtin:torch still runs
+
+
+def test_era_forces_the_call_conventions_a_foreign_sut_is_driven_through():
+    options = RunOptions(suts=[UNFIT], eras=["bundled", "current"], eras_named=True)
+    (sut,) = resolve_suts(options)
+    try:
+        assert sut.eras == ("bundled", "current") and sut.loaded.era is None
+        items = list(candidates_for(BACKENDS["fa3"], "extend", [sut], options, "swa_mha", "bf16"))
+        assert [(item.era, type(item).__name__) for item in items] == [
+            ("bundled", "Candidate"),
+            ("current", "Candidate"),
+        ]
+        assert items[0].capabilities.for_layer is False
+    finally:
+        close_suts([sut])
+
+
+def test_a_limit_skips_cells_where_the_probed_capability_brings_it_and_nowhere_else():
+    needs_gpu = Capabilities(mla_door_needs_gpu=True, swa_over_mla=True)
+    assert limit_before(needs_gpu, "mla", "cpu").name == "mla-door-needs-gpu"
+    assert limit_before(needs_gpu, "mla", "cuda") is None  # a GPU runs the kernel
+    assert limit_before(needs_gpu, "mha", "cpu") is None
+    assert limit_before(Capabilities(mla_door_needs_gpu=False), "mla", "cpu") is None
+    no_swa_mla = Capabilities(mla_door_needs_gpu=False, swa_over_mla=False)
+    assert limit_before(no_swa_mla, "swa_mla", "cuda").name == "no-swa-over-mla"
+    assert limit_before(None, "swa_mla", "cpu") is None  # builtin pools have no limits
+
+
+def test_an_unknown_capability_falls_back_to_the_limits_error_and_only_to_it():
+    from harness.candidate import Candidate
+
+    scenario = scenario_named("mla", "bf16", "prefill")
+    unknown = Capabilities(unknown=(("mla_door_needs_gpu", "no readable source"),))
+    candidate = Candidate("x", None, "current", "-", "cpu", "plain_mla", capabilities=unknown)
+    kernel = Finding("exception", "raised where the baseline did not: 0 active drivers")
+    other = Finding("exception", "raised where the baseline did not: IndexError")
+    assert limit_for(scenario, candidate, [kernel]).name == "mla-door-needs-gpu"
+    assert limit_for(scenario, candidate, [other]) is None
+    known = replace(candidate, capabilities=Capabilities(mla_door_needs_gpu=False))
+    assert limit_for(scenario, known, [kernel]) is None  # probed able: the error is a finding
+    assert {limit.capability for limit in SUT_LIMITS} <= set(Capabilities.__dataclass_fields__)
+
+
+def test_a_divergence_declared_for_a_capability_applies_to_suts_that_probe_so():
+    (no_unwrap,) = [d for d in DIVERGENCES if d.name == "mla-nope-rope-no-unwrap"]
+    assert _probed_with(no_unwrap, Capabilities(mla_unwraps_write_loc=False))
+    assert not _probed_with(no_unwrap, Capabilities(mla_unwraps_write_loc=True))
+    assert not _probed_with(no_unwrap, Capabilities())  # unknown: not assumed
+    assert not _probed_with(no_unwrap, None)  # builtin pools
+    for divergence in DIVERGENCES:
+        if divergence.capability is not None:
+            assert divergence.capability[0] in Capabilities.__dataclass_fields__
+
+
+def test_capabilities_travel_as_json_values_and_come_back_equal():
+    caps = Capabilities(
+        write_loc=True,
+        write_loc_fields=("loc", "swa_loc"),
+        unknown=(("swa_over_mla", "TypeError: x"),),
+    )
+    import json
+
+    assert Capabilities.from_dict(json.loads(json.dumps(caps.to_dict()))) == caps
+
+
+@pytest.fixture
+def release_copy(tmp_path):
+    root = installed_sglang_root()
+    if root is None:
+        pytest.skip(SGLANG_INSTALL_HINT)
+    relative = "sglang/srt/layers/attention/torch_native_backend.py"
+    target = tmp_path / relative
+    target.parent.mkdir(parents=True)
+    shutil.copy(root / relative, target)
+    return tmp_path, target
+
+
+def test_a_release_call_site_that_differs_from_the_model_is_named_with_file_and_line(
+    release_copy,
+):
+    root, torch_native = release_copy
+    assert ("torch_native", "current") not in unfit_call_sites(str(root), ["current"])
+    source = torch_native.read_text()
+    changed = source.replace(
+        "KVWriteLoc(cache_loc, self.swa_out_cache_loc)", "KVWriteLoc(cache_loc)"
+    )
+    assert changed != source
+    torch_native.write_text(changed)
+    reasons = unfit_call_sites(str(root), ["current"])
+    assert reasons["torch_native", "current"].startswith(
+        "its torch_native call site is not the current model: "
+        "sglang/srt/layers/attention/torch_native_backend.py:"
+    )
+    assert "no fa3 call site to check" in reasons["fa3", "current"]  # absent from this copy
+
+
+def test_a_backend_whose_call_site_does_not_fit_is_skipped_with_that_evidence():
+    loaded = LoadedSut("sglang", builtin_module("current", "torch"), "current")
+    unfit = {("torch_native", "current"): "its torch_native call site is not the current model"}
+    choice = SutChoice("sglang", ("-",), loaded, unfit_sites=unfit)
+    options = RunOptions()
+    (item,) = candidates_for(BACKENDS["torch_native"], "extend", [choice], options, "mha", "bf16")
+    assert isinstance(item, Skip) and item.reason == unfit["torch_native", "current"]
+    (fits,) = candidates_for(BACKENDS["fa3"], "extend", [choice], options, "mha", "bf16")
+    assert not isinstance(fits, Skip) and fits.era == "current"
+
+
+def test_the_worker_reports_capabilities_and_runs_the_era_it_is_asked_for():
+    from harness.sut.client import IsolatedSut
+
+    scenario = scenario_named("mha", "bf16", "prefill")
+    with IsolatedSut(UNFIT) as worker:
+        era, _ = worker.hello()
+        assert era is None and "for_layer" in worker.loaded["unfit"]
+        caps = Capabilities.from_dict(worker.loaded["capabilities"])
+        assert caps.write_loc_fields == ("loc", "swa_loc", "full_loc")
+        bare = worker.execute(scenario, "plain", "extend", "cpu", None, 30.0, era="legacy")
+        assert isinstance(bare, Execution) and bare.error is None, bare.error
+        # The bundled call site hands its pools a KVWriteLoc, which this one's MHA pool indexes
+        # with as it is: the worker drove the convention it was asked for.
+        bundled = worker.execute(scenario, "plain", "extend", "cpu", None, 30.0, era="bundled")
+        assert "'KVWriteLoc' object has no attribute" in bundled.error

@@ -353,14 +353,18 @@ def has_findings(results: list[CellResult]) -> bool:
 
 
 def _unexplored(
-    cell: Cell, candidates: list[Candidate], on_result: Callable[[CellResult], None], reason: str
+    cell: Cell,
+    candidates: list[Candidate],
+    on_result: Callable[[CellResult], None],
+    reason: str,
+    outcome: Outcome = Outcome.UNEXPLORED,
 ) -> None:
     for candidate in candidates:
         on_result(
             CellResult(
                 candidate,
                 None,
-                Outcome.UNEXPLORED,
+                outcome,
                 label=candidate.label,
                 skip=Skip(candidate.sut, candidate.era, candidate.engine, reason),
                 pool=cell.pool,
@@ -429,14 +433,12 @@ def explore_run(
         for result in outcome.failure or ():
             result.reproduce = f"seed {options.seed}, {outcome.blob or 'no reproduce blob'}"
             on_result(result)
-        if outcome.failure is None and outcome.generated == 0:
-            reason = (
-                f"every one of {outcome.rejected} draws was removed by a declared skip "
-                f"({outcome.skip_reason})"
-                if outcome.rejected
-                else "Hypothesis drew no example for this cell"
-            )
-            _unexplored(cell, candidates, on_result, reason)
+        if outcome.failure is None and outcome.generated == 0 and outcome.rejected:
+            # A declared skip that removed every draw removes the cell: skipped, with its reason.
+            reason = f"{outcome.skip_reason} (all {outcome.rejected} draws)"
+            _unexplored(cell, candidates, on_result, reason, Outcome.SKIPPED)
+        elif outcome.failure is None and outcome.generated == 0:
+            _unexplored(cell, candidates, on_result, "Hypothesis drew no example for this cell")
         on_cell(
             CellStats(
                 cell,

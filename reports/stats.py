@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.stats import mannwhitneyu
 
 
 def mann_whitney_u(a, b) -> tuple[float, float]:
@@ -15,6 +14,10 @@ def mann_whitney_u(a, b) -> tuple[float, float]:
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if len(a) == 0 or len(b) == 0:
         return math.nan, 1.0
+    from scipy.stats import (
+        mannwhitneyu,
+    )  # here, not at import: scipy.stats costs ~1.3 s, every kvh verb imports this
+
     result = mannwhitneyu(a, b, alternative="two-sided", method="asymptotic", use_continuity=True)
     p_value = float(result.pvalue)
     return float(result.statistic), 1.0 if math.isnan(p_value) else p_value

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harness.sut.release_deps import needed
 
 HERE = {"transformers": "5.19.0", "tokenizers": "0.23.3", "torch": "2.13.0", "numpy": "2.1.0"}
@@ -47,3 +49,29 @@ def test_then_what_its_own_versions_need_that_here_does_not_satisfy(tmp_path):
     _dist(tmp_path, "httpx", "0.28.1")
     assert needed(tmp_path, ["transformers"], _here) == []  # the folder now satisfies it
     assert needed(tmp_path, ["sglang"], _here, release=True) == []
+
+
+def test_a_fork_is_installed_under_a_name_and_run_as_that_name():
+    from harness.sut.environments import install_target, target_dir
+
+    assert install_target("sglang==0.5.14") == ("sglang==0.5.14", "sglang==0.5.14")
+    spec, requirement = install_target(
+        "myfork=git+https://example.org/sglang.git#subdirectory=python"
+    )
+    assert (spec, requirement) == (
+        "sglang==myfork",
+        "git+https://example.org/sglang.git#subdirectory=python",
+    )
+    assert target_dir(spec).name == "sglang-myfork"
+    with pytest.raises(ValueError, match="NAME=REQUIREMENT"):
+        install_target("sglang>=0.5")
+
+
+def test_the_distribution_that_installs_sglang_is_followed_whatever_its_name(tmp_path):
+    from harness.sut.release_deps import providers
+
+    _dist(tmp_path, "sglang-fork", "0.6.0")
+    record = tmp_path / "sglang-fork-0.6.0.dist-info" / "RECORD"
+    record.write_text("sglang/__init__.py,,\nsglang-fork-0.6.0.dist-info/METADATA,,\n")
+    _dist(tmp_path, "tokenizers", "0.22.2")
+    assert providers(tmp_path, "sglang") == ["sglang-fork"]

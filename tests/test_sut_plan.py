@@ -169,3 +169,13 @@ def test_the_worker_reports_capabilities_and_runs_the_era_it_is_asked_for():
         # with as it is: the worker drove the convention it was asked for.
         bundled = worker.execute(scenario, "plain", "extend", "cpu", None, 30.0, era="bundled")
         assert "'KVWriteLoc' object has no attribute" in bundled.error
+
+
+def test_a_missing_sut_folder_says_what_to_give_not_an_unrelated_install(tmp_path):
+    from harness.sut.environments import not_ready_reason
+
+    missing = not_ready_reason(f"sglang@{tmp_path / 'absent'}")
+    assert "does not exist" in missing and "--target" in missing
+    assert "requirements/sglang-cpu.txt" not in missing
+    assert "holds no sglang/ package" in not_ready_reason(f"sglang@{tmp_path}")
+    assert not_ready_reason("sglang==9.9.9").endswith("run: kvh sut install sglang==9.9.9")

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import bootstrap
 
 from reports.stats import coefficient_of_variation, robust_coefficient_of_variation
 
@@ -52,6 +51,10 @@ def ratio_of_medians(new: Sequence[int], old: Sequence[int], seed: int) -> Ratio
     """median(new) / median(old), with a percentile-bootstrap confidence interval (each sample
     resampled on its own); `seed` makes the interval reproducible."""
     a, b = np.asarray(new, dtype=np.float64), np.asarray(old, dtype=np.float64)
+    from scipy.stats import (
+        bootstrap,
+    )  # here, not at import: scipy.stats costs ~1.3 s, every kvh verb imports this
+
     interval = bootstrap(
         (a, b),
         _ratio_of_medians,

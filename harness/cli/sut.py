@@ -17,6 +17,7 @@ from harness.sut.environments import (
     RELEASE,
     cache_root,
     install,
+    install_target,
     installed,
     installed_metadata,
     target_dir,
@@ -29,7 +30,13 @@ REQUIREMENTS = Path(__file__).resolve().parents[2] / "requirements" / "sglang-cp
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", required=True, parser_class=type(parser))
     install_parser = actions.add_parser("install", help="install releases into the SUT cache")
-    install_parser.add_argument("specs", nargs="+", metavar="sglang==VERSION")
+    install_parser.add_argument(
+        "specs",
+        nargs="+",
+        metavar="sglang==VERSION|NAME=REQUIREMENT",
+        help="a release from PyPI, or a fork under a name of yours: a wheel, URL or git+ "
+        "requirement that installs the sglang package (run it as --sut sglang==NAME)",
+    )
     actions.add_parser("list", help="list installed SUT environments")
     check = actions.add_parser(
         "check",
@@ -140,22 +147,28 @@ def main(arguments: argparse.Namespace) -> int:
         if not folders:
             print(f"no SUT environments under {root}")
         return EXIT_OK
-    for spec in arguments.specs:
-        if not RELEASE.match(spec):
-            raise UsageError(f"cannot install {spec!r}: expected sglang==VERSION")
-    for spec in arguments.specs:
-        started = time.monotonic()
+    for text in arguments.specs:
         try:
-            folder, fresh = install(spec, REQUIREMENTS)
+            install_target(text)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+    for text in arguments.specs:
+        started = time.monotonic()
+        spec = install_target(text)[0]
+        try:
+            spec, folder, fresh = install(text, REQUIREMENTS)
         except subprocess.CalledProcessError as error:
-            raise UsageError(f"pip failed installing {spec} (exit {error.returncode})") from None
+            raise UsageError(f"pip failed installing {text} (exit {error.returncode})") from None
         except SutLoadError as error:
             raise UsageError(
-                f"{spec} installed but does not import, so it is not ready (left in "
+                f"{text} installed but does not import, so it is not ready (left in "
                 f"{target_dir(spec).name}.partial for a look): {error}"
             ) from None
         verb = "installed and imported" if fresh else "already installed"
-        print(f"{spec}: {verb} in {folder} ({time.monotonic() - started:.1f}s)")
+        print(
+            f"{text}: {verb} in {folder} ({time.monotonic() - started:.1f}s); "
+            f"run it with --sut {spec}"
+        )
         own = installed_metadata(spec).get("own_dependencies")
         if own:
             print(f"  its own versions of: {', '.join(own)}")

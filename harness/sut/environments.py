@@ -1,7 +1,9 @@
 """Where isolated SUTs live: `pip install --target` folders layered on this environment's torch.
 
 `sglang==X` names the release installed by `kvh sut install sglang==X` into the cache
-($KVH_CACHE, default ~/.cache/kvh/suts); `sglang@DIR` names any such folder. A second install of
+($KVH_CACHE, default ~/.cache/kvh/suts), or a fork installed as `kvh sut install X=REQUIREMENT`
+(a wheel, a URL, `git+...`: anything pip takes that installs the `sglang` package);
+`sglang@DIR` names any folder that holds an `sglang` package. A second install of
 the same release is a no-op, so CI can cache the folder.
 """
 
@@ -22,9 +24,10 @@ from packaging.requirements import Requirement
 from harness.sut.capabilities import Capabilities
 from harness.sut.errors import SutLoadError
 from harness.sut.loader import LoadedSut
-from harness.sut.release_deps import needed
+from harness.sut.release_deps import needed, providers
 
-RELEASE = re.compile(r"^sglang==(\d+(?:\.\d+)+(?:\.?post\d+)?)$")
+RELEASE = re.compile(r"^sglang==([A-Za-z0-9][A-Za-z0-9._+-]*)$")
+FORK = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._+-]*)=(?!=)(.+)$")  # NAME=REQUIREMENT
 MARKER = "kvh-sut.json"
 
 # Rounds of following requirements into a release folder (harness/sut/release_deps.py): the
@@ -87,18 +90,20 @@ def missing_shared_modules() -> list[str]:
 
 def not_ready_reason(spec: str) -> Optional[str]:
     """Why `spec` cannot run here (None when it can), with the command that fixes it."""
-    hint = (
-        f"kvh sut install {spec}"
-        if RELEASE.match(spec)
-        else "pip install -r requirements/sglang-cpu.txt"
-    )
+    folder = target_dir(spec)
     if installed(spec) is None:
-        return f"SUT {spec} is not installed ({target_dir(spec)}); run: {hint}"
+        if RELEASE.match(spec):
+            return f"SUT {spec} is not installed ({folder}); run: kvh sut install {spec}"
+        what = "does not exist" if not folder.exists() else "holds no sglang/ package"
+        return (
+            f"SUT {spec}: {folder} {what}; give a folder that holds sglang/ (e.g. "
+            f"pip install --no-deps --target {folder} <sglang wheel, URL or path>)"
+        )
     missing = missing_shared_modules()
     if missing:
         return (
             f"SUT {spec}: the shared dependency set is missing here ({', '.join(missing)}); "
-            f"run: {hint}"
+            "run: pip install -r requirements/sglang-cpu.txt"
         )
     return None
 
@@ -127,35 +132,49 @@ def load_isolated(spec: str) -> LoadedSut:
     )
 
 
-def install(spec: str, requirements: Path, quiet: bool = True) -> tuple[Path, bool]:
-    """Install the release with --no-deps into its cache folder and the shared CPU dependency set
-    into this environment. Returns (folder, whether anything was installed)."""
-    match = RELEASE.match(spec)
-    if not match:
-        raise ValueError(f"cannot install {spec!r}: expected sglang==VERSION")
+def install_target(text: str) -> tuple[str, str]:
+    """(the SUT spec a run names, the pip requirement) for `kvh sut install TEXT`: a release
+    `sglang==X`, or a fork `NAME=REQUIREMENT`, run as `sglang==NAME`."""
+    if RELEASE.match(text):
+        return text, text
+    fork = FORK.match(text)
+    if fork:
+        return f"sglang=={fork.group(1)}", fork.group(2)
+    raise ValueError(
+        f"cannot install {text!r}: expected sglang==VERSION or NAME=REQUIREMENT (a fork: a "
+        "wheel, URL or git+ requirement that installs the sglang package)"
+    )
+
+
+def install(text: str, requirements: Path, quiet: bool = True) -> tuple[str, Path, bool]:
+    """Install a release or fork (install_target) with --no-deps into its cache folder, with the
+    dependencies it needs at other versions than here, and the shared CPU dependency set into
+    this environment. Returns (the spec to run it by, folder, whether anything was installed)."""
+    spec, requirement = install_target(text)
     folder = target_dir(spec)
     if installed(spec) and not missing_shared_modules():
-        return folder, False
+        return spec, folder, False
     flags = ["-q"] if quiet else []
     pip = [sys.executable, "-m", "pip", "install", *flags]
     subprocess.run([*pip, "-r", str(requirements)], check=True)
     if installed(spec):
-        return folder, True
+        return spec, folder, True
     staging = folder.with_name(folder.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
-    subprocess.run([*pip, "--no-deps", "--target", str(staging), spec], check=True)
+    subprocess.run([*pip, "--no-deps", "--target", str(staging), requirement], check=True)
     added = _own_dependencies(staging, pip)
     check_import(staging)
-    (staging / MARKER).write_text(json.dumps({"spec": spec, "own_dependencies": added}) + "\n")
+    record = {"spec": spec, "requirement": requirement, "own_dependencies": added}
+    (staging / MARKER).write_text(json.dumps(record) + "\n")
     staging.replace(folder)  # a half-finished install never looks installed
-    return folder, True
+    return spec, folder, True
 
 
 def _own_dependencies(staging: Path, pip: list[str]) -> list[str]:
     """Install into `staging` what the release needs at other versions than this environment
     has (its metadata says which); returns the requirements installed."""
     added: list[str] = []
-    names, release = ["sglang"], True
+    names, release = providers(staging, "sglang"), True
     for _ in range(DEPENDENCY_ROUNDS):
         wanted = needed(staging, names, release=release)
         if not wanted:

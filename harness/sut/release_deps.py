@@ -48,6 +48,15 @@ def _requirements(distribution: importlib.metadata.Distribution) -> list[Require
     return found
 
 
+def providers(folder: Path, package: str) -> list[str]:
+    """The distributions in `folder` that install `package` (a fork may call itself otherwise)."""
+    return [
+        dist.metadata["Name"]
+        for dist in importlib.metadata.distributions(path=[str(folder)])
+        if any(str(path).startswith(f"{package}/") for path in dist.files or ())
+    ]
+
+
 def _pinned(requirement: Requirement) -> bool:
     return any(spec.operator == "==" for spec in requirement.specifier)
 

@@ -161,7 +161,7 @@ def _written_bytes(scenario, baseline, candidate, expected) -> list[Finding]:
         if want is None or got is None or want.shape != got.shape or not writers:
             continue
         # The common case in one memcmp: every row but the sink equals the baseline's.
-        if torch.equal(want[PADDING_SINK + 1 :], got[PADDING_SINK + 1 :]):
+        if bytes_equal(want[PADDING_SINK + 1 :], got[PADDING_SINK + 1 :]):
             continue
         index = expected.slot_index(name)
         findings += first_difference(
@@ -180,15 +180,36 @@ def _written_bytes(scenario, baseline, candidate, expected) -> list[Finding]:
 _WIDE = (torch.int64, torch.int32, torch.int16)
 
 
+def _widest(rows: torch.Tensor) -> Optional[torch.dtype]:
+    """The widest integer dtype a contiguous uint8 tensor can be viewed as, if any."""
+    if rows.dim() == 0 or not rows.is_contiguous() or rows.dtype != torch.uint8:
+        return None
+    return next(
+        (
+            wide
+            for wide in _WIDE
+            if rows.shape[-1] % wide.itemsize == 0 and rows.storage_offset() % wide.itemsize == 0
+        ),
+        None,
+    )
+
+
+def bytes_equal(want: torch.Tensor, got: torch.Tensor) -> bool:
+    """torch.equal, compared a machine word at a time where both allow: the same answer, about
+    seven times faster on uint8 rows (a 2^17-slot pool's buffers are compared per candidate)."""
+    wide = _widest(want)
+    if want.shape == got.shape and wide is not None and _widest(got) == wide:
+        return torch.equal(want.view(wide), got.view(wide))
+    return torch.equal(want, got)
+
+
 def _off_canary(rows: torch.Tensor) -> torch.Tensor:
     """Per row of a (rows, bytes) uint8 buffer: does any byte differ from the canary? Compared
     a machine word at a time where the row width allows (eight times fewer comparisons)."""
-    width = rows.shape[1] if rows.dim() == 2 else 0
-    for wide in _WIDE:
-        itemsize = torch.tensor([], dtype=wide).element_size()
-        if width and width % itemsize == 0 and rows.is_contiguous():
-            word = torch.full((itemsize,), CANARY, dtype=torch.uint8).view(wide)
-            return (rows.view(wide) != word).any(dim=1)
+    wide = _widest(rows) if rows.dim() == 2 else None
+    if wide is not None:
+        word = torch.full((wide.itemsize,), CANARY, dtype=torch.uint8).view(wide)
+        return (rows.view(wide) != word).any(dim=1)
     return (rows != CANARY).any(dim=1)
 
 
@@ -227,7 +248,7 @@ def _caller_tensors(scenario, baseline, candidate, expected) -> list[Finding]:
     findings = []
     for name, want in baseline.caller.items():
         got = candidate.caller.get(name)
-        if got is None or got.shape != want.shape or not torch.equal(got, want):
+        if got is None or got.shape != want.shape or not bytes_equal(got, want):
             if got is None:
                 mutated = "missing"
             elif got.shape != want.shape:

@@ -59,7 +59,7 @@ CATALOG: tuple[Mutant, ...] = (
     Mutant(
         "mla_set_mla_no_unwrap",
         "unwrap",
-        "bundled",
+        "current",  # in bundled it is the declared divergence mla-nope-rope-no-unwrap
         MLA,
         ("plain_mla", "trtllm_mla"),
         "#27695 (review): the same missing unwrap in the set_mla_kv_buffer door",

@@ -98,3 +98,19 @@ def test_judge_skips_byte_oracles_when_the_candidate_raised(case):
     broken.error = "RuntimeError: x"
     broken.buffers = {}
     assert [f.oracle for f in judge(scenario, baseline, broken, expected)] == ["exception"]
+
+
+def test_bytes_equal_sees_every_byte_through_its_wide_view():
+    import torch
+
+    from harness.oracles import bytes_equal
+
+    rows = torch.randint(0, 256, (64, 24), dtype=torch.uint8)
+    for view in (rows, rows[1:], rows[:, 1:], rows[::2], rows.view(torch.int16)):
+        assert bytes_equal(view, view.clone())
+    for row, column in ((1, 0), (63, 23), (10, 7)):
+        changed = rows.clone()
+        changed[row, column] ^= 1
+        assert not bytes_equal(rows[1:], changed[1:])
+        assert not bytes_equal(rows[:, 1:], changed[:, 1:]) or column == 0
+    assert not bytes_equal(rows, rows[:32])

@@ -58,6 +58,13 @@ def check_writable(folder: Path, what: str) -> None:
         raise UsageError(f"{what} {folder} cannot be written: {error.strerror or error}") from None
 
 
+def positive_int(value: str) -> int:
+    """An argparse type for counts: a whole number above zero."""
+    if not value.strip().isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value!r}")
+    return int(value)
+
+
 def positive_float(value: str) -> float:
     """An argparse type for durations: a number above zero."""
     try:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Optional
 
 from backends.registry import BACKENDS
+from harness.cli.jobs import run_jobs
 from harness.cli.junit import write_junit
 from harness.cli.options import (
     check_device_and_out,
@@ -17,6 +18,7 @@ from harness.cli.options import (
     choose,
     csv_list,
     positive_float,
+    positive_int,
 )
 from harness.cli.progress import ProgressReporter
 from harness.cli.suts import describe_sut
@@ -101,6 +103,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="also write JUnit XML here: one test case per "
         "cell and candidate, a failure carrying the finding and its kvh repro",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=1,
+        help="spread the cells over N child processes, each a shard of its own, then merge "
+        f"(default 1; this machine has {os.cpu_count() or 1} cores)",
     )
     parser.add_argument("--out", type=Path, default=Path("kvh-out"))
     parser.set_defaults(handler=main)
@@ -207,6 +216,8 @@ def exploring_from(arguments: argparse.Namespace, environ: dict) -> Optional[Exp
 def main(arguments: argparse.Namespace) -> int:
     options = options_from(arguments)
     exploring = exploring_from(arguments, dict(os.environ))
+    if arguments.jobs > 1:
+        return run_jobs(arguments, options.shard)
     try:
         suts = resolve_suts(options)
     except (SutLoadError, ValueError) as error:

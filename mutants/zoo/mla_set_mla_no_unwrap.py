@@ -1,7 +1,11 @@
-"""PR #27695's review bug in the other MLA door: set_mla_kv_buffer does not unwrap KVWriteLoc."""
+"""PR #27695's review bug in the other MLA door: set_mla_kv_buffer does not unwrap KVWriteLoc.
 
-from mutants import base_bundled as base
-from mutants.base_bundled import (  # noqa: F401 (SUT protocol names)
+In the current era: SGLang 0.5.14's bundled pools shipped this bug, and it is declared there as
+the divergence `mla-nope-rope-no-unwrap` for any SUT whose MLA doors probe as not unwrapping,
+so in the bundled era this mutant is that divergence, not a fault the harness should find."""
+
+from mutants import base_current as base
+from mutants.base_current import (  # noqa: F401 (SUT protocol names)
     KVWriteLoc,
     MHATokenToKVPool,
     SWAKVPool,

@@ -1,0 +1,175 @@
+"""`kvh run --jobs N`: the run's cells spread over N child `kvh run` processes, then one verdict.
+
+Each child runs a shard of its own (harness/sharding.py; within `--shard i/M`, job k runs shard
+(i-1) + M(k-1) + 1 of M*N, which lies inside shard i) into OUT/jobs/job-K, with the same
+options. A deterministic run checks the same cells and scenarios whatever N is; with
+`--profile`, each child spends the profile's time on its own cells, so N jobs explore about N
+times as many examples in the same wall time. Children's progress goes to stderr prefixed with
+their job; the parent reads back the rows they stored in this run and writes the merged
+summary (and JUnit XML), and exits with the worst child's code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Optional
+
+import pandas as pd
+
+from harness.cli.junit import write_junit
+from harness.errors import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK
+from harness.runner import MODEL_SUT
+from harness.sharding import Shard
+from reports.atomic import write_text_atomic
+from reports.outcome import Outcome
+from reports.store import load
+from reports.summary import counts_line, summary_markdown_table, verdict
+
+# `kvh run` options the parent keeps for itself; every other option is passed to each child.
+PARENT_ONLY = ("jobs", "out", "shard", "junit", "handler", "verb")
+CSV_OPTIONS = ("pool", "dtype", "era", "engine", "backend")
+
+
+def child_shard(shard: Optional[Shard], job: int, jobs: int) -> Shard:
+    """Job `job` (1-based) of `jobs` within `shard` (None: the whole run)."""
+    outer_index, outer_count = (shard.index, shard.count) if shard else (1, 1)
+    return Shard(outer_index + outer_count * (job - 1), outer_count * jobs)
+
+
+def child_arguments(arguments: argparse.Namespace, shard: Shard, out: Path) -> list[str]:
+    """The `kvh run` command line of one child: the parent's options, its shard and folder."""
+    argv = ["run", "--shard", str(shard), "--out", str(out)]
+    for spec in arguments.sut or ():
+        argv += ["--sut", spec]
+    for name in CSV_OPTIONS:
+        if getattr(arguments, name):
+            argv += [f"--{name}", ",".join(getattr(arguments, name))]
+    for path in arguments.scenario or ():
+        argv += ["--scenario", str(path)]
+    if arguments.device:
+        argv += ["--device", arguments.device]
+    if arguments.profile:
+        argv += ["--profile", arguments.profile]
+    if arguments.special_values:
+        argv.append("--special-values")
+    argv += ["--seed", str(arguments.seed), "--examples", str(arguments.examples)]
+    return argv + ["--timeout", repr(arguments.timeout)]
+
+
+def _pump(stream, prefix: str) -> None:
+    for line in stream:
+        sys.stderr.write(f"{prefix}{line}")
+    stream.close()
+
+
+def _rows_since(folders: list[Path], started: float) -> tuple[pd.DataFrame, list[str]]:
+    """The check rows the children stored in this run (files written after `started`)."""
+    frames, warnings = [], []
+    for folder in folders:
+        store = load(folder)
+        warnings += store.warnings
+        frame = store.of("check")
+        if not frame.empty:
+            fresh = [
+                Path(source).stat().st_mtime >= started for source in frame["source"].astype(str)
+            ]
+            frames.append(frame[fresh])
+    return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()), warnings
+
+
+def _worst(codes: list[int]) -> int:
+    """Internal errors first, then usage or interrupts, then findings."""
+    for code in (EXIT_INTERNAL, *sorted({c for c in codes if c not in (EXIT_OK, EXIT_FINDINGS)})):
+        if code in codes:
+            return code
+    return EXIT_FINDINGS if EXIT_FINDINGS in codes else EXIT_OK
+
+
+def run_jobs(arguments: argparse.Namespace, shard: Optional[Shard]) -> int:
+    out, jobs = arguments.out, arguments.jobs
+    started = time.time() - 1  # file times have a coarse grain on some filesystems
+    folders = [out / "jobs" / f"job-{job}" for job in range(1, jobs + 1)]
+    children, pumps = [], []
+    for job, folder in enumerate(folders, start=1):
+        command = [sys.executable, "-m", "harness"]
+        command += child_arguments(arguments, child_shard(shard, job, jobs), folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        stdout = (folder / "stdout.txt").open("w", encoding="utf-8")
+        child = subprocess.Popen(command, stdout=stdout, stderr=subprocess.PIPE, text=True)
+        pump = threading.Thread(target=_pump, args=(child.stderr, f"[job {job}/{jobs}] "))
+        pump.start()
+        children.append((child, stdout))
+        pumps.append(pump)
+    try:
+        codes = [child.wait() for child, _ in children]
+    except KeyboardInterrupt:
+        for child, _ in children:
+            child.terminate()
+        raise
+    finally:
+        for pump in pumps:
+            pump.join()
+        for _, stdout in children:
+            stdout.close()
+    rows, warnings = _rows_since(folders, started)
+    return _report(arguments, folders, codes, rows, warnings)
+
+
+def _report(
+    arguments: argparse.Namespace,
+    folders: list[Path],
+    codes: list[int],
+    rows: pd.DataFrame,
+    warnings: list[str],
+) -> int:
+    checks = rows[rows["sut"] != MODEL_SUT] if not rows.empty else rows
+    model = rows[rows["sut"] == MODEL_SUT]["outcome"].tolist() if not rows.empty else []
+    not_run = sorted(
+        {
+            line[len("NOT RUN ") :].strip()
+            for folder in folders
+            for line in (folder / "stdout.txt").read_text(encoding="utf-8").splitlines()
+            if line.startswith("NOT RUN ")
+        }
+    )
+    findings = checks[checks["outcome"] == str(Outcome.FINDING)] if not checks.empty else checks
+    lines = [
+        f"{row.sut}/{row.era}/{row.engine}/{row.backend}:{row.mode} `{row.scenario}`: "
+        f"{row.detail} (repro: {Path(str(row.source)).parent / str(row.repro)})"
+        for row in findings.itertuples()
+    ]
+    head = verdict(checks, model, not_run)
+    failed = [f"job {job}: exit {code}" for job, code in enumerate(codes, 1) if code > 1]
+    parts = [
+        f"# kvh run in {len(folders)} jobs",
+        "",
+        f"**{head}**" + (f" ({'; '.join(failed)})" if failed else ""),
+        "",
+        summary_markdown_table(checks),
+        "",
+        f"era table: {counts_line(model)} (the model against its ground truth)",
+        *(["", "## Findings", "", *[f"- {line}" for line in lines]] if lines else []),
+        "",
+        "## Each job's summary",
+        "",
+        *[f"- {folder / 'summary.md'} (exit {code})" for folder, code in zip(folders, codes)],
+        *[f"- warning: {warning}" for warning in warnings],
+    ]
+    write_text_atomic(arguments.out / "summary.md", "\n".join(parts) + "\n")
+    if arguments.junit is not None:
+        cells = ("pool", "dtype", "backend", "mode", "sut", "era", "engine")
+        write_junit(arguments.junit, rows, "run", cells)
+    print(summary_markdown_table(checks))
+    for line in lines[:20]:
+        print(f"FINDING {line}")
+    for reason in not_run:
+        print(f"NOT RUN {reason}")
+    print(head + (f" ({'; '.join(failed)})" if failed else ""))
+    print(f"era table: {counts_line(model)} (the model against its ground truth)")
+    print(f"summary: {arguments.out / 'summary.md'}; each job's results under {arguments.out}/jobs")
+    return _worst(codes)

@@ -1,0 +1,49 @@
+"""`kvh run --jobs 2` checks what one process checks, and a finding in any job is the run's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, run_kvh
+
+pytestmark = pytest.mark.e2e
+
+
+def _verdict_line(stdout: str) -> str:
+    return next(line for line in stdout.splitlines() if line.startswith(("PASS", "FAIL")))
+
+
+def test_two_jobs_check_exactly_what_one_process_checks(tmp_path):
+    flags = ("--pool", "mha", "--dtype", "bf16", "--backend", "plain,fa3,triton")
+    one = run_kvh("run", *flags, "--out", str(tmp_path / "one"))
+    two = run_kvh("run", *flags, "--jobs", "2", "--out", str(tmp_path / "two"))
+    assert one.returncode == two.returncode == 0, two.stderr[-2000:]
+    assert _verdict_line(one.stdout) == _verdict_line(two.stdout)
+    assert "[job 1/2] " in two.stderr and "[job 2/2] " in two.stderr
+    assert (tmp_path / "two" / "summary.md").read_text().startswith("# kvh run in 2 jobs")
+
+
+def test_a_finding_in_one_job_fails_the_run_and_names_its_repro(tmp_path):
+    out = tmp_path / "out"
+    result = run_kvh(
+        "run",
+        "--sut",
+        str(FIXTURES / "stray_neighbour.py"),
+        "--pool",
+        "mha",
+        "--dtype",
+        "bf16",
+        "--jobs",
+        "2",
+        "--junit",
+        str(tmp_path / "run.xml"),
+        "--out",
+        str(out),
+    )
+    assert result.returncode == 1, result.stderr[-2000:]
+    finding = next(line for line in result.stdout.splitlines() if line.startswith("FINDING"))
+    repro = finding.rsplit("(repro: ", 1)[1].rstrip(")")
+    assert (out / "jobs").is_dir() and Path(repro).is_file()
+    assert "<failure" in (tmp_path / "run.xml").read_text()

@@ -1,0 +1,51 @@
+"""`kvh run --jobs N`: children run shards that partition the parent's share, with every option
+of the parent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.cli import build_parser
+from harness.cli.jobs import PARENT_ONLY, _worst, child_arguments, child_shard
+from harness.sharding import Shard, shard_of
+
+KEYS = [f"pool{p}/dtype{d}/backend{b}:extend" for p in range(5) for d in range(4) for b in range(9)]
+
+
+def test_the_jobs_of_a_shard_partition_exactly_that_shard():
+    for outer in (None, Shard(2, 3)):
+        owned = [k for k in KEYS if outer is None or shard_of(k, outer.count) == outer.index]
+        jobs = [child_shard(outer, job, 4) for job in (1, 2, 3, 4)]
+        per_job = [[k for k in KEYS if shard_of(k, j.count) == j.index] for j in jobs]
+        assert sorted(sum(per_job, [])) == sorted(owned)
+        assert all(per_job)  # 180 cells over 4 jobs: none is empty
+
+
+def test_a_child_gets_every_option_of_the_parent_but_its_own_shard_and_folder():
+    parser = build_parser()
+    parent = parser.parse_args(
+        [
+            "run", "--sut", "builtin:torch", "--sut", "x.py", "--pool", "mha,mla",
+            "--dtype", "bf16", "--era", "kwarg", "--engine", "torch", "--backend", "fa3",
+            "--device", "cpu", "--seed", "7", "--examples", "3", "--profile", "dev",
+            "--special-values", "--timeout", "2.5", "--jobs", "3", "--out", "o",
+            "--junit", "j.xml", "--scenario", "s.json",
+        ]
+    )  # fmt: skip
+    child = parser.parse_args(child_arguments(parent, Shard(2, 3), Path("o/jobs/job-2")))
+    assert (child.shard, child.out, child.jobs, child.junit) == (
+        "2/3",
+        Path("o/jobs/job-2"),
+        1,
+        None,
+    )
+    for name, value in vars(parent).items():
+        if name not in PARENT_ONLY:
+            assert getattr(child, name) == value, name
+
+
+def test_the_worst_child_decides_the_exit_code():
+    assert _worst([0, 0]) == 0
+    assert _worst([0, 1]) == 1
+    assert _worst([1, 2]) == 2  # a usage error is not hidden by findings
+    assert _worst([2, 3, 1]) == 3

@@ -12,6 +12,7 @@ summary (and JUnit XML), and exits with the worst child's code.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import threading
@@ -61,6 +62,15 @@ def child_arguments(arguments: argparse.Namespace, shard: Shard, out: Path) -> l
     return argv + ["--timeout", repr(arguments.timeout)]
 
 
+def _child_environment(jobs: int) -> dict[str, str]:
+    """This environment, with torch's intra-op threads split between the jobs: N children each
+    running as many threads as there are cores oversubscribe the machine (measured: --profile ci
+    fell from 9.8 to 1.1-1.8 examples/s per job with 2 jobs of 2 threads on 2 cores)."""
+    environment = dict(os.environ)
+    environment.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // jobs)))
+    return environment
+
+
 def _pump(stream, prefix: str) -> None:
     for line in stream:
         sys.stderr.write(f"{prefix}{line}")
@@ -100,7 +110,9 @@ def run_jobs(arguments: argparse.Namespace, shard: Optional[Shard]) -> int:
         command += child_arguments(arguments, child_shard(shard, job, jobs), folder)
         folder.mkdir(parents=True, exist_ok=True)
         stdout = (folder / "stdout.txt").open("w", encoding="utf-8")
-        child = subprocess.Popen(command, stdout=stdout, stderr=subprocess.PIPE, text=True)
+        child = subprocess.Popen(
+            command, stdout=stdout, stderr=subprocess.PIPE, text=True, env=_child_environment(jobs)
+        )
         pump = threading.Thread(target=_pump, args=(child.stderr, f"[job {job}/{jobs}] "))
         pump.start()
         children.append((child, stdout))

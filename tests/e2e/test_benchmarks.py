@@ -64,8 +64,16 @@ def test_timed_suites_write_complete_json(tmp_path) -> None:
     result = _suites(f"--benchmark-json={report}")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     benchmarks = json.loads(report.read_text())["benchmarks"]
-    assert benchmarks
-    for entry in benchmarks:
+    differential = [e for e in benchmarks if "test_differential_bench" in e["fullname"]]
+    assert {e["name"].split("[")[0] for e in differential} == {
+        "test_example",
+        "test_baselines",
+        "test_candidates",
+    }
+    assert all(e["stats"]["ops"] > 0 for e in differential)
+    writes = [e for e in benchmarks if e not in differential]
+    assert writes
+    for entry in writes:
         assert EXTRA_INFO <= set(entry["extra_info"]), entry["name"]
         assert (
             entry["extra_info"]["outcome"] == Outcome.MEASURED and entry["extra_info"]["gbps"] > 0

@@ -122,8 +122,10 @@ def load_sglang(sys_path_prefix: str | None = None) -> types.SimpleNamespace:
     Returns a namespace with MHATokenToKVPool, MLATokenToKVPool, SWAKVPool,
     KVWriteLoc and unwrap_write_loc (only where the release has them), version,
     name='sglang', path (the package directory), stood_in (stand-in module
-    names), dcp_pinned (whether DCP was pinned off) and swa_mla (whether
-    SWAKVPool accepts MLA sub-pools).
+    names), dcp_pinned (whether DCP was pinned off), swa_mla (whether
+    SWAKVPool accepts MLA sub-pools), real_backends (backend name -> the
+    release's own class, backends/real_code.py) and real_backends_missing
+    (backend name -> why its class did not import).
     Raises SutLoadError when sglang is absent or fails to import.
     """
     if sys_path_prefix is not None:

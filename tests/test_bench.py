@@ -205,3 +205,9 @@ def test_ctrl_c_before_any_family_finished_writes_nothing(tmp_path, monkeypatch)
         == 130
     )
     assert not out.exists() or not list(out.iterdir())
+
+
+def test_an_isolated_release_is_refused_before_any_work(tmp_path, capsys) -> None:
+    assert main(["bench", "--sut", "sglang==0.5.14", "--out", str(tmp_path)]) == 2
+    assert "cannot time sglang==0.5.14 (a worker process)" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())

@@ -24,6 +24,7 @@ from harness.cli.progress import ProgressReporter
 from harness.cli.suts import describe_sut
 from harness.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from harness.plan import RunOptions, resolve_suts
+from harness.sut.environments import is_isolated_spec
 from harness.sut.loader import SutLoadError
 from pools.dtypes import DTYPES
 from pools.engines import ENGINES
@@ -200,6 +201,13 @@ def markdown(rows: list[dict]) -> str:
 
 def main(arguments: argparse.Namespace) -> int:
     options = options_from(arguments)
+    isolated = [spec for spec in options.suts if is_isolated_spec(spec)]
+    if isolated:
+        # A write in another process cannot be timed without the IPC in the figure.
+        raise UsageError(
+            f"kvh bench times writes in its own process, so it cannot time {', '.join(isolated)} "
+            "(a worker process); in an environment with that release installed, use --sut sglang"
+        )
     try:
         suts = resolve_suts(RunOptions(suts=options.suts, engines=options.engines))
     except (SutLoadError, ValueError) as error:

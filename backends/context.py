@@ -21,6 +21,9 @@ class ForwardBatch:
     token_to_kv_pool: Any = None
     # Context-parallel group size of the single-process CP helper (ranks simulated in one process).
     attn_cp_size: int = 4
+    # The loc before narrowing: what init_forward_metadata translates to SWA slots (the model's
+    # Metadata.swa_out_cache_loc); backends/real_code.py hands it to a release's own backend.
+    padded_out_cache_loc: Optional[torch.Tensor] = None
 
 
 @dataclass

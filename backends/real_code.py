@@ -7,7 +7,9 @@ reads the cache after the write and has no bearing on it) left out, and is hande
 model runner, ForwardBatch and layer it reads. `init_forward_metadata` (the full-to-SWA
 translation) and the write call itself are the release's own. A release that reads something
 those objects lack raises DriverGap, which the verdict reports as a skip naming the attribute
-(the driver's gap, never a finding against the release). The judge has no such class, so
+(the driver's gap, never a finding against the release). The driver cannot tell an attribute
+the real object has from one it lacks too (a release's typo), so that, too, is a counted skip
+naming the attribute, not a finding. The judge has no such class, so
 the baseline stays the model: a release whose real code differs from the model shows as a
 finding against the release's real code.
 """
@@ -37,8 +39,10 @@ ATTENTION_ONLY_FIELDS = (
 )
 
 
-class DriverGap(AttributeError):
-    """The release's backend read an attribute the driver's stand-in objects do not carry."""
+class DriverGap(Exception):
+    """The release's backend read an attribute the driver's stand-in objects do not carry. Not an
+    AttributeError, so that a release's getattr(x, name, default) or hasattr cannot quietly take
+    another path than it would on the real object."""
 
 
 class _StandIn(SimpleNamespace):
@@ -49,6 +53,8 @@ class _StandIn(SimpleNamespace):
         object.__setattr__(self, "_role", role)
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # copy, pickle and friends probe for optional hooks
+            raise AttributeError(name)
         raise DriverGap(
             f"the release's backend reads {self._role}.{name}, which backends/real_code.py does "
             "not provide"
@@ -103,6 +109,11 @@ def drive(cls: type, req: WriteRequest, mode: str) -> None:
     )
     layer.v_head_dim = req.v.shape[-1]
     query = key.new_zeros(tokens, heads * head_dim)
+    # As in serving: the metadata is built from the padded loc, the layers write the narrowed one
+    # (SGLang #29460 is the difference between the two).
+    padded = req.forward_batch.padded_out_cache_loc
+    batch.out_cache_loc = padded if padded is not None else req.forward_batch.out_cache_loc
     backend.init_forward_metadata(batch)
+    batch.out_cache_loc = req.forward_batch.out_cache_loc
     forward = backend.forward_extend if mode == "extend" else backend.forward_decode
     forward(query, key, req.v, layer, batch, save_kv_cache=True)

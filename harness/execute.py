@@ -183,6 +183,7 @@ def write_request(
         out_cache_loc=locs["loc"][: forward.tokens],
         encoder_out_cache_loc=encoder,
         token_to_kv_pool=pool,
+        padded_out_cache_loc=locs["loc"],
     )
     return WriteRequest(
         api=module,

@@ -182,13 +182,16 @@ _WIDE = (torch.int64, torch.int32, torch.int16)
 
 def _widest(rows: torch.Tensor) -> Optional[torch.dtype]:
     """The widest integer dtype a contiguous uint8 tensor can be viewed as, if any."""
-    if rows.dim() == 0 or not rows.is_contiguous() or rows.dtype != torch.uint8:
+    if rows.dtype != torch.uint8 or rows.numel() == 0 or not rows.is_contiguous():
         return None
     return next(
         (
             wide
             for wide in _WIDE
-            if rows.shape[-1] % wide.itemsize == 0 and rows.storage_offset() % wide.itemsize == 0
+            if rows.shape[-1] % wide.itemsize == 0
+            and rows.storage_offset() % wide.itemsize == 0
+            # is_contiguous ignores the strides of size-1 dimensions; view(dtype) does not
+            and all(stride % wide.itemsize == 0 for stride in rows.stride()[:-1])
         ),
         None,
     )

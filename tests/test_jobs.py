@@ -49,3 +49,27 @@ def test_the_worst_child_decides_the_exit_code():
     assert _worst([0, 1]) == 1
     assert _worst([1, 2]) == 2  # a usage error is not hidden by findings
     assert _worst([2, 3, 1]) == 3
+    assert _worst([0, -9]) == 3  # killed by a signal (an out-of-memory kill, say)
+
+
+def test_a_child_that_died_makes_the_run_incomplete_never_a_pass(tmp_path, capsys):
+    import argparse
+
+    import pandas as pd
+
+    from harness.cli.jobs import _report
+
+    folders = [tmp_path / "jobs" / f"job-{job}" for job in (1, 2)]
+    for folder in folders:
+        folder.mkdir(parents=True)
+        (folder / "stdout.txt").write_text("")
+    rows = pd.DataFrame(
+        [{"sut": "builtin", "era": "legacy", "engine": "torch", "backend": "plain",
+          "mode": "extend", "pool": "mha", "dtype": "bf16", "outcome": "pass",
+          "scenario": "prefill", "detail": "", "repro": None, "source": "x"}]
+    )  # fmt: skip
+    arguments = argparse.Namespace(out=tmp_path, junit=None)
+    assert _report(arguments, folders, [0, -9], rows, []) == 3
+    printed = capsys.readouterr().out
+    assert "INCOMPLETE" in printed and "job 2 was killed by signal 9" in printed
+    assert "PASS" not in printed

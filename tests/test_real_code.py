@@ -90,3 +90,37 @@ def test_what_the_driver_does_not_provide_is_a_skip_naming_it_never_a_finding(sg
     assert verdict.skip_reason.startswith(
         "real-code driver: the release's backend reads forward_batch.spec_info"
     )
+
+
+def test_the_metadata_is_built_from_the_padded_loc_and_the_write_takes_the_narrowed_one(sglang):
+    real = sglang.real_backends["torch_native"]
+    seen = {}
+
+    class Recording(real):
+        def init_forward_metadata(self, forward_batch):
+            seen["metadata"] = len(forward_batch.out_cache_loc)
+            super().init_forward_metadata(forward_batch)
+
+        def forward_extend(self, q, k, v, layer, forward_batch, save_kv_cache=True):
+            seen["write"] = len(forward_batch.out_cache_loc)
+            return super().forward_extend(q, k, v, layer, forward_batch, save_kv_cache)
+
+    scenario = scenario_named("swa_mha", "bf16", "small-narrowed")
+    forward = scenario.forwards[0]
+    assert _verdict(_with_class(sglang, Recording), "swa_mha", "small-narrowed").outcome in (
+        Outcome.PASS,
+        Outcome.KNOWN_DIVERGENCE,
+    )
+    assert seen == {"metadata": len(forward.loc), "write": forward.tokens}
+    assert forward.tokens < len(forward.loc)  # the scenario does narrow
+
+
+def test_a_missing_attribute_is_a_driver_gap_even_through_getattr_with_a_default():
+    from backends.real_code import DriverGap, _StandIn
+
+    batch = _StandIn("forward_batch", out_cache_loc=None)
+    with pytest.raises(DriverGap, match="reads forward_batch.spec_info"):
+        getattr(batch, "spec_info", None)  # a release's default path must not be taken quietly
+    with pytest.raises(DriverGap):
+        hasattr(batch, "spec_info")
+    assert getattr(batch, "__deepcopy__", None) is None  # dunder probes are plain misses

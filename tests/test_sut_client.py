@@ -82,6 +82,23 @@ def test_protocol_round_trip_sends_bytes_only_when_asked(scenario_and_baseline):
     assert all(torch.equal(full.buffers[n], baseline.buffers[n]) for n in baseline.buffers)
 
 
+def test_a_raise_travels_with_its_class_and_place_so_a_worker_can_raise_alike():
+    import json
+
+    from harness.execute import ErrorPlace, Execution
+    from harness.oracles import raised_alike
+
+    raised = Execution(
+        error="IndexError: 16 slots for 9 rows",
+        error_at="forward 0, layer 1",
+        error_type="IndexError",
+        error_place=ErrorPlace("write", 0, 1, "set_kv_buffer"),
+    )
+    travelled = decode_execution(json.loads(json.dumps(encode_execution(raised, "all"))))
+    assert (travelled.error_type, travelled.error_place) == (raised.error_type, raised.error_place)
+    assert raised_alike(raised, travelled)
+
+
 def test_good_worker_matches_the_baseline_and_reports_its_era(fake_env, scenario_and_baseline):
     scenario, baseline = scenario_and_baseline
     with IsolatedSut("fake_good", prefix=fake_env) as sut:

@@ -16,7 +16,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Optional
 
@@ -77,32 +76,37 @@ def _pump(stream, prefix: str) -> None:
     stream.close()
 
 
-def _rows_since(folders: list[Path], started: float) -> tuple[pd.DataFrame, list[str]]:
-    """The check rows the children stored in this run (files written after `started`)."""
+def _newest_rows(folders: list[Path]) -> tuple[pd.DataFrame, list[str]]:
+    """The check rows of each child's newest run (a child folder holds only its own runs)."""
     frames, warnings = [], []
     for folder in folders:
         store = load(folder)
         warnings += store.warnings
         frame = store.of("check")
         if not frame.empty:
-            fresh = [
-                Path(source).stat().st_mtime >= started for source in frame["source"].astype(str)
-            ]
-            frames.append(frame[fresh])
+            newest = frame.loc[frame["time"].idxmax(), "run_id"]
+            frames.append(frame[frame["run_id"] == newest])
     return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()), warnings
 
 
 def _worst(codes: list[int]) -> int:
-    """Internal errors first, then usage or interrupts, then findings."""
-    for code in (EXIT_INTERNAL, *sorted({c for c in codes if c not in (EXIT_OK, EXIT_FINDINGS)})):
-        if code in codes:
-            return code
+    """A child that died (a signal: a negative code) or failed inside is an internal error;
+    then usage errors and interrupts; then findings."""
+    if any(code < 0 or code == EXIT_INTERNAL for code in codes):
+        return EXIT_INTERNAL
+    others = sorted({code for code in codes if code not in (EXIT_OK, EXIT_FINDINGS)})
+    if others:
+        return others[0]
     return EXIT_FINDINGS if EXIT_FINDINGS in codes else EXIT_OK
+
+
+def _job_failure(job: int, code: int) -> str:
+    how = f"was killed by signal {-code}" if code < 0 else f"exited {code}"
+    return f"job {job} {how}: its cells are missing (its log: jobs/job-{job})"
 
 
 def run_jobs(arguments: argparse.Namespace, shard: Optional[Shard]) -> int:
     out, jobs = arguments.out, arguments.jobs
-    started = time.time() - 1  # file times have a coarse grain on some filesystems
     folders = [out / "jobs" / f"job-{job}" for job in range(1, jobs + 1)]
     children, pumps = [], []
     for job, folder in enumerate(folders, start=1):
@@ -128,7 +132,7 @@ def run_jobs(arguments: argparse.Namespace, shard: Optional[Shard]) -> int:
             pump.join()
         for _, stdout in children:
             stdout.close()
-    rows, warnings = _rows_since(folders, started)
+    rows, warnings = _newest_rows(folders)
     return _report(arguments, folders, codes, rows, warnings)
 
 
@@ -155,12 +159,18 @@ def _report(
         f"{row.detail} (repro: {Path(str(row.source)).parent / str(row.repro)})"
         for row in findings.itertuples()
     ]
+    failed = [
+        _job_failure(job, code)
+        for job, code in enumerate(codes, 1)
+        if code not in (EXIT_OK, EXIT_FINDINGS)
+    ]
+    not_run = not_run + failed
     head = verdict(checks, model, not_run)
-    failed = [f"job {job}: exit {code}" for job, code in enumerate(codes, 1) if code > 1]
     parts = [
         f"# kvh run in {len(folders)} jobs",
         "",
-        f"**{head}**" + (f" ({'; '.join(failed)})" if failed else ""),
+        f"**{head}**",
+        *(["", "## Not run", "", *[f"- {reason}" for reason in not_run]] if not_run else []),
         "",
         summary_markdown_table(checks),
         "",
@@ -181,7 +191,7 @@ def _report(
         print(f"FINDING {line}")
     for reason in not_run:
         print(f"NOT RUN {reason}")
-    print(head + (f" ({'; '.join(failed)})" if failed else ""))
+    print(head)
     print(f"era table: {counts_line(model)} (the model against its ground truth)")
     print(f"summary: {arguments.out / 'summary.md'}; each job's results under {arguments.out}/jobs")
     return _worst(codes)

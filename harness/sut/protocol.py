@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from dataclasses import asdict
 from typing import Iterable, Optional, Union
 
 import torch
 
-from harness.execute import Execution
+from harness.execute import ErrorPlace, Execution
 
 VERSION = 1
 Wanted = Union[None, str, Iterable[str]]
@@ -53,6 +54,10 @@ def encode_execution(execution: Execution, wanted: Wanted) -> dict:
         },
         "error": execution.error,
         "error_at": execution.error_at,
+        # The class and the place as data: two runs raised alike only with the same class at the
+        # same (stage, forward, layer, door), and a worker's run is judged like any other.
+        "error_type": execution.error_type,
+        "error_place": None if execution.error_place is None else asdict(execution.error_place),
         "write_ns": execution.write_ns,
     }
 
@@ -60,8 +65,13 @@ def encode_execution(execution: Execution, wanted: Wanted) -> dict:
 def decode_execution(message: dict, known: Optional[Execution] = None) -> Execution:
     """Rebuild an Execution; a tensor sent as a digest alone is taken from `known` when the
     digests agree (the baseline), and is otherwise missing (the caller asks for its bytes)."""
+    place = message.get("error_place")
     result = Execution(
-        error=message["error"], error_at=message["error_at"], write_ns=int(message["write_ns"])
+        error=message["error"],
+        error_at=message["error_at"],
+        error_type=message.get("error_type"),
+        error_place=None if place is None else ErrorPlace(**place),
+        write_ns=int(message["write_ns"]),
     )
     for field, target in (("buffers", result.buffers), ("caller", result.caller)):
         for name, encoded in message[field].items():

@@ -20,10 +20,19 @@ from typing import Optional
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-# The machine's own accelerator stack: a release's pin of these is never followed.
+# The machine's own accelerator stack, and numpy under it: a release's pin of these is never
+# followed (a folder in front of sys.path would shadow what torch was built against).
 DEVICE_STACK = frozenset(
     canonicalize_name(name)
-    for name in ("torch", "triton", "torch_npu", "torchaudio", "torchvision", "pytorch-triton")
+    for name in (
+        "torch",
+        "triton",
+        "torch_npu",
+        "torchaudio",
+        "torchvision",
+        "pytorch-triton",
+        "numpy",
+    )
 )
 
 Version = Callable[[str], Optional[str]]

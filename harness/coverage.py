@@ -28,6 +28,12 @@ def _v_head_dim_differs(s: Scenario) -> bool:
     return not g.is_mla and g.v_head_dim is not None and g.v_head_dim != g.head_dim
 
 
+def _shared_storage(s: Scenario) -> bool:
+    """Two forwards view one loc tensor (reuse across forwards, or micro-batches)."""
+    storages = [f.loc_storage for f in s.forwards if f.loc_storage is not None]
+    return len(storages) != len(set(storages))
+
+
 # name -> does the scenario exercise it; the order is the table's
 FEATURES: dict[str, Callable[[Scenario], bool]] = {
     "slot 1": lambda s: 1 in _written(s),
@@ -43,6 +49,12 @@ FEATURES: dict[str, Callable[[Scenario], bool]] = {
     "int32 locs": lambda s: s.loc_dtype == "int32",
     "head_dim % 64": lambda s: not s.geometry.is_mla and s.geometry.head_dim % 64 != 0,
     "v_head_dim != head_dim": _v_head_dim_differs,
+    "loc view": lambda s: any(f.loc_storage is not None for f in s.forwards),
+    "shared loc storage": _shared_storage,
+    "remap": lambda s: any(f.remap is not None for f in s.forwards),
+    "layer subset": lambda s: any(f.layers is not None for f in s.forwards),
+    "stray swa_loc": lambda s: s.stray_swa_loc,
+    "extreme/special values": lambda s: s.values != "normal",
 }
 
 

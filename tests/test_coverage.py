@@ -105,3 +105,20 @@ def test_coverage_records_round_trip_through_the_store(tmp_path):
     columns = list(KINDS["coverage"].columns)
     assert stored[columns].to_dict("records") == rows
     assert set(stored["run_id"]) == {meta["run_id"]} and set(stored["kind"]) == {"coverage"}
+
+
+def test_loc_views_shared_storage_remaps_and_value_kinds_are_features():
+    from dataclasses import replace
+
+    from scenarios.model import Remap
+
+    scenario = scenario_named("mha", "bf16", "prefill")
+    first = scenario.forwards[0]
+    plain = {name for name, exercised in FEATURES.items() if exercised(scenario)}
+    assert not {"loc view", "shared loc storage", "remap", "extreme/special values"} & plain
+    viewed = replace(first, loc_storage=0)
+    remapped = replace(first, remap=Remap(updates=[], in_place=True))
+    both = replace(scenario, forwards=[viewed, replace(viewed, remap=remapped.remap)])
+    hit = {name for name, exercised in FEATURES.items() if exercised(both)}
+    assert {"loc view", "shared loc storage", "remap"} <= hit
+    assert FEATURES["extreme/special values"](replace(scenario, values="extreme"))

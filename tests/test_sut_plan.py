@@ -5,7 +5,6 @@ the release's own call sites fit the model. None of it reads a version string.""
 from __future__ import annotations
 
 import shutil
-from dataclasses import replace
 
 import pytest
 
@@ -65,28 +64,47 @@ def test_era_forces_the_call_conventions_a_foreign_sut_is_driven_through():
 
 
 def test_a_limit_skips_cells_where_the_probed_capability_brings_it_and_nowhere_else():
-    needs_gpu = Capabilities(mla_door_needs_gpu=True, swa_over_mla=True)
-    assert limit_before(needs_gpu, "mla", "cpu").name == "mla-door-needs-gpu"
-    assert limit_before(needs_gpu, "mla", "cuda") is None  # a GPU runs the kernel
-    assert limit_before(needs_gpu, "mha", "cpu") is None
-    assert limit_before(Capabilities(mla_door_needs_gpu=False), "mla", "cpu") is None
     no_swa_mla = Capabilities(mla_door_needs_gpu=False, swa_over_mla=False)
     assert limit_before(no_swa_mla, "swa_mla", "cuda").name == "no-swa-over-mla"
+    assert limit_before(no_swa_mla, "mla", "cpu") is None
+    assert limit_before(Capabilities(swa_over_mla=True), "swa_mla", "cpu") is None
     assert limit_before(None, "swa_mla", "cpu") is None  # builtin pools have no limits
+    # A door's limit is never decided before the run: a cell may not use that door at all.
+    assert limit_before(Capabilities(mla_door_needs_gpu=True), "mla", "cpu") is None
+
+
+def _mla_candidate(capabilities: Capabilities, device: str = "cpu"):
+    from harness.candidate import Candidate
+
+    return Candidate("x", None, "legacy", "-", device, "plain_mla", capabilities=capabilities)
+
+
+def test_a_door_limit_explains_only_a_raise_through_its_door_on_a_device_without_the_kernel():
+    scenario = scenario_named("mla", "bf16", "prefill")
+    needs_gpu = _mla_candidate(Capabilities(mla_door_needs_gpu=True))
+    kernel = "raised where the baseline did not: RuntimeError: 0 active drivers"
+    through = Finding("exception", kernel, door="set_mla_kv_buffer")
+    elsewhere = Finding("exception", kernel, door="set_kv_buffer")
+    on_cuda = _mla_candidate(Capabilities(mla_door_needs_gpu=True), "cuda")
+    able = _mla_candidate(Capabilities(mla_door_needs_gpu=False))
+    wrong = Finding("exception", "raised ...: IndexError", door="set_mla_kv_buffer")
+    assert limit_for(scenario, needs_gpu, [through]).name == "mla-door-needs-gpu"
+    assert limit_for(scenario, needs_gpu, [elsewhere]) is None
+    assert limit_for(scenario, on_cuda, [through]) is None
+    assert limit_for(scenario, able, [through]) is None
+    assert limit_for(scenario, needs_gpu, [wrong]) is None
+    assert limit_for(scenario, needs_gpu, [through, through]) is None  # only a lone raise
 
 
 def test_an_unknown_capability_falls_back_to_the_limits_error_and_only_to_it():
-    from harness.candidate import Candidate
-
-    scenario = scenario_named("mla", "bf16", "prefill")
-    unknown = Capabilities(unknown=(("mla_door_needs_gpu", "no readable source"),))
-    candidate = Candidate("x", None, "current", "-", "cpu", "plain_mla", capabilities=unknown)
-    kernel = Finding("exception", "raised where the baseline did not: 0 active drivers")
+    scenario = scenario_named("swa_mla", "bf16", "prefill")
+    candidate = _mla_candidate(Capabilities(unknown=(("swa_over_mla", "no readable source"),)))
+    build = Finding("exception", "raised where the baseline did not: building the pool: X")
     other = Finding("exception", "raised where the baseline did not: IndexError")
-    assert limit_for(scenario, candidate, [kernel]).name == "mla-door-needs-gpu"
+    assert limit_for(scenario, candidate, [build]).name == "no-swa-over-mla"
     assert limit_for(scenario, candidate, [other]) is None
-    known = replace(candidate, capabilities=Capabilities(mla_door_needs_gpu=False))
-    assert limit_for(scenario, known, [kernel]) is None  # probed able: the error is a finding
+    known = _mla_candidate(Capabilities(swa_over_mla=True))
+    assert limit_for(scenario, known, [build]) is None  # probed able: the error is a finding
     assert {limit.capability for limit in SUT_LIMITS} <= set(Capabilities.__dataclass_fields__)
 
 

@@ -4,9 +4,11 @@ capabilities (harness/sut/capabilities.py), never on a version.
 Some code paths need a GPU (a Triton kernel launch) or lack a feature (SWA over MLA sub-pools).
 Run on a machine without what they need, they raise an exception that says nothing about the
 write path. A cell whose SUT probes with the limiting capability is skipped before it runs, with
-the declared reason. Where the probe could not decide (the capability is unknown), the cell runs,
-and a one-sided exception matching the limit's error is reported as skipped with the reason,
-never as a pass or a finding.
+the declared reason. A limit of one door (`doors`) is decided after the run instead, since a
+cell may never use that door (torch_native writes MLA rows through set_kv_buffer): a one-sided
+exception through that door matching the limit's error is skipped with the reason. Where the
+probe could not decide (the capability is unknown), every limit is decided that way. Never a
+pass, never a finding.
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ class SutLimit:
     value: bool  # the value that brings the limit
     pools: tuple[str, ...]
     device_types: tuple[str, ...]  # where it holds; () everywhere
-    error: str  # regex the only finding (an exception) matches when the capability is unknown
+    error: str  # regex the only finding (an exception) matches when decided after the run
     reason: str
+    doors: tuple[str, ...] = ()  # the pool methods it is about; () the whole pool kind
 
 
 SUT_LIMITS: tuple[SutLimit, ...] = (
@@ -42,6 +45,7 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         r"active drivers",
         "MLATokenToKVPool.set_mla_kv_buffer launches a Triton kernel on every path (SGLang before "
         "0.5.23); without a GPU it cannot run (check it on a GPU)",
+        doors=("set_mla_kv_buffer",),
     ),
     SutLimit(
         "no-swa-over-mla",
@@ -66,8 +70,10 @@ def limit_before(
     if capabilities is None:
         return None
     for limit in SUT_LIMITS:
-        if _holds_here(limit, pool, device_type) and (
-            getattr(capabilities, limit.capability) is limit.value
+        if (
+            not limit.doors
+            and _holds_here(limit, pool, device_type)
+            and getattr(capabilities, limit.capability) is limit.value
         ):
             return limit
     return None
@@ -76,16 +82,20 @@ def limit_before(
 def limit_for(
     scenario: Scenario, candidate: Candidate, findings: list[Finding]
 ) -> Optional[SutLimit]:
-    """The limit that explains a one-sided exception of a SUT whose probe left the limiting
-    capability unknown, if any."""
+    """The limit that explains a one-sided exception, if any: a door's limit whose capability
+    the SUT probes with (or left unknown), or any limit whose capability is unknown."""
     capabilities = candidate.capabilities
     if capabilities is None or len(findings) != 1 or findings[0].oracle != "exception":
         return None
     text = f"{findings[0].message} {findings[0].written_by or ''}"
     device_type = candidate.device.split(":", 1)[0]
     for limit in SUT_LIMITS:
+        probed = getattr(capabilities, limit.capability)
+        decided_after = probed is None or (limit.doors and probed is limit.value)
+        through = not limit.doors or findings[0].door in limit.doors
         if (
-            getattr(capabilities, limit.capability) is None
+            decided_after
+            and through
             and _holds_here(limit, scenario.geometry.pool, device_type)
             and re.search(limit.error, text)
         ):

@@ -73,3 +73,22 @@ def test_a_child_that_died_makes_the_run_incomplete_never_a_pass(tmp_path, capsy
     printed = capsys.readouterr().out
     assert "INCOMPLETE" in printed and "job 2 was killed by signal 9" in printed
     assert "PASS" not in printed
+
+
+def test_a_failed_childs_folder_is_not_read_so_an_older_run_never_joins(tmp_path):
+    from harness.cli.jobs import _newest_rows
+    from reports.records import records_frame
+    from reports.store import append, run_meta
+
+    row = {
+        "sut": "builtin", "device": "cpu", "backend": "plain", "mode": "extend", "pool": "mha",
+        "era": "legacy", "engine": "torch", "dtype": "bf16", "scenario": "prefill", "tokens": 1,
+        "outcome": "pass", "findings": 0, "divergence": "", "divergence_pr": "",
+        "divergence_evidence": "", "write_ns": 0, "bytes_moved": None, "detail": "",
+        "repro": None,
+    }  # fmt: skip
+    folders = [tmp_path / "job-1", tmp_path / "job-2"]
+    for folder in folders:
+        append(folder, records_frame("check", [dict(row)]), "check", run_meta("cpu", 0, "x"))
+    rows, _ = _newest_rows(folders, [0, -9])
+    assert len(rows) == 1 and set(rows["source"].str.contains("job-1")) == {True}

@@ -76,10 +76,13 @@ def _pump(stream, prefix: str) -> None:
     stream.close()
 
 
-def _newest_rows(folders: list[Path]) -> tuple[pd.DataFrame, list[str]]:
-    """The check rows of each child's newest run (a child folder holds only its own runs)."""
+def _newest_rows(folders: list[Path], codes: list[int]) -> tuple[pd.DataFrame, list[str]]:
+    """The check rows of each child's newest run (a child folder holds only its own runs), from
+    the children that finished: a folder whose child failed may hold only an older run's."""
     frames, warnings = [], []
-    for folder in folders:
+    for folder, code in zip(folders, codes):
+        if code not in (EXIT_OK, EXIT_FINDINGS):
+            continue
         store = load(folder)
         warnings += store.warnings
         frame = store.of("check")
@@ -132,7 +135,7 @@ def run_jobs(arguments: argparse.Namespace, shard: Optional[Shard]) -> int:
             pump.join()
         for _, stdout in children:
             stdout.close()
-    rows, warnings = _newest_rows(folders)
+    rows, warnings = _newest_rows(folders, codes)
     return _report(arguments, folders, codes, rows, warnings)
 
 

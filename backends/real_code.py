@@ -16,6 +16,7 @@ finding against the release's real code.
 
 from __future__ import annotations
 
+from functools import cache
 from types import SimpleNamespace
 from typing import Any
 
@@ -66,6 +67,7 @@ def real_class(req: WriteRequest, backend: str) -> Any:
     return (getattr(req.api, "real_backends", None) or {}).get(backend)
 
 
+@cache  # one subclass per release class, not one per write
 def _write_only(cls: type) -> type:
     def no_attention(self: Any, *args: Any, **kwargs: Any) -> None:
         return None

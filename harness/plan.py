@@ -108,12 +108,7 @@ def _foreign_choice(spec: str, options: RunOptions) -> SutChoice:
         eras = tuple(options.eras)
     elif loaded.era is None:
         _stop(loaded)
-        return SutChoice(
-            spec,
-            ("-",),
-            load_error=f"SUT {spec}: its capabilities fit no modelled call convention "
-            f"(missing: {loaded.unfit}); --era forces one",
-        )
+        return SutChoice(spec, ("-",), load_error=f"{loaded.unfit_reason}; --era forces one")
     else:
         eras = (loaded.era,)
     unfit = unfit_call_sites(loaded.root, eras) if loaded.root else {}

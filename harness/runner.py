@@ -352,13 +352,14 @@ def has_findings(results: list[CellResult]) -> bool:
     return any(result.outcome is Outcome.FINDING for result in results)
 
 
-def _unexplored(
+def _not_checked(
     cell: Cell,
     candidates: list[Candidate],
     on_result: Callable[[CellResult], None],
+    outcome: Outcome,
     reason: str,
-    outcome: Outcome = Outcome.UNEXPLORED,
 ) -> None:
+    """One row per candidate for a cell that checked no scenario: skipped or unexplored."""
     for candidate in candidates:
         on_result(
             CellResult(
@@ -436,9 +437,10 @@ def explore_run(
         if outcome.failure is None and outcome.generated == 0 and outcome.rejected:
             # A declared skip that removed every draw removes the cell: skipped, with its reason.
             reason = f"{outcome.skip_reason} (all {outcome.rejected} draws)"
-            _unexplored(cell, candidates, on_result, reason, Outcome.SKIPPED)
+            _not_checked(cell, candidates, on_result, Outcome.SKIPPED, reason)
         elif outcome.failure is None and outcome.generated == 0:
-            _unexplored(cell, candidates, on_result, "Hypothesis drew no example for this cell")
+            reason = "Hypothesis drew no example for this cell"
+            _not_checked(cell, candidates, on_result, Outcome.UNEXPLORED, reason)
         on_cell(
             CellStats(
                 cell,

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable, Optional
 
 from backends.divergences import DIVERGENCES, FIXED_LATER, KnownDivergence
-from backends.real_code import DriverGap
 from backends.registry import Backend
 from harness.candidate import Candidate
 from harness.execute import Execution, execute
@@ -31,7 +30,7 @@ from harness.findings import Finding
 from harness.oracles import judge, self_check
 from harness.plan import baseline_for
 from harness.sut.capabilities import Capabilities
-from harness.sut.limits import limit_for
+from harness.sut.limits import skip_reason
 from reports.outcome import Outcome
 from scenarios.model import Scenario
 
@@ -163,26 +162,12 @@ def judge_candidate(
     return Verdict(Outcome.FINDING, findings)
 
 
-def _driver_gap(findings: list[Finding]) -> Optional[str]:
-    """The message of a one-sided DriverGap (backends/real_code.py): the harness's driver of a
-    release's own backend lacked something, which says nothing about the release."""
-    if len(findings) == 1 and findings[0].oracle == "exception":
-        message = findings[0].message
-        if f"{DriverGap.__name__}:" in message:
-            return message.split(f"{DriverGap.__name__}:", 1)[1].strip()
-    return None
-
-
 def decide(baselines: Baselines, candidate: Candidate, execution: Execution) -> Verdict:
-    """judge_candidate, then the declared SUT limits: a finding a limit explains is a skip."""
+    """judge_candidate, then what this machine or driver cannot do (harness/sut/limits.py): a
+    finding that explains is a skip."""
     verdict = judge_candidate(baselines, candidate.era, execution, candidate.capabilities)
-    gap = _driver_gap(verdict.findings) if verdict.outcome is Outcome.FINDING else None
-    if gap is not None:
-        return Verdict(Outcome.SKIPPED, verdict.findings, skip_reason=f"real-code driver: {gap}")
     if verdict.outcome is Outcome.FINDING:
-        limit = limit_for(baselines.scenario, candidate, verdict.findings)
-        if limit is not None:
-            return Verdict(
-                Outcome.SKIPPED, verdict.findings, skip_reason=f"{limit.name}: {limit.reason}"
-            )
+        reason = skip_reason(baselines.scenario, candidate, verdict.findings)
+        if reason is not None:
+            return Verdict(Outcome.SKIPPED, verdict.findings, skip_reason=reason)
     return verdict

@@ -6,7 +6,7 @@ import types
 
 import pytest
 
-from harness.sut.detect import detect_era, missing_names
+from harness.sut.detect import detect, missing_names
 from harness.sut.loader import SutLoadError, load_foreign
 from pools.builtin import builtin_module
 from pools.eras import ERAS
@@ -14,7 +14,7 @@ from pools.eras import ERAS
 
 @pytest.mark.parametrize("era", list(ERAS))
 def test_builtin_modules_are_detected_as_their_era(era):
-    assert detect_era(builtin_module(era, "torch")) == era
+    assert detect(builtin_module(era, "torch"))[0] == era
 
 
 def test_user_module_era_is_detected(fixture_sut):

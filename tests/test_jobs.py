@@ -68,7 +68,7 @@ def test_a_child_that_died_makes_the_run_incomplete_never_a_pass(tmp_path, capsy
           "mode": "extend", "pool": "mha", "dtype": "bf16", "outcome": "pass",
           "scenario": "prefill", "detail": "", "repro": None, "source": "x"}]
     )  # fmt: skip
-    arguments = argparse.Namespace(out=tmp_path, junit=None)
+    arguments = argparse.Namespace(out=tmp_path, junit=None, device=None, seed=0, profile=None)
     assert _report(arguments, folders, [0, -9], rows, []) == 3
     printed = capsys.readouterr().out
     assert "INCOMPLETE" in printed and "job 2 was killed by signal 9" in printed

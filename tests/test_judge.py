@@ -18,7 +18,7 @@ from backends.registry import BACKENDS
 from harness.candidate import Candidate
 from harness.execute import CANARY, Execution, execute
 from harness.expectations import PADDING_SINK, Expected
-from harness.sut.detect import detect_era
+from harness.sut.detect import detect
 from pools.builtin import builtin_module
 from pools.dtypes import DTYPES
 from pools.eras import ERAS
@@ -70,7 +70,7 @@ def _parameters(function) -> list[tuple[str, object]]:
 @pytest.mark.parametrize("era", list(ERAS))
 def test_judge_offers_the_builtin_names_and_signatures(era):
     judge, builtin = judge_module(era), builtin_module(era, "reference")
-    assert detect_era(judge) == era
+    assert detect(judge)[0] == era
     assert set(vars(judge)) == set(vars(builtin))
     for name, cls in vars(builtin).items():
         if not inspect.isclass(cls):

@@ -103,7 +103,7 @@ def test_judge_skips_byte_oracles_when_the_candidate_raised(case):
 def test_bytes_equal_sees_every_byte_through_its_wide_view():
     import torch
 
-    from harness.oracles import bytes_equal
+    from harness.byte_compare import bytes_equal
 
     rows = torch.randint(0, 256, (64, 24), dtype=torch.uint8)
     for view in (rows, rows[1:], rows[:, 1:], rows[::2], rows.view(torch.int16)):

@@ -21,14 +21,14 @@ from typing import Optional
 
 import pandas as pd
 
-from harness.cli.junit import write_junit
+from harness.cli.junit import RUN_CELL, write_junit
 from harness.errors import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK
 from harness.runner import MODEL_SUT
 from harness.sharding import Shard
 from reports.atomic import write_text_atomic
 from reports.outcome import Outcome
-from reports.store import load
-from reports.summary import counts_line, summary_markdown_table, verdict
+from reports.store import load, run_meta
+from reports.summary import counts_line, summary_markdown, summary_markdown_table, verdict
 
 # `kvh run` options the parent keeps for itself; every other option is passed to each child.
 PARENT_ONLY = ("jobs", "out", "shard", "junit", "handler", "verb")
@@ -169,32 +169,27 @@ def _report(
     ]
     not_run = not_run + failed
     head = verdict(checks, model, not_run)
-    parts = [
-        f"# kvh run in {len(folders)} jobs",
+    era_line = f"era table: {counts_line(model)} (the model against its ground truth)"
+    meta = run_meta(arguments.device or "natural", arguments.seed, arguments.profile or "default")
+    jobs = [
         "",
-        f"**{head}**",
-        *(["", "## Not run", "", *[f"- {reason}" for reason in not_run]] if not_run else []),
+        era_line,
         "",
-        summary_markdown_table(checks),
-        "",
-        f"era table: {counts_line(model)} (the model against its ground truth)",
-        *(["", "## Findings", "", *[f"- {line}" for line in lines]] if lines else []),
-        "",
-        "## Each job's summary",
+        f"## The {len(folders)} jobs (each one's summary has its divergences, skips and coverage)",
         "",
         *[f"- {folder / 'summary.md'} (exit {code})" for folder, code in zip(folders, codes)],
         *[f"- warning: {warning}" for warning in warnings],
     ]
-    write_text_atomic(arguments.out / "summary.md", "\n".join(parts) + "\n")
+    summary = summary_markdown(checks, meta, lines, [], [], model, not_run)
+    write_text_atomic(arguments.out / "summary.md", summary + "\n".join(jobs) + "\n")
     if arguments.junit is not None:
-        cells = ("pool", "dtype", "backend", "mode", "sut", "era", "engine")
-        write_junit(arguments.junit, rows, "run", cells)
+        write_junit(arguments.junit, rows, "run", RUN_CELL)
     print(summary_markdown_table(checks))
     for line in lines[:20]:
         print(f"FINDING {line}")
     for reason in not_run:
         print(f"NOT RUN {reason}")
     print(head)
-    print(f"era table: {counts_line(model)} (the model against its ground truth)")
+    print(era_line)
     print(f"summary: {arguments.out / 'summary.md'}; each job's results under {arguments.out}/jobs")
     return _worst(codes)

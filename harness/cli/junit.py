@@ -22,6 +22,8 @@ from reports.atomic import write_atomic
 from reports.outcome import MutantOutcome, Outcome
 
 FAILED = frozenset({Outcome.FINDING.value})
+# The columns that make one `kvh run` cell (and candidate) one test case.
+RUN_CELL = ("pool", "dtype", "backend", "mode", "sut", "era", "engine")
 MUTANT_FAILED = frozenset({MutantOutcome.SURVIVED.value, MutantOutcome.EXHAUSTED.value})
 # Never run: a case all of whose rows are these is skipped. `kvh run` writes no error rows; the
 # set keeps the skip it always gave one.

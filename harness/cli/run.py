@@ -11,7 +11,7 @@ from typing import Optional
 
 from backends.registry import BACKENDS
 from harness.cli.jobs import run_jobs
-from harness.cli.junit import write_junit
+from harness.cli.junit import RUN_CELL, write_junit
 from harness.cli.options import (
     check_device_and_out,
     check_writable,
@@ -291,12 +291,7 @@ def main(arguments: argparse.Namespace) -> int:
     summary += "\n" + coverage.markdown()
     write_text_atomic(options.out / "summary.md", summary)
     if arguments.junit is not None:
-        write_junit(
-            arguments.junit,
-            records_frame("check", rows + era_rows),
-            "run",
-            ("pool", "dtype", "backend", "mode", "sut", "era", "engine"),
-        )
+        write_junit(arguments.junit, records_frame("check", rows + era_rows), "run", RUN_CELL)
     print(summary_markdown_table(frame))
     for line in finding_lines[:20]:
         print(f"FINDING {line}")

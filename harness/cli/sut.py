@@ -147,16 +147,14 @@ def main(arguments: argparse.Namespace) -> int:
         if not folders:
             print(f"no SUT environments under {root}")
         return EXIT_OK
-    for text in arguments.specs:
-        try:
-            install_target(text)
-        except ValueError as error:
-            raise UsageError(str(error)) from None
-    for text in arguments.specs:
+    try:
+        targets = [(text, *install_target(text)) for text in arguments.specs]
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    for text, spec, requirement in targets:
         started = time.monotonic()
-        spec = install_target(text)[0]
         try:
-            spec, folder, fresh = install(text, REQUIREMENTS)
+            folder, fresh = install(spec, requirement, REQUIREMENTS)
         except subprocess.CalledProcessError as error:
             raise UsageError(f"pip failed installing {text} (exit {error.returncode})") from None
         except SutLoadError as error:

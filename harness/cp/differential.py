@@ -94,10 +94,7 @@ def _candidates(plan: CpPlan, device: str) -> list[Candidate]:
         ]
     loaded = load_foreign(plan.sut)
     if loaded.era is None:
-        raise SutLoadError(
-            f"SUT {plan.sut}: its capabilities fit no modelled call convention "
-            f"(missing: {loaded.unfit})"
-        )
+        raise SutLoadError(loaded.unfit_reason)
     return [
         Candidate(
             plan.sut,

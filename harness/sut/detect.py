@@ -19,11 +19,3 @@ def detect(module: Any) -> tuple[str | None, Capabilities, str]:
     capabilities = probe(module)
     era, missing = era_of(capabilities)
     return era, capabilities, "; ".join(missing)
-
-
-def detect_era(module: Any) -> str:
-    """The era a module's capabilities amount to; ValueError when they fit none."""
-    era, _, missing = detect(module)
-    if era is None:
-        raise ValueError(f"its capabilities fit no modelled call convention; missing: {missing}")
-    return era

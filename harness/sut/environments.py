@@ -146,19 +146,20 @@ def install_target(text: str) -> tuple[str, str]:
     )
 
 
-def install(text: str, requirements: Path, quiet: bool = True) -> tuple[str, Path, bool]:
-    """Install a release or fork (install_target) with --no-deps into its cache folder, with the
-    dependencies it needs at other versions than here, and the shared CPU dependency set into
-    this environment. Returns (the spec to run it by, folder, whether anything was installed)."""
-    spec, requirement = install_target(text)
+def install(
+    spec: str, requirement: str, requirements: Path, quiet: bool = True
+) -> tuple[Path, bool]:
+    """Install `requirement` (install_target: a release or a fork) with --no-deps into the cache
+    folder of `spec`, with the dependencies it needs at other versions than here, and the shared
+    CPU dependency set into this environment. Returns (folder, whether anything was installed)."""
     folder = target_dir(spec)
     if installed(spec) and not missing_shared_modules():
-        return spec, folder, False
+        return folder, False
     flags = ["-q"] if quiet else []
     pip = [sys.executable, "-m", "pip", "install", *flags]
     subprocess.run([*pip, "-r", str(requirements)], check=True)
     if installed(spec):
-        return spec, folder, True
+        return folder, True
     staging = folder.with_name(folder.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     subprocess.run([*pip, "--no-deps", "--target", str(staging), requirement], check=True)
@@ -167,7 +168,7 @@ def install(text: str, requirements: Path, quiet: bool = True) -> tuple[str, Pat
     record = {"spec": spec, "requirement": requirement, "own_dependencies": added}
     (staging / MARKER).write_text(json.dumps(record) + "\n")
     staging.replace(folder)  # a half-finished install never looks installed
-    return spec, folder, True
+    return folder, True
 
 
 def _own_dependencies(staging: Path, pip: list[str]) -> list[str]:

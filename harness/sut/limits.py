@@ -8,7 +8,8 @@ the declared reason. A limit of one door (`doors`) is decided after the run inst
 cell may never use that door (torch_native writes MLA rows through set_kv_buffer): a one-sided
 exception through that door matching the limit's error is skipped with the reason. Where the
 probe could not decide (the capability is unknown), every limit is decided that way. Never a
-pass, never a finding.
+pass, never a finding. A lone one-sided DriverGap (backends/real_code.py) is a skip as well: the
+harness's driver of a release's own backend lacked what the release reads.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from backends.real_code import DriverGap
 from harness.candidate import Candidate
 from harness.findings import Finding
 from harness.sut.capabilities import Capabilities
@@ -77,6 +79,18 @@ def limit_before(
         ):
             return limit
     return None
+
+
+def skip_reason(scenario: Scenario, candidate: Candidate, findings: list[Finding]) -> Optional[str]:
+    """Why a candidate's findings are a skip, if they are: a lone one-sided DriverGap (the
+    driver of a release's own backend, backends/real_code.py, lacked what the release reads,
+    which says nothing about the release), or a declared limit that explains them."""
+    lone = findings[0].message if len(findings) == 1 and findings[0].oracle == "exception" else ""
+    gap = f"{DriverGap.__name__}:"
+    if gap in lone:
+        return f"real-code driver: {lone.split(gap, 1)[1].strip()}"
+    limit = limit_for(scenario, candidate, findings)
+    return f"{limit.name}: {limit.reason}" if limit is not None else None
 
 
 def limit_for(

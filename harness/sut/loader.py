@@ -31,6 +31,14 @@ class LoadedSut:
     real_code: tuple[str, ...] = ()  # backends whose own release code its cells drive
     real_code_missing: tuple[tuple[str, str], ...] = ()  # (backend, why its code did not import)
 
+    @property
+    def unfit_reason(self) -> str:
+        """Why it is not run when its era is None."""
+        return (
+            f"SUT {self.spec}: its capabilities fit no modelled call convention "
+            f"(missing: {self.unfit})"
+        )
+
 
 def parse_builtin(spec: str) -> Optional[str]:
     """'builtin' -> '' (all engines), 'builtin:torch' -> 'torch', anything else -> None."""

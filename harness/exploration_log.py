@@ -21,7 +21,8 @@ class ExplorationLog:
         rate = stats.examples / stats.seconds if stats.seconds else 0.0
         print(
             f"kvh: [{len(self.cells)}] {stats.cell.key}: {stats.examples} examples + "
-            f"{stats.regressions} regressions, {stats.seconds:.1f}s ({rate:.2f} examples/s)"
+            f"{stats.regressions} regressions + {stats.reach} reach, "
+            f"{stats.seconds:.1f}s ({rate:.2f} examples/s)"
             + (f", FAILED (seed {self.seed}, {stats.blob})" if stats.failed else ""),
             file=sys.stderr,
         )
@@ -29,10 +30,11 @@ class ExplorationLog:
     def markdown(self) -> str:
         totals: dict[tuple[str, str], list] = {}
         for stats in self.cells:
-            row = totals.setdefault((stats.cell.backend.name, stats.cell.pool), [0, 0, 0.0])
+            row = totals.setdefault((stats.cell.backend.name, stats.cell.pool), [0, 0, 0, 0.0])
             row[0] += stats.examples
             row[1] += stats.regressions
-            row[2] += stats.seconds
+            row[2] += stats.reach
+            row[3] += stats.seconds
         examples = sum(stats.examples for stats in self.cells)
         seconds = sum(stats.seconds for stats in self.cells)
         table = pd.DataFrame(
@@ -42,10 +44,11 @@ class ExplorationLog:
                     "pool": pool,
                     "examples": count,
                     "regressions": regressions,
+                    "reach": reach,
                     "seconds": f"{spent:.1f}",
                     "examples/s": f"{count / spent if spent else 0.0:.2f}",
                 }
-                for (backend, pool), (count, regressions, spent) in totals.items()
+                for (backend, pool), (count, regressions, reach, spent) in totals.items()
             ]
         )
         return (

@@ -28,6 +28,7 @@ from scenarios.builtin import default_scenarios, random_scenarios
 from scenarios.explore import explore
 from scenarios.model import Scenario
 from scenarios.profiles import Profile
+from scenarios.reach import reach_scenario
 from scenarios.regressions import regression_scenarios
 from scenarios.strategies import scenarios as scenario_strategy
 
@@ -336,6 +337,7 @@ class CellStats:
     seconds: float
     failed: bool = False
     blob: Optional[str] = None
+    reach: int = 0  # the pinned top-of-pool scenarios (scenarios/reach.py) checked
 
 
 @dataclass(frozen=True)
@@ -393,10 +395,11 @@ def explore_run(
     on_result: Callable[[CellResult], None],
     on_cell: Callable[[CellStats], None],
 ) -> None:
-    """Every cell: the named regressions, then Hypothesis examples; a failure is shrunk and only
-    the minimal failing scenario's results are reported. Each cell gets its share of the
-    profile's time budget (cell_budget) and at least the profile's min_examples; a cell that
-    still drew none (every draw skipped) is UNEXPLORED, never a silent pass."""
+    """Every cell: the named regressions and the pinned top-of-pool scenario (scenarios/reach.py),
+    then Hypothesis examples; a failure is shrunk and only the minimal failing scenario's results
+    are reported. Each cell gets its share of the profile's time budget (cell_budget) and at
+    least the profile's min_examples; a cell that still drew none (every draw skipped) is
+    UNEXPLORED, never a silent pass."""
     profile = exploring.profile
     settings = profile.settings(exploring.max_examples, exploring.database_dir)
     floor = min(profile.min_examples, settings.max_examples)
@@ -405,8 +408,11 @@ def explore_run(
     for index, cell in enumerate(cells):
         budget = cell_budget(profile.run_seconds, len(cells), time.monotonic() - started, index)
         regressions = regression_scenarios(cell.pool, cell.dtype)
-        candidates = _candidates(cell, suts, options, regressions, on_result)
-        for scenario in regressions:
+        pinned = regressions + [
+            reach_scenario(cell.pool, cell.dtype, profile.pool_bytes, options.seed)
+        ]
+        candidates = _candidates(cell, suts, options, pinned, on_result)
+        for scenario in pinned:
             for result in _check_or_skip(cell, scenario, candidates, options):
                 on_result(result)
         strategy = scenario_strategy(
@@ -449,5 +455,6 @@ def explore_run(
                 outcome.seconds,
                 outcome.failure is not None,
                 outcome.blob,
+                reach=len(pinned) - len(regressions),
             )
         )

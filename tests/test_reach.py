@@ -1,4 +1,4 @@
-"""Reach at the ci profile: slot ids past 2^15, 2^16 and 2^17 in every base pool kind within
+"""Reach at the ci profile: slot ids past 2^15, 2^16 and 2^17 in every pool kind within
 the profile's byte budget, the pool's top slot, page tails, slot 1, and independent k/v scales in
 `--examples`; everything still shrinks to one layer, one token, slot 1."""
 
@@ -9,10 +9,12 @@ from hypothesis import HealthCheck, find, settings
 
 from pools.dtypes import DTYPES
 from scenarios.builtin import random_scenarios
-from scenarios.model import BASE_POOL_KINDS, Geometry, Scenario
+from scenarios.model import POOL_KINDS, Geometry, Scenario
 from scenarios.profiles import profile_named
+from scenarios.reach import reach_scenario
 from scenarios.strategies import scenarios
 from scenarios.strategies.geometry import _row_bytes, geometries
+from tests.conftest import check_records, run_kvh
 
 CI_BYTES = profile_named("ci").pool_bytes
 SEARCH = settings(
@@ -32,9 +34,9 @@ def written(scenario: Scenario) -> set[int]:
     return {slot for forward in scenario.forwards for slot in forward.loc[: forward.tokens]}
 
 
-@pytest.mark.parametrize("pool", BASE_POOL_KINDS)
+@pytest.mark.parametrize("pool", POOL_KINDS)
 @pytest.mark.parametrize("reach", (2**15, 2**16, 2**17))
-def test_every_base_pool_kind_reaches_past_each_power_of_two_within_the_ci_budget(pool, reach):
+def test_every_pool_kind_reaches_past_each_power_of_two_within_the_ci_budget(pool, reach):
     for dtype in ("bf16", "fp32"):
         g = find(
             geometries(pool, dtype, CI_BYTES), lambda g: last_slot(g) >= reach, settings=SEARCH
@@ -44,7 +46,7 @@ def test_every_base_pool_kind_reaches_past_each_power_of_two_within_the_ci_budge
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("pool", BASE_POOL_KINDS)
+@pytest.mark.parametrize("pool", BASE_POOL_KINDS)  # every kind: the pinned reach scenario below
 def test_the_top_slot_of_a_pool_past_2_17_is_written(pool):
     scenario = find(
         scenarios(pool, "bf16", pool_bytes=CI_BYTES),
@@ -85,3 +87,43 @@ def test_every_dtype_has_a_narrow_large_geometry_within_the_budget():
             geometries("swa_mha", dtype, CI_BYTES), lambda g: last_slot(g) >= 2**16, settings=SEARCH
         )
         assert pool_bytes(g) <= CI_BYTES
+
+
+def test_a_pool_one_row_off_at_2_17_is_caught_at_ci_in_every_pool_kind(tmp_path, fixture_sut):
+    """The pinned top-of-pool scenario (scenarios/reach.py) catches it whatever Hypothesis draws:
+    one example per cell, and still every pool kind has a finding at slot 2^17 exactly."""
+    result = run_kvh(
+        "run",
+        "--sut",
+        fixture_sut("high_slot_off_by_one"),
+        "--profile",
+        "ci",
+        "--examples",
+        "1",
+        "--backend",
+        "plain,plain_mla",
+        "--dtype",
+        "bf16",
+        "--era",
+        "current",
+        "--out",
+        str(tmp_path),
+    )
+    assert result.returncode == 1, result.stderr[-2000:]
+    records = check_records(tmp_path)
+    caught = records[records.outcome == "finding"]
+    assert set(caught.pool) == set(POOL_KINDS)
+    assert caught.detail.str.contains("slot 131072,").all()
+    reached = records[records.scenario.str.startswith("reach-2^17")]
+    assert set(reached.pool) == set(POOL_KINDS)
+
+
+def test_the_reach_scenario_writes_slot_1_2_17_and_the_last_slot_in_every_pool_kind():
+    for pool in POOL_KINDS:
+        for dtype in DTYPES:
+            scenario = reach_scenario(pool, dtype, CI_BYTES, seed=0)
+            slots = written(scenario)
+            assert {2**17 - 1, 2**17, last_slot(scenario.geometry)} <= slots, (pool, dtype)
+            assert pool_bytes(scenario.geometry) <= CI_BYTES
+            if scenario.geometry.page_size == 1:
+                assert 1 in slots

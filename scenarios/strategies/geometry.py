@@ -7,10 +7,13 @@ budget: a 2^17-slot pool of 16-byte rows is 2 MiB.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import strategies as st
 
 from pools.dtypes import dtype_spec
-from scenarios.model import BASE_POOL_KINDS, MLA_POOL_KINDS, Geometry
+from pools.fp4.reference import BLOCK as FP4_BLOCK
+from scenarios.model import MLA_POOL_KINDS, Geometry
 
 PAGE_SIZES = (1, 16, 64, 128)
 HEAD_NUMS = (1, 2, 4, 8, 32)
@@ -58,83 +61,126 @@ def _large_rows(reach: int, page_size: int, pattern: list[bool]) -> int:
     return (reach + 2 * page_size) * full + (LARGE_SWA_PAGES + 1) * page_size * swa
 
 
+def _row_multiple(pool: str, dtype: str) -> int:
+    """What a row width must be a multiple of in this pool kind's storage: FP4 packs 16-value
+    blocks, and aiter's 5-D layout splits rows into 16-byte words."""
+    if pool in ("mha_fp4", "mla_fp4"):
+        return FP4_BLOCK
+    if pool == "mha_aiter5d":
+        return 16 // dtype_spec(dtype).store_dtype.itemsize
+    return 1
+
+
+def _narrow(pool: str, width: int) -> dict:
+    if pool == "npu_mla":  # the NPU MLA pool keeps rope in a buffer of its own: never zero wide
+        return {"kv_lora_rank": width, "qk_rope_head_dim": width}
+    if pool in MLA_POOL_KINDS:
+        return {"kv_lora_rank": width, "qk_rope_head_dim": 0}
+    return {"head_num": 1, "head_dim": width, "v_head_dim": None}
+
+
 def _narrow_shape(pool: str, dtype: str, rows: int, pool_bytes: int) -> dict:
-    """The widest NARROW_DIMS shape of a base pool kind whose `rows` rows fit in `pool_bytes`
-    (the narrowest when none does)."""
-    for width in NARROW_DIMS:
-        shape = (
-            {"kv_lora_rank": width, "qk_rope_head_dim": 0}
-            if pool in MLA_POOL_KINDS
-            else {"head_num": 1, "head_dim": width, "v_head_dim": None}
-        )
+    """The widest NARROW_DIMS shape the pool kind's storage accepts whose `rows` rows fit in
+    `pool_bytes` (the narrowest accepted when none does)."""
+    multiple = _row_multiple(pool, dtype)
+    widths = [width for width in NARROW_DIMS if width % multiple == 0] or [multiple]
+    for width in widths:
+        shape = _narrow(pool, width)
         probe = Geometry(pool=pool, dtype=dtype, size=1, page_size=1, layer_num=1, **shape)
         if _row_bytes(probe) * rows <= pool_bytes:
             break
     return shape
 
 
-@st.composite
-def geometries(draw: st.DrawFn, pool: str, dtype: str, pool_bytes: int = POOL_BYTES) -> Geometry:
-    """A geometry; one draw in three is a large pool (its last slot past 2^15, 2^16 or 2^17 when
-    the byte budget allows), which takes the narrowest rows and fewest layers so that it fits."""
-    large = draw(st.sampled_from((False, False, True)))
-    reach = draw(st.sampled_from(REACH + REACH[-1:])) if large else 0  # 2^17 twice as often
-    pattern = (
-        [False, True]
-        if large and pool.startswith("swa_")
-        else ([False] if large else draw(layer_patterns(pool.startswith("swa_"))))
-    )
-    layer_num = len(pattern)
+def _page_size(pool: str, page_size: int) -> int:
+    """aiter's 5-D layout: page_size is a multiple of X (16 bytes / element), at least 16."""
+    return max(16, page_size - page_size % 16) if pool == "mha_aiter5d" else page_size
+
+
+def large_geometry(
+    pool: str, dtype: str, reach: int, page_size: int, pool_bytes: int, extra_pages: int = 0
+) -> Geometry:
+    """A pool whose last slot passes `reach` where `pool_bytes` allows (the largest that fits
+    otherwise), `extra_pages` more pages past it: the narrowest rows the kind accepts, one full
+    layer (and one SWA layer of LARGE_SWA_PAGES pages on hybrid pools)."""
+    pattern = [False, True] if pool.startswith("swa_") else [False]
+    page_size = _page_size(pool, page_size)
+    shape = _narrow_shape(pool, dtype, _large_rows(reach, PAGE_SIZES[-1], pattern), pool_bytes)
     swa_layer_ids = [layer for layer, is_swa in enumerate(pattern) if is_swa]
-    shape: dict = {}
-    if large and pool in BASE_POOL_KINDS:
-        shape = _narrow_shape(pool, dtype, _large_rows(reach, PAGE_SIZES[-1], pattern), pool_bytes)
-    elif pool in MLA_POOL_KINDS:  # every MLA shape is an FP4 block (16) multiple
-        shape["kv_lora_rank"], shape["qk_rope_head_dim"] = (
-            MLA_SHAPES[1] if large else draw(st.sampled_from(MLA_SHAPES))
-        )
-    else:
-        shape["head_num"] = HEAD_NUMS[0] if large else draw(st.sampled_from(HEAD_NUMS))
-        shape["head_dim"] = HEAD_DIMS[0] if large else draw(st.sampled_from(HEAD_DIMS))
-        v_head_dim = None if large else draw(st.sampled_from(V_HEAD_DIMS))
-        shape["v_head_dim"] = (
-            v_head_dim if v_head_dim != shape["head_dim"] and pool != "mha_fp4" else None
-        )
-    # page_size == head_num is its own case: a transposed page-major write looks right there.
-    page_size = draw(st.sampled_from(PAGE_SIZES + ("head_num",)))
-    page_size = shape.get("head_num", 1) if page_size == "head_num" else page_size
-    if pool == "mha_aiter5d":  # vectorized_5d: page_size % X (16 bytes / element); dims are x16
-        page_size = max(16, page_size - page_size % 16)
     probe = Geometry(
-        pool=pool,
-        dtype=dtype,
-        size=1,
-        page_size=page_size,
-        layer_num=layer_num,
-        swa_layer_ids=swa_layer_ids,
-        **shape,
+        pool=pool, dtype=dtype, size=1, page_size=page_size, layer_num=len(pattern), **shape
     )
-    if large:
-        # Pages 1..pages are handed out, so the last slot is pages * page_size + page_size - 1:
-        # past `reach` from pages == reach // page_size on, where the byte budget allows.
-        fits = pool_bytes // _row_bytes(probe) - _large_rows(0, page_size, pattern)
-        max_pages = max(1, min(MAX_SLOTS, fits // (layer_num - len(swa_layer_ids))) // page_size)
-        first = min(max_pages, reach // page_size)
-        pages = draw(st.integers(first, min(max_pages, first + 3)))
-        swa_pages = min(LARGE_SWA_PAGES, max(1, pages - 1))
-    else:
-        max_pages = max(
-            1, min(MAX_SLOTS, pool_bytes // (_row_bytes(probe) * layer_num)) // page_size
-        )
-        pages = draw(st.integers(1, max_pages))
-        swa_pages = max(1, pages - 1)
-    size_swa = page_size * draw(st.integers(1, swa_pages)) if swa_layer_ids else 0
+    # Pages 1..pages are handed out, so the last slot is pages * page_size + page_size - 1:
+    # past `reach` from pages == reach // page_size on, where the byte budget allows.
+    fits = pool_bytes // _row_bytes(probe) - _large_rows(0, page_size, pattern)
+    max_pages = max(1, min(MAX_SLOTS, fits) // page_size)
+    pages = min(max_pages, reach // page_size + extra_pages)
+    swa_pages = min(LARGE_SWA_PAGES, max(1, pages - 1))
     return Geometry(
         pool=pool,
         dtype=dtype,
         size=pages * page_size,
         page_size=page_size,
-        layer_num=layer_num,
+        layer_num=len(pattern),
+        swa_layer_ids=swa_layer_ids,
+        size_swa=page_size * swa_pages if swa_layer_ids else 0,
+        **shape,
+    )
+
+
+def _mla_shapes(pool: str) -> tuple[tuple[int, int], ...]:
+    return tuple(shape for shape in MLA_SHAPES if shape[1]) if pool == "npu_mla" else MLA_SHAPES
+
+
+@st.composite
+def geometries(draw: st.DrawFn, pool: str, dtype: str, pool_bytes: int = POOL_BYTES) -> Geometry:
+    """A geometry; one draw in three is a large pool (large_geometry: its last slot past 2^15,
+    2^16 or 2^17 when the byte budget allows)."""
+    if draw(st.sampled_from((False, False, True))):
+        reach = draw(st.sampled_from(REACH + REACH[-1:]))  # 2^17 twice as often
+        page_size = draw(st.sampled_from(PAGE_SIZES))
+        large = large_geometry(
+            pool, dtype, reach, page_size, pool_bytes, draw(st.integers(0, 3))
+        )
+        if not large.swa_layer_ids:
+            return large
+        swa_pages = draw(st.integers(1, large.size_swa // large.page_size))
+        return replace(large, size_swa=large.page_size * swa_pages)
+    pattern = draw(layer_patterns(pool.startswith("swa_")))
+    swa_layer_ids = [layer for layer, is_swa in enumerate(pattern) if is_swa]
+    shape: dict = {}
+    if pool in MLA_POOL_KINDS:  # every MLA shape is an FP4 block (16) multiple
+        shape["kv_lora_rank"], shape["qk_rope_head_dim"] = draw(st.sampled_from(_mla_shapes(pool)))
+    else:
+        shape["head_num"] = draw(st.sampled_from(HEAD_NUMS))
+        shape["head_dim"] = draw(st.sampled_from(HEAD_DIMS))
+        v_head_dim = draw(st.sampled_from(V_HEAD_DIMS))
+        shape["v_head_dim"] = (
+            v_head_dim if v_head_dim != shape["head_dim"] and pool != "mha_fp4" else None
+        )
+    # page_size == head_num is its own case: a transposed page-major write looks right there.
+    page_size = draw(st.sampled_from(PAGE_SIZES + ("head_num",)))
+    page_size = _page_size(pool, shape.get("head_num", 1) if page_size == "head_num" else page_size)
+    probe = Geometry(
+        pool=pool,
+        dtype=dtype,
+        size=1,
+        page_size=page_size,
+        layer_num=len(pattern),
+        swa_layer_ids=swa_layer_ids,
+        **shape,
+    )
+    max_pages = max(
+        1, min(MAX_SLOTS, pool_bytes // (_row_bytes(probe) * len(pattern))) // page_size
+    )
+    pages = draw(st.integers(1, max_pages))
+    size_swa = page_size * draw(st.integers(1, max(1, pages - 1))) if swa_layer_ids else 0
+    return Geometry(
+        pool=pool,
+        dtype=dtype,
+        size=pages * page_size,
+        page_size=page_size,
+        layer_num=len(pattern),
         swa_layer_ids=swa_layer_ids,
         size_swa=size_swa,
         **shape,

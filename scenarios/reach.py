@@ -1,0 +1,35 @@
+"""The top of the pool, pinned: one scenario per cell, checked at every profile before the
+Hypothesis examples, so that every cell writes past 2^17 whatever the examples happen to draw.
+
+Exploration draws large pools one time in three, and a cell's dozen `ci` examples may still
+never write a slot past 2^17, slot 1 or the pool's last slot. This scenario writes all of them
+in the largest pool the profile's byte budget holds: a fault that only shows at high slot ids
+(an int32 offset, a 16-bit page index, a slot one row off) is caught in every pool kind.
+"""
+
+from __future__ import annotations
+
+from scenarios.lifecycle import PoolLife
+from scenarios.model import Scenario
+from scenarios.strategies.geometry import large_geometry
+
+REACH_SLOT = 2**17
+REACH_PAGE_SIZE = 1  # slot 1 is only ever handed out at page size 1 (page 0 is the sink)
+
+
+def reach_scenario(pool: str, dtype: str, pool_bytes: int, seed: int) -> Scenario:
+    """One forward of three requests, each a whole page: page 1 (slot 1 at page size 1), the two
+    pages either side of slot 2^17, and the last page (the pool's last slot, a page tail). On
+    hybrid pools every token is in its request's window, so the SWA layer writes all four SWA
+    pages too. Where the budget holds no pool past 2^17, the same picks land on its top pages."""
+    g = large_geometry(pool, dtype, REACH_SLOT, REACH_PAGE_SIZE, pool_bytes, extra_pages=1)
+    life = PoolLife(g)
+    page = g.page_size
+    boundary = REACH_SLOT // page  # the page that holds slot 2^17
+    loc = life.grow(0, page, [0], window=page)
+    # Pages 2.. are free, page q at position q - 2; the pick repeats as the list closes up.
+    below = boundary - 3
+    loc += life.grow(1, 2 * page, [below, below], window=2 * page)
+    loc += life.grow(2, page, [-1], window=page)
+    life.forward(loc)
+    return life.scenario(seed, f"reach-2^17-{pool}-{dtype}")

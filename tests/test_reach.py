@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, find, settings
 
 from pools.dtypes import DTYPES
 from scenarios.builtin import random_scenarios
-from scenarios.model import POOL_KINDS, Geometry, Scenario
+from scenarios.model import BASE_POOL_KINDS, POOL_KINDS, Geometry, Scenario
 from scenarios.profiles import profile_named
 from scenarios.reach import reach_scenario
 from scenarios.strategies import scenarios

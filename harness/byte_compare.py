@@ -39,6 +39,13 @@ def bytes_equal(want: torch.Tensor, got: torch.Tensor) -> bool:
     return torch.equal(want, got)
 
 
+def buffers_equal(want: dict[str, torch.Tensor], got: dict[str, torch.Tensor]) -> bool:
+    """The same buffers, of the same shapes and bytes."""
+    return want.keys() == got.keys() and all(
+        want[name].shape == got[name].shape and bytes_equal(want[name], got[name]) for name in want
+    )
+
+
 def off_canary(rows: torch.Tensor) -> torch.Tensor:
     """Per row of a (rows, bytes) uint8 buffer: does any byte differ from the canary? Compared
     a machine word at a time where the row width allows (eight times fewer comparisons)."""

@@ -4,6 +4,7 @@ validated against it. docs/reports.md documents the same tables for readers."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -74,9 +75,15 @@ class RecordKind:
     optional: tuple[str, ...]
     description: str
 
-    @property
+    # Computed once per kind: every row of a run is validated against them.
+    @functools.cached_property
     def columns(self) -> tuple[str, ...]:
         return self.required + tuple(c for c in self.optional if c not in self.required)
+
+    @functools.cached_property
+    def allowed(self) -> frozenset[str]:
+        """Every column a row of this kind may carry: its own, and the store's."""
+        return frozenset(self.columns) | frozenset(META_COLUMNS) | frozenset(READ_COLUMNS)
 
 
 KINDS: dict[str, RecordKind] = {
@@ -199,8 +206,7 @@ def validate_columns(
     """The kind, when `columns` fit it: each declared by the kind or metadata, and every required
     one present or among `stamped` (what the store fills in from the run's metadata)."""
     spec, columns = kind_of(kind), [str(column) for column in columns]
-    allowed = set(spec.columns) | set(META_COLUMNS) | set(READ_COLUMNS)
-    unknown = sorted(column for column in columns if column not in allowed)
+    unknown = sorted(column for column in columns if column not in spec.allowed)
     if unknown:
         raise SchemaError(
             f"{kind} records carry columns the schema does not declare: {unknown} "

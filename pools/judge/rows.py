@@ -20,6 +20,9 @@ Place = Callable[[np.ndarray, int], np.ndarray]  # (layer buffer, slot) -> the s
 
 def assign(target: np.ndarray, value: np.ndarray) -> None:
     """target[...] = value with torch's broadcasting of an indexed assignment."""
+    if value.shape == target.shape and value.dtype.itemsize == target.dtype.itemsize:
+        target[...] = value.view(target.dtype)  # the common case: nothing to broadcast
+        return
     while value.ndim > target.ndim and value.shape[0] == 1:
         value = value[0]
     if value.dtype.itemsize != target.dtype.itemsize:

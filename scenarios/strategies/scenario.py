@@ -26,14 +26,18 @@ MAX_OFFSET = 9
 LAYOUTS = ("fresh", "view", "reuse", "micro")
 
 
+# Positions in the free-page list, the first (page 1 of a fresh pool: slot 1 at page size 1) and
+# the last (the pool's top slots) drawn as often as any other; shrinks to the first. At least one
+# pick: an empty list takes the first pages, and was drawn so often that a cell's few examples at
+# `ci` seldom wrote past 2^8 even in a 2^17-slot pool. Built once: Hypothesis validates every
+# new strategy object, which cost more than the draw itself.
+PAGE_PICKS = st.lists(
+    st.one_of(st.just(0), st.just(-1), st.integers(0, 2**17)), min_size=1, max_size=4
+)
+
+
 def page_picks() -> st.SearchStrategy[list[int]]:
-    """Positions in the free-page list, the first (page 1 of a fresh pool: slot 1 at page size 1)
-    and the last (the pool's top slots) drawn as often as any other; shrinks to the first. At
-    least one pick: an empty list takes the first pages, and was drawn so often that a cell's
-    few examples at `ci` seldom wrote past 2^8 even in a 2^17-slot pool."""
-    return st.lists(
-        st.one_of(st.just(0), st.just(-1), st.integers(0, 2**17)), min_size=1, max_size=4
-    )
+    return PAGE_PICKS
 
 
 def token_counts(life: PoolLife, rid: int) -> st.SearchStrategy[int]:

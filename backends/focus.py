@@ -53,6 +53,7 @@ LAYOUT_DTYPES = ("bf16", "fp8_e4m3")
 """The storage dtypes the layout kinds run (FP4 pools: bf16 only)."""
 
 
+@skips.by_cell
 def _layout_dtype_outside_subset(scenario: Scenario, mode: str) -> bool:
     g = scenario.geometry
     if g.pool not in PLAIN_LAYOUT_KINDS + PLAIN_MLA_LAYOUT_KINDS:

@@ -16,6 +16,14 @@ from scenarios.model import Scenario
 Applies = Callable[[Scenario, str], bool]  # (scenario, mode)
 
 
+def by_cell(predicate: Applies) -> Applies:
+    """Marks a predicate that reads only the scenario's pool kind and dtype, and the mode: where
+    it holds for one scenario of a (pool kind, dtype, backend, mode) cell it holds for all, so an
+    exploring run skips the whole cell without drawing a scenario to reject."""
+    predicate.by_cell = True  # type: ignore[attr-defined]
+    return predicate
+
+
 @dataclass(frozen=True)
 class BackendSkip:
     name: str
@@ -23,6 +31,10 @@ class BackendSkip:
     reason: str
     applies: Applies
     where: str = ""  # the SGLang file, release or PR it comes from
+
+    @property
+    def by_cell(self) -> bool:
+        return getattr(self.applies, "by_cell", False)
 
     def describe(self) -> dict:
         return {"name": self.name, "scope": self.scope, "reason": self.reason, "where": self.where}
@@ -36,16 +48,21 @@ def decode_cross_attention(scenario: Scenario, mode: str) -> bool:
     return mode == "decode" and cross_attention(scenario, mode)
 
 
+@by_cell
 def fp8_cache(scenario: Scenario, mode: str) -> bool:
     return dtype_spec(scenario.geometry.dtype).is_fp8
 
 
+@by_cell
 def swa_pool(scenario: Scenario, mode: str) -> bool:
     return scenario.geometry.is_swa
 
 
 def decode_on(predicate: Applies) -> Applies:
-    return lambda scenario, mode: mode == "decode" and predicate(scenario, mode)
+    def applies(scenario: Scenario, mode: str) -> bool:
+        return mode == "decode" and predicate(scenario, mode)
+
+    return by_cell(applies) if getattr(predicate, "by_cell", False) else applies
 
 
 def never(scenario: Scenario, mode: str) -> bool:

@@ -240,6 +240,16 @@ def _backend_skip(backend: Backend, scenario: Scenario, mode: str) -> Optional[s
     return None if skip is None else f"{skip.name}: {skip.reason}"
 
 
+def _cell_skip(cell: Cell, scenario: Scenario) -> Optional[str]:
+    """`name: reason (...)` of a declared skip that removes every scenario of the cell: one whose
+    predicate reads only the pool kind, dtype and mode (backends/skips.py by_cell), holding for
+    `scenario`, one of the cell's."""
+    for skip in getattr(cell.backend, "skips", ()):
+        if skip.by_cell and skip.applies(scenario, cell.mode):
+            return f"{skip.name}: {skip.reason} (every scenario of the cell)"
+    return None
+
+
 def _skip_label(item: Skip, cell: Cell) -> str:
     return f"{item.sut}/{item.era}/{item.engine}/{cell.backend.name}:{cell.mode}"
 
@@ -415,6 +425,11 @@ def explore_run(
         for scenario in pinned:
             for result in _check_or_skip(cell, scenario, candidates, options):
                 on_result(result)
+        whole = _cell_skip(cell, pinned[-1])
+        if whole is not None:
+            _not_checked(cell, candidates, on_result, Outcome.SKIPPED, whole)
+            on_cell(CellStats(cell, 0, len(regressions), 0.0, reach=len(pinned) - len(regressions)))
+            continue
         strategy = scenario_strategy(
             cell.pool, cell.dtype, exploring.special_values, profile.pool_bytes
         )

@@ -1,13 +1,22 @@
 """Every cell is explored: an equal share of the run's budget fixed up front, and a floor of
-examples that no budget takes away; a cell that still draws nothing is UNEXPLORED."""
+examples that no budget takes away; a cell that still draws nothing is UNEXPLORED, and one a
+declared skip removes whole is SKIPPED before any draw."""
 
 from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from harness.runner import cell_budget
+from backends.registry import BACKENDS
+from harness.plan import RunOptions, SutChoice
+from harness.runner import Exploring, cell_budget, explore_run
+from pools.dtypes import DTYPES
+from reports.outcome import Outcome
+from scenarios.builtin import default_scenarios
 from scenarios.explore import MAX_REJECTED, explore
+from scenarios.model import BASE_POOL_KINDS
 from scenarios.profiles import PROFILES, profile_named
+from scenarios.reach import reach_scenario
+from scenarios.regressions import regression_scenarios
 
 
 def test_an_early_cell_that_overran_leaves_later_cells_their_full_share():
@@ -84,3 +93,46 @@ def test_skipped_draws_are_not_checks_and_the_rest_are():
         skip=lambda n: "odd" if n % 2 else None,
     )
     assert checked and all(n % 2 == 0 for n in checked)
+
+
+def test_a_cell_a_by_cell_skip_removes_draws_no_scenario_and_says_why():
+    options = RunOptions(pools=["mha"], dtypes=["fp8_e4m3"], backends=["intel_amx"])
+    rows, cells = [], []
+    explore_run(
+        options,
+        [SutChoice("builtin", ("torch",))],
+        Exploring(profile_named("ci")),
+        rows.append,
+        cells.append,
+    )
+    decode = next(stats for stats in cells if stats.cell.mode == "decode")
+    assert decode.examples == 0 and decode.seconds == 0.0 and decode.reach == 1
+    whole = [r for r in rows if r.scenario is None and r.candidate.mode == "decode"]
+    assert whole and all(r.outcome is Outcome.SKIPPED for r in whole)
+    assert all("decode-kernel-fp8" in r.skip.reason for r in whole)
+    assert all("every scenario of the cell" in r.skip.reason for r in whole)
+
+
+def _cell_scenarios(pool: str, dtype: str) -> list:
+    builtin = default_scenarios(pool, dtype, 0) if pool in BASE_POOL_KINDS else []
+    return [
+        *builtin,
+        *regression_scenarios(pool, dtype),
+        reach_scenario(pool, dtype, profile_named("ci").pool_bytes, 0),
+    ]
+
+
+def test_every_by_cell_skip_holds_for_all_or_none_of_a_cells_scenarios():
+    """A by_cell predicate is declared to read only pool kind, dtype and mode: on the builtin,
+    regression and reach scenarios of each cell it is all true or all false."""
+    checked = 0
+    for backend in BACKENDS.values():
+        for skip in (s for s in backend.skips if s.by_cell):
+            for pool in backend.pool_kinds:
+                for dtype in DTYPES:
+                    scenarios = _cell_scenarios(pool, dtype)
+                    for mode in backend.modes:
+                        verdicts = {skip.applies(s, mode) for s in scenarios}
+                        assert len(verdicts) == 1, (backend.name, skip.name, pool, dtype, mode)
+                        checked += 1
+    assert checked > 50

@@ -32,6 +32,8 @@ class Oracle:
     check: Check
     # Judges a run on its own (never reads the baseline), so it also checks the baseline itself.
     alone: bool = False
+    # Reads nothing but the two runs' buffers: it has nothing to say when they are identical.
+    buffers_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -321,8 +323,13 @@ ORACLES: tuple[Oracle, ...] = (
         "or at another place (stage, forward, layer, door) than the baseline's",
         _exception,
     ),
-    Oracle("shape", "every buffer has the baseline's shape", _shapes),
-    Oracle("bytes", "bytes of every written slot equal the baseline's, bitwise", _written_bytes),
+    Oracle("shape", "every buffer has the baseline's shape", _shapes, buffers_only=True),
+    Oracle(
+        "bytes",
+        "bytes of every written slot equal the baseline's, bitwise",
+        _written_bytes,
+        buffers_only=True,
+    ),
     Oracle(
         "untouched", "every slot no token writes keeps its canary bytes", _untouched, alone=True
     ),
@@ -365,10 +372,13 @@ def judge(
     candidate: Execution,
     expected: Expected,
     alone: Optional[list[Finding]] = None,
+    identical: bool = False,
 ) -> list[Finding]:
     """Every oracle's findings. When one side raised, only the exception oracle speaks; when both
     raised alike (class, and place), the bytes written before the raise do. `alone`: the
-    candidate's self_check findings when the caller has them already (they need no baseline)."""
+    candidate's self_check findings when the caller has them already (they need no baseline).
+    `identical`: the caller found both runs' buffers byte-identical, so the buffers_only
+    oracles are not run again."""
     findings = ORACLES[0].check(scenario, baseline, candidate, expected)
     if findings:
         return findings
@@ -377,6 +387,6 @@ def judge(
     if alone is None:
         alone = self_check(scenario, candidate, expected)
     for oracle in ORACLES[1:]:
-        if not oracle.alone:
+        if not oracle.alone and not (identical and oracle.buffers_only):
             findings += oracle.check(scenario, baseline, candidate, expected)
     return findings + [finding for finding in alone]

@@ -135,19 +135,13 @@ def _probed_with(divergence: KnownDivergence, capabilities: Optional[Capabilitie
     return getattr(capabilities, name, None) == value
 
 
-def _self_check(baselines: Baselines, era: str, execution: Execution) -> list[Finding]:
-    """The candidate's self_check. One whose buffers are its era's baseline run's, byte for byte,
-    gets that run's findings without a second scan of every buffer: the oracles that judge a run
-    alone read only its buffers and its backend (and the scenario both ran)."""
-    run = baselines.runs[era]
-    if (
+def _identical(run: Execution, execution: Execution) -> bool:
+    """Both completed, with the same buffers byte for byte."""
+    return (
         run.error is None
         and execution.error is None
-        and run.backend == execution.backend
         and buffers_equal(run.buffers, execution.buffers)
-    ):
-        return [copy.copy(finding) for finding in baselines.alone[era]]
-    return self_check(baselines.scenario, execution, baselines.expected)
+    )
 
 
 def judge_candidate(
@@ -160,8 +154,16 @@ def judge_candidate(
     `execution`."""
     scenario, mode, expected = baselines.scenario, baselines.mode, baselines.expected
     own_era = baselines.eras[era]
-    alone = _self_check(baselines, era, execution)
-    findings = judge(scenario, baselines.runs[era], execution, expected, alone)
+    run = baselines.runs[era]
+    identical = _identical(run, execution)
+    # The oracles that judge a run alone read only its buffers and backend: a candidate whose
+    # buffers are its era's baseline run's gets that run's findings, without a second scan.
+    alone = (
+        [copy.copy(finding) for finding in baselines.alone[era]]
+        if identical and run.backend == execution.backend
+        else self_check(scenario, execution, expected)
+    )
+    findings = judge(scenario, run, execution, expected, alone, identical)
     if not findings:
         if own_era.outcome is Outcome.KNOWN_DIVERGENCE:
             return Verdict(Outcome.KNOWN_DIVERGENCE, [], own_era.divergences)

@@ -82,9 +82,17 @@ class Baselines:
     eras: dict[str, Verdict] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.alone = {
-            era: self_check(self.scenario, run, self.expected) for era, run in self.runs.items()
+        truth = self.truth
+        # Each era's run compared with the ground truth's once, for its self-check and its row.
+        self.identical = {
+            era: era != self.ground and _identical(truth, run) for era, run in self.runs.items()
         }
+        self.alone = {self.ground: self_check(self.scenario, truth, self.expected)}
+        for era, run in self.runs.items():
+            if era != self.ground:
+                self.alone[era] = _self_check(
+                    self, truth, self.alone[self.ground], run, self.identical[era]
+                )
         self.eras = {era: self._era_verdict(era) for era in self.runs}
 
     @property
@@ -96,7 +104,9 @@ class Baselines:
         if era == self.ground:
             raised = Outcome.BOTH_RAISED if run.error is not None else Outcome.PASS
             return Verdict(Outcome.FINDING, own) if own else Verdict(raised)
-        findings = judge(self.scenario, self.truth, run, self.expected, alone=[])
+        findings = judge(
+            self.scenario, self.truth, run, self.expected, alone=[], identical=self.identical[era]
+        )
         if own:
             return Verdict(Outcome.FINDING, own + findings)
         if not findings:
@@ -144,6 +154,23 @@ def _identical(run: Execution, execution: Execution) -> bool:
     )
 
 
+def _self_check(
+    baselines: Baselines,
+    run: Execution,
+    run_alone: list[Finding],
+    execution: Execution,
+    identical: Optional[bool] = None,
+) -> list[Finding]:
+    """self_check of `execution`. The oracles that judge a run alone read only its buffers and
+    backend: one byte-identical to `run` gets `run_alone`, `run`'s findings, without a second
+    scan of every buffer. `identical`: already compared by the caller."""
+    if identical is None:
+        identical = _identical(run, execution)
+    if identical and run.backend == execution.backend:
+        return [copy.copy(finding) for finding in run_alone]
+    return self_check(baselines.scenario, execution, baselines.expected)
+
+
 def judge_candidate(
     baselines: Baselines,
     era: str,
@@ -156,13 +183,7 @@ def judge_candidate(
     own_era = baselines.eras[era]
     run = baselines.runs[era]
     identical = _identical(run, execution)
-    # The oracles that judge a run alone read only its buffers and backend: a candidate whose
-    # buffers are its era's baseline run's gets that run's findings, without a second scan.
-    alone = (
-        [copy.copy(finding) for finding in baselines.alone[era]]
-        if identical and run.backend == execution.backend
-        else self_check(scenario, execution, expected)
-    )
+    alone = _self_check(baselines, run, baselines.alone[era], execution, identical)
     findings = judge(scenario, run, execution, expected, alone, identical)
     if not findings:
         if own_era.outcome is Outcome.KNOWN_DIVERGENCE:

@@ -58,6 +58,13 @@ FEATURES: dict[str, Callable[[Scenario], bool]] = {
 }
 
 
+# Features a pool kind can never exercise, and why: shown as "n/a", never as a gap to fill.
+UNREACHABLE: dict[tuple[str, str], str] = {
+    ("slot 1", "mha_aiter5d"): "aiter's 5-D pages hold at least 16 slots and page 0 is the "
+    "padding sink, so slot 1 is never handed out",
+}
+
+
 def max_slot_bucket(slot: int) -> str:
     """The largest power of two at or below `slot`, as 2^k ("-" for none)."""
     return f">=2^{slot.bit_length() - 1}" if slot > 0 else "-"
@@ -99,6 +106,7 @@ class Coverage:
                     "checked": row["scenarios"],
                     "max_slot": row["max_slot"],
                     "max_slot_bucket": max_slot_bucket(row["max_slot"]),
+                    "unreachable": UNREACHABLE.get((feature, pool), ""),
                 },
             )
             for (pool, dtype, backend, mode), row in self.cells.items()
@@ -119,13 +127,26 @@ class Coverage:
                     "scenarios": str(row["scenarios"]),
                     "max slot": max_slot_bucket(row["max_slot"]),
                     "scale kinds": ",".join(sorted(row["scales"])),
-                    **{name: "x" if name in row["features"] else "" for name in FEATURES},
+                    **{name: _mark(name, pool, row) for name in FEATURES},
                 }
                 for (pool, dtype, backend, mode), row in self.cells.items()
             ]
         )
+        pools = {pool for pool, _, _, _ in self.cells}
+        notes = [
+            f"- n/a: {feature} in {pool}: {why}"
+            for (feature, pool), why in UNREACHABLE.items()
+            if pool in pools
+        ]
         return (
             "## Coverage: scenario features exercised per cell\n\n"
             + markdown_table(frame, empty="(no scenario checked)")
             + "\n"
+            + "".join(f"{note}\n" for note in notes)
         )
+
+
+def _mark(feature: str, pool: str, row: dict) -> str:
+    if feature in row["features"]:
+        return "x"
+    return "n/a" if (feature, pool) in UNREACHABLE else ""

@@ -146,8 +146,11 @@ def newest_coverage(coverage: pd.DataFrame) -> pd.DataFrame:
         return coverage
     ordered = coverage.sort_values("time", kind="stable", na_position="first")
     run = ordered[ordered["run_id"] == ordered["run_id"].iloc[-1]]
+    if "unreachable" not in run:  # a store written before the column existed
+        run = run.assign(unreachable="")
     return (
-        run.sort_values("max_slot", kind="stable", na_position="first")
+        run.assign(unreachable=run["unreachable"].fillna(""))
+        .sort_values("max_slot", kind="stable", na_position="first")
         .groupby([*COVERAGE_CELL, "feature"], sort=False, dropna=False)
         .agg(
             run_id=("run_id", "last"),
@@ -156,9 +159,16 @@ def newest_coverage(coverage: pd.DataFrame) -> pd.DataFrame:
             checked=("checked", "sum"),
             max_slot=("max_slot", "last"),
             max_slot_bucket=("max_slot_bucket", "last"),
+            unreachable=("unreachable", "last"),
         )
         .reset_index()
     )
+
+
+def _unreachable(group: pd.DataFrame) -> dict[str, str]:
+    """feature -> why the cell's pool kind can never exercise it."""
+    reasons = group["unreachable"]
+    return dict(zip(group.loc[reasons != "", "feature"], reasons[reasons != ""]))
 
 
 def _coverage(coverage: pd.DataFrame) -> str:
@@ -173,23 +183,33 @@ def _coverage(coverage: pd.DataFrame) -> str:
     body = []
     for cell, group in rows.groupby(list(COVERAGE_CELL), sort=True, dropna=False):
         counts = dict(zip(group["feature"], group["scenarios"]))
+        unreachable = _unreachable(group)
         tds = [f"<td>{_cell(value)}</td>" for value in cell]
         tds += [f"<td>{_cell(group[c].iloc[0])}</td>" for c in ("checked", "max_slot_bucket")]
         tds += [
             f'<td class="covered">{int(counts[f])}</td>'
             if counts.get(f, 0) > 0
+            else f'<td title="{escape(unreachable[f])}">n/a</td>'
+            if f in unreachable
             else '<td class="uncovered" title="not exercised">&mdash;</td>'
             for f in features
         ]
         body.append(f"<tr>{''.join(tds)}</tr>")
     header = [*COVERAGE_CELL, "checked", "max slot", *features]
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
-    never = [f for f in features if not (rows.loc[rows["feature"] == f, "scenarios"] > 0).any()]
+    reachable = rows[rows["unreachable"] == ""]
+    never = [
+        f
+        for f in features
+        if (reachable["feature"] == f).any()
+        and not (reachable.loc[reachable["feature"] == f, "scenarios"] > 0).any()
+    ]
     first = rows.iloc[0]
     return (
         f'<p class="note">Run {escape(str(first["run_id"]))} ({_cell(first["time"])}). A cell '
         "counts the checked scenarios that exercised the feature; &mdash; marks one no scenario "
-        "of the cell reached. Not exercised in any cell: "
+        "of the cell reached, n/a one its pool kind can never exercise (hover for why). Not "
+        "exercised in any cell that can: "
         + (escape(", ".join(never)) if never else "none")
         + ".</p>"
         + f'<table id="feature-coverage"><thead><tr>{head}</tr></thead>'

@@ -175,11 +175,12 @@ KINDS: dict[str, RecordKind] = {
             "coverage",
             1,
             required=("pool", "dtype", "backend", "mode", "feature", "scenarios", "checked"),
-            optional=("max_slot", "max_slot_bucket"),
+            optional=("max_slot", "max_slot_bucket", "unreachable"),
             description="one row per (cell, feature) of `kvh run`'s coverage table, written next "
             "to its check rows: scenarios counts the checked scenarios of the cell that exercised "
             "the feature (0: uncovered), checked counts the cell's checked scenarios; max_slot is "
-            "the highest slot the cell wrote and max_slot_bucket its power of two (>=2^k)",
+            "the highest slot the cell wrote and max_slot_bucket its power of two (>=2^k); "
+            "unreachable, when set, says why the pool kind can never exercise the feature",
         ),
         RecordKind(
             "pytest-benchmark",

@@ -8,6 +8,7 @@ from reports.records import records_frame
 from reports.schema import KINDS, validate_row
 from reports.store import append, load, run_meta
 from scenarios.model import SCALE_KINDS, Forward, Geometry, Scale, Scenario
+from scenarios.reach import reach_scenario
 from tests.conftest import scenario_named
 
 CELL = ("mha", "bf16", "plain", "extend")
@@ -122,3 +123,11 @@ def test_loc_views_shared_storage_remaps_and_value_kinds_are_features():
     hit = {name for name, exercised in FEATURES.items() if exercised(both)}
     assert {"loc view", "shared loc storage", "remap"} <= hit
     assert FEATURES["extreme/special values"](replace(scenario, values="extreme"))
+
+
+def test_a_feature_the_pool_kind_cannot_exercise_is_na_with_its_reason():
+    coverage = Coverage()
+    scenario = reach_scenario("mha_aiter5d", "bf16", 5 * 2**20, seed=0)
+    coverage.add(("mha_aiter5d", "bf16", "plain", "extend"), scenario)
+    table = coverage.markdown()
+    assert "| n/a" in table and "page 0 is the padding sink" in table

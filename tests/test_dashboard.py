@@ -102,8 +102,9 @@ def test_dashboard_shows_the_coverage_table_of_kvh_run(dashboard):
     assert 'class="covered"' in table and 'class="uncovered"' in table
 
 
-def coverage_row(feature: str, scenarios: int) -> dict:
+def coverage_row(feature: str, scenarios: int, unreachable: str = "") -> dict:
     return {
+        "unreachable": unreachable,
         "pool": "mha",
         "dtype": "bf16",
         "backend": "plain",
@@ -123,6 +124,7 @@ def test_dashboard_coverage_comes_from_the_newest_run_and_marks_uncovered_featur
     }
     for day, meta in runs.items():
         rows = [coverage_row("slot 1", 1), coverage_row("padding", 3 if day == "1" else 0)]
+        rows.append(coverage_row("cross-attention", 0, unreachable="never in this kind"))
         append(tmp_path, records_frame("coverage", rows), "coverage", meta)
     newest = runs["2"]["run_id"]
     store = load(tmp_path)
@@ -130,9 +132,10 @@ def test_dashboard_coverage_comes_from_the_newest_run_and_marks_uncovered_featur
     html = render_dashboard(report, store.of("coverage"))
     table = html[html.index('<table id="feature-coverage">') :]
     row = table.split("<tbody>", 1)[1].split("</tr>", 1)[0]
-    assert f"Run {newest}" in html and "Not exercised in any cell: padding." in html
+    assert f"Run {newest}" in html and "Not exercised in any cell that can: padding." in html
     assert row.endswith(
         '<td class="covered">1</td><td class="uncovered" title="not exercised">&mdash;</td>'
+        '<td title="never in this kind">n/a</td>'
     )
     assert "<td>&gt;=2^17</td>" in row
 

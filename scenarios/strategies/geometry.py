@@ -1,8 +1,8 @@
 """Pool geometries as serving produces them, shrinking toward one layer, one head, page size 1.
 
-Large pools (last slot past 2^15, 2^16 or 2^17) are drawn with the narrowest rows (one head,
-a few values a row, one layer, two on hybrid pools) so that they stay within the profile's byte
-budget: a 2^17-slot pool of 16-byte rows is 2 MiB.
+Large pools (last slot past 2^15, 2^16 or 2^17) are drawn with the narrowest rows the pool kind
+accepts (one head, a few values a row, one layer, two on hybrid pools) so that they stay within
+the profile's byte budget: a 2^17-slot pool of 16-byte rows is 2 MiB.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ V_HEAD_DIMS = (None, 128, 64)  # None: same as head_dim (DeepSeek MHA uses 192/1
 MLA_SHAPES = ((512, 64), (512, 0), (528, 64), (256, 32))  # (kv_lora_rank, qk_rope_head_dim)
 MAX_SLOTS = 2**17 + 2**10
 REACH = (2**15, 2**16, 2**17)  # a large pool's last slot passes one of these
-NARROW_DIMS = (16, 8, 4, 2)  # a large base pool's head_dim (MLA: kv_lora_rank), widest first
+NARROW_DIMS = (16, 8, 4, 2)  # a large pool's head_dim (MLA: kv_lora_rank), widest first
 MAX_LAYERS = 6
 POOL_BYTES = 40 * 2**20  # default cap per pool, every layer and sub-pool together
 

@@ -10,7 +10,7 @@ import pandas as pd
 
 from reports.markdown import markdown_table
 from reports.schema import validate_row
-from scenarios.model import SCALE_KINDS, Scenario
+from scenarios.model import MLA_POOL_KINDS, POOL_KINDS, SCALE_KINDS, Scenario
 
 
 def _written(s: Scenario) -> set[int]:
@@ -58,11 +58,37 @@ FEATURES: dict[str, Callable[[Scenario], bool]] = {
 }
 
 
-# Features a pool kind can never exercise, and why: shown as "n/a", never as a gap to fill.
-UNREACHABLE: dict[tuple[str, str], str] = {
-    ("slot 1", "mha_aiter5d"): "aiter's 5-D pages hold at least 16 slots and page 0 is the "
-    "padding sink, so slot 1 is never handed out",
+_SWA_KINDS = tuple(kind for kind in POOL_KINDS if kind.startswith("swa_"))
+
+# Features the harness never draws in a pool kind, and why: shown as "n/a" (unless a scenario,
+# a user's, exercised it after all), never as a gap to fill. feature -> (pool kinds, why)
+UNREACHABLE: dict[str, tuple[tuple[str, ...], str]] = {
+    "slot 1": (
+        ("mha_aiter5d",),
+        "aiter's 5-D pages hold at least 16 slots and page 0 is the padding sink, so slot 1 is "
+        "never handed out",
+    ),
+    "cross-attention": (
+        MLA_POOL_KINDS,
+        "encoder-decoder models have no MLA layers: cross-attention is drawn on MHA pools",
+    ),
+    "head_dim % 64": (MLA_POOL_KINDS, "an MLA pool has no head_dim"),
+    "v_head_dim != head_dim": (
+        (*MLA_POOL_KINDS, "mha_fp4"),
+        "an MLA pool has no v_head_dim, and the FP4 pool stores k and v alike",
+    ),
+    "remap": (
+        tuple(kind for kind in POOL_KINDS if kind not in _SWA_KINDS),
+        "only a hybrid pool has a full-to-SWA mapping to change",
+    ),
+    "stray swa_loc": (_SWA_KINDS, "a hybrid pool's swa_loc is its own, never junk"),
 }
+
+
+def unreachable(feature: str, pool: str) -> str:
+    """Why the harness never draws `feature` in `pool` ("" when it can)."""
+    pools, why = UNREACHABLE.get(feature, ((), ""))
+    return why if pool in pools else ""
 
 
 def max_slot_bucket(slot: int) -> str:
@@ -106,7 +132,7 @@ class Coverage:
                     "checked": row["scenarios"],
                     "max_slot": row["max_slot"],
                     "max_slot_bucket": max_slot_bucket(row["max_slot"]),
-                    "unreachable": UNREACHABLE.get((feature, pool), ""),
+                    "unreachable": unreachable(feature, pool),
                 },
             )
             for (pool, dtype, backend, mode), row in self.cells.items()
@@ -134,9 +160,9 @@ class Coverage:
         )
         pools = {pool for pool, _, _, _ in self.cells}
         notes = [
-            f"- n/a: {feature} in {pool}: {why}"
-            for (feature, pool), why in UNREACHABLE.items()
-            if pool in pools
+            f"- n/a: {feature} in {', '.join(sorted(pools & set(kinds)))}: {why}"
+            for feature, (kinds, why) in UNREACHABLE.items()
+            if pools & set(kinds)
         ]
         return (
             "## Coverage: scenario features exercised per cell\n\n"
@@ -149,4 +175,4 @@ class Coverage:
 def _mark(feature: str, pool: str, row: dict) -> str:
     if feature in row["features"]:
         return "x"
-    return "n/a" if (feature, pool) in UNREACHABLE else ""
+    return "n/a" if unreachable(feature, pool) else ""

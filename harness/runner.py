@@ -26,6 +26,7 @@ from harness.verdict import Baselines, Verdict, decide, run_baselines
 from reports.outcome import Outcome
 from scenarios.builtin import default_scenarios, random_scenarios
 from scenarios.explore import explore
+from scenarios.materialize import forget_tensors
 from scenarios.model import Scenario
 from scenarios.profiles import Profile
 from scenarios.reach import reach_scenario
@@ -179,17 +180,23 @@ def check_cell(
     """One scenario through one cell: the candidates' rows, then the era table's rows for
     `table_eras` (default: all of the backend's)."""
     eras = eras_needed(backend, candidates, backend.eras if table_eras is None else table_eras)
-    baselines = run_baselines(scenario, backend, mode, eras, timeout_s)
-    results = []
-    for candidate in candidates:
-        execution = execute_candidate(
-            candidate, scenario, baselines.runs[candidate.era], timeout_s, backend
-        )
-        results.append(
-            _candidate_row(
-                candidate, scenario, decide(baselines, candidate, execution), execution.write_ns
+    try:
+        baselines = run_baselines(scenario, backend, mode, eras, timeout_s)
+        results = []
+        for candidate in candidates:
+            execution = execute_candidate(
+                candidate, scenario, baselines.runs[candidate.era], timeout_s, backend
             )
-        )
+            results.append(
+                _candidate_row(
+                    candidate,
+                    scenario,
+                    decide(baselines, candidate, execution),
+                    execution.write_ns,
+                )
+            )
+    finally:
+        forget_tensors(scenario)
     return results + era_rows(baselines, backend)
 
 

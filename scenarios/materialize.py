@@ -52,6 +52,12 @@ def _memo(scenario: Scenario, name: str, build: Callable[[Scenario], torch.Tenso
     return memo[name]
 
 
+def forget_tensors(scenario: Scenario) -> None:
+    """Drop what _memo kept on the scenario, once its check is done: a run keeps every checked
+    scenario in its results, and a 2^17-slot mapping tensor is 1 MiB."""
+    scenario.__dict__.pop("_tensors", None)
+
+
 def scale_object(scale: Scale, device: str) -> Any:
     if scale.kind == "none":
         return None

@@ -135,17 +135,9 @@ def _mla_shapes(pool: str) -> tuple[tuple[int, int], ...]:
 @st.composite
 def geometries(draw: st.DrawFn, pool: str, dtype: str, pool_bytes: int = POOL_BYTES) -> Geometry:
     """A geometry; one draw in three is a large pool (large_geometry: its last slot past 2^15,
-    2^16 or 2^17 when the byte budget allows)."""
-    if draw(st.sampled_from((False, False, True))):
-        reach = draw(st.sampled_from(REACH + REACH[-1:]))  # 2^17 twice as often
-        page_size = draw(st.sampled_from(PAGE_SIZES))
-        large = large_geometry(
-            pool, dtype, reach, page_size, pool_bytes, draw(st.integers(0, 3))
-        )
-        if not large.swa_layer_ids:
-            return large
-        swa_pages = draw(st.integers(1, large.size_swa // large.page_size))
-        return replace(large, size_swa=large.page_size * swa_pages)
+    2^16 or 2^17 when the byte budget allows). A small pool's choices are drawn first in both
+    cases, so a large pool is never the shorter choice sequence, which Hypothesis's shrinker
+    would take for the simpler: a minimal failing scenario is a small pool where one fails."""
     pattern = draw(layer_patterns(pool.startswith("swa_")))
     swa_layer_ids = [layer for layer, is_swa in enumerate(pattern) if is_swa]
     shape: dict = {}
@@ -161,6 +153,15 @@ def geometries(draw: st.DrawFn, pool: str, dtype: str, pool_bytes: int = POOL_BY
     # page_size == head_num is its own case: a transposed page-major write looks right there.
     page_size = draw(st.sampled_from(PAGE_SIZES + ("head_num",)))
     page_size = _page_size(pool, shape.get("head_num", 1) if page_size == "head_num" else page_size)
+    if draw(st.sampled_from((False, False, True))):
+        reach = draw(st.sampled_from(REACH + REACH[-1:]))  # 2^17 twice as often
+        large_page_size = draw(st.sampled_from(PAGE_SIZES))
+        extra_pages = draw(st.integers(0, 3))
+        large = large_geometry(pool, dtype, reach, large_page_size, pool_bytes, extra_pages)
+        if not large.swa_layer_ids:
+            return large
+        swa_pages = draw(st.integers(1, large.size_swa // large.page_size))
+        return replace(large, size_swa=large.page_size * swa_pages)
     probe = Geometry(
         pool=pool,
         dtype=dtype,

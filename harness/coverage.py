@@ -82,6 +82,11 @@ UNREACHABLE: dict[str, tuple[tuple[str, ...], str]] = {
         "only a hybrid pool has a full-to-SWA mapping to change",
     ),
     "stray swa_loc": (_SWA_KINDS, "a hybrid pool's swa_loc is its own, never junk"),
+    "layer subset": (
+        POOL_KINDS,
+        "exploration never draws it: a serving forward writes every layer of its pool; only a "
+        "scenario file's Forward.layers does",
+    ),
 }
 
 

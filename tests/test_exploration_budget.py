@@ -101,7 +101,7 @@ def test_a_cell_a_by_cell_skip_removes_draws_no_scenario_and_says_why():
     explore_run(
         options,
         [SutChoice("builtin", ("torch",))],
-        Exploring(profile_named("ci")),
+        Exploring(profile_named("ci"), max_examples=1),
         rows.append,
         cells.append,
     )

@@ -55,7 +55,7 @@ def test_an_exploring_run_draws_the_same_scenarios_with_one_job_or_two(tmp_path)
     outcomes, down to the features and the largest slot each cell's scenarios reached."""
     from reports.store import load
 
-    flags = ("--pool", "mha,swa_mha", "--dtype", "bf16", "--backend", "plain,fa3")
+    flags = ("--pool", "mha,swa_mha", "--dtype", "bf16", "--backend", "plain")
     flags += ("--profile", "ci", "--examples", "3", "--seed", "7")
     one = run_kvh("run", *flags, "--out", str(tmp_path / "one"))
     two = run_kvh("run", *flags, "--jobs", "2", "--out", str(tmp_path / "two"))

@@ -425,9 +425,8 @@ def explore_run(
     for index, cell in enumerate(cells):
         budget = cell_budget(profile.run_seconds, len(cells), time.monotonic() - started, index)
         regressions = regression_scenarios(cell.pool, cell.dtype)
-        pinned = regressions + [
-            reach_scenario(cell.pool, cell.dtype, profile.pool_bytes, options.seed)
-        ]
+        reach = [reach_scenario(cell.pool, cell.dtype, profile.pool_bytes, options.seed)]
+        pinned = regressions + reach
         candidates = _candidates(cell, suts, options, pinned, on_result)
         for scenario in pinned:
             for result in _check_or_skip(cell, scenario, candidates, options):
@@ -435,7 +434,7 @@ def explore_run(
         whole = _cell_skip(cell, pinned[-1])
         if whole is not None:
             _not_checked(cell, candidates, on_result, Outcome.SKIPPED, whole)
-            on_cell(CellStats(cell, 0, len(regressions), 0.0, reach=len(pinned) - len(regressions)))
+            on_cell(CellStats(cell, 0, len(regressions), 0.0, reach=len(reach)))
             continue
         strategy = scenario_strategy(
             cell.pool, cell.dtype, exploring.special_values, profile.pool_bytes
@@ -477,6 +476,6 @@ def explore_run(
                 outcome.seconds,
                 outcome.failure is not None,
                 outcome.blob,
-                reach=len(pinned) - len(regressions),
+                reach=len(reach),
             )
         )

@@ -159,13 +159,11 @@ def _self_check(
     run: Execution,
     run_alone: list[Finding],
     execution: Execution,
-    identical: Optional[bool] = None,
+    identical: bool,
 ) -> list[Finding]:
     """self_check of `execution`. The oracles that judge a run alone read only its buffers and
-    backend: one byte-identical to `run` gets `run_alone`, `run`'s findings, without a second
-    scan of every buffer. `identical`: already compared by the caller."""
-    if identical is None:
-        identical = _identical(run, execution)
+    backend: one byte-identical to `run` (`identical`, compared once by the caller) gets
+    `run_alone`, `run`'s findings, without a second scan of every buffer."""
     if identical and run.backend == execution.backend:
         return [copy.copy(finding) for finding in run_alone]
     return self_check(baselines.scenario, execution, baselines.expected)

@@ -11,7 +11,8 @@ An exception stops a run, so an explained exception is raised at the first decla
 `capability` marks a SUT's own difference from its era's model (a bug a release shipped with),
 keyed on a probed capability (harness/sut/capabilities.py), never on a version: it explains a
 candidate whose SUT probes so against its era's baseline, never an era of the model.
-harness/verdict.py reads these; docs/verdict.md says how.
+The era-wide declarations are `DIVERGENCES` here; a backend's own are declared in its module, on
+its entry (`Backend.divergences`). harness/verdict.py reads both; docs/verdict.md says how.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ KINDS = (FIXED_LATER, CHANGED)
 Applies = Callable[[Scenario, str], bool]  # (scenario, mode)
 Forwards = Callable[[Scenario], frozenset[int]]  # the forward indices affected
 Layers = Callable[[Scenario, int], frozenset[int]]  # (scenario, forward) -> layer ids affected
+# (scenario, layer) -> the slots a finding at that layer may name; None: any slot
+Slots = Callable[[Scenario, int], frozenset[int]]
 
 
 class Finding(Protocol):
@@ -57,11 +60,7 @@ class KnownDivergence:
     doors: tuple[str, ...] = ()  # an explained exception came through one of these pool methods
     # (Capabilities field, value): a SUT that probes so has this difference from its era's model
     capability: Optional[tuple[str, object]] = None
-
-    @property
-    def accepts(self) -> frozenset[str]:
-        """The oracles (the name backends.entry.Backend.describe reads)."""
-        return self.oracles
+    slots: Optional[Slots] = None  # a finding that names a slot must name one of these
 
     @property
     def source(self) -> str:
@@ -81,6 +80,11 @@ class KnownDivergence:
         """Whether `finding` lies within the declaration: oracle, message, forward, layer, door."""
         if finding.oracle not in self.oracles or not re.search(self.message, finding.message):
             return False
+        slot = getattr(finding, "slot", None)
+        if self.slots is not None and (
+            finding.layer is None or slot is None or slot not in self.slots(scenario, finding.layer)
+        ):
+            return False
         places = self.places(scenario)
         if finding.oracle == "exception":
             return (
@@ -93,13 +97,6 @@ class KnownDivergence:
                 layer == finding.layer for _, layer in places
             )
         return (finding.forward, finding.layer) in places
-
-    def explains(self, scenario: Scenario, mode: str, findings: list) -> bool:
-        return (
-            bool(findings)
-            and self.applies(scenario, mode)
-            and all(self.covers(scenario, finding) for finding in findings)
-        )
 
     def describe(self) -> dict:
         return {
@@ -116,7 +113,7 @@ class KnownDivergence:
         }
 
 
-def _every_forward(scenario: Scenario) -> frozenset[int]:
+def every_forward(scenario: Scenario) -> frozenset[int]:
     return frozenset(range(len(scenario.forwards)))
 
 
@@ -141,6 +138,46 @@ def _narrowed_swa_forwards(scenario: Scenario) -> frozenset[int]:
     )
 
 
+def _narrowed_to_rows(one_row: bool) -> Forwards:
+    """The narrowed SWA forwards that keep one token (`one_row`) or any other count: torch's
+    `buffer[swa_loc] = k` broadcasts one row over the longer swa_loc and raises on the others."""
+
+    def forwards(scenario: Scenario) -> frozenset[int]:
+        return frozenset(
+            index
+            for index in _narrowed_swa_forwards(scenario)
+            if (scenario.forwards[index].tokens == 1) == one_row
+        )
+
+    return forwards
+
+
+def _until_last_broadcast(scenario: Scenario) -> frozenset[int]:
+    """Every forward up to the last one-token narrowed SWA write: a slot it clobbers names the
+    forward that wrote it earlier."""
+    broadcasts = _narrowed_to_rows(True)(scenario)
+    return frozenset(range(max(broadcasts) + 1)) if broadcasts else frozenset()
+
+
+def _padded_swa_slots(scenario: Scenario, layer: int) -> frozenset[int]:
+    """The SWA slots the padded tokens of a one-token narrowed forward translate to: where the
+    broadcast writes that token's K/V (none on a full layer)."""
+    if layer not in scenario.geometry.swa_layer_ids:
+        return frozenset()
+    slots: set[int] = set()
+    for index in _narrowed_to_rows(True)(scenario):
+        forward, mapping = scenario.forwards[index], scenario.mapping_at(index)
+        if mapping is not None and layer in scenario.layers_of(forward):
+            slots.update(mapping[slot] for slot in forward.loc[forward.tokens :])
+    return frozenset(slots)
+
+
+def _narrowed_swa_write_of(one_row: bool) -> Applies:
+    return lambda scenario, mode: (
+        scenario.geometry.is_swa and bool(_narrowed_to_rows(one_row)(scenario))
+    )
+
+
 def _swa_layers(scenario: Scenario, forward: int) -> frozenset[int]:
     return frozenset(scenario.geometry.swa_layer_ids)
 
@@ -153,22 +190,59 @@ def _mla(scenario: Scenario, mode: str) -> bool:
     return scenario.geometry.is_mla
 
 
+def _mla_without_rope(scenario: Scenario, mode: str) -> bool:
+    return scenario.geometry.is_mla and scenario.geometry.qk_rope_head_dim == 0
+
+
 DIVERGENCES: tuple[KnownDivergence, ...] = (
     KnownDivergence(
         "unsliced-swa-loc",
+        ("kwarg", "bundled"),
+        FIXED_LATER,
+        _narrowed_swa_write_of(False),
+        _narrowed_to_rows(False),
+        _swa_layers,
+        frozenset({"exception"}),
+        r"slots for \d+ rows|shape mismatch|out of bounds for (dimension|axis) 0",
+        "swa_loc is translated once from the padded out_cache_loc; piecewise graphs narrow loc, "
+        "and until KVWriteLoc.__post_init__ cut swa_loc to len(loc) the SWA write of a forward "
+        "narrowed to 2 or more tokens (fewer than its padded loc) raised on the length mismatch "
+        "(torch's shape mismatch): the model raises at the first SWA layer of the first such "
+        "forward, and nothing after it runs",
+        pr="#29460",
+        doors=("set_kv_buffer",),
+    ),
+    KnownDivergence(
+        "unsliced-swa-loc-broadcast",
+        ("kwarg", "bundled"),
+        FIXED_LATER,
+        _narrowed_swa_write_of(True),
+        _until_last_broadcast,
+        _swa_layers,
+        frozenset({"untouched", "bytes", "value"}),
+        r"a slot that no token writes was changed|written bytes differ",
+        "the same uncut swa_loc (#29460) with a forward narrowed to one token: torch's "
+        "buffer[swa_loc] = k broadcasts the one row over every slot of the longer swa_loc, so "
+        "the SWA pool silently writes that token's K/V into the SWA slots of the padded tokens "
+        "(where the ground truth writes only the token's own); nothing raises. Explains only "
+        "differences at those slots of SWA layers",
+        pr="#29460",
+        slots=_padded_swa_slots,
+    ),
+    KnownDivergence(
+        "unsliced-swa-loc-mla-door",
         ("kwarg", "bundled"),
         FIXED_LATER,
         _narrowed_swa_write,
         _narrowed_swa_forwards,
         _swa_layers,
         frozenset({"exception"}),
-        r"slots for \d+ rows|shape mismatch|out of bounds for (dimension|axis) 0",
-        "swa_loc is translated once from the padded out_cache_loc; piecewise graphs narrow loc, "
-        "and until KVWriteLoc.__post_init__ cut swa_loc to len(loc) the SWA write of a narrowed "
-        "forward raised on the length mismatch: the model raises at the first SWA layer of the "
-        "first narrowed forward, and nothing after it runs",
+        r"slots for \d+ rows|shape of the mask|does not match the shape",
+        "the same uncut swa_loc (#29460) through set_mla_kv_buffer: the MLA door selects rows "
+        "with a mask and broadcasts nothing, so a narrowed forward raises IndexError at the "
+        "first SWA layer of the first narrowed forward, one kept token included",
         pr="#29460",
-        doors=("set_kv_buffer", "set_mla_kv_buffer"),
+        doors=("set_mla_kv_buffer",),
     ),
     KnownDivergence(
         "mla-nope-rope-no-unwrap",
@@ -187,7 +261,32 @@ DIVERGENCES: tuple[KnownDivergence, ...] = (
         doors=("set_mla_kv_buffer",),
         capability=("mla_unwraps_write_loc", False),
     ),
+    KnownDivergence(
+        "mla-door-needs-rope",
+        ("legacy", "kwarg", "bundled", "current"),
+        CHANGED,
+        _mla_without_rope,
+        _first_forward,
+        _every_layer,
+        frozenset({"exception"}),
+        r"'NoneType' object has no attribute '(to|shape|view)'",
+        "MLATokenToKVPool.set_mla_kv_buffer takes a rope tensor: on a pool without rope columns "
+        "the caller's k_rope is None, and a release that casts and measures k_rope "
+        "unconditionally raises on it at the first MLA write (0.5.22 and 0.5.23 write the nope "
+        "part alone). Applies to any SUT whose MLA door probes as not taking a missing rope",
+        evidence="harness/sut/capabilities.py _mla_door_takes_no_rope on the 0.5.14, 0.5.22 and "
+        "0.5.23 wheels: memory_pool.py set_mla_kv_buffer casts cache_k_rope.to(dtype) and "
+        "mla_buffer.py reads cache_k_rope.shape in 0.5.14; no PR names the change",
+        doors=("set_mla_kv_buffer",),
+        capability=("mla_door_takes_no_rope", False),
+    ),
 )
+
+
+# What the backend modules' own divergences are built from: each backend module declares its
+# divergences beside its call site, on its entry (backends/aiter.py, backends/intel_amx.py).
+every_layer: Layers = _every_layer
+SCALED_BYTES = r"written bytes differ|caller tensor"
 
 
 def _scaled(scenario: Scenario) -> bool:
@@ -197,19 +296,7 @@ def _scaled(scenario: Scenario) -> bool:
     )
 
 
-def _only_5d(applies: Applies) -> Applies:
-    return lambda scenario, mode: (
-        scenario.geometry.pool == "mha_aiter5d" and applies(scenario, mode)
-    )
-
-
-def _not_5d(applies: Applies) -> Applies:
-    return lambda scenario, mode: (
-        scenario.geometry.pool != "mha_aiter5d" and applies(scenario, mode)
-    )
-
-
-def _fp8_scaled(mode: str) -> Applies:
+def fp8_scaled(mode: str) -> Applies:
     """A scaled MHA write into an fp8 cache in `mode`: where passing the scales or not shows
     (MLA writes take no scales in any era)."""
     return lambda scenario, actual: (
@@ -218,63 +305,3 @@ def _fp8_scaled(mode: str) -> Applies:
         and not scenario.geometry.is_mla
         and dtype_spec(scenario.geometry.dtype).is_fp8
     )
-
-
-_SCALED_BYTES = r"written bytes differ|caller tensor"
-
-# Per-backend divergences between eras; each backend module attaches its own to its entry.
-BACKEND_DIVERGENCES: dict[str, tuple[KnownDivergence, ...]] = {
-    "aiter": (
-        KnownDivergence(
-            "aiter-decode-descales",
-            ("current",),
-            CHANGED,
-            _not_5d(_fp8_scaled("decode")),
-            _every_forward,
-            _every_layer,
-            frozenset({"bytes", "caller_tensors"}),
-            _SCALED_BYTES,
-            "with an fp8 cache, aiter's decode set_kv_buffer passed no scales in 0.5.12-0.5.14 "
-            "(extend passed k_descale/v_descale); 0.5.23 passes the descales in decode too, so "
-            "the pool divides k and v (in place) where it used to only cast",
-            evidence="diff of the 0.5.14 and 0.5.23 wheels, python/sglang/srt/layers/attention/"
-            "aiter_backend.py forward_decode: set_kv_buffer gains k_descale, v_descale; no PR "
-            "names the change",
-        ),
-        KnownDivergence(
-            "aiter-5d-decode-descales",
-            ("kwarg", "bundled", "current"),
-            CHANGED,
-            _only_5d(_fp8_scaled("decode")),
-            _every_forward,
-            _every_layer,
-            frozenset({"bytes", "caller_tensors"}),
-            _SCALED_BYTES,
-            "on the vectorised 5-D cache aiter's decode passes k_descale/v_descale from 0.5.13 "
-            "(0.5.12 has no 5-D path and passes no scales in decode), so the pool divides k and v "
-            "(in place) where the legacy call site only cast",
-            evidence="kvh sut check census of the 0.5.12, 0.5.13 and 0.5.14 wheels: "
-            "aiter_backend.py forward_decode, `if self.kv_cache_is_vectorized_5d:` "
-            "set_kv_buffer(..., k_descale, v_descale) (0.5.13 lines 2544/2554, 0.5.14 line "
-            "2383); no PR names the change",
-        ),
-    ),
-    "intel_amx": (
-        KnownDivergence(
-            "intel-amx-fp8-scale-float",
-            ("current",),
-            CHANGED,
-            _fp8_scaled("extend"),
-            _every_forward,
-            _every_layer,
-            frozenset({"bytes", "caller_tensors"}),
-            _SCALED_BYTES,
-            "intel_amx's extend passed no scales until 0.5.14; 0.5.23 passes layer.k_scale_float "
-            "and v_scale_float when the key buffer is fp8, so the pool divides k and v (in place) "
-            "where it used to only cast",
-            evidence="diff of the 0.5.14 and 0.5.23 wheels, python/sglang/srt/layers/attention/"
-            "intel_amx_backend.py forward_extend: set_kv_buffer gains k_scale=layer."
-            "k_scale_float, v_scale=layer.v_scale_float on fp8 caches; no PR names the change",
-        ),
-    ),
-}

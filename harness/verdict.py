@@ -18,7 +18,6 @@ docs/verdict.md says the same for readers.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Optional
 
@@ -54,7 +53,7 @@ def divergences_of(backend: Backend) -> tuple[KnownDivergence, ...]:
     return (*DIVERGENCES, *getattr(backend, "divergences", ()))
 
 
-def _covering(
+def covering(
     scenario: Scenario, mode: str, findings: list[Finding], divergences: Iterable[KnownDivergence]
 ) -> Optional[tuple[KnownDivergence, ...]]:
     """The divergences that together explain every finding (each finding covered by one that
@@ -104,18 +103,21 @@ class Baselines:
         if era == self.ground:
             raised = Outcome.BOTH_RAISED if run.error is not None else Outcome.PASS
             return Verdict(Outcome.FINDING, own) if own else Verdict(raised)
-        findings = judge(
+        findings = own + judge(
             self.scenario, self.truth, run, self.expected, alone=[], identical=self.identical[era]
         )
-        if own:
-            return Verdict(Outcome.FINDING, own + findings)
         if not findings:
             return Verdict(Outcome.BOTH_RAISED if run.error is not None else Outcome.PASS)
-        era_divergences = [d for d in self.divergences if era in d.eras and not d.capability]
-        covering = _covering(self.scenario, self.mode, findings, era_divergences)
-        if covering is None:
+        # A run alone can break the scenario's own rules the way a divergence says (a one-row
+        # broadcast writes slots no token owns): those findings are the divergence's evidence.
+        explained = covering(self.scenario, self.mode, findings, self.era_divergences(era))
+        if explained is None:
             return Verdict(Outcome.FINDING, findings)
-        return Verdict(Outcome.KNOWN_DIVERGENCE, findings, covering)
+        return Verdict(Outcome.KNOWN_DIVERGENCE, findings, explained)
+
+    def era_divergences(self, era: str) -> list[KnownDivergence]:
+        """What era E's call site may differ by from the ground truth (no SUT's own)."""
+        return [d for d in self.divergences if era in d.eras and not d.capability]
 
 
 def run_baselines(
@@ -145,12 +147,12 @@ def _probed_with(divergence: KnownDivergence, capabilities: Optional[Capabilitie
     return getattr(capabilities, name, None) == value
 
 
-def _identical(run: Execution, execution: Execution) -> bool:
-    """Both completed, with the same buffers byte for byte."""
+def _identical(run: Execution, execution: Execution, skip_sink: bool = False) -> bool:
+    """Both completed, with the same buffers byte for byte (`skip_sink`: but in slot 0)."""
     return (
         run.error is None
         and execution.error is None
-        and buffers_equal(run.buffers, execution.buffers)
+        and buffers_equal(run.buffers, execution.buffers, skip_sink)
     )
 
 
@@ -163,10 +165,34 @@ def _self_check(
 ) -> list[Finding]:
     """self_check of `execution`. The oracles that judge a run alone read only its buffers and
     backend: one byte-identical to `run` (`identical`, compared once by the caller) gets
-    `run_alone`, `run`'s findings, without a second scan of every buffer."""
+    `run_alone`, `run`'s findings (immutable, so shared), without a second scan of every
+    buffer."""
     if identical and run.backend == execution.backend:
-        return [copy.copy(finding) for finding in run_alone]
+        return list(run_alone)
     return self_check(baselines.scenario, execution, baselines.expected)
+
+
+def _beyond_own_era(
+    baselines: Baselines,
+    era: str,
+    run: Execution,
+    execution: Execution,
+    alone: list[Finding],
+) -> list[Finding]:
+    """The candidate's self-check findings less those its era's own baseline shows as a declared
+    divergence, where the candidate wrote exactly what that baseline wrote (every slot but the
+    padding sink): behaving as its era is never a finding."""
+    own_era = baselines.eras[era]
+    if not alone or own_era.outcome is not Outcome.KNOWN_DIVERGENCE:
+        return alone
+    if not _identical(run, execution, skip_sink=True):
+        return alone
+    declared = own_era.divergences
+    return [
+        finding
+        for finding in alone
+        if not any(d.covers(baselines.scenario, finding) for d in declared)
+    ]
 
 
 def judge_candidate(
@@ -182,21 +208,34 @@ def judge_candidate(
     run = baselines.runs[era]
     identical = _identical(run, execution)
     alone = _self_check(baselines, run, baselines.alone[era], execution, identical)
-    findings = judge(scenario, run, execution, expected, alone, identical)
+    findings = judge(
+        scenario, run, execution, expected, _beyond_own_era(baselines, era, run, execution, alone)
+    )
+    completed = Outcome.BOTH_RAISED if execution.error is not None else Outcome.PASS
+
+    def has_the_fix() -> bool:
+        """Every divergence of the era is fixed-later, and the candidate behaves as the ground
+        truth (its own self-check whole): it already has the fix."""
+        return (
+            own_era.outcome is Outcome.KNOWN_DIVERGENCE
+            and all(d.kind == FIXED_LATER for d in own_era.divergences)
+            and not judge(scenario, baselines.truth, execution, expected, alone)
+        )
+
     if not findings:
-        if own_era.outcome is Outcome.KNOWN_DIVERGENCE:
-            return Verdict(Outcome.KNOWN_DIVERGENCE, [], own_era.divergences)
-        return Verdict(Outcome.BOTH_RAISED if execution.error is not None else Outcome.PASS)
+        if own_era.outcome is not Outcome.KNOWN_DIVERGENCE:
+            return Verdict(completed)
+        # No oracle compares slots no token writes with R_E: a candidate that left them as the
+        # ground truth did (no broadcast) differs from R_E unseen, and has the fix.
+        if not _identical(run, execution, skip_sink=True) and has_the_fix():
+            return Verdict(completed)
+        return Verdict(Outcome.KNOWN_DIVERGENCE, [], own_era.divergences)
     own = [d for d in baselines.divergences if era in d.eras and _probed_with(d, capabilities)]
-    covering = _covering(scenario, mode, findings, own) if own else None
-    if covering:
-        return Verdict(Outcome.KNOWN_DIVERGENCE, findings, covering)
-    if (
-        own_era.outcome is Outcome.KNOWN_DIVERGENCE
-        and all(d.kind == FIXED_LATER for d in own_era.divergences)
-        and not judge(scenario, baselines.truth, execution, expected, alone)
-    ):
-        return Verdict(Outcome.BOTH_RAISED if execution.error is not None else Outcome.PASS)
+    explained = covering(scenario, mode, findings, own) if own else None
+    if explained:
+        return Verdict(Outcome.KNOWN_DIVERGENCE, findings, explained)
+    if has_the_fix():
+        return Verdict(completed)
     return Verdict(Outcome.FINDING, findings)
 
 

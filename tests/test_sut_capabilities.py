@@ -143,3 +143,32 @@ def test_real_sglang_is_probed_as_current():
         False,
     )
     assert caps.unknown == ()
+
+
+def test_an_mla_door_that_needs_a_rope_tensor_is_probed_by_calling_it_and_explained():
+    """0.5.14's set_mla_kv_buffer raises on k_rope=None: a probed capability whose declared
+    divergence explains exactly that raise, never a finding against the release."""
+    from backends.registry import BACKENDS
+    from harness.candidate import Candidate
+    from harness.plan import baseline_for
+    from harness.runner import check_scenario
+    from reports.outcome import Outcome
+    from scenarios.reach import reach_scenario
+
+    assert probe(builtin_module("bundled", "torch")).mla_door_takes_no_rope is True
+    loaded = load_foreign(str(FIXTURES / "mla_door_needs_rope.py"))
+    assert loaded.capabilities.mla_door_takes_no_rope is False
+    scenario = reach_scenario("mla", "bf16", 2**20, 0)
+    scenario.input_dtype = "fp32"  # a cast: the fixture (and 0.5.14) then touch k_rope
+    assert scenario.geometry.qk_rope_head_dim == 0
+    backend = BACKENDS["fa3"]
+    candidate = Candidate(
+        loaded.spec, loaded.module, "bundled", "-", "cpu", "fa3", "extend", loaded.capabilities
+    )
+    [row] = check_scenario(scenario, baseline_for(backend, "extend"), [candidate], 30.0)
+    assert row.outcome is Outcome.KNOWN_DIVERGENCE
+    assert [d.name for d in row.divergences] == ["mla-door-needs-rope"]
+    # The same raise from a SUT that probes as taking a missing rope is a finding.
+    unprobed = Candidate(loaded.spec, loaded.module, "bundled", "-", "cpu", "fa3", "extend")
+    [row] = check_scenario(scenario, baseline_for(backend, "extend"), [unprobed], 30.0)
+    assert row.outcome is Outcome.FINDING

@@ -124,8 +124,12 @@ def test_bad_locs_raise_like_torch_and_duplicates_keep_the_last_writer():
     buffer = torch.zeros(8, 2, 16, dtype=torch.bfloat16, device=DEVICE)
     with pytest.raises(IndexError):
         TRITON.scatter(buffer, torch.tensor([1, 8], device=DEVICE), _randn(2, 2, 16))
-    with pytest.raises(IndexError):  # like the reference: one row per slot, no broadcast
-        TRITON.scatter(buffer, torch.tensor([1, 2], device=DEVICE), _randn(1, 2, 16))
+    with pytest.raises(IndexError):  # like torch: 2+ rows must be one per slot
+        TRITON.scatter(buffer, torch.tensor([1, 2, 3], device=DEVICE), _randn(2, 2, 16))
+    one = _randn(1, 2, 16)  # like torch's buffer[loc] = rows: one row broadcasts over every slot
+    _both(lambda e, b: e.scatter(b, torch.tensor([1, 2, 6], device=DEVICE), one), buffer)
+    with pytest.raises(IndexError):  # the MLA door broadcasts nothing (SGLang's row mask)
+        TRITON.scatter_columns(buffer, torch.tensor([1, 2], device=DEVICE), [one])
     with pytest.raises(RuntimeError):  # like torch's div_ on a tensor that overlaps itself
         TRITON.store_kv(
             buffer,
@@ -140,3 +144,15 @@ def test_bad_locs_raise_like_torch_and_duplicates_keep_the_last_writer():
         )
     rows = _randn(5, 2, 16)
     _both(lambda e, b: e.scatter(b, torch.tensor([3, 5, 3, -1, 5], device=DEVICE), rows), buffer)
+
+
+def test_a_scaled_fp8_row_broadcast_over_slots_is_divided_once_as_torch_does():
+    """A narrowed SWA write of the bundled era: one (divided, cast) row lands in every slot, and
+    the caller's row is divided in place once, as SGLang's cache_k.div_(k_scale) leaves it."""
+    loc = torch.tensor([1, 4, 6], device=DEVICE)
+
+    def write(engine, k_buffer, v_buffer, k, v):
+        engine.store_kv(k_buffer, v_buffer, loc, k, v, 0.5, 0.25, torch.float8_e4m3fn, torch.uint8)
+
+    buffers = [torch.zeros(8, 2, 16, dtype=torch.uint8, device=DEVICE) for _ in range(2)]
+    _both(write, *buffers, _randn(1, 2, 16), _randn(1, 2, 16))

@@ -4,6 +4,7 @@ that never turns a mutant into a pass."""
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 
 import pytest
 
@@ -12,6 +13,7 @@ from harness.call_site_overrides import with_call_site_overrides
 from harness.candidate import Candidate
 from harness.execute import WRITING, ErrorPlace, Execution, execute
 from harness.expectations import expected_writes
+from harness.findings import Finding
 from harness.plan import RunOptions, baseline_for, resolve_suts
 from harness.runner import check_cell, check_scenario, planned_checks, run
 from harness.sut.loader import load_foreign
@@ -74,6 +76,60 @@ def test_the_correct_pool_reproduces_the_divergence_and_the_mutants_inside_it_ar
         wrong_error.findings[0].oracle == "exception"
         and "ValueError" in wrong_error.findings[0].message
     )
+
+
+def _narrowed_to_one() -> object:
+    scenario = copy.deepcopy(narrowed())
+    scenario.forwards[0].narrow = 1
+    return scenario
+
+
+def test_a_forward_narrowed_to_one_token_broadcasts_it_and_only_that_is_excused():
+    """torch's buffer[swa_loc] = k[:1] writes the one row to every slot of the uncut swa_loc
+    (SGLang 0.5.13/0.5.14 did; tests/test_torch_semantics.py): no raise, a known divergence.
+    A pool that writes other bytes into those slots is a finding; one with the fix passes."""
+    scenario = _narrowed_to_one()
+    baselines = run_baselines(scenario, PLAIN, "extend", ["kwarg", "bundled"], 30.0)
+    for era in ("kwarg", "bundled"):
+        assert baselines.runs[era].error is None
+        row = baselines.eras[era]
+        assert row.outcome is Outcome.KNOWN_DIVERGENCE
+        assert [d.name for d in row.divergences] == ["unsliced-swa-loc-broadcast"]
+        assert {f.oracle for f in row.findings} <= {"untouched", "bytes", "value"}
+    negated = load_foreign(str(FIXTURES / "kwarg_broadcast_negated.py"))
+    cut = load_foreign(str(FIXTURES / "kwarg_cuts_swa_loc.py"))
+    correct, wrong, fixed = check_scenario(
+        scenario,
+        baseline_for(PLAIN, "extend"),
+        [
+            builtin("kwarg", "plain"),
+            Candidate(negated.spec, negated.module, "kwarg", "-", "cpu", "plain", "extend"),
+            Candidate(cut.spec, cut.module, "kwarg", "-", "cpu", "plain", "extend"),
+        ],
+        30.0,
+    )
+    assert correct.outcome is Outcome.KNOWN_DIVERGENCE
+    assert correct.divergence.name == "unsliced-swa-loc-broadcast"
+    assert wrong.outcome is Outcome.FINDING
+    assert {f.layer for f in wrong.findings} <= set(scenario.geometry.swa_layer_ids)
+    assert fixed.outcome is Outcome.PASS
+
+
+def test_the_broadcast_divergence_names_only_the_padded_tokens_swa_slots():
+    scenario = _narrowed_to_one()
+    broadcast = next(d for d in divergences_of(PLAIN) if d.name == "unsliced-swa-loc-broadcast")
+    swa, full = min(scenario.geometry.swa_layer_ids), 0
+    assert full not in scenario.geometry.swa_layer_ids
+    forward, mapping = scenario.forwards[0], scenario.mapping_at(0)
+    padded = {mapping[slot] for slot in forward.loc[1:]}
+    assert broadcast.slots(scenario, swa) == padded and broadcast.slots(scenario, full) == set()
+    own = mapping[forward.loc[0]]
+    outside = next(slot for slot in range(1, 10**6) if slot not in padded and slot != own)
+    untouched = Finding("untouched", "a slot that no token writes was changed", layer=swa)
+    assert broadcast.covers(scenario, replace(untouched, slot=min(padded)))
+    assert not broadcast.covers(scenario, replace(untouched, slot=outside))
+    assert not broadcast.covers(scenario, replace(untouched, slot=min(padded), layer=full))
+    assert not broadcast.applies(narrowed(), "extend")  # 9 tokens kept: that one raises
 
 
 def test_a_pool_that_already_has_a_fixed_later_fix_passes():

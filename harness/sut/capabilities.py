@@ -16,6 +16,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from harness.sut.source_probe import (
@@ -46,6 +47,9 @@ class Capabilities:
         None  # the MLA doors accept a KVWriteLoc (PR #27695 review)
     )
     physical_check: bool | None = None  # pools can refuse a loc not marked physical
+    # set_mla_kv_buffer(layer, loc, nope, None) writes on a pool without rope columns (0.5.14
+    # casts and measures k_rope unconditionally and raises); decided only by calling it
+    mla_door_takes_no_rope: bool | None = None
     unknown: tuple[Unknown, ...] = field(default=())
 
     def reason_unknown(self, name: str) -> str | None:
@@ -125,6 +129,27 @@ def _mla_unwraps(module: Any) -> bool:
     return all(reaches_word(node, resolve, "unwrap") for node, resolve in doors)
 
 
+def _mla_door_takes_no_rope(module: Any) -> bool:
+    """Call set_mla_kv_buffer with k_rope=None on a one-slot, rope-less MLA pool. The nope part
+    comes in fp32, so a release that casts k_rope does so before any kernel launch: a raise about
+    None means no, a write means yes, anything else (a kernel that needs a GPU) is unknown."""
+    import torch
+
+    pool = module.MLATokenToKVPool(
+        size=4, page_size=1, dtype=torch.bfloat16, kv_lora_rank=4, qk_rope_head_dim=0,
+        layer_num=1, device="cpu", enable_memory_saver=False,
+    )  # fmt: skip
+    layer = SimpleNamespace(layer_id=0, is_cross_attention=False)
+    nope = torch.ones(1, 1, 4, dtype=torch.float32)
+    try:
+        pool.set_mla_kv_buffer(layer, torch.tensor([1]), nope, None)
+    except (AttributeError, TypeError) as error:
+        if "NoneType" not in str(error):
+            raise
+        return False
+    return True
+
+
 def _physical_check(module: Any) -> bool:
     return any(
         hasattr(getattr(module, name), attr)
@@ -163,6 +188,7 @@ def probe(module: Any) -> Capabilities:
     attempt("mla_door_needs_gpu", lambda: _mla_door_needs_gpu(module))
     attempt("mla_unwraps_write_loc", lambda: _mla_unwraps(module) if has_write_loc else False)
     attempt("physical_check", lambda: _physical_check(module))
+    attempt("mla_door_takes_no_rope", lambda: _mla_door_takes_no_rope(module))
     return Capabilities(**values, unknown=tuple(unknown))
 
 
@@ -268,6 +294,7 @@ def probe_source(package_root: Path) -> Capabilities:
         )
     else:
         values["mla_door_needs_gpu"] = always_launches_kernel(*mla_doors[1])
+    unknown.append(("mla_door_takes_no_rope", "decided only by calling the loaded door"))
     if write_loc is not None and values["unwrap_arity"] is None:
         unknown.append(
             ("unwrap_arity", "unwrap_write_loc is absent or returns tuples of several sizes")

@@ -19,6 +19,26 @@ from pools.layouts.paged import Layout, check_slots
 Scale = Union[None, float, torch.Tensor]
 
 
+def broadcast_rows(tokens: int, rows: torch.Tensor) -> torch.Tensor:
+    """`rows` as one row per slot, as torch's `buffer[loc] = rows` pairs them: SGLang's pools
+    write with plain indexing, so one row broadcasts over every slot (a narrowed forward whose
+    swa_loc was not cut writes its one token into every padded SWA slot), and any other count
+    that differs raises before a byte is written."""
+    if rows.shape[0] == tokens:
+        return rows
+    if rows.shape[0] == 1:
+        return rows.expand(tokens, *rows.shape[1:]).contiguous()
+    raise IndexError(f"{tokens} slots for {rows.shape[0]} rows")
+
+
+def same_rows(tokens: int, parts: Sequence[Optional[torch.Tensor]]) -> None:
+    """The MLA nope ++ rope door broadcasts nothing: SGLang's set_mla_kv_buffer selects rows with
+    a mask and raises IndexError on any count that differs from the slots, one row included."""
+    for part in parts:
+        if part is not None and part.shape[-1] != 0 and part.shape[0] != tokens:
+            raise IndexError(f"{tokens} slots for {part.shape[0]} rows")
+
+
 class StoreEngine(ABC):
     name: str = "abstract"
     # Devices the engine can run on; None means any torch device.
@@ -60,9 +80,7 @@ class StoreEngine(ABC):
     ) -> None:
         """Write each token's row where `layout` puts its slot (HND, aiter 5-D): one token at a
         time, the last writer of a slot wins. Engines override this with a vectorised write."""
-        if rows.shape[0] != loc.shape[0]:
-            raise IndexError(f"{loc.shape[0]} slots for {rows.shape[0]} rows")
-        shaped = layout.rows(rows)
+        shaped = layout.rows(broadcast_rows(loc.shape[0], rows))
         check_slots(loc, layout.slots(buffer))
         for token, slot in enumerate(loc.tolist()):
             buffer[layout.place(buffer, slot)] = shaped[token]

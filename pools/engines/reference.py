@@ -6,7 +6,7 @@ from typing import Optional, Sequence
 
 import torch
 
-from pools.engines.base import StoreEngine
+from pools.engines.base import StoreEngine, broadcast_rows, same_rows
 
 
 class ReferenceEngine(StoreEngine):
@@ -14,14 +14,14 @@ class ReferenceEngine(StoreEngine):
     devices = ("cpu",)
 
     def scatter(self, buffer: torch.Tensor, loc: torch.Tensor, rows: torch.Tensor) -> None:
-        if rows.shape[0] != loc.shape[0]:
-            raise IndexError(f"{loc.shape[0]} slots for {rows.shape[0]} rows")
+        rows = broadcast_rows(loc.shape[0], rows)
         for token, slot in enumerate(loc.tolist()):
             buffer[slot] = rows[token]
 
     def scatter_columns(
         self, buffer: torch.Tensor, loc: torch.Tensor, parts: Sequence[Optional[torch.Tensor]]
     ) -> None:
+        same_rows(loc.shape[0], parts)
         for token, slot in enumerate(loc.tolist()):
             column = 0
             for part in parts:

@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 
 import torch
 
-from pools.engines.base import StoreEngine
+from pools.engines.base import StoreEngine, broadcast_rows, same_rows
 from pools.fp4 import torch_quant as fp4_torch
 from pools.layouts.paged import check_slots
 
@@ -114,8 +114,7 @@ class TorchEngine(StoreEngine):
 
     def scatter(self, buffer: torch.Tensor, loc, rows: torch.Tensor) -> None:
         slots = loc if isinstance(loc, _Slots) else _resolve(loc, buffer.shape[0])
-        if rows.shape[0] != slots.tokens:
-            raise IndexError(f"{slots.tokens} slots for {rows.shape[0]} rows")
+        rows = broadcast_rows(slots.tokens, rows)
         if slots.keep is not None:
             rows = rows.index_select(0, slots.keep)
         words = _word_pair(buffer, rows)
@@ -127,8 +126,7 @@ class TorchEngine(StoreEngine):
             words[0].index_copy_(0, slots.loc, words[1])
 
     def scatter_layout(self, buffer, loc, rows, layout) -> None:
-        if rows.shape[0] != loc.shape[0]:
-            raise IndexError(f"{loc.shape[0]} slots for {rows.shape[0]} rows")
+        rows = broadcast_rows(loc.shape[0], rows)
         slots = _resolve(check_slots(loc, layout.slots(buffer)), layout.slots(buffer))
         if slots.keep is not None:
             rows = rows.index_select(0, slots.keep)
@@ -140,6 +138,7 @@ class TorchEngine(StoreEngine):
     def scatter_columns(
         self, buffer: torch.Tensor, loc: torch.Tensor, parts: Sequence[Optional[torch.Tensor]]
     ) -> None:
+        same_rows(loc.shape[0], parts)
         slots = _resolve(loc, buffer.shape[0])
         column = 0
         for part in parts:

@@ -17,7 +17,7 @@ import triton
 from triton.runtime.interpreter import InterpretedFunction
 
 from pools.engines import triton_kernels
-from pools.engines.base import Scale, StoreEngine
+from pools.engines.base import Scale, StoreEngine, same_rows
 from pools.engines.triton_convert import (
     BF16,
     BYTE,
@@ -182,8 +182,8 @@ class TritonEngine(StoreEngine):
                 dst.stride(2),
                 (tokens, dst.shape[1], dst.shape[3]),
             )
-        if values.dim() == 0 or values.shape[0] != tokens:
-            # As the reference: one row per slot, no broadcasting over tokens.
+        if values.dim() == 0 or values.shape[0] not in (tokens, 1):
+            # As torch's buffer[loc] = rows: one row per slot, or one row broadcast over all.
             raise IndexError(f"{tokens} slots for {values.shape[0] if values.dim() else 0} rows")
         src = values.view(in_view)
         expanded = src.expand(target) if src.shape != target else src
@@ -274,6 +274,7 @@ class TritonEngine(StoreEngine):
         dtype: torch.dtype,
     ) -> None:
         parts, column = [], 0
+        same_rows(loc.shape[0], values)
         for tensor in values:
             if tensor is None or tensor.shape[-1] == 0:
                 continue

@@ -6,6 +6,12 @@ IndexError (what `buffer[slot] = row` does in torch). A value row is broadcast t
 the way torch's indexed assignment broadcasts (leading size-1 dims dropped); a row that does not
 fit raises RuntimeError, as torch does. Paged layouts (HND, aiter 5-D) check every slot against
 [0, slots) before writing any.
+
+Row counts follow torch's `buffer[loc] = rows` too (checked against SGLang's pools in
+tests/test_torch_semantics.py): one row broadcasts over any number of slots, an empty loc with
+one row writes nothing, and any other count that differs from the slots raises before a byte is
+written. The MLA nope ++ rope door is stricter: SGLang's set_mla_kv_buffer selects rows with a
+mask and raises IndexError on any count that differs, one row included.
 """
 
 from __future__ import annotations
@@ -41,21 +47,33 @@ def token_row(buffer: np.ndarray, slot: int) -> np.ndarray:
     return buffer[slot, ...]
 
 
+def row_of_token(slots: int, rows: np.ndarray) -> Callable[[int], np.ndarray]:
+    """Token i's row of `rows` for `slots` slots, as torch's indexed assignment pairs them: row i,
+    or row 0 for every token when there is one row; any other count raises."""
+    if rows.shape[0] == slots:
+        return lambda token: rows[token]
+    if rows.shape[0] == 1:
+        return lambda token: rows[0]
+    raise IndexError(f"{slots} slots for {rows.shape[0]} rows")
+
+
 def write_rows(
     buffer: np.ndarray, loc: torch.Tensor, rows: np.ndarray, place: Place = token_row
 ) -> None:
-    """buffer[slot of token i] = rows[i] for every token i, in order."""
-    if rows.shape[0] != loc.shape[0]:
-        raise IndexError(f"{loc.shape[0]} slots for {rows.shape[0]} rows")
+    """buffer[slot of token i] = rows[i] for every token i, in order (one row: every slot)."""
+    row = row_of_token(loc.shape[0], rows)
     for token, slot in enumerate(loc.tolist()):
-        assign(place(buffer, slot), rows[token])
+        assign(place(buffer, slot), row(token))
 
 
 def write_columns(
     buffer: np.ndarray, loc: torch.Tensor, parts: Sequence[Optional[np.ndarray]]
 ) -> None:
     """Each token's parts side by side along the last dim of its slot's row (MLA nope ++ rope);
-    a missing or zero-wide part takes no columns."""
+    a missing or zero-wide part takes no columns. Every part has one row per slot."""
+    for part in parts:
+        if part is not None and part.shape[-1] != 0 and part.shape[0] != loc.shape[0]:
+            raise IndexError(f"{loc.shape[0]} slots for {part.shape[0]} rows")
     for token, slot in enumerate(loc.tolist()):
         column = 0
         for part in parts:
@@ -116,7 +134,6 @@ def write_paged(
     place: Place,
     slots: Callable[[np.ndarray], int],
 ) -> None:
-    if rows.shape[0] != loc.shape[0]:
-        raise IndexError(f"{loc.shape[0]} slots for {rows.shape[0]} rows")
+    row_of_token(loc.shape[0], rows)  # a count torch refuses raises before the slot check
     check_paged_slots(loc, slots(buffer))
     write_rows(buffer, loc, rows, place)

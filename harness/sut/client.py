@@ -173,9 +173,8 @@ class IsolatedSut:
             execution = decode_execution(message, known)
             missing = missing_names(message, execution)
             if missing:
-                message = self._ask({**request, "bytes": missing}, timeout_s + self.grace_s)[
-                    "execution"
-                ]
+                # The bytes of the same run, never of a second one (harness/sut/worker.py).
+                message = self._ask({"op": "bytes", "bytes": missing}, self.grace_s)["execution"]
                 execution = decode_execution(message, known)
             return execution
         except WorkerFailure as failure:

@@ -1,10 +1,13 @@
-"""The SUT worker protocol, version 1: one JSON object per line on stdin/stdout.
+"""The SUT worker protocol, version 2: one JSON object per line on stdin/stdout.
 
-Requests:  {"v": 1, "op": "hello"}
-           {"v": 1, "op": "execute", "scenario": {...}, "candidate": {"backend", "mode", "device"},
+Requests:  {"v": 2, "op": "hello"}
+           {"v": 2, "op": "execute", "scenario": {...}, "candidate": {"backend", "mode", "device"},
             "bytes": null | "all" | [buffer or caller names]}
-           {"v": 1, "op": "shutdown"}
-Responses: {"v": 1, "ok": true, ...} or {"v": 1, "ok": false, "error": "one line"}.
+           {"v": 2, "op": "bytes", "bytes": [names]}: those tensors of the last execution, from
+            that same run (a release need not write the same bytes twice; version 1 ran the
+            scenario again and could send another run's bytes)
+           {"v": 2, "op": "shutdown"}
+Responses: {"v": 2, "ok": true, ...} or {"v": 2, "ok": false, "error": "one line"}.
 Tensors travel as {"shape", "sha256", "data"}: data is base64 of the raw uint8 bytes and is sent
 only when asked for, so the common case (identical buffers) moves digests alone. Never pickle.
 """
@@ -20,7 +23,7 @@ import torch
 
 from harness.execute import ErrorPlace, Execution
 
-VERSION = 1
+VERSION = 2
 Wanted = Union[None, str, Iterable[str]]
 
 

@@ -12,6 +12,10 @@ import os
 import sys
 import traceback
 
+# harness.sut.protocol.VERSION, which a test keeps equal: the worker answers before it may
+# import anything that imports torch.
+PROTOCOL_VERSION = 2
+
 
 def _protocol_stream():
     stream = os.fdopen(os.dup(1), "w", buffering=1)
@@ -32,7 +36,7 @@ def serve(spec: str, prefix: str | None) -> int:
     out = _protocol_stream()
 
     def reply(**fields) -> None:
-        out.write(json.dumps({"v": 1, **fields}) + "\n")
+        out.write(json.dumps({"v": PROTOCOL_VERSION, **fields}) + "\n")
 
     try:
         from harness.sut.loader import load_foreign  # after the protocol owns stdout
@@ -48,13 +52,21 @@ def serve(spec: str, prefix: str | None) -> int:
         return 3
     from harness.candidate import Candidate
     from harness.execute import execute
-    from harness.sut.protocol import VERSION, encode_execution
+    from harness.sut.protocol import encode_execution
     from scenarios.serialize import from_dict
 
+    # The last execution, kept so that a request for the bytes of some of its buffers is
+    # answered from the same run: a release need not write the same bytes twice (torch's
+    # index_put_ leaves which duplicate wins in the padding sink undefined), so re-running to
+    # send bytes could send another run's.
+    last = None
     for line in sys.stdin:
         request = json.loads(line)
-        if request.get("v") != VERSION:
-            reply(ok=False, error=f"protocol version {request.get('v')!r}, worker speaks {VERSION}")
+        if request.get("v") != PROTOCOL_VERSION:
+            reply(
+                ok=False,
+                error=f"protocol version {request.get('v')!r}, worker speaks {PROTOCOL_VERSION}",
+            )
         elif request["op"] == "hello":
             reply(
                 ok=True,
@@ -78,8 +90,13 @@ def serve(spec: str, prefix: str | None) -> int:
                 described["backend"],
                 described["mode"],
             )
-            execution = execute(candidate, from_dict(request["scenario"]), request.get("timeout_s"))
-            reply(ok=True, execution=encode_execution(execution, request.get("bytes")))
+            last = execute(candidate, from_dict(request["scenario"]), request.get("timeout_s"))
+            reply(ok=True, execution=encode_execution(last, request.get("bytes")))
+        elif request["op"] == "bytes":
+            if last is None:
+                reply(ok=False, error="no execution to send the bytes of")
+            else:
+                reply(ok=True, execution=encode_execution(last, request["bytes"]))
         elif request["op"] == "shutdown":
             reply(ok=True)
             return 0

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional
 
+from hypothesis import settings as Settings
+
 from backends.divergences import KnownDivergence
 from backends.registry import Backend, backend_named
 from harness.candidate import Candidate
@@ -25,7 +27,7 @@ from harness.sut.client import IsolatedSut
 from harness.verdict import Baselines, Verdict, decide, run_baselines
 from reports.outcome import Outcome
 from scenarios.builtin import default_scenarios, random_scenarios
-from scenarios.explore import explore
+from scenarios.explore import examples_within, explore
 from scenarios.materialize import forget_tensors
 from scenarios.model import Scenario
 from scenarios.profiles import Profile
@@ -108,14 +110,12 @@ def execute_candidate(
 def _candidate_row(
     candidate: Candidate, scenario: Scenario, verdict: Verdict, write_ns: int
 ) -> CellResult:
-    for finding in verdict.findings:
-        finding.candidate = candidate.label
     skip = (
         Skip(candidate.sut, candidate.era, candidate.engine, verdict.skip_reason)
         if verdict.outcome is Outcome.SKIPPED
         else None
     )
-    findings = [] if skip else verdict.findings
+    findings = [] if skip else [f.for_candidate(candidate.label) for f in verdict.findings]
     return CellResult(
         candidate,
         scenario,
@@ -144,14 +144,12 @@ def era_rows(baselines: Baselines, backend: Backend) -> list[CellResult]:
             else f"the ground truth ({baselines.ground})"
         )
         label = f"{model.label}: era {era} against {against}"
-        for finding in verdict.findings:
-            finding.candidate = label
         rows.append(
             CellResult(
                 None,
                 baselines.scenario,
                 verdict.outcome,
-                verdict.findings,
+                [finding.for_candidate(label) for finding in verdict.findings],
                 verdict.divergences,
                 label=label,
                 model=model,
@@ -413,10 +411,11 @@ def explore_run(
     on_cell: Callable[[CellStats], None],
 ) -> None:
     """Every cell: the named regressions and the pinned top-of-pool scenario (scenarios/reach.py),
-    then Hypothesis examples; a failure is shrunk and only the minimal failing scenario's results
-    are reported. Each cell gets its share of the profile's time budget (cell_budget) and at
-    least the profile's min_examples; a cell that still drew none (every draw skipped) is
-    UNEXPLORED, never a silent pass."""
+    then Hypothesis examples; each failure is shrunk and only the minimal failing scenario's
+    results are reported. Each cell gets as many examples as its share of the profile's time
+    budget (cell_budget) holds at the cost its pinned scenarios measured, and at least the
+    profile's min_examples; a cell that still drew none (every draw skipped) is UNEXPLORED, never
+    a silent pass."""
     profile = exploring.profile
     settings = profile.settings(exploring.max_examples, exploring.database_dir)
     floor = min(profile.min_examples, settings.max_examples)
@@ -428,9 +427,11 @@ def explore_run(
         reach = [reach_scenario(cell.pool, cell.dtype, profile.pool_bytes, options.seed)]
         pinned = regressions + reach
         candidates = _candidates(cell, suts, options, pinned, on_result)
+        pinned_started = time.monotonic()
         for scenario in pinned:
             for result in _check_or_skip(cell, scenario, candidates, options):
                 on_result(result)
+        per_example = (time.monotonic() - pinned_started) / len(pinned)
         whole = _cell_skip(cell, pinned[-1])
         if whole is not None:
             _not_checked(cell, candidates, on_result, Outcome.SKIPPED, whole)
@@ -445,27 +446,30 @@ def explore_run(
                 s, cell.backend, cell.mode, candidates, options.timeout_s, _table_eras(options)
             )
 
+        examples = examples_within(budget, per_example, floor, settings.max_examples)
         outcome = explore(
             strategy,
             check,
             has_findings,
-            settings,
+            Settings(settings, max_examples=examples),
             options.seed,
             cell.key,
-            budget,
             on_pass=lambda results: [on_result(r) for r in results],
-            min_examples=floor,
             # Draws a declared skip removes are never checks: Hypothesis draws again.
             skip=lambda s, cell=cell: _backend_skip(cell.backend, s, cell.mode),
         )
-        for result in outcome.failure or ():
-            result.reproduce = f"seed {options.seed}, {outcome.blob or 'no reproduce blob'}"
-            on_result(result)
-        if outcome.failure is None and outcome.generated == 0 and outcome.rejected:
+        for failure in outcome.failures:
+            replay = failure.blob or "no reproduce blob"
+            if not failure.replayed:
+                replay += "; it did not fail again when Hypothesis replayed it (flaky)"
+            for result in failure.results:
+                result.reproduce = f"seed {options.seed}, {replay}"
+                on_result(result)
+        if outcome.skip_reason:
             # A declared skip that removed every draw removes the cell: skipped, with its reason.
             reason = f"{outcome.skip_reason} (all {outcome.rejected} draws)"
             _not_checked(cell, candidates, on_result, Outcome.SKIPPED, reason)
-        elif outcome.failure is None and outcome.generated == 0:
+        elif not outcome.failures and outcome.generated == 0:
             reason = "Hypothesis drew no example for this cell"
             _not_checked(cell, candidates, on_result, Outcome.UNEXPLORED, reason)
         on_cell(
@@ -474,7 +478,7 @@ def explore_run(
                 outcome.generated,
                 len(regressions),
                 outcome.seconds,
-                outcome.failure is not None,
+                bool(outcome.failures),
                 outcome.blob,
                 reach=len(reach),
             )

@@ -12,7 +12,7 @@ from harness.runner import Exploring, cell_budget, explore_run
 from pools.dtypes import DTYPES
 from reports.outcome import Outcome
 from scenarios.builtin import default_scenarios
-from scenarios.explore import MAX_REJECTED, explore
+from scenarios.explore import MAX_REJECTED, examples_within, explore
 from scenarios.model import BASE_POOL_KINDS
 from scenarios.profiles import PROFILES, profile_named
 from scenarios.reach import reach_scenario
@@ -35,31 +35,25 @@ def test_a_profile_without_a_time_budget_sets_no_limit():
 
 
 def test_a_spent_budget_still_draws_the_floor_of_examples():
+    assert examples_within(0.0, 0.5, floor=3, most=12) == 3
     drawn = []
     outcome = explore(
         st.integers(0, 10),
         drawn.append,
         lambda _: False,
-        profile_named("ci").settings(max_examples=12),
+        profile_named("ci").settings(max_examples=examples_within(0.0, 0.5, 3, 12)),
         seed=0,
         key="floor",
-        budget_s=0.0,
-        min_examples=3,
     )
     assert outcome.generated == 3 and len(drawn) == 3
 
 
-def test_without_a_floor_a_spent_budget_draws_nothing():
-    outcome = explore(
-        st.integers(0, 10),
-        lambda _: None,
-        lambda _: False,
-        profile_named("ci").settings(max_examples=12),
-        seed=0,
-        key="no-floor",
-        budget_s=0.0,
-    )
-    assert outcome.generated == 0
+def test_the_budget_buys_the_examples_it_holds_at_the_measured_cost():
+    assert examples_within(2.0, 0.25, floor=3, most=12) == 8
+    assert examples_within(100.0, 0.25, floor=3, most=12) == 12
+    assert examples_within(None, 9.0, floor=3, most=12) == 12
+    assert examples_within(0.0, 0.5, floor=0, most=12) == 0
+    assert examples_within(1.0, 0.0, floor=3, most=12) == 12
 
 
 def test_every_time_limited_profile_has_a_floor():
@@ -67,17 +61,17 @@ def test_every_time_limited_profile_has_a_floor():
 
 
 def test_a_cell_whose_every_draw_is_skipped_stops_early_and_says_why():
+    checked = []
     outcome = explore(
         st.integers(0, 10**9),
-        lambda _: None,
+        checked.append,
         lambda _: False,
         profile_named("ci").settings(max_examples=12),
         seed=0,
         key="all-skipped",
-        min_examples=3,
         skip=lambda _: "decode on fp8 caches",
     )
-    assert outcome.generated == 0 and outcome.rejected == MAX_REJECTED
+    assert outcome.generated == 0 and outcome.rejected == MAX_REJECTED and not checked
     assert outcome.skip_reason == "decode on fp8 caches"
 
 

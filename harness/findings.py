@@ -3,7 +3,7 @@ head, byte and the token that wrote it."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Mapping, Optional
 
 import torch
@@ -12,8 +12,12 @@ from pools.dtypes import dtype_spec
 from scenarios.model import Scenario
 
 
-@dataclass
+@dataclass(frozen=True)
 class Finding:
+    """Immutable: the same finding may be shared by the runs it describes (a candidate
+    byte-identical to its baseline takes the baseline's), so a row names its candidate with
+    `for_candidate`, a copy."""
+
     oracle: str
     message: str
     candidate: str = ""
@@ -32,6 +36,9 @@ class Finding:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def for_candidate(self, label: str) -> "Finding":
+        return replace(self, candidate=label)
 
     def headline(self) -> str:
         place = ", ".join(

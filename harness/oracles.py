@@ -36,26 +36,6 @@ class Oracle:
     buffers_only: bool = False
 
 
-@dataclass(frozen=True)
-class Policy:
-    name: str
-    description: str
-
-
-POLICIES = (
-    Policy(
-        "padding-sink",
-        f"slot {PADDING_SINK} (page 0) is the padding sink: padded and unmapped "
-        "tokens land there and some writers skip it, so it is not compared",
-    ),
-    Policy(
-        "bitwise",
-        "bytes are compared exactly; no tolerance is declared for any builtin engine "
-        "(the fp4_bound oracle checks FP4 values against the input, not the baseline)",
-    ),
-)
-
-
 # Exceptions that mean the same thing although their class differs, declared as data: SGLang's
 # pools let torch raise a RuntimeError on a loc/rows length mismatch, where the builtin engines
 # raise IndexError. (class, message pattern) -> the class it counts as.

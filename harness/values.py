@@ -8,18 +8,19 @@ model takes that token's caller values, divides them in their own dtype by the l
 the pool dtype (`.to`) and reads the bytes (`.view(torch.uint8)`). A bug that the baseline and a
 candidate share, in their division, casts or placement, shows here and nowhere else.
 
-Scope, as data (VALUE_SCOPE): the canonical calls of `plain` and `plain_mla`, on every pool kind
-except FP4, whose bytes the fp4_bound oracle judges against the input. The oracles see every
+Scope, as data (each backend's `value_scope`, collected in VALUE_SCOPE): the canonical calls of
+`plain` and `plain_mla`, on every pool kind except FP4, whose bytes the fp4_bound oracle judges
+against the input. The oracles see every
 layout's buffers as one row per slot (harness.execute.pool_buffers), so a slot's row is the
 token's (heads, dim) values in order, whatever the layout.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 
+from backends.entry import ValueScope
+from backends.registry import BACKENDS
 from harness.execute import Execution
 from harness.expectations import Expected
 from harness.findings import Finding, first_difference
@@ -30,29 +31,10 @@ from scenarios.model import Scenario
 ORACLE = "value"
 
 
-@dataclass(frozen=True)
-class ValueScope:
-    backend: str
-    pools: tuple[str, ...]
-    call: str  # what the backend's canonical call stores, for the docs and reports
-
-
-_MHA_KINDS = ("mha", "swa_mha", "mha_hnd", "npu_mha", "mha_aiter5d")
+# backend -> where the value oracle judges it: each backend declares its own (backends/*.py
+# value_scope); here they are only collected.
 VALUE_SCOPE: dict[str, ValueScope] = {
-    scope.backend: scope
-    for scope in (
-        ValueScope(
-            "plain",
-            _MHA_KINDS + ("mla", "swa_mla"),
-            "MHA: k and v divided by the layer's scales (when a cast follows), cast to the "
-            "pool dtype; MLA: the latent row nope ++ rope cast, no scales",
-        ),
-        ValueScope(
-            "plain_mla",
-            ("mla", "swa_mla", "npu_mla"),
-            "nope ++ rope cast, no scales (NPU MLA: nope and rope in their own buffers)",
-        ),
-    )
+    name: entry.value_scope for name, entry in BACKENDS.items() if entry.value_scope is not None
 }
 OUT_OF_SCOPE: dict[str, str] = {
     "mha_fp4": "FP4 bytes are judged against the input by the fp4_bound oracle",

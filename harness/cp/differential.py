@@ -140,9 +140,8 @@ def check_on_rank(rank: int, world: int, payload: dict) -> dict:
         for candidate in candidates:
             verdict = decide(baselines, candidate, execute(candidate, scenario, None, site))
             skipped = verdict.outcome is Outcome.SKIPPED
-            findings = [] if skipped else verdict.findings
-            for finding in findings:
-                finding.candidate = f"{candidate.label} rank {rank}/{world}"
+            label = f"{candidate.label} rank {rank}/{world}"
+            findings = [] if skipped else [f.for_candidate(label) for f in verdict.findings]
             checks.append(
                 {
                     "scenario": index,

@@ -16,8 +16,28 @@ from __future__ import annotations
 
 import torch
 
+from backends.call_shapes import (
+    ATTENTION,
+    KV,
+    LAYER_SCALES,
+    MLA,
+    SWA,
+    CallSiteModel,
+    Shape,
+    bare_site,
+    merge,
+    swa_site,
+)
 from backends.context import WriteRequest
-from backends.divergences import BACKEND_DIVERGENCES
+from backends.divergences import (
+    CHANGED,
+    SCALED_BYTES,
+    Applies,
+    KnownDivergence,
+    every_forward,
+    every_layer,
+    fp8_scaled,
+)
 from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, MLA_POOLS, register_backend
 from backends.era_calls import (
     FOR_BATCH,
@@ -30,6 +50,7 @@ from backends.era_calls import (
 from backends.skips import BackendSkip, decode_cross_attention, swa_pool
 
 VECTORISED_5D_POOL = "MHATokenToKVPoolAiter5D"  # pools/layouts/kinds.py, kind mha_aiter5d
+VECTORISED_5D_KIND = "mha_aiter5d"
 
 
 def decode_passes_descales(req: WriteRequest, era: str) -> bool:
@@ -47,14 +68,98 @@ def descales(req: WriteRequest) -> tuple:
     return (one if k_scale is None else k_scale), (one if v_scale is None else v_scale)
 
 
+def _only_5d(applies: Applies) -> Applies:
+    return lambda scenario, mode: (
+        scenario.geometry.pool == VECTORISED_5D_KIND and applies(scenario, mode)
+    )
+
+
+def _not_5d(applies: Applies) -> Applies:
+    return lambda scenario, mode: (
+        scenario.geometry.pool != VECTORISED_5D_KIND and applies(scenario, mode)
+    )
+
+
+DECODE_DESCALES = KnownDivergence(
+    "aiter-decode-descales",
+    ("current",),
+    CHANGED,
+    _not_5d(fp8_scaled("decode")),
+    every_forward,
+    every_layer,
+    frozenset({"bytes", "caller_tensors"}),
+    SCALED_BYTES,
+    "with an fp8 cache, aiter's decode set_kv_buffer passed no scales in 0.5.12-0.5.14 "
+    "(extend passed k_descale/v_descale); 0.5.23 passes the descales in decode too, so "
+    "the pool divides k and v (in place) where it used to only cast",
+    evidence="diff of the 0.5.14 and 0.5.23 wheels, python/sglang/srt/layers/attention/"
+    "aiter_backend.py forward_decode: set_kv_buffer gains k_descale, v_descale; no PR "
+    "names the change",
+)
+
+DECODE_DESCALES_5D = KnownDivergence(
+    "aiter-5d-decode-descales",
+    ("kwarg", "bundled", "current"),
+    CHANGED,
+    _only_5d(fp8_scaled("decode")),
+    every_forward,
+    every_layer,
+    frozenset({"bytes", "caller_tensors"}),
+    SCALED_BYTES,
+    "on the vectorised 5-D cache aiter's decode passes k_descale/v_descale from 0.5.13 "
+    "(0.5.12 has no 5-D path and passes no scales in decode), so the pool divides k and v "
+    "(in place) where the legacy call site only cast",
+    evidence="kvh sut check census of the 0.5.12, 0.5.13 and 0.5.14 wheels: "
+    "aiter_backend.py forward_decode, `if self.kv_cache_is_vectorized_5d:` "
+    "set_kv_buffer(..., k_descale, v_descale) (0.5.13 lines 2544/2554, 0.5.14 line "
+    "2383); no PR names the change",
+)
+
+CENSUS = CallSiteModel(
+    (ATTENTION + "aiter_backend.py",),
+    merge(
+        swa_site("cache_loc", LAYER_SCALES, current="for_layer"),
+        bare_site(KV, "cache_loc", current="for_layer"),
+        {
+            era: shapes
+            for era, shapes in swa_site("out_cache_loc", current="for_batch").items()
+            if era != "current"
+        },
+        # decode on the vectorised 5-D cache passes the descales from 0.5.13 (see
+        # decode_passes_descales)
+        {
+            era: shapes
+            for era, shapes in swa_site("out_cache_loc", LAYER_SCALES, current="for_batch").items()
+            if era in ("kwarg", "bundled")
+        },
+        {
+            "current": (
+                Shape(KV, "for_batch", "out_cache_loc", SWA, scales=LAYER_SCALES),
+                Shape(KV, "for_batch", "out_cache_loc"),
+            )
+        },
+    ),
+    unmodelled_shapes={
+        "current": (
+            (
+                Shape(MLA, "for_layer", "cache_loc"),
+                "the DCP branch (dcp_world_size > 1) of MLA extend; the harness pins DCP off",
+            ),
+        )
+    },
+)
+
+
 @register_backend(
     name="aiter",
+    order=50,
     device_type="rocm",
     pool_kinds=("mha",) + MLA_POOLS + ("mha_aiter5d",),
     modes=EXTEND_AND_DECODE,
     dtypes=BF16_AND_FP8,
     mla_input="latent",
-    divergences=BACKEND_DIVERGENCES["aiter"],
+    divergences=(DECODE_DESCALES, DECODE_DESCALES_5D),
+    census=CENSUS,
     summary="fp8 descales in extend; decode writes out_cache_loc and, until 0.5.23, no scales "
     "(but on the 5-D cache from 0.5.13); MLA latent row through set_kv_buffer",
     skips=(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from backends.call_shapes import HARDWARE, KV, CallSiteModel, bare_site, merge, swa_site
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import BARE, decoder_swa, kv_write, write_loc
@@ -25,8 +26,31 @@ def npu_mla_layout(pool: Any) -> bool:
     )
 
 
+_NPU_UNMODELLED = {
+    name: "an NPU path backends/ascend.py does not model (only forward_extend and forward_decode)"
+    for name in (
+        "forward_sparse",
+        "forward_dllm",
+        "forward_mtp",
+        "forward_decode_graph",
+        "forward_mixed",
+    )
+}
+_NPU_UNMODELLED["_cp_allgather_and_save_kv_npu"] = (
+    "the NPU CP write; backends/context_parallel.py models the CUDA one"
+)
+
+CENSUS = CallSiteModel(
+    (HARDWARE + "npu/attention/ascend_backend.py",),
+    merge(swa_site("cache_loc", current="KVWriteLoc"), bare_site(KV, "out_cache_loc")),
+    unmodelled_functions=_NPU_UNMODELLED,
+)
+
+
 @register_backend(
     name="ascend",
+    order=100,
+    census=CENSUS,
     device_type="npu",
     pool_kinds=MHA_POOLS + MLA_POOLS + ("npu_mha", "npu_mla"),
     modes=EXTEND_AND_DECODE,

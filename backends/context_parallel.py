@@ -15,6 +15,7 @@ from typing import Callable
 
 import torch
 
+from backends.call_shapes import LAYER_SCALES, CallSiteModel, swa_site
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, MHA_POOLS, register_backend
 from backends.era_calls import decoder_swa, kv_write, layer_scales, write_loc
@@ -72,8 +73,20 @@ def gathered_kv_write(
     kv_write(req, loc, keywords, k_full, v_full, layer_scales(req))
 
 
+CENSUS = CallSiteModel(
+    ("sglang/srt/layers/utils/cp_utils.py", "sglang/srt/layers/cp/zigzag.py"),
+    swa_site("cache_loc", LAYER_SCALES, current="for_layer", swa="swa_loc"),
+    unmodelled_functions={
+        "materialize_full_mla_kv": "CP over MLA pools is a declared skip "
+        "(cp-mla) of backends/context_parallel.py"
+    },
+)
+
+
 @register_backend(
     name="cp",
+    order=140,
+    census=CENSUS,
     device_type="cuda",
     pool_kinds=MHA_POOLS,
     modes=("extend",),

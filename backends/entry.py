@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Callable, Optional
 
+from backends.call_shapes import CallSiteModel
 from backends.context import WriteRequest
 from backends.divergences import KnownDivergence
 from backends.focus import BUILTIN_SCENARIOS, FOCUS, OUT_OF_FOCUS
@@ -30,6 +31,15 @@ _ENTRY = "backend_entry"  # the attribute register_backend sets on a write funct
 
 
 @dataclass(frozen=True)
+class ValueScope:
+    """Where the value oracle judges a backend's writes against the value model: the pool kinds,
+    and what the backend's call stores there (for the docs and reports)."""
+
+    pools: tuple[str, ...]
+    call: str
+
+
+@dataclass(frozen=True)
 class Backend:
     name: str
     device_type: str
@@ -43,6 +53,13 @@ class Backend:
     dtypes: tuple[str, ...] = tuple(DTYPES)
     mla_input: str = "split"  # split: k = nope, k_rope = rope; latent: k = nope ++ rope
     focus: Optional[dict[str, tuple[str, ...]]] = field(default_factory=lambda: FOCUS)
+    # The registry's sort key: its order shows in `kvh matrix` and `kvh run`. register_backend
+    # requires one; an entry built outside the registry (harness/cp) needs none.
+    order: int = 0
+    # The release files and call shapes the source census checks this call site against; None
+    # for a call site no release file holds (plain, plain_mla).
+    census: Optional[CallSiteModel] = None
+    value_scope: Optional[ValueScope] = None  # None: the value oracle does not judge it
 
     def skip_for(self, scenario: Scenario, mode: str) -> Optional[BackendSkip]:
         """The declared skip that removes this (scenario, mode) cell, if any."""
@@ -72,26 +89,32 @@ class Backend:
             "summary": self.summary,
             "divergences": [d.describe() for d in self.divergences],
             "skips": [skip.describe() for skip in self.skips],
+            "order": self.order,
+            "census_files": [] if self.census is None else list(self.census.files),
+            "value_pools": [] if self.value_scope is None else list(self.value_scope.pools),
         }
 
 
 def register_backend(
     *,
     name: str,
+    order: int,
     device_type: str,
     pool_kinds: tuple[str, ...],
     modes: tuple[str, ...],
     **details: Any,
 ) -> Callable[[WriteFn], WriteFn]:
-    """Declare the decorated write function as backend `name`; `details` are Backend's
-    optional fields (eras, dtypes, skips, divergences, mla_input, focus, summary)."""
+    """Declare the decorated write function as backend `name`, sorted by `order` in the registry;
+    `details` are Backend's optional fields (eras, dtypes, skips, divergences, mla_input, focus,
+    census, value_scope, summary)."""
 
     def register(write: WriteFn) -> WriteFn:
         if hasattr(write, _ENTRY):
             raise ValueError(
                 f"{write.__qualname__} already registers backend {getattr(write, _ENTRY).name!r}"
             )
-        setattr(write, _ENTRY, Backend(name, device_type, pool_kinds, modes, write, **details))
+        entry = Backend(name, device_type, pool_kinds, modes, write, order=order, **details)
+        setattr(write, _ENTRY, entry)
         return write
 
     return register

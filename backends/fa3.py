@@ -8,6 +8,15 @@ the same way; the CP branch of extend is modelled by backends.context_parallel.
 
 from __future__ import annotations
 
+from backends.call_shapes import (
+    ATTENTION,
+    LAYER_SCALES,
+    MLA,
+    CallSiteModel,
+    bare_site,
+    merge,
+    swa_site,
+)
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import FOR_LAYER, bare_loc, decoder_swa, kv_write, layer_scales, write_loc
@@ -31,8 +40,19 @@ def fa3_style_write(
     kv_write(req, loc, keywords, req.k, req.v, layer_scales(req))
 
 
+CENSUS = CallSiteModel(
+    (ATTENTION + "flashattention_backend.py",),
+    merge(
+        swa_site("cache_loc", LAYER_SCALES, current="for_layer"),
+        bare_site(MLA, "cache_loc", current="for_layer"),
+    ),
+)
+
+
 @register_backend(
     name="fa3",
+    order=10,
+    census=CENSUS,
     device_type="cuda",
     pool_kinds=MHA_POOLS + MLA_POOLS + ("mha_fp4", "mla_fp4"),
     modes=EXTEND_AND_DECODE,

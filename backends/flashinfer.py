@@ -9,6 +9,7 @@ is (None, None) when the KV-cache quant method supplies global scales (FP4 pools
 
 from __future__ import annotations
 
+from backends.call_shapes import ATTENTION, LAYER_SCALES, CallSiteModel, swa_site
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, MHA_POOLS, register_backend
 from backends.era_calls import decoder_swa, kv_write, layer_scales, write_loc
@@ -23,8 +24,21 @@ def kv_write_scales(req: WriteRequest, era: str) -> tuple:
     return layer_scales(req)
 
 
+CENSUS = CallSiteModel(
+    (ATTENTION + "flashinfer_backend.py",),
+    swa_site(
+        "cache_loc",
+        LAYER_SCALES,
+        current="for_layer",
+        current_scales=("*self._kv_write_scales(layer)",),
+    ),
+)
+
+
 @register_backend(
     name="flashinfer",
+    order=30,
+    census=CENSUS,
     device_type="cuda",
     pool_kinds=MHA_POOLS,
     modes=(PAGED, RAGGED, DECODE),

@@ -8,6 +8,7 @@ nothing: not modelled.
 
 from __future__ import annotations
 
+from backends.call_shapes import ATTENTION, KV, MLA, CallSiteModel, bare_site, merge
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MLA_POOLS, register_backend
 from backends.era_calls import FOR_BATCH, bare_loc
@@ -17,8 +18,19 @@ def mla_loc(req: WriteRequest, era: str):
     return bare_loc(req, era, loc=req.forward_batch.out_cache_loc, current=FOR_BATCH)
 
 
+CENSUS = CallSiteModel(
+    (ATTENTION + "flashinfer_mla_backend.py",),
+    merge(
+        bare_site(MLA, "out_cache_loc", current="for_batch"),
+        bare_site(KV, "out_cache_loc", current="for_batch"),
+    ),
+)
+
+
 @register_backend(
     name="flashinfer_mla",
+    order=110,
+    census=CENSUS,
     device_type="cuda",
     pool_kinds=MLA_POOLS,
     modes=EXTEND_AND_DECODE,

@@ -6,13 +6,20 @@ scales at out_cache_loc (KVWriteLoc.for_batch in 0.5.23). With an fp8 cache it q
 
 from __future__ import annotations
 
+from backends.call_shapes import ATTENTION, KV, CallSiteModel, bare_site
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MLA_POOLS, register_backend
 from backends.flashinfer_mla import mla_loc
 
+CENSUS = CallSiteModel(
+    (ATTENTION + "flashmla_backend.py",), bare_site(KV, "out_cache_loc", current="for_batch")
+)
+
 
 @register_backend(
     name="flashmla",
+    order=120,
+    census=CENSUS,
     device_type="cuda",
     pool_kinds=MLA_POOLS,
     modes=EXTEND_AND_DECODE,

@@ -14,8 +14,16 @@ from typing import Any
 
 import torch
 
+from backends.call_shapes import ATTENTION, KV, SWA, CallSiteModel, Shape, merge, swa_site
 from backends.context import WriteRequest
-from backends.divergences import BACKEND_DIVERGENCES
+from backends.divergences import (
+    CHANGED,
+    SCALED_BYTES,
+    KnownDivergence,
+    every_forward,
+    every_layer,
+    fp8_scaled,
+)
 from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, MHA_POOLS, register_backend
 from backends.era_calls import BARE, decoder_swa, kv_cache_is_fp8, kv_write, write_loc
 from backends.skips import BackendSkip, cross_attention, decode_on, fp8_cache, never, swa_pool
@@ -45,13 +53,56 @@ def _pool_write(req: WriteRequest, era: str) -> None:
     req.pool.set_kv_buffer(req.layer, loc, req.k, req.v, **keywords, **extra)
 
 
+FP8_SCALE_FLOAT = KnownDivergence(
+    "intel-amx-fp8-scale-float",
+    ("current",),
+    CHANGED,
+    fp8_scaled("extend"),
+    every_forward,
+    every_layer,
+    frozenset({"bytes", "caller_tensors"}),
+    SCALED_BYTES,
+    "intel_amx's extend passed no scales until 0.5.14; 0.5.23 passes layer.k_scale_float "
+    "and v_scale_float when the key buffer is fp8, so the pool divides k and v (in place) "
+    "where it used to only cast",
+    evidence="diff of the 0.5.14 and 0.5.23 wheels, python/sglang/srt/layers/attention/"
+    "intel_amx_backend.py forward_extend: set_kv_buffer gains k_scale=layer."
+    "k_scale_float, v_scale=layer.v_scale_float on fp8 caches; no PR names the change",
+)
+
+CENSUS = CallSiteModel(
+    (ATTENTION + "intel_amx_backend.py",),
+    merge(
+        {
+            era: shapes
+            for era, shapes in swa_site("cache_loc", current="KVWriteLoc").items()
+            if era != "legacy"
+        },
+        {
+            "legacy": (Shape(KV, "bare", "out_cache_loc"),),
+            "current": (
+                Shape(
+                    KV,
+                    "KVWriteLoc",
+                    "cache_loc",
+                    SWA,
+                    scales=("layer.k_scale_float", "layer.v_scale_float"),
+                ),
+            ),
+        },
+    ),
+)
+
+
 @register_backend(
     name="intel_amx",
+    order=90,
     device_type="cpu",
     pool_kinds=MHA_POOLS,
     modes=EXTEND_AND_DECODE,
     dtypes=BF16_AND_FP8,
-    divergences=BACKEND_DIVERGENCES["intel_amx"],
+    divergences=(FP8_SCALE_FLOAT,),
+    census=CENSUS,
     summary="extend: no scales until 0.5.23 (k_scale_float on fp8); decode: the attention kernel "
     "stores K/V itself",
     skips=(

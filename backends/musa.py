@@ -7,14 +7,30 @@ save_kv_cache in all releases and raises in 0.5.23 (see backends.context_paralle
 
 from __future__ import annotations
 
+from backends.call_shapes import (
+    HARDWARE,
+    LAYER_SCALES,
+    MLA,
+    CallSiteModel,
+    bare_site,
+    merge,
+    swa_site,
+)
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import BARE
 from backends.fa3 import fa3_style_write
 
+CENSUS = CallSiteModel(
+    (HARDWARE + "musa/attention/flashattention_backend.py",),
+    merge(swa_site("cache_loc", LAYER_SCALES, current="KVWriteLoc"), bare_site(MLA, "cache_loc")),
+)
+
 
 @register_backend(
     name="musa",
+    order=70,
+    census=CENSUS,
     device_type="musa",
     pool_kinds=MHA_POOLS + MLA_POOLS,
     modes=EXTEND_AND_DECODE,

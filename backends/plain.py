@@ -6,26 +6,64 @@ through set_mla_kv_buffer (nope and rope as separate tensors).
 
 from __future__ import annotations
 
+from backends import skips
 from backends.context import WriteRequest
-from backends.entry import register_backend
+from backends.entry import ValueScope, register_backend
 from backends.era_calls import loc_arguments
-from backends.focus import (
-    LAYOUT_DTYPE_SUBSET,
-    PLAIN_FOCUS,
-    PLAIN_LAYOUT_KINDS,
-    PLAIN_MLA_LAYOUT_KINDS,
+from backends.focus import BUILTIN_SCENARIOS, LAYOUT_DTYPES
+from backends.skips import BackendSkip
+from scenarios.model import BASE_POOL_KINDS, Scenario
+
+PLAIN_FOCUS = {"extend": BUILTIN_SCENARIOS[:6] + ("small-param-none", "small-cross")}
+"""`plain` and `plain_mla`: the pool-sized set, plus what the small set adds to it."""
+
+PLAIN_LAYOUT_KINDS = ("mha_fp4", "mla_fp4", "mha_hnd", "npu_mha", "mha_aiter5d")
+"""The layout kinds `plain` writes through set_kv_buffer (npu_mla means (nope, rope) there)."""
+
+PLAIN_MLA_LAYOUT_KINDS = ("mla_fp4", "npu_mla")
+"""The layout kinds `plain_mla` writes through its (nope, rope) door."""
+
+
+@skips.by_cell
+def _layout_dtype_outside_subset(scenario: Scenario, mode: str) -> bool:
+    g = scenario.geometry
+    if g.pool not in PLAIN_LAYOUT_KINDS + PLAIN_MLA_LAYOUT_KINDS:
+        return False
+    return g.dtype != "bf16" if g.is_fp4 else g.dtype not in LAYOUT_DTYPES
+
+
+LAYOUT_DTYPE_SUBSET = BackendSkip(
+    "layout-dtype-subset",
+    "layout pool kinds on dtypes other than bf16 and fp8_e4m3 (FP4: bf16)",
+    "the layout kinds test where a slot's bytes land; every cast is covered by the base kinds, and "
+    "an FP4 pool's dtype is packed e2m1 whatever the caller's",
+    _layout_dtype_outside_subset,
 )
-from scenarios.model import BASE_POOL_KINDS
+"""The skip that keeps the layout kinds to LAYOUT_DTYPES."""
+
+# Where the value oracle judges the canonical calls: every pool kind but FP4, whose bytes the
+# fp4_bound oracle judges against the input (harness/values.py collects these).
+PLAIN_VALUES = ValueScope(
+    ("mha", "swa_mha", "mha_hnd", "npu_mha", "mha_aiter5d", "mla", "swa_mla"),
+    "MHA: k and v divided by the layer's scales (when a cast follows), cast to the "
+    "pool dtype; MLA: the latent row nope ++ rope cast, no scales",
+)
+PLAIN_MLA_VALUES = ValueScope(
+    ("mla", "swa_mla", "npu_mla"),
+    "nope ++ rope cast, no scales (NPU MLA: nope and rope in their own buffers)",
+)
 
 
 @register_backend(
     name="plain",
+    order=0,
     device_type="any",
     pool_kinds=BASE_POOL_KINDS + PLAIN_LAYOUT_KINDS,
     modes=("extend",),
     focus=PLAIN_FOCUS,
     skips=(LAYOUT_DTYPE_SUBSET,),
     mla_input="latent",
+    value_scope=PLAIN_VALUES,
     summary="each era's canonical set_kv_buffer call, no backend quirks",
 )
 def write_set_kv_buffer(req: WriteRequest, era: str, mode: str = "extend") -> None:
@@ -43,11 +81,13 @@ def write_set_kv_buffer(req: WriteRequest, era: str, mode: str = "extend") -> No
 
 @register_backend(
     name="plain_mla",
+    order=1,
     device_type="any",
     pool_kinds=("mla", "swa_mla") + PLAIN_MLA_LAYOUT_KINDS,
     modes=("extend",),
     focus=PLAIN_FOCUS,
     skips=(LAYOUT_DTYPE_SUBSET,),
+    value_scope=PLAIN_MLA_VALUES,
     summary="each era's canonical set_mla_kv_buffer call (nope, rope)",
 )
 def write_set_mla_kv_buffer(req: WriteRequest, era: str, mode: str = "extend") -> None:

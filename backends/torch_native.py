@@ -10,14 +10,21 @@ instead (backends/real_code.py).
 
 from __future__ import annotations
 
+from backends.call_shapes import ATTENTION, CallSiteModel, swa_site
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import BARE, decoder_swa, kv_write, write_loc
 from backends.real_code import drive, real_class
 
+CENSUS = CallSiteModel(
+    (ATTENTION + "torch_native_backend.py",), swa_site("cache_loc", current="KVWriteLoc")
+)
+
 
 @register_backend(
     name="torch_native",
+    order=80,
+    census=CENSUS,
     device_type="cpu",
     pool_kinds=MHA_POOLS + MLA_POOLS,
     modes=EXTEND_AND_DECODE,

@@ -10,14 +10,26 @@ extend branch (the door of PR #27695's review bug); 0.5.23 uses KVWriteLoc.for_b
 
 from __future__ import annotations
 
+from backends.call_shapes import ATTENTION, KV, LAYER_SCALES, CallSiteModel, Shape, merge, swa_site
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import FOR_BATCH, bare_loc, kv_write, layer_scales, scale_args, write_loc
 from backends.skips import BackendSkip, never, no_cross_attention
 
+CENSUS = CallSiteModel(
+    (ATTENTION + "triton_backend.py",),
+    merge(
+        swa_site("out_cache_loc", current="for_batch"),
+        swa_site("out_cache_loc", LAYER_SCALES, current="for_batch"),
+        {era: (Shape(KV, "bare", "out_cache_loc"),) for era in ("bundled",)},
+    ),
+)
+
 
 @register_backend(
     name="triton",
+    order=20,
+    census=CENSUS,
     device_type="cuda",
     pool_kinds=MHA_POOLS + MLA_POOLS,
     modes=EXTEND_AND_DECODE,

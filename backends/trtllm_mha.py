@@ -8,6 +8,7 @@ module models the set_kv_buffer path.
 
 from __future__ import annotations
 
+from backends.call_shapes import ATTENTION, LAYER_SCALES, CallSiteModel, swa_site
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, register_backend
 from backends.era_calls import FOR_BATCH, kv_write, write_loc
@@ -25,8 +26,21 @@ FUSED_FP8_WRITE = BackendSkip(
 )
 
 
+CENSUS = CallSiteModel(
+    (ATTENTION + "trtllm_mha_backend.py",),
+    swa_site(
+        "out_cache_loc",
+        LAYER_SCALES,
+        current="for_batch",
+        current_scales=("*self._kv_write_scales(layer)",),
+    ),
+)
+
+
 @register_backend(
     name="trtllm_mha",
+    order=40,
+    census=CENSUS,
     device_type="cuda",
     pool_kinds=MHA_POOLS + ("mha_hnd",),
     modes=EXTEND_AND_DECODE,

@@ -7,14 +7,21 @@ pool: both are skips on the entry below (bf16 only here).
 
 from __future__ import annotations
 
+from backends.call_shapes import ATTENTION, MLA, CallSiteModel, bare_site
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MLA_POOLS, register_backend
 from backends.flashinfer_mla import mla_loc
 from backends.skips import BackendSkip, fp8_cache
 
+CENSUS = CallSiteModel(
+    (ATTENTION + "trtllm_mla_backend.py",), bare_site(MLA, "out_cache_loc", current="for_batch")
+)
+
 
 @register_backend(
     name="trtllm_mla",
+    order=130,
+    census=CENSUS,
     device_type="cuda",
     pool_kinds=MLA_POOLS,
     modes=EXTEND_AND_DECODE,

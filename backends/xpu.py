@@ -7,14 +7,30 @@ The DCP branch of 0.5.23 (dcp_size > 1, swa dropped) is not modelled: dcp_size i
 
 from __future__ import annotations
 
+from backends.call_shapes import (
+    ATTENTION,
+    LAYER_SCALES,
+    MLA,
+    CallSiteModel,
+    bare_site,
+    merge,
+    swa_site,
+)
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import BARE
 from backends.fa3 import fa3_style_write
 
+CENSUS = CallSiteModel(
+    (ATTENTION + "xpu_backend.py",),
+    merge(swa_site("cache_loc", LAYER_SCALES, current="KVWriteLoc"), bare_site(MLA, "cache_loc")),
+)
+
 
 @register_backend(
     name="xpu",
+    order=60,
+    census=CENSUS,
     device_type="xpu",
     pool_kinds=MHA_POOLS + MLA_POOLS,
     modes=EXTEND_AND_DECODE,

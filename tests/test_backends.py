@@ -20,24 +20,10 @@ from pools.builtin import builtin_module
 from scenarios.materialize import token_tensors
 from tests.fixtures.backend_probes import probe
 
-PR_27695 = {
-    "fa3",
-    "triton",
-    "flashinfer",
-    "trtllm_mha",
-    "aiter",
-    "xpu",
-    "musa",
-    "torch_native",
-    "intel_amx",
-    "ascend",
-    "flashinfer_mla",
-    "flashmla",
-    "trtllm_mla",
-    "cp",
-}
+# The backends PR #27695 rewrote: every entry that models a release's call site (its census).
+PR_27695 = {name for name, backend in BACKENDS.items() if backend.census is not None}
 DEVICE_TYPES = {"any", "cuda", "rocm", "xpu", "musa", "npu", "cpu"}
-REAL = sorted(name for name in BACKENDS if not name.startswith("plain"))
+REAL = sorted(PR_27695)
 # One probe per mode that reaches the scaled branches of every call site.
 PROBE = {"extend": "scaled", "extend_ragged": "scaled", "decode": "float"}
 
@@ -49,7 +35,11 @@ def candidate(backend: str, mode: str, era: str, engine: str = "torch", module=N
 
 
 def test_registry_holds_every_backend_of_pr_27695_as_plain_data():
-    assert PR_27695 <= set(BACKENDS)
+    assert PR_27695 and not {"plain", "plain_mla"} & PR_27695  # the canonical calls model none
+    for name in PR_27695:
+        census = BACKENDS[name].census
+        assert census.files and all(file.startswith("sglang/") for file in census.files), name
+        assert set(BACKENDS[name].eras) <= set(census.eras), name  # a shape for every era run
     for backend in BACKENDS.values():
         data = backend.describe()
         json.dumps(data)  # plain data, printable by `kvh matrix`

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from backends.registry import BACKENDS
 from harness.cli.sut import check
 from harness.errors import UsageError
 from harness.sut.census import census, census_file, compare, files_present
@@ -25,6 +26,12 @@ needs_release = pytest.mark.skipif(ROOT is None, reason=SGLANG_INSTALL_HINT)
 @pytest.fixture(scope="module")
 def installed_census():
     return census(ROOT)
+
+
+def test_the_census_models_are_the_entries_declarations_in_registry_order():
+    declared = [name for name, entry in BACKENDS.items() if entry.census is not None]
+    assert list(BACKEND_MODELS) == declared
+    assert all(BACKEND_MODELS[name].sites is BACKENDS[name].census for name in declared)
 
 
 @pytest.mark.sglang
@@ -84,7 +91,7 @@ def test_kvh_sut_check_of_a_planted_tree_exits_1_naming_the_line(tmp_path, capsy
 def test_kvh_sut_check_of_the_installed_release_exits_0(capsys):
     assert check(str(ROOT)) == 0
     out = capsys.readouterr().out
-    assert "fa3: model matches" in out and "cp: model matches" in out
+    assert all(f"{name}: model matches" in out for name in BACKEND_MODELS)
 
 
 def test_kvh_sut_check_of_a_release_not_installed_names_the_install_command(tmp_path, monkeypatch):

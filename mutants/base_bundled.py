@@ -1,26 +1,20 @@
 """A correct SGLang 0.5.14 (`bundled`, PR #27695) module: every door takes a bare loc or
-KVWriteLoc(loc, swa_loc), and unwraps it first."""
+KVWriteLoc(loc, swa_loc), and unwraps it first.
+
+KVWriteLoc and unwrap_write_loc are SGLang's API surface, shared from pools.write_loc (pinned to
+the installed SGLang by tests/test_write_loc_sglang.py); the doors and routing are the base's."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Optional
 
 import torch
 
 from mutants.base_storage import HybridPool, MHAPool, MLAPool
+from pools.write_loc import BundledWriteLoc as KVWriteLoc
+from pools.write_loc import unwrap_bundled as unwrap_write_loc
 
-
-@dataclass
-class KVWriteLoc:
-    loc: torch.Tensor
-    swa_loc: Optional[torch.Tensor] = None
-
-
-def unwrap_write_loc(loc_info: Any) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
-    if isinstance(loc_info, KVWriteLoc):
-        return loc_info.loc, loc_info.swa_loc
-    return loc_info, None
+__all__ = ["KVWriteLoc", "MHATokenToKVPool", "MLATokenToKVPool", "SWAKVPool", "unwrap_write_loc"]
 
 
 class Unwrapping:
@@ -81,23 +75,3 @@ class SWAKVPool(Unwrapping, HybridPool):
             return loc
         assert swa_loc is not None, "a SWA layer needs swa_loc"
         return swa_loc
-
-    def set_kv_buffer(
-        self,
-        layer: Any,
-        loc_info: Any,
-        cache_k: torch.Tensor,
-        cache_v: torch.Tensor,
-        k_scale: Any = 1.0,
-        v_scale: Any = 1.0,
-    ) -> None:
-        self._write_kv(layer, self._resolve(layer, loc_info), cache_k, cache_v, k_scale, v_scale)
-
-    def set_mla_kv_buffer(
-        self,
-        layer: Any,
-        loc_info: Any,
-        cache_k_nope: torch.Tensor,
-        cache_k_rope: Optional[torch.Tensor],
-    ) -> None:
-        self._write_mla(layer, self._resolve(layer, loc_info), cache_k_nope, cache_k_rope)

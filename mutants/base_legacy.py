@@ -50,23 +50,3 @@ class SWAKVPool(HybridPool):
 
     def _resolve(self, layer: Any, loc: torch.Tensor) -> torch.Tensor:
         return self.translate_loc_from_full_to_swa(loc) if self._is_swa_layer(layer) else loc
-
-    def set_kv_buffer(
-        self,
-        layer: Any,
-        loc: torch.Tensor,
-        cache_k: torch.Tensor,
-        cache_v: torch.Tensor,
-        k_scale: Any = 1.0,
-        v_scale: Any = 1.0,
-    ) -> None:
-        self._write_kv(layer, self._resolve(layer, loc), cache_k, cache_v, k_scale, v_scale)
-
-    def set_mla_kv_buffer(
-        self,
-        layer: Any,
-        loc: torch.Tensor,
-        cache_k_nope: torch.Tensor,
-        cache_k_rope: Optional[torch.Tensor],
-    ) -> None:
-        self._write_mla(layer, self._resolve(layer, loc), cache_k_nope, cache_k_rope)

@@ -38,7 +38,9 @@ class TokenPool:
             for _ in range(self.layer_num)
         ]
 
-    def _read(self, buffer: torch.Tensor) -> torch.Tensor:
+    def _read(self, buffers: list[torch.Tensor], layer_id: int) -> torch.Tensor:
+        """Layer `layer_id`'s buffer, fp8 viewed back from its uint8 storage."""
+        buffer = buffers[layer_id - self.start_layer]
         return buffer.view(self.dtype) if self.store_dtype != self.dtype else buffer
 
     def _index(self, layer: Any, layer_id_override: Optional[int]) -> int:
@@ -78,10 +80,10 @@ class MHAPool(TokenPool):
         self.v_buffer = self._buffers(head_num, self.v_head_dim)
 
     def get_key_buffer(self, layer_id: int) -> torch.Tensor:
-        return self._read(self.k_buffer[layer_id - self.start_layer])
+        return self._read(self.k_buffer, layer_id)
 
     def get_value_buffer(self, layer_id: int) -> torch.Tensor:
-        return self._read(self.v_buffer[layer_id - self.start_layer])
+        return self._read(self.v_buffer, layer_id)
 
     def _divide(
         self, cache_k: torch.Tensor, cache_v: torch.Tensor, k_scale: Any, v_scale: Any
@@ -129,7 +131,7 @@ class MLAPool(TokenPool):
         self.kv_buffer = self._buffers(1, kv_lora_rank + qk_rope_head_dim)
 
     def get_key_buffer(self, layer_id: int) -> torch.Tensor:
-        return self._read(self.kv_buffer[layer_id - self.start_layer])
+        return self._read(self.kv_buffer, layer_id)
 
     def get_value_buffer(self, layer_id: int) -> torch.Tensor:
         return self.get_key_buffer(layer_id)[..., : self.kv_lora_rank]
@@ -153,8 +155,9 @@ class MLAPool(TokenPool):
 
 
 class HybridPool:
-    """SWAKVPool's structure: a full and a SWA sub-pool, a layer map and the slot mapping. How a
-    write finds its SWA slot is the era's `_resolve`."""
+    """SWAKVPool's structure and doors: a full and a SWA sub-pool, a layer map and the slot
+    mapping. Which sub-pool slots a write lands on is the era's `_resolve(layer, loc_info)`; the
+    kwarg era, whose doors also take `swa_loc=`, brings its own doors."""
 
     sub_pool_class: type  # the era's MHATokenToKVPool
 
@@ -249,3 +252,23 @@ class HybridPool:
             raise TypeError(f"Layer {layer.layer_id} is not backed by an MLA KV pool")
         pool, local_id = self._sub_pool(layer.layer_id)
         pool.set_mla_kv_buffer(None, loc, k_nope, k_rope, layer_id_override=local_id)
+
+    def set_kv_buffer(
+        self,
+        layer: Any,
+        loc_info: Any,
+        cache_k: torch.Tensor,
+        cache_v: torch.Tensor,
+        k_scale: Any = 1.0,
+        v_scale: Any = 1.0,
+    ) -> None:
+        self._write_kv(layer, self._resolve(layer, loc_info), cache_k, cache_v, k_scale, v_scale)
+
+    def set_mla_kv_buffer(
+        self,
+        layer: Any,
+        loc_info: Any,
+        cache_k_nope: torch.Tensor,
+        cache_k_rope: Optional[torch.Tensor],
+    ) -> None:
+        self._write_mla(layer, self._resolve(layer, loc_info), cache_k_nope, cache_k_rope)

@@ -1,27 +1,19 @@
-"""Era `bundled` (SGLang 0.5.14, PR #27695): one `loc_info`,
-a bare loc or KVWriteLoc(loc, swa_loc)."""
+"""Era `bundled` (SGLang 0.5.14, PR #27695): one `loc_info`, a bare loc or KVWriteLoc(loc, swa_loc).
+
+KVWriteLoc and unwrap_write_loc are SGLang's API surface, shared from pools.write_loc."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Optional
 
 import torch
 
 from pools.storage import MHAStorage, MLAStorage
 from pools.swa_storage import SWAStorage
+from pools.write_loc import BundledWriteLoc as KVWriteLoc
+from pools.write_loc import unwrap_bundled as unwrap_write_loc
 
-
-@dataclass
-class KVWriteLoc:
-    loc: torch.Tensor
-    swa_loc: Optional[torch.Tensor] = None
-
-
-def unwrap_write_loc(loc_info: Any) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
-    if isinstance(loc_info, KVWriteLoc):
-        return loc_info.loc, loc_info.swa_loc
-    return loc_info, None
+__all__ = ["KVWriteLoc", "MHATokenToKVPool", "MLATokenToKVPool", "SWAKVPool", "unwrap_write_loc"]
 
 
 class MHATokenToKVPool(MHAStorage):

@@ -1,69 +1,21 @@
 """Era `current` (SGLang 0.5.23): KVWriteLoc(loc, swa_loc, full_loc, physical).
 
-`__post_init__` cuts swa_loc and full_loc to len(loc) (PR #29460): they are resolved once from
-the padded out_cache_loc, and piecewise graphs later narrow loc.
+KVWriteLoc (with its PR #29460 cut to len(loc), for_batch and for_layer) and unwrap_write_loc are
+SGLang's API surface, shared from pools.write_loc; the doors and the SWA routing are this era's.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Optional
 
 import torch
 
 from pools.storage import MHAStorage, MLAStorage
 from pools.swa_storage import SWAStorage
+from pools.write_loc import CurrentWriteLoc as KVWriteLoc
+from pools.write_loc import unwrap_current as unwrap_write_loc
 
-
-@dataclass
-class KVWriteLoc:
-    loc: torch.Tensor
-    swa_loc: Optional[torch.Tensor] = None
-    full_loc: Optional[torch.Tensor] = None
-    physical: bool = False
-
-    @classmethod
-    def for_batch(
-        cls,
-        forward_batch: Any,
-        *,
-        swa_loc: Optional[torch.Tensor] = None,
-        full_loc: Optional[torch.Tensor] = None,
-    ) -> "KVWriteLoc":
-        return cls(
-            forward_batch.out_cache_loc,
-            swa_loc,
-            full_loc,
-            physical=getattr(forward_batch, "out_cache_loc_is_physical", False),
-        )
-
-    @classmethod
-    def for_layer(
-        cls,
-        forward_batch: Any,
-        layer: Any,
-        *,
-        swa_loc: Optional[torch.Tensor] = None,
-        full_loc: Optional[torch.Tensor] = None,
-    ) -> "KVWriteLoc":
-        # Nothing translates the encoder loc, so it is never marked physical.
-        if getattr(layer, "is_cross_attention", False):
-            return cls(forward_batch.encoder_out_cache_loc, swa_loc, full_loc)
-        return cls.for_batch(forward_batch, swa_loc=swa_loc, full_loc=full_loc)
-
-    def __post_init__(self) -> None:
-        if self.swa_loc is not None and self.swa_loc.shape[0] != self.loc.shape[0]:
-            self.swa_loc = self.swa_loc[: self.loc.shape[0]]
-        if self.full_loc is not None and self.full_loc.shape[0] != self.loc.shape[0]:
-            self.full_loc = self.full_loc[: self.loc.shape[0]]
-
-
-def unwrap_write_loc(
-    loc_info: Any,
-) -> tuple[torch.Tensor, Optional[torch.Tensor], Optional[torch.Tensor]]:
-    if isinstance(loc_info, KVWriteLoc):
-        return loc_info.loc, loc_info.swa_loc, loc_info.full_loc
-    return loc_info, None, None
+__all__ = ["KVWriteLoc", "MHATokenToKVPool", "MLATokenToKVPool", "SWAKVPool", "unwrap_write_loc"]
 
 
 class MHATokenToKVPool(MHAStorage):
@@ -107,11 +59,13 @@ class MLATokenToKVPool(MLAStorage):
 
 class SWAKVPool(SWAStorage):
     def _resolve(self, layer: Any, loc_info: Any) -> torch.Tensor:
-        loc, swa_loc, full_loc = unwrap_write_loc(loc_info)
-        if self._is_swa_layer(layer):
-            assert swa_loc is not None
-            return swa_loc
-        return full_loc if full_loc is not None else loc
+        # As 0.5.23's SWAKVPool, which unwraps `loc, swa_loc, _`: a full layer writes at loc,
+        # whatever full_loc says. HybridLinearKVPool and the unified pools read full_loc; not this.
+        loc, swa_loc, _ = unwrap_write_loc(loc_info)
+        if not self._is_swa_layer(layer):
+            return loc
+        assert swa_loc is not None
+        return swa_loc
 
     def set_kv_buffer(
         self,

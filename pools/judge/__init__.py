@@ -1,10 +1,17 @@
 """The judge: an independent implementation of SGLang's KV pool API, per era, on CPU.
 
-It shares no code with the builtin pools it judges (pools.engines, pools.storage,
+It shares no pool code with the builtin pools it judges (pools.engines, pools.storage,
 pools.swa_storage, pools.layouts, pools.eras, pools.fp4, pools.builtin; an import-linter contract
 in pyproject.toml holds it to that): its own division, casts (NumPy bit arithmetic), FP4
-quantiser, per-token write loop, layouts and SWA translation. A bug shared by the baseline and
-a candidate is one no comparison can see; docs/judge.md says how each rule was checked.
+quantiser, per-token write loop, layouts, era doors, SWA routing and translation. A bug shared by
+the baseline and a candidate is one no comparison can see; docs/judge.md says how each rule was
+checked.
+
+What it does share, openly, is SGLang's API surface in pools.write_loc: the per-era KVWriteLoc
+dataclasses (for_batch, for_layer, the __post_init__ cut) and unwrap_write_loc, which the builtin
+eras and the mutant bases import too. A slip there would be invisible to the differential, so
+tests/test_write_loc_sglang.py compares that module with the installed SGLang's own on the same
+inputs instead. (And pools.dtypes, the dtype-name table.)
 """
 
 from __future__ import annotations
@@ -40,7 +47,8 @@ def judge_module(era: str) -> SimpleNamespace:
         front = ERA_FRONTS[era]
     except KeyError:
         raise ValueError(f"unknown era {era!r}; choose from {', '.join(ERA_FRONTS)}") from None
-    marks = {"era_current": front.era_current}
+    # The era's unwrap_write_loc, as the doors of the bundled and current eras call it.
+    marks = {} if front.unwrap is None else {"unwrap": staticmethod(front.unwrap)}
     doors = {"mha": front.mha, "mla": front.mla}
     # The storage first, so a layout's own doors (the NPU MLA set_kv_buffer) win over the era's.
     mha = type("MHATokenToKVPool", (MHAJudgePool, front.mha), dict(marks))

@@ -1,13 +1,18 @@
-"""The judge's SWAKVPool structure: a full and a SWA sub-pool, the layer map, the slot mapping.
+"""The judge's SWAKVPool: a full and a SWA sub-pool, the layer map, the slot mapping, and where
+each layer's write lands.
 
-Which sub-pool loc a write uses is the era's business (pools/judge/eras.py `_resolve`); this class
-routes layers and translates slots with its own lookup: `mapping[loc]` token by token, negative
-ids counting from the end (so -1 reads the trailing -1) and an id out of range raising IndexError.
+Routing, read from 0.5.23's `swa_memory_pool.py`: a write to a full-attention layer goes to the
+full sub-pool at `loc`, in every era (`full_loc` is not read there); a write to a SWA layer goes
+to the SWA sub-pool at the slots of the era's rule, `swa_slots(loc, swa_loc)` (pools/judge/eras.py:
+translate inside, or the swa_loc the caller gave, asserted). Sub-pools get `layer=None` and the
+layer's id inside them; MLA sub-pools get no scales. Translation is the judge's own lookup,
+`mapping[loc]` token by token: a negative id counts from the end (so -1 reads the trailing -1)
+and an id out of range raises IndexError.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 import torch
 
@@ -24,8 +29,18 @@ def translate(mapping: torch.Tensor, loc: torch.Tensor) -> torch.Tensor:
     return torch.tensor(translated, dtype=mapping.dtype, device=mapping.device).reshape(loc.shape)
 
 
+class Route(NamedTuple):
+    """Where a global layer lives: its sub-pool, its id there, and whether it is a SWA layer."""
+
+    sub_pool: Any
+    local_id: int
+    is_swa: bool
+
+
 class JudgeHybridPool:
     default_sub_pool_class: type  # the era's MHATokenToKVPool, bound by judge_module
+    # swa_slots(loc, swa_loc) -> the SWA sub-pool slots of a SWA layer's write: the era's rule,
+    # a method of the era's SWA doors (pools/judge/eras.py), which judge_module mixes in.
 
     def __init__(
         self,
@@ -44,15 +59,16 @@ class JudgeHybridPool:
         enable_memory_saver: bool = False,
         **kwargs: Any,
     ):
+        # SGLang's attributes, in the order 0.5.23 sets them.
         self.size = size
         self.size_swa = size_swa
-        self.page_size = page_size
         self.dtype = dtype
         self.device = device
+        self.layer_num = len(full_attention_layer_ids) + len(swa_attention_layer_ids)
         self.start_layer = 0
-        self.layer_num = len(swa_attention_layer_ids) + len(full_attention_layer_ids)
-        pool_class = token_to_kv_pool_class or self.default_sub_pool_class
-        shared = {
+        self.page_size = page_size
+        # Without kwargs of its own, each sub-pool is an MHA pool of the hybrid's geometry.
+        geometry = {
             "page_size": page_size,
             "device": device,
             "enable_memory_saver": enable_memory_saver,
@@ -60,24 +76,27 @@ class JudgeHybridPool:
             "head_dim": head_dim,
             **kwargs,
         }
-        self.full_kv_pool = pool_class(
+        make = token_to_kv_pool_class or self.default_sub_pool_class
+        self.full_kv_pool = make(
             size=size,
             dtype=dtype,
             layer_num=len(full_attention_layer_ids),
-            **(full_kv_pool_kwargs or shared),
+            **(full_kv_pool_kwargs or dict(geometry)),
         )
-        self.swa_kv_pool = pool_class(
+        self.swa_kv_pool = make(
             size=size_swa,
             dtype=dtype,
             layer_num=len(swa_attention_layer_ids),
-            **(swa_kv_pool_kwargs or dict(shared)),
+            **(swa_kv_pool_kwargs or dict(geometry)),
         )
         self.use_mla = hasattr(self.full_kv_pool, "kv_lora_rank")
-        self.layers_mapping: dict[int, tuple[int, bool]] = {}  # global id -> (local id, is SWA)
-        for local_id, global_id in enumerate(full_attention_layer_ids):
-            self.layers_mapping[global_id] = (local_id, False)
-        for local_id, global_id in enumerate(swa_attention_layer_ids):
-            self.layers_mapping[global_id] = (local_id, True)
+        # {global layer id: (local id, is SWA)}, SGLang's own attribute; the SWA ids go last, so
+        # a layer named in both lists is a SWA layer, as in SGLang.
+        self.layers_mapping: dict[int, tuple[int, bool]] = {}
+        sides = ((False, full_attention_layer_ids), (True, swa_attention_layer_ids))
+        for is_swa, layer_ids in sides:
+            for local_id, global_id in enumerate(layer_ids):
+                self.layers_mapping[global_id] = (local_id, is_swa)
         self.full_to_swa_index_mapping: Optional[torch.Tensor] = None
 
     def register_mapping(self, full_to_swa_index_mapping: torch.Tensor) -> None:
@@ -87,43 +106,52 @@ class JudgeHybridPool:
         assert self.full_to_swa_index_mapping is not None
         return translate(self.full_to_swa_index_mapping, kv_indices)
 
-    def _sub_pool(self, layer_id: int) -> tuple[Any, int]:
+    def _route(self, layer_id: int) -> Route:
         local_id, is_swa = self.layers_mapping[layer_id]
-        return (self.swa_kv_pool if is_swa else self.full_kv_pool), local_id
-
-    def _is_swa_layer(self, layer: Any) -> bool:
-        return self.layers_mapping[layer.layer_id][1]
+        return Route(self.swa_kv_pool if is_swa else self.full_kv_pool, local_id, is_swa)
 
     def get_key_buffer(self, layer_id: int) -> torch.Tensor:
-        pool, local_id = self._sub_pool(layer_id)
-        return pool.get_key_buffer(local_id)
+        route = self._route(layer_id)
+        return route.sub_pool.get_key_buffer(route.local_id)
 
     def get_value_buffer(self, layer_id: int) -> torch.Tensor:
-        pool, local_id = self._sub_pool(layer_id)
-        return pool.get_value_buffer(local_id)
+        route = self._route(layer_id)
+        return route.sub_pool.get_value_buffer(route.local_id)
+
+    def _slots(
+        self, route: Route, loc: torch.Tensor, swa_loc: Optional[torch.Tensor]
+    ) -> torch.Tensor:
+        return self.swa_slots(loc, swa_loc) if route.is_swa else loc
 
     def _write_kv(
         self,
         layer: Any,
         loc: torch.Tensor,
+        swa_loc: Optional[torch.Tensor],
         cache_k: torch.Tensor,
         cache_v: torch.Tensor,
         k_scale: Any,
         v_scale: Any,
     ) -> None:
-        """Sub-pools get layer=None and their local id; MLA sub-pools take no scales."""
-        pool, local_id = self._sub_pool(layer.layer_id)
-        if self.use_mla:
-            pool.set_kv_buffer(None, loc, cache_k, cache_v, layer_id_override=local_id)
-        else:
-            pool.set_kv_buffer(
-                None, loc, cache_k, cache_v, k_scale, v_scale, layer_id_override=local_id
-            )
+        route = self._route(layer.layer_id)
+        slots = self._slots(route, loc, swa_loc)
+        scales = () if self.use_mla else (k_scale, v_scale)
+        route.sub_pool.set_kv_buffer(
+            None, slots, cache_k, cache_v, *scales, layer_id_override=route.local_id
+        )
 
     def _write_mla(
-        self, layer: Any, loc: torch.Tensor, k_nope: torch.Tensor, k_rope: Optional[torch.Tensor]
+        self,
+        layer: Any,
+        loc: torch.Tensor,
+        swa_loc: Optional[torch.Tensor],
+        k_nope: torch.Tensor,
+        k_rope: Optional[torch.Tensor],
     ) -> None:
-        pool, local_id = self._sub_pool(layer.layer_id)
+        route = self._route(layer.layer_id)
+        slots = self._slots(route, loc, swa_loc)  # SGLang asserts swa_loc before the type check
         if not self.use_mla:
             raise TypeError(f"Layer {layer.layer_id} is not backed by an MLA KV pool")
-        pool.set_mla_kv_buffer(None, loc, k_nope, k_rope, layer_id_override=local_id)
+        route.sub_pool.set_mla_kv_buffer(
+            None, slots, k_nope, k_rope, layer_id_override=route.local_id
+        )

@@ -4,7 +4,8 @@ checks passed / findings, verdict first."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Iterable, Optional, Sequence
 
 import pandas as pd
 
@@ -83,20 +84,61 @@ def summary_markdown_table(frame: pd.DataFrame) -> str:
     return markdown_table(summary_table(frame), empty=NO_CHECKS)
 
 
+@dataclass(frozen=True)
+class Interruption:
+    """A run stopped by a signal before its end: `done` of `total` `unit` ("groups" or "cells")
+    finished, `unfinished` names the others, `planned` is how many checks the whole run planned
+    (None: not known up front, as for an exploring run)."""
+
+    signal: str  # SIGINT or SIGTERM
+    done: int
+    total: int
+    unit: str
+    unfinished: tuple[str, ...] = ()
+    planned: Optional[int] = None
+
+
+# Unfinished groups or cells the verdict line names; summary.md lists them all.
+NAMED_UNFINISHED = 6
+
+
+def _unfinished(interruption: Interruption) -> str:
+    names = list(interruption.unfinished)
+    if not names:
+        return ""
+    shown = ", ".join(names[:NAMED_UNFINISHED])
+    more = len(names) - NAMED_UNFINISHED
+    return f"; not finished: {shown}" + (f" and {more} more" if more > 0 else "")
+
+
 def verdict(
-    frame: pd.DataFrame, model_outcomes: Iterable[str] = (), not_run: Sequence[str] = ()
+    frame: pd.DataFrame,
+    model_outcomes: Iterable[str] = (),
+    not_run: Sequence[str] = (),
+    interrupted: Optional[Interruption] = None,
 ) -> str:
-    """FAIL when a candidate or the model itself (the era table) has a finding; otherwise
-    INCOMPLETE when a named SUT was not run (`not_run`: why, one line each), else PASS."""
+    """INTERRUPTED when a signal stopped the run (`interrupted`: what finished and what did not;
+    the counts are of the checks that finished, findings included); otherwise FAIL when a
+    candidate or the model itself (the era table) has a finding; otherwise INCOMPLETE when a
+    named SUT was not run (`not_run`: why, one line each), else PASS."""
     outcomes = frame["outcome"].tolist() if len(frame) else []
     model_findings = counts(model_outcomes)[Outcome.FINDING]
-    if counts(outcomes)[Outcome.FINDING] or model_findings:
+    if interrupted is not None:
+        planned = (
+            f" ({interrupted.planned} checks planned)" if interrupted.planned is not None else ""
+        )
+        head = (
+            f"INTERRUPTED ({interrupted.signal}) after {interrupted.done} of "
+            f"{interrupted.total} {interrupted.unit}{planned}"
+        )
+    elif counts(outcomes)[Outcome.FINDING] or model_findings:
         head = "FAIL"
     else:
         head = "INCOMPLETE" if not_run else "PASS"
     against_model = f"; {model_findings} findings against the model" if model_findings else ""
     missing = f"; {len(not_run)} SUT(s) not run" if not_run else ""
-    return f"{head}: {counts_line(outcomes)}{against_model}{missing}"
+    unfinished = _unfinished(interrupted) if interrupted is not None else ""
+    return f"{head}: {counts_line(outcomes)}{against_model}{missing}{unfinished}"
 
 
 def summary_markdown(
@@ -107,11 +149,12 @@ def summary_markdown(
     skip_lines: list[str],
     model_outcomes: Iterable[str] = (),
     not_run: Sequence[str] = (),
+    interrupted: Optional[Interruption] = None,
 ) -> str:
     parts = [
         f"# kvh run {meta['run_id']}",
         "",
-        f"**{verdict(frame, model_outcomes, not_run)}**",
+        f"**{verdict(frame, model_outcomes, not_run, interrupted)}**",
         "",
         f"commit `{meta['git_commit']}`, host `{meta['host']}`, device `{meta['device']}`, "
         f"seed {meta['seed']}",
@@ -123,6 +166,7 @@ def summary_markdown(
     ]
     for title, lines in (
         ("SUTs not run", list(not_run)),
+        ("Not finished (interrupted)", list(interrupted.unfinished if interrupted else ())),
         ("Findings", finding_lines),
         ("Known divergences", divergence_lines),
         ("Skipped", skip_lines),

@@ -136,3 +136,82 @@ def test_junit_for_mutants_fails_on_a_survivor_not_on_a_kill(tmp_path: Path) -> 
         write_junit(tmp_path / "m.xml", frame, "mutants", ("mutant",), MUTANT_FAILED)
     ).getroot()
     assert root.attrib["failures"] == "1"
+
+
+@pytest.mark.parametrize(
+    "stop, code, said",
+    [
+        (KeyboardInterrupt(), 130, "kvh: interrupted"),
+        ("SIGINT", 130, "kvh: interrupted"),
+        ("SIGTERM", 143, "kvh: terminated (SIGTERM)"),
+    ],
+)
+def test_an_interrupt_outside_a_run_is_130_and_sigterm_143(stop, code, said, monkeypatch, capsys):
+    import signal
+
+    import harness.cli.matrix as matrix
+    from harness.errors import Interrupted
+
+    def stopped(arguments):
+        raise stop if isinstance(stop, KeyboardInterrupt) else Interrupted(getattr(signal, stop))
+
+    monkeypatch.setattr(matrix, "main", stopped)
+    assert main(["matrix"]) == code
+    assert capsys.readouterr().err.strip() == said
+
+
+def test_sigterm_is_an_interrupt_only_inside_and_the_old_handler_comes_back() -> None:
+    import os
+    import signal
+
+    from harness.errors import Interrupted, sigterm_interrupts
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(Interrupted) as stopped:
+        with sigterm_interrupts():
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):  # the handler runs between bytecodes of the main thread
+                pass
+    assert isinstance(stopped.value, KeyboardInterrupt) and stopped.value.signum == signal.SIGTERM
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_the_verdict_of_an_interrupted_run_says_what_did_not_finish() -> None:
+    from reports.summary import NAMED_UNFINISHED, Interruption, verdict
+
+    frame = pd.DataFrame({"outcome": ["pass", "finding", "skipped"]})
+    names = tuple(f"cell{i}" for i in range(NAMED_UNFINISHED + 2))
+    line = verdict(frame, ["pass"], (), Interruption("SIGTERM", 1, 9, "cells", names))
+    assert line.startswith("INTERRUPTED (SIGTERM) after 1 of 9 cells: 3 checks: 1 passed, 1 with")
+    assert line.endswith(f"; not finished: {', '.join(names[:NAMED_UNFINISHED])} and 2 more")
+    planned = verdict(frame, (), (), Interruption("SIGINT", 2, 3, "groups", ("mla bf16",), 40))
+    assert planned.startswith("INTERRUPTED (SIGINT) after 2 of 3 groups (40 checks planned): 3")
+    assert planned.endswith("; not finished: mla bf16")
+    # Without an interruption the verdict is as it was.
+    assert verdict(frame).startswith("FAIL: 3 checks")
+
+
+def test_sigterm_inside_hypothesis_comes_out_as_the_same_interrupt() -> None:
+    import os
+    import signal
+
+    from hypothesis import settings
+    from hypothesis import strategies as st
+
+    from harness.errors import Interrupted, sigterm_interrupts
+    from scenarios.explore import explore
+
+    checked = []
+
+    def check(example):
+        checked.append(example)
+        if len(checked) == 3:
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):
+                pass
+        return []
+
+    quiet = settings(max_examples=50, database=None, deadline=None)
+    with pytest.raises(Interrupted) as stopped, sigterm_interrupts():
+        explore(st.integers(), check, lambda results: False, quiet, 0, "interrupt")
+    assert stopped.value.signum == signal.SIGTERM and len(checked) == 3

@@ -1,5 +1,6 @@
 """`kvh`: the command line. Exit codes: 0 all checks passed, 1 findings, 2 usage or input error
-(an unwritable output included), 3 an internal error of the harness (with its traceback)."""
+(an unwritable output included), 3 an internal error of the harness (with its traceback), 130
+interrupted (SIGINT), 143 terminated (SIGTERM): `kvh run` writes what finished first."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 import traceback
 from typing import Callable, Optional
 
-from harness.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+from harness.errors import EXIT_INTERNAL, EXIT_USAGE, UsageError, interrupted_exit_code, signal_of
 
 
 class _Parser(argparse.ArgumentParser):
@@ -62,9 +63,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     except UsageError as error:
         print(f"kvh: error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("kvh: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as interrupt:  # SIGINT, or SIGTERM where the verb routes it here
+        stopped = "terminated (SIGTERM)" if signal_of(interrupt) == "SIGTERM" else "interrupted"
+        print(f"kvh: {stopped}", file=sys.stderr)
+        return interrupted_exit_code(interrupt)
     except OSError as error:
         if error.filename is None:  # not about a file the user named: the harness's own fault
             return _internal_error()

@@ -7,12 +7,18 @@ options. A deterministic run checks the same cells and scenarios whatever N is; 
 times as many examples in the same wall time. Children's progress goes to stderr prefixed with
 their job; the parent reads back the rows they stored in this run and writes the merged
 summary (and JUnit XML), and exits with the worst child's code.
+
+Interrupted (SIGINT or SIGTERM), the parent passes the signal on to each child once (the
+children run in sessions of their own, so a Ctrl-C at the terminal reaches only the parent),
+waits while each writes what it finished (harness/cli/run.py), merges those rows into an
+INTERRUPTED summary and exits 130 or 143.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -22,13 +28,27 @@ from typing import Optional
 import pandas as pd
 
 from harness.cli.junit import RUN_CELL, write_junit
-from harness.errors import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK
+from harness.errors import (
+    EXIT_FINDINGS,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    interrupted_exit_code,
+    signal_of,
+)
 from harness.runner import MODEL_SUT
 from harness.sharding import Shard
 from reports.atomic import write_text_atomic
 from reports.outcome import Outcome
 from reports.store import load, run_meta
-from reports.summary import counts_line, summary_markdown, summary_markdown_table, verdict
+from reports.summary import (
+    Interruption,
+    counts_line,
+    summary_markdown,
+    summary_markdown_table,
+    verdict,
+)
 
 # `kvh run` options the parent keeps for itself; every other option is passed to each child.
 PARENT_ONLY = ("jobs", "out", "shard", "junit", "handler", "verb")
@@ -76,12 +96,26 @@ def _pump(stream, prefix: str) -> None:
     stream.close()
 
 
+INTERRUPTED_CODES = (EXIT_INTERRUPTED, EXIT_TERMINATED)
+
+
+def _wrote_results(folder: Path) -> bool:
+    """Whether the child of `folder` got as far as its `results:` line (an interrupted child
+    prints it once it has written what it finished); stdout.txt is this run's alone."""
+    stdout = folder / "stdout.txt"
+    return stdout.is_file() and any(
+        line.startswith("results: ") for line in stdout.read_text(encoding="utf-8").splitlines()
+    )
+
+
 def _newest_rows(folders: list[Path], codes: list[int]) -> tuple[pd.DataFrame, list[str]]:
     """The check rows of each child's newest run (a child folder holds only its own runs), from
-    the children that finished: a folder whose child failed may hold only an older run's."""
+    the children that finished, or were interrupted and wrote what they finished: a folder whose
+    child failed may hold only an older run's."""
     frames, warnings = [], []
     for folder, code in zip(folders, codes):
-        if code not in (EXIT_OK, EXIT_FINDINGS):
+        kept = code in INTERRUPTED_CODES and _wrote_results(folder)
+        if code not in (EXIT_OK, EXIT_FINDINGS) and not kept:
             continue
         store = load(folder)
         warnings += store.warnings
@@ -103,40 +137,61 @@ def _worst(codes: list[int]) -> int:
     return EXIT_FINDINGS if EXIT_FINDINGS in codes else EXIT_OK
 
 
-def _job_failure(job: int, code: int) -> str:
+def _job_failure(job: int, code: int, folder: Optional[Path] = None) -> str:
+    if code in INTERRUPTED_CODES and folder is not None and _wrote_results(folder):
+        return (
+            f"job {job} was interrupted (exit {code}): only the cells it finished are here "
+            f"(what it did not finish: jobs/job-{job}/summary.md)"
+        )
     how = f"was killed by signal {-code}" if code < 0 else f"exited {code}"
     return f"job {job} {how}: its cells are missing (its log: jobs/job-{job})"
+
+
+def _pass_on(stop: KeyboardInterrupt, children: list) -> None:
+    """The parent's SIGINT or SIGTERM, once to each child still running."""
+    signum = signal.SIGTERM if signal_of(stop) == "SIGTERM" else signal.SIGINT
+    for child, _ in children:
+        if child.poll() is None:
+            child.send_signal(signum)
 
 
 def run_jobs(arguments: argparse.Namespace, shard: Optional[Shard]) -> int:
     out, jobs = arguments.out, arguments.jobs
     folders = [out / "jobs" / f"job-{job}" for job in range(1, jobs + 1)]
     children, pumps = [], []
-    for job, folder in enumerate(folders, start=1):
-        command = [sys.executable, "-m", "harness"]
-        command += child_arguments(arguments, child_shard(shard, job, jobs), folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        stdout = (folder / "stdout.txt").open("w", encoding="utf-8")
-        child = subprocess.Popen(
-            command, stdout=stdout, stderr=subprocess.PIPE, text=True, env=_child_environment(jobs)
-        )
-        pump = threading.Thread(target=_pump, args=(child.stderr, f"[job {job}/{jobs}] "))
-        pump.start()
-        children.append((child, stdout))
-        pumps.append(pump)
+    stop: Optional[KeyboardInterrupt] = None
     try:
+        for job, folder in enumerate(folders, start=1):
+            command = [sys.executable, "-m", "harness"]
+            command += child_arguments(arguments, child_shard(shard, job, jobs), folder)
+            folder.mkdir(parents=True, exist_ok=True)
+            stdout = (folder / "stdout.txt").open("w", encoding="utf-8")
+            child = subprocess.Popen(
+                command,
+                stdout=stdout,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=_child_environment(jobs),
+                start_new_session=True,  # a signal reaches a child once: from here (_pass_on)
+            )
+            pump = threading.Thread(target=_pump, args=(child.stderr, f"[job {job}/{jobs}] "))
+            pump.start()
+            children.append((child, stdout))
+            pumps.append(pump)
         codes = [child.wait() for child, _ in children]
-    except KeyboardInterrupt:
-        for child, _ in children:
-            child.terminate()
-        raise
+    except KeyboardInterrupt as signalled:
+        _pass_on(signalled, children)
+        if len(children) < len(folders):
+            raise  # stopped while starting the jobs: the ones started stop too, no merge
+        stop = signalled
+        codes = [child.wait() for child, _ in children]  # each writes what it finished
     finally:
         for pump in pumps:
             pump.join()
         for _, stdout in children:
             stdout.close()
     rows, warnings = _newest_rows(folders, codes)
-    return _report(arguments, folders, codes, rows, warnings)
+    return _report(arguments, folders, codes, rows, warnings, stop)
 
 
 def _report(
@@ -145,6 +200,7 @@ def _report(
     codes: list[int],
     rows: pd.DataFrame,
     warnings: list[str],
+    stop: Optional[KeyboardInterrupt] = None,
 ) -> int:
     checks = rows[rows["sut"] != MODEL_SUT] if not rows.empty else rows
     model = rows[rows["sut"] == MODEL_SUT]["outcome"].tolist() if not rows.empty else []
@@ -162,13 +218,24 @@ def _report(
         f"{row.detail} (repro: {Path(str(row.source)).parent / str(row.repro)})"
         for row in findings.itertuples()
     ]
-    failed = [
-        _job_failure(job, code)
-        for job, code in enumerate(codes, 1)
+    failing = [
+        (job, code, folder)
+        for job, (folder, code) in enumerate(zip(folders, codes), 1)
         if code not in (EXIT_OK, EXIT_FINDINGS)
     ]
+    interrupted = None
+    if stop is not None:  # the jobs the signal stopped did not finish; they are no failure
+        stopped = tuple(
+            f"job {job} (jobs/job-{job}/summary.md names what it did not finish)"
+            for job, code, folder in failing
+            if code in INTERRUPTED_CODES and _wrote_results(folder)
+        )
+        failing = [f for f in failing if f[1] not in INTERRUPTED_CODES or not _wrote_results(f[2])]
+        done = sum(code in (EXIT_OK, EXIT_FINDINGS) for code in codes)
+        interrupted = Interruption(signal_of(stop), done, len(codes), "jobs", stopped)
+    failed = [_job_failure(job, code, folder) for job, code, folder in failing]
     not_run = not_run + failed
-    head = verdict(checks, model, not_run)
+    head = verdict(checks, model, not_run, interrupted)
     era_line = f"era table: {counts_line(model)} (the model against its ground truth)"
     meta = run_meta(arguments.device or "natural", arguments.seed, arguments.profile or "default")
     jobs = [
@@ -180,7 +247,7 @@ def _report(
         *[f"- {folder / 'summary.md'} (exit {code})" for folder, code in zip(folders, codes)],
         *[f"- warning: {warning}" for warning in warnings],
     ]
-    summary = summary_markdown(checks, meta, lines, [], [], model, not_run)
+    summary = summary_markdown(checks, meta, lines, [], [], model, not_run, interrupted)
     write_text_atomic(arguments.out / "summary.md", summary + "\n".join(jobs) + "\n")
     if arguments.junit is not None:
         write_junit(arguments.junit, rows, "run", RUN_CELL)
@@ -192,4 +259,4 @@ def _report(
     print(head)
     print(era_line)
     print(f"summary: {arguments.out / 'summary.md'}; each job's results under {arguments.out}/jobs")
-    return _worst(codes)
+    return interrupted_exit_code(stop) if stop is not None else _worst(codes)

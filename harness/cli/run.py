@@ -24,11 +24,19 @@ from harness.cli.progress import ProgressReporter
 from harness.cli.suts import describe_sut
 from harness.coverage import Coverage
 from harness.era_table import era_table_markdown, reproduced, skip_lines
-from harness.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, UsageError
+from harness.errors import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    interrupted_exit_code,
+    signal_of,
+    sigterm_interrupts,
+)
 from harness.exploration_log import ExplorationLog
 from harness.plan import RunOptions, close_suts, resolve_suts
 from harness.repro import save_repro
-from harness.runner import CellResult, Exploring, explore_run, run
+from harness.runner import CellResult, Exploring, cells_of, explore_run, planned_checks, run
 from harness.sharding import parse_shard
 from harness.sut.loader import SutLoadError
 from pools.dtypes import DTYPES
@@ -39,7 +47,13 @@ from reports.outcome import Outcome
 from reports.records import records_frame
 from reports.schema import validate_row
 from reports.store import append, run_meta
-from reports.summary import counts_line, summary_markdown, summary_markdown_table, verdict
+from reports.summary import (
+    Interruption,
+    counts_line,
+    summary_markdown,
+    summary_markdown_table,
+    verdict,
+)
 from scenarios.model import POOL_KINDS
 from scenarios.profiles import PROFILE_ENV, PROFILES, chosen_profile, database_dir
 from scenarios.serialize import ScenarioError, from_dict
@@ -216,8 +230,55 @@ def exploring_from(arguments: argparse.Namespace, environ: dict) -> Optional[Exp
 def main(arguments: argparse.Namespace) -> int:
     options = options_from(arguments)
     exploring = exploring_from(arguments, dict(os.environ))
-    if arguments.jobs > 1:
-        return run_jobs(arguments, options.shard)
+    # SIGTERM (a CI timeout) takes Ctrl-C's path for as long as the verb runs, the final writes
+    # included: a second signal there still ends in an atomic write's clean-up, never half a file.
+    with sigterm_interrupts():
+        if arguments.jobs > 1:
+            return run_jobs(arguments, options.shard)
+        return _run(arguments, options, exploring)
+
+
+def _group_names(options: RunOptions) -> list[str]:
+    """The (pool, dtype) groups of a deterministic run in the runner's order, as on_group names
+    them (harness/runner.py _groups)."""
+    if options.scenarios is not None:
+        pairs = dict.fromkeys((s.geometry.pool, s.geometry.dtype) for s in options.scenarios)
+    else:
+        pairs = dict.fromkeys((pool, dtype) for pool in options.pools for dtype in options.dtypes)
+    return [f"{pool} {dtype}" for pool, dtype in pairs]
+
+
+def _interruption(
+    stop: KeyboardInterrupt,
+    options: RunOptions,
+    suts: list,
+    exploring: Optional[Exploring],
+    finished: list[str],
+) -> Interruption:
+    """What an interrupted run did not finish: its (pool, dtype) groups, or for an exploring run
+    its cells (pool/dtype/backend:mode), with the planned checks where the run knows them."""
+    if exploring is None:
+        try:
+            planned: Optional[int] = planned_checks(options, suts)
+        except Exception:  # the count is a nicety: never lose the finished checks over it
+            planned = None
+        every, unit = _group_names(options), "groups"
+    else:
+        planned, unit = None, "cells"
+        every = [
+            cell.key
+            for pool in options.pools
+            for dtype in options.dtypes
+            for cell in cells_of(options, pool, dtype)
+        ]
+    done = set(finished)
+    unfinished = tuple(name for name in every if name not in done)
+    return Interruption(
+        signal_of(stop), len(every) - len(unfinished), len(every), unit, unfinished, planned
+    )
+
+
+def _run(arguments: argparse.Namespace, options: RunOptions, exploring: Optional[Exploring]) -> int:
     try:
         suts = resolve_suts(options)
     except (SutLoadError, ValueError) as error:
@@ -238,6 +299,17 @@ def main(arguments: argparse.Namespace) -> int:
     coverage = Coverage()
 
     def on_result(result: CellResult) -> None:
+        # The repro first and the lists last, so that a run interrupted in here keeps a check
+        # with its repro, or not at all.
+        row, found = record_of(result), []
+        if result.outcome is Outcome.FINDING:
+            path = save_repro(options.out / "repros", result)
+            row["repro"] = str(path.relative_to(options.out))
+            found.append(
+                f"{result.label} `{result.scenario.name}`: "
+                f"{result.findings[0].headline()} (repro: {path})"
+                + (f" {result.reproduce}" if result.reproduce else "")
+            )
         subject = result.subject
         if (
             result.scenario is not None
@@ -247,19 +319,14 @@ def main(arguments: argparse.Namespace) -> int:
             coverage.add(
                 (result.pool, result.dtype, subject.backend, subject.mode), result.scenario
             )
-        row = record_of(result)
         (era_rows if result.era_row else rows).append(row)
         results.append(result)
-        if result.outcome is Outcome.FINDING:
-            path = save_repro(options.out / "repros", result)
-            row["repro"] = str(path.relative_to(options.out))
-            finding_lines.append(
-                f"{result.label} `{result.scenario.name}`: "
-                f"{result.findings[0].headline()} (repro: {path})"
-                + (f" {result.reproduce}" if result.reproduce else "")
-            )
+        finding_lines.extend(found)
+
+    finished: list[str] = []  # the groups (or, exploring, the cells) that ran to their end
 
     def on_group(group: str, done: int, total: int) -> None:
+        finished.append(group)
         progress(
             done,
             total,
@@ -267,15 +334,28 @@ def main(arguments: argparse.Namespace) -> int:
         )
 
     log = None
+    interrupted: Optional[Interruption] = None
+    stop: Optional[KeyboardInterrupt] = None
     try:
         if exploring is None:
             run(options, suts, on_result, on_group)
         else:
             log = ExplorationLog(exploring.profile.name, options.seed)
             explore_run(options, suts, exploring, on_result, log.add)
+    except KeyboardInterrupt as signalled:  # SIGINT, or SIGTERM by sigterm_interrupts
+        stop = signalled
     finally:
         progress.close()
         close_suts(suts)
+    if stop is not None:
+        finished += [stats.cell.key for stats in log.cells] if log is not None else []
+        interrupted = _interruption(stop, options, suts, exploring, finished)
+        print(
+            f"kvh: {'terminated' if interrupted.signal == 'SIGTERM' else 'interrupted'} "
+            f"({interrupted.signal}) after {interrupted.done} of {interrupted.total} "
+            f"{interrupted.unit}; writing the {len(rows)} checks that finished",
+            file=sys.stderr,
+        )
     frame = records_frame("check", rows)
     model_outcomes = [row["outcome"] for row in era_rows]
     results_path = append(options.out, records_frame("check", rows + era_rows), "check", meta)
@@ -283,7 +363,14 @@ def main(arguments: argparse.Namespace) -> int:
     checks = [r for r in results if not r.era_row]
     not_run = [sut.load_error for sut in not_loaded]
     summary = summary_markdown(
-        frame, meta, finding_lines, reproduced(checks), skip_lines(checks), model_outcomes, not_run
+        frame,
+        meta,
+        finding_lines,
+        reproduced(checks),
+        skip_lines(checks),
+        model_outcomes,
+        not_run,
+        interrupted,
     )
     summary += "\n" + era_table_markdown([r for r in results if r.era_row])
     if log is not None:
@@ -301,12 +388,14 @@ def main(arguments: argparse.Namespace) -> int:
         print(log.markdown())
     for reason in not_run:
         print(f"NOT RUN {reason}")
-    print(verdict(frame, model_outcomes, not_run))
+    print(verdict(frame, model_outcomes, not_run, interrupted))
     print(f"era table: {counts_line(model_outcomes)} (the model against its ground truth)")
     print(
         f"results: {results_path}, summary: {options.out / 'summary.md'}"
         + (f", junit: {arguments.junit}" if arguments.junit is not None else "")
     )
+    if stop is not None:
+        return interrupted_exit_code(stop)
     if finding_lines:
         return EXIT_FINDINGS
     return EXIT_USAGE if not_loaded else EXIT_OK

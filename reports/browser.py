@@ -1,8 +1,8 @@
 """Open a page in headless Chromium over the DevTools protocol on a pipe (no driver package, no
 network): collect console errors, evaluate an expression, and take a full-page screenshot.
 
-Used by the dashboard's browser test and to refresh docs/dashboard.png:
-`python -m reports.browser PAGE.html SHOT.png`.
+Used by the dashboard's browser test and by scripts/dashboard_picture.py, which makes
+docs/dashboard.png; `python -m reports.browser PAGE.html SHOT.png` screenshots any page.
 """
 
 from __future__ import annotations

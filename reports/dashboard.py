@@ -4,13 +4,16 @@ Security Policy that forbids every fetch), so it works offline and from a CI art
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime, timezone
 from html import escape
+from pathlib import Path
 from typing import Any, Iterable, Optional
 
 import pandas as pd
 
 from reports.charts import interval_chart, line_chart, sparkline
+from reports.finding_groups import SPREAD_COLUMNS, group_findings
 from reports.outcome import Outcome
 from reports.report import MATRIX_FILE, Report
 from reports.schema import CELL_COLUMNS, CELL_DETAIL_COLUMNS
@@ -20,16 +23,38 @@ body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1300px}
 h1{margin:0 0 8px}h2{margin-top:32px;border-bottom:1px solid #ddd}
 .verdict{padding:10px 14px;font-weight:600;border-radius:4px}\
 .PASS{background:#e6f4ea}.FAIL{background:#fde8e8}
-table{border-collapse:collapse;margin:8px 0}\
-td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:middle}
+table{border-collapse:collapse;margin:8px 0;max-width:100%}\
+td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:middle;\
+overflow-wrap:break-word}
 th{background:#f5f5f5}.regression{background:#fde8e8}.improvement{background:#e6f4ea}.noisy{background:#fff4d6}
 .charts{display:flex;flex-wrap:wrap;gap:12px}.chart{background:#fff;border:1px solid #eee}
 .title{font-weight:600;font-size:13px}.tick,.legend{font-size:10px}.label{font-size:11px}
 .axis{stroke:#888}.reference{stroke:#999;stroke-dasharray:4 3}.empty,.note{color:#666}
 td.covered{background:#e6f4ea;text-align:right}td.uncovered{background:#fde8e8;text-align:center}
+#feature-coverage td,#feature-coverage th{font-size:12px;padding:2px 4px}
+#feature-coverage th.feature{writing-mode:vertical-rl;transform:rotate(180deg);\
+white-space:nowrap;vertical-align:bottom}
+#correctness span{white-space:nowrap}td.ok{background:#e6f4ea}td.fail{background:#fde8e8}\
+td.fail b{color:#a00}.not-run{color:#666;font-size:11px}
+tr.subject th{background:#e8eef7}td.rowlabel{font-style:italic;color:#555}
+summary{cursor:pointer;margin:8px 0}
 """
 POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 COVERAGE_CELL = ("pool", "dtype", "backend", "mode")
+# The sut of era-table rows (reports/schema.py, check records): the harness's own call-site models.
+ERA_TABLE_SUT = "model"
+ERA_TABLE_HEADING = "Era table: each era's call-site model against the ground truth (sut model)"
+NO_BACKEND = "skipped before a backend was chosen"
+# What a grid cell counts after "passed/with findings", as (how it is written, outcome): the
+# other checked outcomes, then those of the rows that were not checked.
+GRID_CHECKED_OUTCOMES = (
+    ("+{}kd", Outcome.KNOWN_DIVERGENCE),
+    ("+{} both raised", Outcome.BOTH_RAISED),
+)
+GRID_NOT_RUN_OUTCOMES = (("{} skipped", Outcome.SKIPPED), ("{} unexplored", Outcome.UNEXPLORED))
+# What a row of skipped checks or unmeasured bench cells lists of where they were.
+NOT_RUN_SPREAD = ("sut", "pool", "dtype", "era", "engine", "backend", "device")
+FINDING_COLUMNS = ("backend", "mode", "pool", "dtype", "era", "engine", "sut", "scenario")
 
 
 def _cell(value: Any) -> str:
@@ -54,45 +79,138 @@ def _table(
     return f"<table{ident}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def _grid_cell(rows: pd.DataFrame) -> str:
+    """One backend x pool kind cell of the correctness grid: blank where no check applies, and
+    the reasons of what was not checked on hover."""
+    if rows.empty:
+        return "<td></td>"
+    counts = {str(k): int(v) for k, v in rows["outcome"].value_counts().items()}
+    passed, found = counts.get(Outcome.PASS, 0), counts.get(Outcome.FINDING, 0)
+    checked = [f"{passed}/{found}"] if passed or found else []
+    checked += [form.format(counts[o]) for form, o in GRID_CHECKED_OUTCOMES if counts.get(o)]
+    not_run = [form.format(counts[o]) for form, o in GRID_NOT_RUN_OUTCOMES if counts.get(o)]
+    not_checked = rows[rows["outcome"].isin([Outcome.SKIPPED, Outcome.UNEXPLORED])]
+    css = "fail" if found else "ok" if checked else ""
+    reasons = sorted({_cell(d) for d in not_checked.get("detail", ())} - {""})
+    title = f' title="{"; ".join(reasons)}"' if reasons else ""
+    # Each part unbroken, so a narrow column breaks between them, never inside one.
+    text = f"<span>{escape(' '.join(checked))}</span>" if checked else ""
+    text = f"<b>{text}</b>" if found else text
+    if not_run:
+        text += f' <span class="not-run">{escape(", ".join(not_run))}</span>'
+    return f'<td class="{css}"{title}>{text}</td>'
+
+
+def _subjects(checks: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """(heading, rows) of each SUT's checks, then of the era table."""
+    suts = checks["sut"].fillna("").astype(str)
+    candidates = sorted(set(suts) - {ERA_TABLE_SUT})
+    subjects = [(f"SUT {sut or '(unnamed)'}", checks[suts == sut]) for sut in candidates]
+    if (suts == ERA_TABLE_SUT).any():
+        subjects.append((ERA_TABLE_HEADING, checks[suts == ERA_TABLE_SUT]))
+    return subjects
+
+
 def _check_matrix(checks: pd.DataFrame) -> str:
     if checks.empty:
         return '<p class="empty">No check records (run <code>kvh run</code> into this folder).</p>'
     pools = sorted(checks["pool"].unique())
-    rows = []
-    for backend, group in checks.groupby("backend"):
-        cells = []
-        for pool in pools:
-            outcomes = group.loc[group["pool"] == pool, "outcome"].value_counts()
-            known, skipped = (
-                outcomes.get(Outcome.KNOWN_DIVERGENCE, 0),
-                outcomes.get(Outcome.SKIPPED, 0),
+    body = []
+    for heading, rows in _subjects(checks):
+        span = len(pools) + 1
+        body.append(f'<tr class="subject"><th colspan="{span}">{escape(heading)}</th></tr>')
+        backends = rows["backend"].fillna("").astype(str)
+        # Rows with no backend are skips decided before any backend's call site was chosen
+        # (the SUT offers no pool class of that kind, say), so they close the section.
+        for backend in sorted(set(backends), key=lambda b: (b == "", b)):
+            of_backend = rows[backends == backend]
+            label = (
+                f"<td>{escape(backend)}</td>"
+                if backend
+                else f'<td class="rowlabel">{escape(NO_BACKEND)}</td>'
             )
-            cells.append(
-                f"{outcomes.get(Outcome.PASS, 0)}/{outcomes.get(Outcome.FINDING, 0)}"
-                + (f" +{known}kd" if known else "")
-                + (f" ({skipped} skipped)" if skipped else "")
-            )
-        rows.append([escape(backend or "(none)"), *cells])
+            cells = [_grid_cell(of_backend[of_backend["pool"] == pool]) for pool in pools]
+            body.append(f"<tr>{label}{''.join(cells)}</tr>")
+    head = "".join(f"<th>{escape(h)}</th>" for h in ["backend", *pools])
     return (
-        _table(["backend", *pools], rows)
-        + '<p class="note">Cells: checks passed / with findings, + known divergences.</p>'
+        f'<table id="correctness"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody>'
+        "</table>"
+        '<p class="note">Cells: checks passed / with findings, +kd known divergences, then what '
+        "was not checked (hover for why); blank: no check of that backend on that pool kind. "
+        "The era table runs each era&#39;s call-site model against the ground truth.</p>"
     )
 
 
-def _findings(report: Report) -> str:
-    columns = ["pool", "dtype", "backend", "era", "engine", "sut", "scenario", "run_id"]
+def _finding_rows(findings: pd.DataFrame) -> list[list[str]]:
     rows = []
-    for _, row in report.findings.iterrows():
-        link = row.get("repro_link", "")
-        repro = (
-            f'<a href="{escape(link)}">{escape(link.rsplit("/", 1)[-1])}</a>'
-            if link
-            else "not found"
+    for _, row in findings.iterrows():
+        rows.append(
+            [_cell(row.get(c)) for c in FINDING_COLUMNS]
+            + [_cell(row.get("detail")), _repro(row.get("repro_link"))]
         )
-        rows.append([_cell(row.get(c)) for c in columns] + [_cell(row.get("detail")), repro])
-    if not rows:
-        rows = [["no findings", *[""] * (len(columns) + 1)]]
-    return _table([*columns, "finding", "repro"], rows, table_id="findings")
+    return rows
+
+
+def _repro(link: Any) -> str:
+    """A link to a repro file (relative to the report), named by its file name."""
+    if not isinstance(link, str) or not link:
+        return "not found"
+    return f'<a href="{escape(link)}">{escape(link.rsplit("/", 1)[-1])}</a>'
+
+
+def _findings(report: Report) -> str:
+    """One row per signature with its count and one repro, then every finding behind it."""
+    groups = group_findings(report.findings)
+    if not groups:
+        return _table(["finding"], [["no findings"]], table_id="findings")
+    summary = []
+    for group in groups:
+        signature = group.signature
+        where = " &middot; ".join(
+            f"{escape(column)}: {escape(', '.join(values))}"
+            for column in SPREAD_COLUMNS
+            if (values := group.spread(column))
+        )
+        summary.append(
+            [
+                f"<b>{group.count}</b>",
+                escape(signature.oracle),
+                escape(signature.door),
+                escape(signature.message),
+                where,
+                _repro(group.repro),
+            ]
+        )
+    every = []
+    for number, group in enumerate(groups, 1):
+        every += [[str(number), *row] for row in _finding_rows(group.findings)]
+    return (
+        _table(
+            ["findings", "oracle", "pool", "finding (numbers as #)", "where", "one repro"],
+            summary,
+            table_id="finding-groups",
+        )
+        + f"<details><summary>All {len(report.findings)} findings, by group</summary>"
+        + _table(["group", *FINDING_COLUMNS, "finding", "repro"], every, table_id="findings")
+        + "</details>"
+    )
+
+
+def _distinct(values: Iterable[Any]) -> str:
+    return ", ".join(sorted({_cell(v) for v in values} - {""}))
+
+
+def _not_run_by_reason(frame: pd.DataFrame, reason: str, noun: tuple[str, str]) -> list[list[str]]:
+    """One row per (sut, reason) of the rows that were not run: how many (`noun`: singular and
+    plural), and where they were."""
+    if frame.empty or reason not in frame:
+        return []
+    keyed = frame.assign(_sut=frame["sut"].map(_cell), _why=frame[reason].map(_cell))
+    return [
+        [f"{len(group)} {noun[len(group) != 1]}", why, sut]
+        + [_distinct(group[c]) if c in group else "" for c in NOT_RUN_SPREAD[1:]]
+        for (sut, why), group in keyed.groupby(["_sut", "_why"], sort=True)
+    ]
 
 
 def _matrix(report: Report) -> str:
@@ -116,23 +234,16 @@ def _matrix(report: Report) -> str:
         if not report.checks.empty
         else report.checks
     )
-    rows = [
-        [_cell(r.get(c)) for c in ("sut", "era", "engine", "pool", "dtype", "device", "detail")]
-        for _, r in skipped.drop_duplicates(
-            [c for c in ("sut", "era", "engine", "pool", "dtype") if c in skipped.columns]
-        ).iterrows()
-    ]
     unmeasured = (
         report.bench[report.bench["error"].fillna("") != ""]
         if "error" in report.bench
         else report.bench.iloc[0:0]
     )
-    rows += [
-        [_cell(r.get(c)) for c in ("sut", "era", "engine", "pool", "dtype", "device", "error")]
-        for _, r in unmeasured.iterrows()
-    ]
+    rows = _not_run_by_reason(skipped, "detail", ("check", "checks")) + _not_run_by_reason(
+        unmeasured, "error", ("bench cell", "bench cells")
+    )
     skips = (
-        _table(["sut", "era", "engine", "pool", "dtype", "device", "why"], rows)
+        _table(["not run", "why", *NOT_RUN_SPREAD], rows, table_id="not-run")
         if rows
         else '<p class="note">Nothing was skipped.</p>'
     )
@@ -195,8 +306,9 @@ def _coverage(coverage: pd.DataFrame) -> str:
             for f in features
         ]
         body.append(f"<tr>{''.join(tds)}</tr>")
-    header = [*COVERAGE_CELL, "checked", "max slot", *features]
-    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    # Feature names stand on end, so some thirty columns fit the page's width.
+    head = "".join(f"<th>{escape(h)}</th>" for h in [*COVERAGE_CELL, "checked", "max slot"])
+    head += "".join(f'<th class="feature">{escape(f)}</th>' for f in features)
     reachable = rows[rows["unreachable"] == ""]
     never = [
         f
@@ -299,11 +411,21 @@ def _regressions(report: Report) -> str:
     return note + _table(header, rows, table_id="regressions", row_classes=gate["status"].tolist())
 
 
+def _within_results(text: str, results_dir: Path) -> str:
+    """`text` with the results folder's own path removed from the paths it names: the page is
+    published from CI, where this machine's folders mean nothing."""
+    for folder in {str(results_dir), str(results_dir.resolve())}:
+        text = text.replace(folder.rstrip(os.sep) + os.sep, "")
+    return text
+
+
 def render_dashboard(report: Report, coverage: Optional[pd.DataFrame] = None) -> str:
     """The page; `coverage` is the store's coverage records (none: an older store)."""
     head = report.verdict().split(":", 1)[0]
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    warnings = "".join(f"<li>{escape(w)}</li>" for w in report.warnings)
+    warnings = "".join(
+        f"<li>{escape(_within_results(w, report.results_dir))}</li>" for w in report.warnings
+    )
     sections = [
         ("Correctness", _check_matrix(report.checks) + "<h3>Findings</h3>" + _findings(report)),
         ("Scenario feature coverage", _coverage(pd.DataFrame() if coverage is None else coverage)),
@@ -320,7 +442,8 @@ def render_dashboard(report: Report, coverage: Optional[pd.DataFrame] = None) ->
         f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'
         f'<link rel="icon" href="data:,"><title>kvh report: {head}</title>'
         f"<style>{CSS}</style></head>"
-        f'<body><h1>kvh report</h1><p class="note">{escape(str(report.results_dir))}, '
+        f'<body><h1>kvh report</h1><p class="note">results folder '
+        f"<code>{escape(report.results_dir.resolve().name)}</code>, "
         f"generated {now}</p>"
         f'<div class="verdict {head}">{escape(report.verdict())}</div>'
         + (f"<h3>Skipped files</h3><ul>{warnings}</ul>" if warnings else "")

@@ -4,18 +4,21 @@
 from __future__ import annotations
 
 import json
+import re
+from html import unescape
 from pathlib import Path
 
 import pytest
 
 from harness.cli import main as kvh
 from reports.browser import find_browser, visit
-from reports.dashboard import render_dashboard
+from reports.dashboard import ERA_TABLE_HEADING, ERA_TABLE_SUT, NO_BACKEND, render_dashboard
+from reports.finding_groups import fold_numbers
 from reports.gate import GateSettings
 from reports.records import records_frame
-from reports.report import MATRIX_FILE, build_report
+from reports.report import MATRIX_FILE, Report, build_report
 from reports.store import append, load, run_meta
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, REPO
 from tests.helpers.results import planted_results
 
 MATRIX = [
@@ -36,7 +39,11 @@ PROBE = """({
   findings: [...document.querySelectorAll('#findings tbody tr')].map(r => r.cells.length),
   repros: [...document.querySelectorAll('#findings a')].map(a => a.getAttribute('href')),
   sparks: document.querySelectorAll('#regressions svg.spark polyline').length,
-  verdict: document.querySelector('.verdict').textContent})"""
+  verdict: document.querySelector('.verdict').textContent,
+  width: document.documentElement.scrollWidth, window: window.innerWidth})"""
+# One planted fault (k/v scales ignored) that many checks of the mha kind find; the mutant offers
+# no FP4 pool, so its mha_fp4 checks are skipped before any backend is chosen.
+MUTANT = REPO / "mutants" / "zoo" / "mha_scale_ignored.py"
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +73,105 @@ def dashboard(tmp_path_factory) -> Path:
     return results / "report" / "dashboard.html"
 
 
+@pytest.fixture(scope="module")
+def one_cause(tmp_path_factory) -> tuple[Path, Report]:
+    """A real `kvh run` of MUTANT on mha and mha_fp4 (bf16), and its report."""
+    results = tmp_path_factory.mktemp("one-cause") / "results"
+    run = ["run", "--sut", str(MUTANT), "--pool", "mha,mha_fp4", "--dtype", "bf16"]
+    assert kvh([*run, "--out", str(results)]) == 1
+    assert kvh(["report", str(results)]) == 1
+    report = build_report(load(results), results, results / "report", GateSettings())
+    return results / "report" / "dashboard.html", report
+
+
+def body_rows(html: str, table_id: str) -> list[str]:
+    """The HTML of each body row of the table `table_id` (the page nests no tables)."""
+    table = html.split(f'<table id="{table_id}">', 1)[1].split("</table>", 1)[0]
+    return [row for row in table.split("<tbody>", 1)[1].split("</tr>") if "<t" in row]
+
+
+def cells(row: str) -> list[str]:
+    """The text of a row's cells, tags stripped."""
+    found = re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row, re.DOTALL)
+    return [unescape(re.sub(r"<[^>]+>", "", cell)).strip() for cell in found]
+
+
+def grid(html: str) -> tuple[list[str], dict[str, dict[str, list[str]]]]:
+    """The correctness grid: its pool columns, and {section heading: {row label: cells}}."""
+    head = html.split('<table id="correctness">', 1)[1].split("</thead>", 1)[0]
+    sections: dict[str, dict[str, list[str]]] = {}
+    for row in body_rows(html, "correctness"):
+        label, *rest = cells(row)
+        if 'class="subject"' in row:
+            sections[label] = {}
+        else:
+            sections[list(sections)[-1]][label] = rest
+    return cells(head)[1:], sections
+
+
+def test_findings_of_one_cause_are_one_group_with_its_count_and_one_repro(one_cause):
+    page, report = one_cause
+    html, details = page.read_text(), set(report.findings["detail"])
+    # Many findings whose headlines differ only in numbers (slot, byte, token): one signature.
+    assert len(report.findings) > 10 and len(details) > 1
+    assert len({fold_numbers(d) for d in details}) == 1
+    [group] = body_rows(html, "finding-groups")
+    count, oracle, pool, message, where, repro = cells(group)
+    assert (count, oracle, pool) == (str(len(report.findings)), "bytes", "mha")
+    assert message == fold_numbers(details.pop()).removeprefix("[bytes] ")
+    assert "#" in message and not re.search(r"\d", message)
+    assert "backend: " in where and "plain" in where
+    [link] = re.findall(r'href="([^"]+)"', group)
+    assert (page.parent / unescape(link)).is_file() and repro == link.rsplit("/", 1)[-1]
+    # Every finding is listed behind the group, each with its own repro.
+    every = body_rows(html, "findings")
+    assert html.index("<details>") < html.index('<table id="findings">')
+    assert len(every) == len(report.findings) and all(cells(r)[0] == "1" for r in every)
+    assert all(len(re.findall(r'href="', r)) == 1 for r in every)
+
+
+def test_correctness_grid_leaves_cells_without_checks_blank(one_cause):
+    page, report = one_cause
+    pools, sections = grid(page.read_text())
+    checks = report.checks.fillna({"backend": ""})
+    suts = {f"SUT {MUTANT}": str(MUTANT), ERA_TABLE_HEADING: ERA_TABLE_SUT}
+    blank = 0
+    for heading, rows in sections.items():
+        for label, texts in rows.items():
+            backend = "" if label == NO_BACKEND else label
+            for pool, text in zip(pools, texts, strict=True):
+                applies = (
+                    (checks["sut"] == suts[heading])
+                    & (checks["backend"] == backend)
+                    & (checks["pool"] == pool)
+                ).any()
+                assert (text != "") == applies, (heading, label, pool, text)
+                assert not text.startswith("0/0")
+                blank += text == ""
+    assert blank > 0
+
+
+def test_correctness_grid_labels_every_row_for_what_it_is(one_cause):
+    page, report = one_cause
+    html = page.read_text()
+    pools, sections = grid(html)
+    assert "(none)" not in html
+    assert list(sections) == [f"SUT {MUTANT}", ERA_TABLE_HEADING]
+    checks = report.checks.fillna({"backend": ""})
+    # The rows with no backend: the mutant offers no FP4 pool, so no backend was ever chosen.
+    unchosen = checks[checks["backend"] == ""]
+    assert set(unchosen["sut"]) == {str(MUTANT)} and set(unchosen["outcome"]) == {"skipped"}
+    assert set(unchosen["pool"]) == {"mha_fp4"}
+    texts = dict(zip(pools, sections[f"SUT {MUTANT}"][NO_BACKEND]))
+    assert texts == {"mha": "", "mha_fp4": f"{len(unchosen)} skipped"}
+    assert 'title="the SUT offers no MHATokenToKVPoolFP4' in html
+    # The era table: the harness's own call-site models, every row a backend.
+    models = checks[checks["sut"] == ERA_TABLE_SUT]
+    assert (
+        set(sections[ERA_TABLE_HEADING]) == set(models["backend"]) and "" not in models["backend"]
+    )
+
+
 def test_dashboard_is_self_contained_and_has_every_section(dashboard):
     html = dashboard.read_text()
     assert "http://" not in html and "https://" not in html and "<script" not in html
@@ -81,6 +187,8 @@ def test_dashboard_is_self_contained_and_has_every_section(dashboard):
         assert f">{section}</h2>" in html
     assert 'id="findings"' in html and 'id="matrix"' in html and 'id="regressions"' in html
     assert "no CUDA device" in html and html.count('class="regression"') == 1
+    # Published from CI: no path of the machine that made it (links are relative).
+    assert str(dashboard.parent.parent) not in html
 
 
 def test_dashboard_says_not_recorded_without_data(tmp_path):
@@ -93,11 +201,20 @@ def test_dashboard_says_not_recorded_without_data(tmp_path):
     assert "No coverage recorded for this run" in stored and 'id="feature-coverage"' not in stored
 
 
+def test_dashboard_names_unreadable_files_relative_to_the_results_folder(tmp_path):
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "torn.parquet").write_bytes(b"not parquet")
+    store = load(tmp_path)
+    html = render_dashboard(build_report(store, tmp_path, tmp_path / "report", GateSettings()))
+    assert "runs/torn.parquet" in html and str(tmp_path) not in html
+
+
 def test_dashboard_shows_the_coverage_table_of_kvh_run(dashboard):
     html = dashboard.read_text()
     table = html[html.index('<table id="feature-coverage">') :]
     table = table[: table.index("</table>")]
-    assert "<th>slot 1</th>" in table and "<th>scale tensor</th>" in table
+    assert '<th class="feature">slot 1</th>' in table
+    assert '<th class="feature">scale tensor</th>' in table
     assert table.count("<tr>") == 2  # the header and the one cell: mha bf16 plain extend
     assert 'class="covered"' in table and 'class="uncovered"' in table
 
@@ -140,7 +257,7 @@ def test_dashboard_coverage_comes_from_the_newest_run_and_marks_uncovered_featur
     assert "<td>&gt;=2^17</td>" in row
 
 
-def test_dashboard_in_headless_chromium(dashboard, tmp_path):
+def test_dashboard_in_headless_chromium(dashboard, one_cause, tmp_path):
     if find_browser() is None:
         pytest.skip("no Chromium installed (.ci/run installs Debian's chromium)")
     # Control: the same probe must see errors on a page that has them, or its silence means nothing.
@@ -160,7 +277,10 @@ def test_dashboard_in_headless_chromium(dashboard, tmp_path):
     findings = build_report(
         load(dashboard.parent.parent), dashboard.parent.parent, dashboard.parent, GateSettings()
     ).findings
-    assert len(findings) >= 2 and page.value["findings"] == [10] * len(findings)
+    assert len(findings) >= 2 and page.value["findings"] == [11] * len(findings)
     assert len(page.value["repros"]) == len(findings)
     assert all((dashboard.parent / link).exists() for link in page.value["repros"])
     assert page.value["sparks"] == 8 and page.value["verdict"].startswith("FAIL")
+    assert page.value["width"] <= page.value["window"] == 1280  # nothing runs off the page
+    one_cause_page = visit(one_cause[0], "document.documentElement.scrollWidth")
+    assert one_cause_page.errors == [] and one_cause_page.value <= 1280

@@ -12,7 +12,7 @@ An exception stops a run, so an explained exception is raised at the first decla
 keyed on a probed capability (harness/sut/capabilities.py), never on a version: it explains a
 candidate whose SUT probes so against its era's baseline, never an era of the model.
 The era-wide declarations are `DIVERGENCES` here; a backend's own are declared in its module, on
-its entry (`Backend.divergences`). harness/verdict.py reads both; docs/verdict.md says how.
+its entry (`Backend.divergences`). harness/compare/verdict.py reads both; docs/verdict.md says how.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ Slots = Callable[[Scenario, int], frozenset[int]]
 
 
 class Finding(Protocol):
-    """What a divergence reads of a finding (harness/findings.py)."""
+    """What a divergence reads of a finding (harness/compare/findings.py)."""
 
     oracle: str
     message: str

@@ -42,7 +42,7 @@ LAYOUT_DTYPE_SUBSET = BackendSkip(
 """The skip that keeps the layout kinds to LAYOUT_DTYPES."""
 
 # Where the value oracle judges the canonical calls: every pool kind but FP4, whose bytes the
-# fp4_bound oracle judges against the input (harness/values.py collects these).
+# fp4_bound oracle judges against the input (harness/compare/values.py collects these).
 PLAIN_VALUES = ValueScope(
     ("mha", "swa_mha", "mha_hnd", "npu_mha", "mha_aiter5d", "mla", "swa_mla"),
     "MHA: k and v divided by the layer's scales (when a cast follows), cast to the "

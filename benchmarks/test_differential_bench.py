@@ -14,9 +14,11 @@ from dataclasses import replace
 import pytest
 
 from backends.registry import BACKENDS
-from harness.plan import RunOptions, Skip, SutChoice, candidates_for
-from harness.runner import check_cell, execute_candidate
-from harness.verdict import decide, run_baselines
+from harness.plan.candidates import Skip, candidates_for
+from harness.plan.options import RunOptions
+from harness.plan.sut_choice import SutChoice
+from harness.run.baselines import decide, run_baselines
+from harness.run.cells import check_cell, execute_candidate
 from pools.eras import ERAS
 from scenarios.builtin import default_scenarios
 from scenarios.model import Scenario

@@ -25,11 +25,11 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.candidate import Candidate  # noqa: E402
-from harness.devices import unavailable_reason  # noqa: E402
-from harness.execute import execute  # noqa: E402
-from harness.expectations import expected_writes  # noqa: E402
-from harness.oracles import judge  # noqa: E402
+from harness.compare.expectations import expected_writes  # noqa: E402
+from harness.compare.oracles import judge  # noqa: E402
+from harness.plan.candidate import Candidate  # noqa: E402
+from harness.plan.devices import unavailable_reason  # noqa: E402
+from harness.run.execute import execute
 from pools.builtin import builtin_module  # noqa: E402
 from pools.dtypes import DTYPES  # noqa: E402
 from pools.engines.triton_scale import scale_operand  # noqa: E402

@@ -12,10 +12,10 @@ import pytest
 import torch
 
 from backends.registry import BACKENDS
-from harness.candidate import Candidate
-from harness.execute import execute
-from harness.plan import baseline_for
-from harness.runner import check_scenario
+from harness.plan.baseline import baseline_for
+from harness.plan.candidate import Candidate
+from harness.run.cells import check_scenario
+from harness.run.execute import execute
 from pools.builtin import builtin_module
 from scenarios.materialize import token_tensors
 from tests.fixtures.backend_probes import probe

@@ -9,11 +9,12 @@ import pytest
 import torch
 
 from backends.registry import BACKENDS
-from harness.candidate import Candidate
-from harness.execute import execute, write_request
-from harness.plan import RunOptions, resolve_suts
-from harness.pool_factory import build_pool
-from harness.runner import run
+from harness.plan.candidate import Candidate
+from harness.plan.options import RunOptions
+from harness.plan.sut_choice import resolve_suts
+from harness.run.deterministic import run
+from harness.run.execute import execute, write_request
+from harness.run.pool_factory import build_pool
 from harness.sut.loader import load_foreign
 from pools.builtin import builtin_module
 from reports.outcome import Outcome

@@ -14,7 +14,8 @@ from harness.bench.run import _joined, measure_cell
 from harness.bench.timers import Budget, CpuTimer, Samples
 from harness.bench.verify import Baseline, Verdict
 from harness.cli import main
-from harness.plan import RunOptions, resolve_suts
+from harness.plan.options import RunOptions
+from harness.plan.sut_choice import resolve_suts
 from reports.outcome import Outcome
 from reports.schema import KINDS
 from reports.store import load

@@ -1,12 +1,14 @@
-"""The capability matrix (harness/capabilities.py) drives the run's skips and the plan."""
+"""The capability matrix (harness/plan/engine_matrix.py) drives the run's skips and the plan."""
 
 from __future__ import annotations
 
 import pytest
 
 from backends.registry import BACKENDS
-from harness.capabilities import cell_status, matrix
-from harness.plan import RunOptions, SutChoice, candidates_for
+from harness.plan.candidates import candidates_for
+from harness.plan.engine_matrix import cell_status, matrix
+from harness.plan.options import RunOptions
+from harness.plan.sut_choice import SutChoice
 
 # The matrix decides what each device runs: checked on a GPU or NPU machine too (tox -e gpu, npu).
 pytestmark = [pytest.mark.gpu, pytest.mark.npu]

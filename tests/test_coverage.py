@@ -3,7 +3,7 @@ records of the results store."""
 
 from __future__ import annotations
 
-from harness.coverage import FEATURES, Coverage, max_slot_bucket
+from harness.report.coverage import FEATURES, Coverage, max_slot_bucket
 from reports.records import records_frame
 from reports.schema import KINDS, validate_row
 from reports.store import append, load, run_meta

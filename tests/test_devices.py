@@ -8,14 +8,16 @@ import sys
 import pytest
 
 from backends.registry import BACKENDS
-from harness.devices import (
+from harness.plan.candidates import candidates_for
+from harness.plan.devices import (
     DEVICE_TYPES,
     backend_device_reason,
     discover,
     natural_device,
     unavailable_reason,
 )
-from harness.plan import RunOptions, SutChoice, candidates_for
+from harness.plan.options import RunOptions
+from harness.plan.sut_choice import SutChoice
 
 # Answers differently on a machine with a CUDA device or an NPU: run there too (tox -e gpu, npu).
 pytestmark = [pytest.mark.gpu, pytest.mark.npu]

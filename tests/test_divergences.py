@@ -9,9 +9,9 @@ import pytest
 
 from backends.divergences import DIVERGENCES, KINDS, KnownDivergence
 from backends.registry import BACKENDS
-from harness.findings import Finding
-from harness.oracles import ORACLES
-from harness.verdict import covering
+from harness.compare.findings import Finding
+from harness.compare.oracles import ORACLES
+from harness.compare.verdict import covering
 from scenarios.regressions import regression_scenarios
 
 EVERY = (*DIVERGENCES, *(d for entry in BACKENDS.values() for d in entry.divergences))
@@ -38,7 +38,7 @@ def test_every_divergence_name_is_declared_once():
 
 
 def _explained(divergence: KnownDivergence, scenario, mode: str, findings: list) -> bool:
-    """What harness/verdict.py decides: every finding covered by this divergence."""
+    """What harness/compare/verdict.py decides: every finding covered by this divergence."""
     return bool(findings) and covering(scenario, mode, findings, [divergence]) is not None
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from backends.registry import BACKENDS
-from harness.plan import RunOptions, SutChoice
-from harness.runner import Exploring, cell_budget, explore_run
+from harness.plan.options import RunOptions
+from harness.plan.sut_choice import SutChoice
+from harness.run.exploring import Exploring, cell_budget, explore_run
 from pools.dtypes import DTYPES
 from reports.outcome import Outcome
 from scenarios.builtin import default_scenarios

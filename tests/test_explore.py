@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from backends.registry import BACKENDS
-from harness.candidate import Candidate
-from harness.plan import baseline_for
-from harness.repro import replay, save_repro
-from harness.runner import check_scenario, has_findings
+from harness.plan.baseline import baseline_for
+from harness.plan.candidate import Candidate
+from harness.report.repro import save_repro
+from harness.run.cells import check_scenario, has_findings
+from harness.run.replay import replay
 from harness.sut.loader import load_foreign
 from reports.outcome import Outcome
 from scenarios.explore import explore

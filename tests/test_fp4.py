@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from harness.candidate import Candidate
-from harness.execute import execute
-from harness.expectations import expected_writes
-from harness.oracles import judge
+from harness.compare.expectations import expected_writes
+from harness.compare.oracles import judge
+from harness.plan.candidate import Candidate
+from harness.run.execute import execute
 from pools.builtin import builtin_module
 from pools.fp4 import reference, torch_quant
 from tests.conftest import scenario_named

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from harness.cli import build_parser
 from harness.cli.jobs import PARENT_ONLY, _worst, child_arguments, child_shard
-from harness.sharding import Shard, shard_of
+from harness.plan.sharding import Shard, shard_of
 
 KEYS = [f"pool{p}/dtype{d}/backend{b}:extend" for p in range(5) for d in range(4) for b in range(9)]
 

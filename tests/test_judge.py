@@ -15,9 +15,10 @@ import pytest
 import torch
 
 from backends.registry import BACKENDS
-from harness.candidate import Candidate
-from harness.execute import CANARY, Execution, execute
-from harness.expectations import PADDING_SINK, Expected
+from harness.compare.expectations import PADDING_SINK, Expected
+from harness.compare.snapshot import CANARY, Execution
+from harness.plan.candidate import Candidate
+from harness.run.execute import execute
 from harness.sut.detect import detect
 from pools.builtin import builtin_module
 from pools.dtypes import DTYPES

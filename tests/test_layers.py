@@ -19,6 +19,9 @@ JUDGE_CONTRACT = "pools.judge imports none of what it judges"
 VERBS_CONTRACT = "kvh verbs import no other verb"
 REPORTS_CONTRACT = "reports imports nothing of ours"
 MUTANTS_CONTRACT = "mutants import no harness"
+ROLES_CONTRACT = "harness by role: cli > run > plan | report > compare"
+WRITE_LOC_CONTRACT = "pools.write_loc imports nothing of ours"
+MUTANT_BASES_CONTRACT = "mutant bases import no pool logic"
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess:
@@ -42,6 +45,7 @@ def test_the_tree_keeps_every_contract():
     result = lint_imports(REPO)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 broken" in result.stdout and f"{LAYERS_CONTRACT} KEPT" in result.stdout
+    assert f"{ROLES_CONTRACT} KEPT" in result.stdout
 
 
 @pytest.mark.parametrize(
@@ -83,6 +87,48 @@ def test_the_tree_keeps_every_contract():
             MUTANTS_CONTRACT,
             "mutants.leak -> harness.plan",
         ),
+        (
+            "harness/compare/leak.py",
+            "from harness.run import execute\n",
+            ROLES_CONTRACT,
+            "harness.compare.leak -> harness.run.execute",
+        ),
+        (
+            "harness/compare/leak.py",
+            "from harness.plan import baseline\n",
+            ROLES_CONTRACT,
+            "harness.compare.leak -> harness.plan.baseline",
+        ),
+        (
+            "harness/report/leak.py",
+            "from harness.plan import options\n",
+            ROLES_CONTRACT,
+            "harness.report.leak -> harness.plan.options",
+        ),
+        (
+            "harness/plan/leak.py",
+            "from harness.run import cells\n",
+            ROLES_CONTRACT,
+            "harness.plan.leak -> harness.run.cells",
+        ),
+        (
+            "harness/run/leak.py",
+            "from harness.cli import options\n",
+            ROLES_CONTRACT,
+            "harness.run.leak -> harness.cli.options",
+        ),
+        (
+            "pools/write_loc_leak.py",
+            "",
+            WRITE_LOC_CONTRACT,
+            "pools.write_loc -> pools.dtypes",
+        ),
+        (
+            "mutants/base_leak.py",
+            "",
+            MUTANT_BASES_CONTRACT,
+            "mutants.base_kwarg -> pools.engines",
+        ),
     ],
     ids=[
         "pools-imports-harness",
@@ -91,6 +137,13 @@ def test_the_tree_keeps_every_contract():
         "a-verb-imports-a-verb",
         "reports-imports-pools",
         "mutants-import-harness",
+        "compare-imports-run",
+        "compare-imports-plan",
+        "report-imports-plan",
+        "plan-imports-run",
+        "run-imports-cli",
+        "write-loc-imports-a-dtype",
+        "a-mutant-base-imports-an-engine",
     ],
 )
 def test_a_forbidden_import_breaks_its_contract_and_is_named(
@@ -104,6 +157,15 @@ def test_a_forbidden_import_breaks_its_contract_and_is_named(
     offender.parent.mkdir(parents=True, exist_ok=True)
     (offender.parent / "__init__.py").touch()
     offender.write_text(source)
+    # Two contracts name fixed modules: the offence goes into the module itself.
+    appended = {
+        WRITE_LOC_CONTRACT: ("pools/write_loc.py", "import pools.dtypes\n"),
+        MUTANT_BASES_CONTRACT: ("mutants/base_kwarg.py", "import pools.engines\n"),
+    }
+    if contract in appended:
+        path, line = appended[contract]
+        target = tmp_path / path
+        target.write_text(target.read_text() + line)
     result = lint_imports(tmp_path)
     assert result.returncode != 0
     assert f"{contract} BROKEN" in result.stdout

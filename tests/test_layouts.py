@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from harness.candidate import Candidate
-from harness.execute import execute
-from harness.expectations import expected_writes
-from harness.oracles import judge
+from harness.compare.expectations import expected_writes
+from harness.compare.oracles import judge
+from harness.plan.candidate import Candidate
+from harness.run.execute import execute
 from pools.builtin import builtin_module
 from pools.engines import make_engine
 from pools.layouts.paged import AITER_K, AITER_V, HND_LAYOUT

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from backends.registry import BACKENDS
-from harness.call_site_overrides import with_call_site_overrides
 from harness.cli import main
 from harness.cli import mutants as mutants_command
+from harness.plan.call_site_overrides import with_call_site_overrides
 from harness.sut.loader import load_foreign
 from mutants.catalog import CATALOG, FAULT_CLASSES, Mutant
 from pools.eras import ERAS

@@ -7,10 +7,11 @@ import copy
 import pytest
 
 from backends.registry import backend_named
-from harness.execute import CANARY, execute
-from harness.expectations import PADDING_SINK, expected_writes
-from harness.oracles import ORACLES, judge
-from harness.plan import baseline_for
+from harness.compare.expectations import PADDING_SINK, expected_writes
+from harness.compare.oracles import ORACLES, judge
+from harness.compare.snapshot import CANARY
+from harness.plan.baseline import baseline_for
+from harness.run.execute import execute
 from tests.conftest import scenario_named
 
 ORACLE = {oracle.name: oracle for oracle in ORACLES}
@@ -102,7 +103,7 @@ def test_judge_skips_byte_oracles_when_the_candidate_raised(case):
 def test_bytes_equal_sees_every_byte_through_its_wide_view():
     import torch
 
-    from harness.byte_compare import bytes_equal
+    from harness.compare.byte_compare import bytes_equal
 
     rows = torch.randint(0, 256, (64, 24), dtype=torch.uint8)
     for view in (rows, rows[1:], rows[:, 1:], rows[::2], rows.view(torch.int16)):

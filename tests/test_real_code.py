@@ -8,10 +8,11 @@ import copy
 import pytest
 
 from backends.registry import BACKENDS
-from harness.candidate import Candidate
-from harness.execute import execute
+from harness.compare.verdict import judge_candidate
+from harness.plan.candidate import Candidate
+from harness.run.baselines import decide, run_baselines
+from harness.run.execute import execute
 from harness.sut.sglang_loader import SutLoadError, load_sglang
-from harness.verdict import decide, judge_candidate, run_baselines
 from reports.outcome import Outcome
 from tests.conftest import scenario_named
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 
 from backends.registry import BACKENDS
-from harness.plan import RunOptions, baseline_for, candidates_for, resolve_suts
-from harness.runner import check_scenario
+from harness.plan.baseline import baseline_for
+from harness.plan.candidates import candidates_for
+from harness.plan.options import RunOptions
+from harness.plan.sut_choice import resolve_suts
+from harness.run.cells import check_scenario
 from scenarios.regressions import REGRESSIONS
 from scenarios.serialize import from_dict, to_dict, validate
 

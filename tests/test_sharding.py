@@ -1,4 +1,5 @@
-"""Sharding (harness/sharding.py): `--shard i/N` partitions the runner's cells deterministically,
+"""Sharding (harness/plan/sharding.py): `--shard i/N` partitions the runner's cells
+deterministically,
 and results of separate workers (pytest-xdist, or shards on other machines) merge in
 `kvh report`."""
 
@@ -11,9 +12,9 @@ import sys
 import pytest
 
 from harness.cli import main as kvh
-from harness.plan import RunOptions
-from harness.runner import cells_of
-from harness.sharding import Shard, in_shard, parse_shard, partition, shard_of
+from harness.plan.options import RunOptions
+from harness.plan.sharding import Shard, in_shard, parse_shard, partition, shard_of
+from harness.run.cells import cells_of
 from reports.store import append, load, run_meta
 from tests.conftest import REPO
 from tests.helpers.results import check_rows
@@ -42,7 +43,7 @@ def test_three_shards_cover_the_unsharded_cells_exactly_once():
 def test_shard_assignment_is_stable_across_processes_and_hash_seeds():
     keys = _cell_keys(RunOptions())[:20]
     code = (
-        "import sys; from harness.sharding import shard_of; "
+        "import sys; from harness.plan.sharding import shard_of; "
         "print([shard_of(k, 5) for k in sys.argv[1:]])"
     )
     child = subprocess.run(

@@ -7,9 +7,9 @@ from hypothesis import Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from backends.registry import BACKENDS
-from harness.candidate import Candidate
-from harness.plan import baseline_for
-from harness.runner import check_scenario, has_findings
+from harness.plan.baseline import baseline_for
+from harness.plan.candidate import Candidate
+from harness.run.cells import check_scenario, has_findings
 from harness.sut.loader import load_foreign
 from pools.builtin import builtin_module
 from scenarios.statemachine import lifecycle_machine

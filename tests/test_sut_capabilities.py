@@ -149,9 +149,9 @@ def test_an_mla_door_that_needs_a_rope_tensor_is_probed_by_calling_it_and_explai
     """0.5.14's set_mla_kv_buffer raises on k_rope=None: a probed capability whose declared
     divergence explains exactly that raise, never a finding against the release."""
     from backends.registry import BACKENDS
-    from harness.candidate import Candidate
-    from harness.plan import baseline_for
-    from harness.runner import check_scenario
+    from harness.plan.baseline import baseline_for
+    from harness.plan.candidate import Candidate
+    from harness.run.cells import check_scenario
     from reports.outcome import Outcome
     from scenarios.reach import reach_scenario
 

@@ -15,10 +15,10 @@ import pytest
 import torch
 
 from backends.registry import backend_named
-from harness.execute import execute
-from harness.expectations import expected_writes
-from harness.oracles import judge
-from harness.plan import baseline_for
+from harness.compare.expectations import expected_writes
+from harness.compare.oracles import judge
+from harness.plan.baseline import baseline_for
+from harness.run.execute import execute
 from harness.sut.client import IsolatedSut
 from harness.sut.protocol import decode_execution, encode_execution
 from tests.conftest import scenario_named
@@ -108,8 +108,8 @@ def test_the_worker_speaks_the_protocol_version_the_client_does():
 def test_a_raise_travels_with_its_class_and_place_so_a_worker_can_raise_alike():
     import json
 
-    from harness.execute import ErrorPlace, Execution
-    from harness.oracles import raised_alike
+    from harness.compare.oracles import raised_alike
+    from harness.compare.snapshot import ErrorPlace, Execution
 
     raised = Execution(
         error="IndexError: 16 slots for 9 rows",

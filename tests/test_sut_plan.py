@@ -10,22 +10,17 @@ import pytest
 
 from backends.divergences import DIVERGENCES
 from backends.registry import BACKENDS
-from harness.execute import Execution
-from harness.findings import Finding
-from harness.plan import (
-    RunOptions,
-    Skip,
-    SutChoice,
-    candidates_for,
-    close_suts,
-    resolve_suts,
-)
+from harness.compare.findings import Finding
+from harness.compare.snapshot import Execution
+from harness.compare.verdict import _probed_with
+from harness.plan.candidates import Skip, candidates_for
+from harness.plan.options import RunOptions
+from harness.plan.sut_choice import SutChoice, close_suts, resolve_suts
 from harness.sut.call_sites import unfit_call_sites
 from harness.sut.capabilities import Capabilities
 from harness.sut.errors import SutLoadError
 from harness.sut.limits import SUT_LIMITS, limit_before, limit_for
 from harness.sut.loader import LoadedSut
-from harness.verdict import _probed_with
 from pools.builtin import builtin_module
 from tests.conftest import FIXTURES, SGLANG_INSTALL_HINT, installed_sglang_root, scenario_named
 
@@ -74,7 +69,7 @@ def test_a_limit_skips_cells_where_the_probed_capability_brings_it_and_nowhere_e
 
 
 def _mla_candidate(capabilities: Capabilities, device: str = "cpu"):
-    from harness.candidate import Candidate
+    from harness.plan.candidate import Candidate
 
     return Candidate("x", None, "legacy", "-", device, "plain_mla", capabilities=capabilities)
 

@@ -11,7 +11,7 @@ import torch
 from harness.bench.interleave import sample_interleaved
 from harness.bench.stats import ratio_of_medians, summarize
 from harness.bench.timers import TIMERS, Budget, CpuTimer, timer_for
-from harness.devices import unavailable_reason
+from harness.plan.devices import unavailable_reason
 
 
 def test_cpu_timer_runs_setup_before_each_iteration_and_keeps_raw_samples() -> None:

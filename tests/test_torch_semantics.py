@@ -17,8 +17,8 @@ from typing import Callable, Optional
 import pytest
 import torch
 
-from harness.execute import Execution
-from harness.oracles import error_kind
+from harness.compare.oracles import error_kind
+from harness.compare.snapshot import Execution
 from harness.sut.sglang_loader import INSTALL_HINT, SutLoadError, load_sglang
 from pools.builtin import builtin_module
 from pools.judge import judge_module
@@ -84,7 +84,7 @@ def _mla_door_write(pool, loc: torch.Tensor, rows: int) -> None:
     pool.set_mla_kv_buffer(_layer(), loc, _rows(rows, (1, LORA)), _rows(rows, (1, ROPE)) * 3)
 
 
-DOORS: dict[str, tuple[Callable, Callable]] = {
+DOOR_WRITES: dict[str, tuple[Callable, Callable]] = {
     "mha.set_kv_buffer": (_mha, _mha_write),
     "mla.set_kv_buffer": (_mla, _mla_rows_write),
     "mla.set_mla_kv_buffer": (_mla, _mla_door_write),
@@ -137,10 +137,10 @@ def _subjects() -> dict[str, object]:
 
 @needs_sglang
 @pytest.mark.sglang
-@pytest.mark.parametrize("door", DOORS)
+@pytest.mark.parametrize("door", DOOR_WRITES)
 @pytest.mark.parametrize("case", CASES)
 def test_judge_and_builtin_pools_take_rows_as_sglang_does(door: str, case: str):
-    make, write = DOORS[door]
+    make, write = DOOR_WRITES[door]
     loc, rows = CASES[case]
     want = _outcome(make, write, SGL, loc, rows)
     for name, module in _subjects().items():

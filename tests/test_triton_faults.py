@@ -9,8 +9,8 @@ import importlib
 import pytest
 import torch
 
-from harness.candidate import Candidate
-from harness.runner import check_scenario
+from harness.plan.candidate import Candidate
+from harness.run.cells import check_scenario
 from pools.builtin import builtin_module
 from reports.outcome import Outcome
 from tests.conftest import scenario_named

@@ -1,4 +1,5 @@
-"""The value oracle (harness/values.py): the builtin engines and the judge pass it on the builtin
+"""The value oracle (harness/compare/values.py): the builtin engines and the judge pass it on the
+builtin
 scenarios it covers, and a cast fault shared by the reference and the torch engine, which the
 bytes oracle cannot see, is caught by it."""
 
@@ -8,10 +9,11 @@ import pytest
 import torch
 
 from backends.registry import BACKENDS
-from harness.candidate import Candidate
-from harness.execute import Execution, execute
-from harness.expectations import Expected
-from harness.values import OUT_OF_SCOPE, VALUE_SCOPE, in_scope, value_findings
+from harness.compare.expectations import Expected
+from harness.compare.snapshot import Execution
+from harness.compare.values import OUT_OF_SCOPE, VALUE_SCOPE, in_scope, value_findings
+from harness.plan.candidate import Candidate
+from harness.run.execute import execute
 from pools.builtin import builtin_module
 from pools.dtypes import DTYPES
 from pools.engines.base import StoreEngine

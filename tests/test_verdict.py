@@ -9,15 +9,20 @@ from dataclasses import replace
 import pytest
 
 from backends.registry import BACKENDS
-from harness.call_site_overrides import with_call_site_overrides
-from harness.candidate import Candidate
-from harness.execute import WRITING, ErrorPlace, Execution, execute
-from harness.expectations import expected_writes
-from harness.findings import Finding
-from harness.plan import RunOptions, baseline_for, resolve_suts
-from harness.runner import check_cell, check_scenario, planned_checks, run
+from harness.compare.expectations import expected_writes
+from harness.compare.findings import Finding
+from harness.compare.snapshot import WRITING, ErrorPlace, Execution
+from harness.compare.verdict import Baselines, divergences_of, judge_candidate
+from harness.plan.baseline import baseline_for
+from harness.plan.call_site_overrides import with_call_site_overrides
+from harness.plan.candidate import Candidate
+from harness.plan.options import RunOptions
+from harness.plan.sut_choice import resolve_suts
+from harness.run.baselines import run_baselines
+from harness.run.cells import check_cell, check_scenario
+from harness.run.deterministic import planned_checks, run
+from harness.run.execute import execute
 from harness.sut.loader import load_foreign
-from harness.verdict import Baselines, divergences_of, judge_candidate, run_baselines
 from pools.builtin import builtin_module
 from reports.outcome import Outcome
 from scenarios.builtin import default_scenarios

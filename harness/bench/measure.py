@@ -17,15 +17,9 @@ import torch
 from backends.context import WriteRequest
 from backends.registry import Backend, backend_named
 from harness.bench.timers import Step
-from harness.execute import (
-    CALLER_TENSORS,
-    Execution,
-    buffer_bytes,
-    caller_bytes,
-    fill_canary,
-    write_request,
-)
-from harness.pool_factory import build_pool
+from harness.compare.snapshot import CALLER_TENSORS, Execution
+from harness.run.execute import buffer_bytes, caller_bytes, fill_canary, write_request
+from harness.run.pool_factory import build_pool
 from scenarios.materialize import ForwardStaging, scale_object
 from scenarios.model import Scenario
 
@@ -76,7 +70,7 @@ class TimedWrite:
 
     def snapshot(self) -> Execution:
         """The buffers and caller tensors after the last
-        write, named as harness.execute names them."""
+        write, named as harness.run.execute names them."""
         result = Execution(buffers=buffer_bytes(self.pool, self.scenario))
         for request in self.requests:
             result.caller.update(caller_bytes(request, 0))

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Optional
 
 from harness.bench.timers import Budget
-from harness.plan import SutChoice
+from harness.plan.sut_choice import SutChoice
 from pools.dtypes import dtype_spec
 from pools.eras import ERAS
 from scenarios.allocator import allocate, swa_mapping

@@ -19,10 +19,11 @@ from harness.bench.records import TimedCell, bench_row
 from harness.bench.stats import summarize
 from harness.bench.timers import Samples, join_samples, timer_for
 from harness.bench.verify import Baseline
-from harness.execute import Execution, describe_error
-from harness.plan import SutChoice
+from harness.compare.snapshot import Execution
+from harness.plan.sut_choice import SutChoice
+from harness.run.execute import describe_error
+from harness.run.timeout import time_limit
 from harness.sut.capabilities import Capabilities
-from harness.timeout import time_limit
 from pools.builtin import builtin_module
 from reports.outcome import Outcome
 from scenarios.model import Scenario

@@ -14,7 +14,7 @@ from typing import Callable, Optional
 
 import torch
 
-from harness.devices import device_type
+from harness.plan.devices import device_type
 
 Step = Callable[[], None]
 

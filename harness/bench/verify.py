@@ -1,6 +1,7 @@
 """Verification of a timed cell: the bytes of its last timed write, judged as `kvh run` judges.
 
-The verdict is harness/verdict.py's: the candidate's era's baseline (the baseline pools through
+The verdict is harness/compare/verdict.py's: the candidate's era's baseline (the baseline pools
+through
 that era's call site), the ground truth and the declared divergences. A cell whose write differs
 becomes a finding and reports no number; a cell whose call raised, or that a SUT limit removes,
 is an error and reports none either, with the reason.
@@ -12,10 +13,11 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from backends.registry import backend_named
-from harness.execute import Execution
-from harness.findings import Finding
+from harness.compare.findings import Finding
+from harness.compare.snapshot import Execution
+from harness.compare.verdict import judge_candidate
+from harness.run.baselines import run_baselines
 from harness.sut.capabilities import Capabilities
-from harness.verdict import judge_candidate, run_baselines
 from reports.outcome import Outcome
 from scenarios.model import Scenario
 

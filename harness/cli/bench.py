@@ -23,7 +23,8 @@ from harness.cli.options import check_device_and_out, check_writable, choose, cs
 from harness.cli.progress import ProgressReporter
 from harness.cli.suts import describe_sut
 from harness.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, UsageError
-from harness.plan import RunOptions, resolve_suts
+from harness.plan.options import RunOptions
+from harness.plan.sut_choice import resolve_suts
 from harness.sut.environments import is_isolated_spec
 from harness.sut.loader import SutLoadError
 from pools.dtypes import DTYPES

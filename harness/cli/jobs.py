@@ -1,6 +1,6 @@
 """`kvh run --jobs N`: the run's cells spread over N child `kvh run` processes, then one verdict.
 
-Each child runs a shard of its own (harness/sharding.py; within `--shard i/M`, job k runs shard
+Each child runs a shard of its own (harness/plan/sharding.py; within `--shard i/M`, job k runs shard
 (i-1) + M(k-1) + 1 of M*N, which lies inside shard i) into OUT/jobs/job-K, with the same
 options. A deterministic run checks the same cells and scenarios whatever N is; with
 `--profile`, each child spends the profile's time on its own cells, so N jobs explore about N
@@ -37,8 +37,8 @@ from harness.errors import (
     interrupted_exit_code,
     signal_of,
 )
-from harness.runner import MODEL_SUT
-from harness.sharding import Shard
+from harness.plan.sharding import Shard
+from harness.report.rows import MODEL_SUT
 from reports.atomic import write_text_atomic
 from reports.outcome import Outcome
 from reports.store import load, run_meta

@@ -1,7 +1,7 @@
 """`kvh matrix`: what this machine checks and what it cannot, and why, as tables and JSON.
 
 Two views: the store-engine capability matrix (engine x pool kind x dtype x layout x device,
-harness/capabilities.py) and the backend coverage (backend x pool kind x mode x era, with each
+harness/plan/engine_matrix.py) and the backend coverage (backend x pool kind x mode x era, with each
 backend's declared skips and divergences, backends/registry.py).
 """
 
@@ -16,9 +16,9 @@ import pandas as pd
 
 from backends.real_code import REAL_CODE
 from backends.registry import BACKENDS
-from harness.capabilities import LAYOUTS, CellStatus, matrix
-from harness.devices import backend_device_reason, discover, natural_device
 from harness.errors import EXIT_OK, UsageError
+from harness.plan.devices import backend_device_reason, discover, natural_device
+from harness.plan.engine_matrix import LAYOUTS, CellStatus, matrix
 from harness.sut.census_model import BACKEND_MODELS
 from pools.dtypes import DTYPES
 from reports.atomic import write_json_atomic
@@ -60,7 +60,7 @@ def backend_coverage() -> list[dict]:
     here, what it covers, skips, divergences."""
     rows = []
     for backend in BACKENDS.values():
-        device_type = getattr(backend, "device_type", "any")
+        device_type = backend.device_type
         reason = backend_device_reason(device_type)
         rows.append(
             {
@@ -69,14 +69,14 @@ def backend_coverage() -> list[dict]:
                 "device": natural_device(device_type),
                 "device_here": reason is None,
                 "device_reason": reason or "",
-                "pool_kinds": list(getattr(backend, "pool_kinds", POOL_KINDS)),
-                "modes": list(getattr(backend, "modes", ())),
-                "eras": list(getattr(backend, "eras", ())),
-                "dtypes": list(getattr(backend, "dtypes", DTYPES)),
-                "summary": getattr(backend, "summary", ""),
+                "pool_kinds": list(backend.pool_kinds),
+                "modes": list(backend.modes),
+                "eras": list(backend.eras),
+                "dtypes": list(backend.dtypes),
+                "summary": backend.summary,
                 "runs_as": _runs_as(backend.name),
-                "skips": _items(getattr(backend, "skips", ())),
-                "divergences": _items(getattr(backend, "divergences", ())),
+                "skips": _items(backend.skips),
+                "divergences": _items(backend.divergences),
             }
         )
     return rows

@@ -21,7 +21,7 @@ import pandas as pd
 from harness.cli.junit import write_junit
 from harness.cli.options import check_writable
 from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from harness.mutation import MutantResult, run_mutant
+from harness.run.mutation import MutantResult, run_mutant
 from harness.sut.loader import SutLoadError
 from mutants.catalog import CATALOG, Mutant, mutant_named
 from reports.atomic import write_json_atomic

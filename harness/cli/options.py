@@ -8,8 +8,8 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Optional
 
-from harness.devices import unavailable_reason
 from harness.errors import UsageError
+from harness.plan.devices import unavailable_reason
 
 
 def csv_list(value: str) -> list[str]:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from harness.cp.repro import is_cp_repro, replay_and_report
 from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from harness.repro import ReproError, replay
+from harness.report.repro import ReproError
+from harness.run.replay import replay
 from harness.sut.loader import SutLoadError
 from reports.outcome import Outcome, normalised
 

@@ -22,8 +22,6 @@ from harness.cli.options import (
 )
 from harness.cli.progress import ProgressReporter
 from harness.cli.suts import describe_sut
-from harness.coverage import Coverage
-from harness.era_table import era_table_markdown, reproduced, skip_lines
 from harness.errors import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -33,11 +31,17 @@ from harness.errors import (
     signal_of,
     sigterm_interrupts,
 )
-from harness.exploration_log import ExplorationLog
-from harness.plan import RunOptions, close_suts, resolve_suts
-from harness.repro import save_repro
-from harness.runner import CellResult, Exploring, cells_of, explore_run, planned_checks, run
-from harness.sharding import parse_shard
+from harness.plan.options import RunOptions
+from harness.plan.sharding import parse_shard
+from harness.plan.sut_choice import close_suts, resolve_suts
+from harness.report.coverage import Coverage
+from harness.report.era_table import era_table_markdown, reproduced, skip_lines
+from harness.report.exploration_log import ExplorationLog
+from harness.report.repro import save_repro
+from harness.report.rows import CellResult
+from harness.run.cells import cell_groups, cells_of
+from harness.run.deterministic import planned_checks, run
+from harness.run.exploring import Exploring, explore_run
 from harness.sut.loader import SutLoadError
 from pools.dtypes import DTYPES
 from pools.engines import ENGINES
@@ -239,13 +243,8 @@ def main(arguments: argparse.Namespace) -> int:
 
 
 def _group_names(options: RunOptions) -> list[str]:
-    """The (pool, dtype) groups of a deterministic run in the runner's order, as on_group names
-    them (harness/runner.py _groups)."""
-    if options.scenarios is not None:
-        pairs = dict.fromkeys((s.geometry.pool, s.geometry.dtype) for s in options.scenarios)
-    else:
-        pairs = dict.fromkeys((pool, dtype) for pool in options.pools for dtype in options.dtypes)
-    return [f"{pool} {dtype}" for pool, dtype in pairs]
+    """The (pool, dtype) groups of a deterministic run in its order, as on_group names them."""
+    return [f"{pool} {dtype}" for pool, dtype in cell_groups(options)]
 
 
 def _interruption(
@@ -267,8 +266,7 @@ def _interruption(
         planned, unit = None, "cells"
         every = [
             cell.key
-            for pool in options.pools
-            for dtype in options.dtypes
+            for pool, dtype in cell_groups(options)
             for cell in cells_of(options, pool, dtype)
         ]
     done = set(finished)

@@ -4,7 +4,7 @@ call sites fit the model."""
 
 from __future__ import annotations
 
-from harness.plan import SutChoice
+from harness.plan.sut_choice import SutChoice
 from harness.sut.capabilities import describe
 from harness.sut.census_model import BACKEND_MODELS
 

@@ -4,7 +4,8 @@ Each rank of a torch.distributed group runs the plan's scenarios through the CP 
 (backends.cp_distributed, or a user's site module) in every era, and judges its own pool with
 the harness's oracles against the single-process write of the full sequence: the `plain`
 (MLA: `plain_mla`) call site of the candidate's era on the baseline pools, with the verdict of
-`kvh run` (harness/verdict.py). A finding names its rank. The plan is JSON, because spawned ranks
+`kvh run` (harness/compare/verdict.py). A finding names its rank. The plan is JSON, because spawned
+ranks
 rebuild it from the payload alone.
 """
 
@@ -18,13 +19,13 @@ from typing import Any, Optional
 
 from backends import cp_distributed
 from backends.registry import BACKENDS, EXTEND_FOCUS, Backend
-from harness.candidate import Candidate
+from harness.compare.findings import Finding
 from harness.cp.distributed import GroupOutcome, launch, rank_device
-from harness.execute import execute
-from harness.findings import Finding
+from harness.plan.candidate import Candidate
+from harness.run.baselines import decide, run_baselines
+from harness.run.execute import execute
 from harness.sut.errors import SutLoadError
 from harness.sut.loader import load_foreign, parse_builtin
-from harness.verdict import decide, run_baselines
 from pools.builtin import builtin_module
 from pools.eras import ERAS
 from reports.outcome import Outcome

@@ -13,7 +13,7 @@ from harness.cp.differential import CpPlan, RankCheck, run_group
 from harness.cp.distributed import GroupOutcome
 from harness.cp.report import report_group
 from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from harness.repro import ReproError, read_repro_json
+from harness.report.repro import ReproError, read_repro_json
 from harness.sut.errors import SutLoadError
 from reports.atomic import write_json_atomic
 from scenarios.serialize import ScenarioError, from_dict, to_dict

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from harness.sut.census_model import BACKEND_MODELS, BackendModel, Shape
 
-DOORS = ("set_kv_buffer", "set_mla_kv_buffer")
+WRITE_DOORS = ("set_kv_buffer", "set_mla_kv_buffer")
 ATTENTION_DIR = "sglang/srt/layers/attention"
 
 
@@ -202,7 +202,7 @@ def _is_door(node: ast.AST) -> bool:
     return (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
-        and node.func.attr in DOORS
+        and node.func.attr in WRITE_DOORS
     )
 
 

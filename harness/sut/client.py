@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from harness.execute import Execution
+from harness.compare.snapshot import Execution
 from harness.sut.errors import SutLoadError
 from harness.sut.protocol import VERSION, decode_execution, missing_names
 from scenarios.model import Scenario

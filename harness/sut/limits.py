@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from backends.real_code import DriverGap
-from harness.candidate import Candidate
-from harness.findings import Finding
+from harness.compare.findings import Finding
+from harness.plan.candidate import Candidate
 from harness.sut.capabilities import Capabilities
 from scenarios.model import Scenario
 

@@ -21,7 +21,7 @@ from typing import Iterable, Optional, Union
 
 import torch
 
-from harness.execute import ErrorPlace, Execution
+from harness.compare.snapshot import ErrorPlace, Execution
 
 VERSION = 2
 Wanted = Union[None, str, Iterable[str]]

@@ -50,8 +50,8 @@ def serve(spec: str, prefix: str | None) -> int:
             chain=import_chain(cause),
         )
         return 3
-    from harness.candidate import Candidate
-    from harness.execute import execute
+    from harness.plan.candidate import Candidate
+    from harness.run.execute import execute
     from harness.sut.protocol import encode_execution
     from scenarios.serialize import from_dict
 

@@ -263,7 +263,7 @@ class TritonEngine(StoreEngine):
     ) -> None:
         if layout.name == "hnd":
             self.scatter_hnd(buffer, loc, rows)
-        else:  # no kernel for the other layouts yet (harness/capabilities.py says so)
+        else:  # no kernel for the other layouts yet (harness/plan/engine_matrix.py says so)
             super().scatter_layout(buffer, loc, rows, layout)
 
     def _columns(

@@ -5,7 +5,7 @@ a layer's view is (pages * page_size) token rows. NPUMLATokenToKVPool: the laten
 rope part in separate all-layer buffers, k_buffer (layers, pages, page_size, 1, kv_lora_rank) and
 v_buffer (..., qk_rope_head_dim); its set_kv_buffer(layer, loc, cache_k, cache_v) means
 (nope, rope), and a None cache_v splits the latent row. The real torch_npu scatter ops run only
-where torch_npu is present (harness.capabilities says why not otherwise).
+where torch_npu is present (harness.plan.engine_matrix says why not otherwise).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import pytest
 
 from backends.registry import BACKENDS
 from harness.cli import main
-from harness.devices import unavailable_reason
+from harness.plan.devices import unavailable_reason
 from tests.conftest import run_kvh
 
 # The matrix shows what each device runs: checked on a GPU or NPU machine too (tox -e gpu, npu).

@@ -2,7 +2,7 @@
 
 `--shard i/N` keeps the cells whose stable hash falls in shard i: the same on every machine,
 Python and PYTHONHASHSEED, and for any N every cell lands in exactly one shard. A cell is the
-runner's unit (harness.runner.Cell.key: pool/dtype/backend:mode), whose baseline runs once.
+runner's unit (harness.run.cells.Cell.key: pool/dtype/backend:mode), whose baseline runs once.
 """
 
 from __future__ import annotations

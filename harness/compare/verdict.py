@@ -1,6 +1,7 @@
 """The one place that decides an outcome: the era table and every candidate's verdict.
 
-For one scenario and one cell (backend, mode), the baseline pools (harness.plan.baseline_module)
+For one scenario and one cell (backend, mode), the baseline pools
+(harness.plan.baseline.baseline_module)
 run through each era's call site. The oldest era's run is the ground truth G; era E's run is R_E.
 
 Era table (the model's own claim): R_E is compared with G by the oracles. No difference: PASS
@@ -18,20 +19,17 @@ docs/verdict.md says the same for readers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from backends.divergences import DIVERGENCES, FIXED_LATER, KnownDivergence
 from backends.registry import Backend
-from harness.byte_compare import buffers_equal
-from harness.candidate import Candidate
-from harness.execute import Execution, execute
-from harness.expectations import Expected, expected_writes
-from harness.findings import Finding
-from harness.oracles import judge, self_check
-from harness.plan import baseline_for
+from harness.compare.byte_compare import buffers_equal
+from harness.compare.expectations import Expected
+from harness.compare.findings import Finding
+from harness.compare.oracles import judge, self_check
+from harness.compare.snapshot import Execution
 from harness.sut.capabilities import Capabilities
-from harness.sut.limits import skip_reason
 from reports.outcome import Outcome
 from scenarios.model import Scenario
 
@@ -50,7 +48,7 @@ class Verdict:
 
 def divergences_of(backend: Backend) -> tuple[KnownDivergence, ...]:
     """The divergences that can hold in a backend's cells: the shared ones and its own."""
-    return (*DIVERGENCES, *getattr(backend, "divergences", ()))
+    return (*DIVERGENCES, *backend.divergences)
 
 
 def covering(
@@ -118,26 +116,6 @@ class Baselines:
     def era_divergences(self, era: str) -> list[KnownDivergence]:
         """What era E's call site may differ by from the ground truth (no SUT's own)."""
         return [d for d in self.divergences if era in d.eras and not d.capability]
-
-
-def run_baselines(
-    scenario: Scenario,
-    backend: Backend,
-    mode: str,
-    eras: Iterable[str],
-    timeout_s: Optional[float],
-    judge_caller: bool = True,
-) -> Baselines:
-    """The baseline through the ground truth's call site and each of `eras`' (backend.eras order).
-    `judge_caller=False` leaves the caller's tensors out (a CP rank's k/v are its shares)."""
-    wanted = set(eras) | {backend.eras[0]}
-    runs = {}
-    for era in (era for era in backend.eras if era in wanted):
-        run = execute(baseline_for(backend, mode, era), scenario, timeout_s, backend)
-        runs[era] = run if judge_caller else replace(run, caller={})
-    return Baselines(
-        scenario, mode, backend.eras[0], runs, expected_writes(scenario), divergences_of(backend)
-    )
 
 
 def _probed_with(divergence: KnownDivergence, capabilities: Optional[Capabilities]) -> bool:
@@ -237,14 +215,3 @@ def judge_candidate(
     if has_the_fix():
         return Verdict(completed)
     return Verdict(Outcome.FINDING, findings)
-
-
-def decide(baselines: Baselines, candidate: Candidate, execution: Execution) -> Verdict:
-    """judge_candidate, then what this machine or driver cannot do (harness/sut/limits.py): a
-    finding that explains is a skip."""
-    verdict = judge_candidate(baselines, candidate.era, execution, candidate.capabilities)
-    if verdict.outcome is Outcome.FINDING:
-        reason = skip_reason(baselines.scenario, candidate, verdict.findings)
-        if reason is not None:
-            return Verdict(Outcome.SKIPPED, verdict.findings, skip_reason=reason)
-    return verdict

@@ -8,7 +8,7 @@ from typing import Optional
 
 import torch
 
-from harness.execute import CANARY
+from harness.compare.snapshot import CANARY
 
 _WIDE = (torch.int64, torch.int32, torch.int16)
 

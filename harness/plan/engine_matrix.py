@@ -3,7 +3,7 @@
 Rules are matched in order, first match wins (like PyTorch OpInfo's DecorateInfo): a rule says
 whether the engine can write that cell and why not. Whether it *is* checked on this machine
 also needs the device present and the engine importable; `cell_status` combines the three, and
-both the run planner (harness/plan.py) and `kvh matrix` read it.
+both the run planner (harness/plan/) and `kvh matrix` read it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Optional
 
 import torch
 
-from harness.devices import DEVICE_TYPES, unavailable_reason
+from harness.plan.devices import DEVICE_TYPES, unavailable_reason
 from pools.dtypes import DTYPES
 from pools.engines import ENGINES
 from pools.layouts.kinds import LAYOUT_KINDS
@@ -151,7 +151,7 @@ def cell_status(
     device: str,
     device_reason: Optional[str] = None,
 ) -> CellStatus:
-    """`device_reason`: why the device is absent (None: present), from harness.devices."""
+    """`device_reason`: why the device is absent (None: present), from harness.plan.devices."""
     rule = capability(engine, pool, dtype, layout, device)
     if not rule.supported:
         return CellStatus(engine, pool, dtype, layout, device, "skipped", rule.reason)
@@ -164,7 +164,7 @@ def cell_status(
 
 
 def matrix(device_reasons: Optional[dict[str, Optional[str]]] = None) -> list[CellStatus]:
-    """Every cell, for the devices declared in harness.devices."""
+    """Every cell, for the devices declared in harness.plan.devices."""
     if device_reasons is None:
         device_reasons = {name: unavailable_reason(name) for name in DEVICE_TYPES}
     return [

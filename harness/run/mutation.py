@@ -1,6 +1,6 @@
 """Run the differential suite against one mutant until the first finding kills it.
 
-The mutant is the only SUT; the run is `kvh run --profile` (harness.runner.explore_run: each
+The mutant is the only SUT; the run is `kvh run --profile` (harness.run.exploring.explore_run: each
 cell's named regressions, then Hypothesis examples, a failure shrunk) restricted to the
 mutant's pool kinds, dtypes and backends. The profile's generation budget is replaced by the
 mutant's own, so a mutant that no scenario kills in time survives with "budget exhausted".
@@ -19,10 +19,12 @@ from pathlib import Path
 from typing import Optional
 
 from backends.registry import BACKENDS
-from harness.call_site_overrides import with_call_site_overrides
-from harness.plan import RunOptions, SutChoice
-from harness.repro import save_repro
-from harness.runner import CellResult, Exploring, explore_run
+from harness.plan.call_site_overrides import with_call_site_overrides
+from harness.plan.options import RunOptions
+from harness.plan.sut_choice import SutChoice
+from harness.report.repro import save_repro
+from harness.report.rows import CellResult
+from harness.run.exploring import Exploring, explore_run
 from harness.sut.loader import load_foreign
 from mutants.catalog import Mutant
 from reports.outcome import MutantOutcome, Outcome, normalised

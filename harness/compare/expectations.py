@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import torch
 
-from harness.execute import buffer_names
+from harness.compare.snapshot import buffer_names
 from scenarios.materialize import scale_object, token_tensors, write_slots
 from scenarios.model import Scenario
 

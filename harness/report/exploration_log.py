@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from harness.runner import CellStats
 from reports.markdown import markdown_table
+
+if TYPE_CHECKING:  # the log reads what a run measured; reports never run
+    from harness.run.exploring import CellStats
 
 
 class ExplorationLog:

@@ -2,7 +2,8 @@
 
 A third implementation beside the judge (pools/judge) and the engines: torch's own CPU ops on the
 scenario's regenerated tensors. For each slot a correct write leaves behind (the last writer
-wins, slot 0 excluded; harness.expectations.Expected says which (forward, token) that is), the
+wins, slot 0 excluded; harness.compare.expectations.Expected says which (forward, token) that is),
+the
 model takes that token's caller values, divides them in their own dtype by the layer's scale
 (`clone().div_(scale)`, only when a cast follows and the call site passes a scale), casts them to
 the pool dtype (`.to`) and reads the bytes (`.view(torch.uint8)`). A bug that the baseline and a
@@ -11,7 +12,7 @@ candidate share, in their division, casts or placement, shows here and nowhere e
 Scope, as data (each backend's `value_scope`, collected in VALUE_SCOPE): the canonical calls of
 `plain` and `plain_mla`, on every pool kind except FP4, whose bytes the fp4_bound oracle judges
 against the input. The oracles see every
-layout's buffers as one row per slot (harness.execute.pool_buffers), so a slot's row is the
+layout's buffers as one row per slot (harness.run.execute.pool_buffers), so a slot's row is the
 token's (heads, dim) values in order, whatever the layout.
 """
 
@@ -21,9 +22,9 @@ import torch
 
 from backends.entry import ValueScope
 from backends.registry import BACKENDS
-from harness.execute import Execution
-from harness.expectations import Expected
-from harness.findings import Finding, first_difference
+from harness.compare.expectations import Expected
+from harness.compare.findings import Finding, first_difference
+from harness.compare.snapshot import Execution
 from pools.dtypes import dtype_spec
 from scenarios.materialize import scale_object, token_tensors
 from scenarios.model import Scenario

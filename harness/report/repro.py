@@ -1,6 +1,5 @@
-"""Repro files: one JSON per finding, holding the scenario and the candidate, replayable anywhere.
-
-`kvh repro FILE` rebuilds both sides from the file alone and judges them again.
+"""Repro files: one JSON file per candidate and scenario with findings, written atomically, and
+read back (format kvh-repro).
 """
 
 from __future__ import annotations
@@ -8,21 +7,16 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Optional
 
-from backends.registry import BACKENDS, backend_named
-from harness.call_site_overrides import with_call_site_overrides
-from harness.candidate import Candidate
-from harness.findings import Finding
-from harness.plan import baseline_for, baseline_module, load_sut
-from harness.runner import MODEL_SUT, CellResult, check_cell, check_scenario
-from harness.sut.loader import parse_builtin
-from pools.builtin import builtin_module
+from harness.compare.findings import Finding
+from harness.report.rows import CellResult
 from reports.atomic import write_json_atomic
 from scenarios.model import Scenario
 from scenarios.serialize import ScenarioError, from_dict, to_dict
 
 FORMAT = "kvh-repro"
+
+
 VERSION = 1
 
 
@@ -86,61 +80,3 @@ def load_repro(path: Path) -> tuple[Scenario, dict, list[Finding]]:
     except ScenarioError as error:
         raise ReproError(f"{path}: {error}") from None
     return scenario, candidate, findings
-
-
-def rebuild_candidate(description: dict, device: Optional[str] = None) -> Candidate:
-    backend_named(description["backend"])
-    device = device or description["device"]
-    if description["sut"] == MODEL_SUT:  # an era-table row: the baseline through one era's site
-        return Candidate(
-            MODEL_SUT,
-            baseline_module(description["era"]),
-            description["era"],
-            description["engine"],
-            "cpu",
-            description["backend"],
-            description["mode"],
-        )
-    if parse_builtin(description["sut"]) is not None:
-        module = builtin_module(description["era"], description["engine"])
-        return Candidate(
-            description["sut"],
-            module,
-            description["era"],
-            description["engine"],
-            device,
-            description["backend"],
-            description["mode"],
-        )
-    loaded = load_sut(description["sut"])
-    return Candidate(
-        description["sut"],
-        loaded.module,
-        description["era"],  # the call convention it ran through (probed, or forced by --era)
-        "-",
-        device,
-        description["backend"],
-        description["mode"],
-        capabilities=loaded.capabilities,
-    )
-
-
-def replay(path: Path, device: Optional[str] = None) -> tuple[dict, list[Finding], CellResult]:
-    """Judge the repro's candidate again; returns (candidate description, old findings, result)."""
-    scenario, description, old = load_repro(path)
-    candidate = rebuild_candidate(description, device)
-    # A mutant's faulty call site (BACKEND_OVERRIDES) replays with it.
-    table, _ = with_call_site_overrides(candidate.module, BACKENDS)
-    backend = table[candidate.backend]
-    if candidate.sut == MODEL_SUT:
-        rows = check_cell(scenario, backend, candidate.mode, [], 60.0, (candidate.era,))
-        return description, old, next(r for r in rows if r.model.era == candidate.era)
-    try:
-        results = check_scenario(
-            scenario, baseline_for(backend, candidate.mode), [candidate], 60.0, backend
-        )
-    finally:
-        stop = getattr(candidate.module, "stop", None)
-        if stop is not None:
-            stop()
-    return description, old, results[0]

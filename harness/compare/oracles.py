@@ -13,11 +13,11 @@ from typing import Callable, Optional
 
 import torch
 
-from harness.byte_compare import bytes_equal, off_canary
-from harness.execute import CANARY, Execution
-from harness.expectations import PADDING_SINK, Expected
-from harness.findings import Finding, first_difference, locate
-from harness.values import value_findings
+from harness.compare.byte_compare import bytes_equal, off_canary
+from harness.compare.expectations import PADDING_SINK, Expected
+from harness.compare.findings import Finding, first_difference, locate
+from harness.compare.snapshot import CANARY, Execution
+from harness.compare.values import value_findings
 from pools.fp4.reference import dequantize as fp4_dequantize
 from pools.fp4.reference import error_bound as fp4_error_bound
 from scenarios.model import Scenario
@@ -186,7 +186,8 @@ def _untouched(scenario, baseline, candidate, expected) -> list[Finding]:
 
 
 def _caller_place(name: str) -> tuple[Optional[int], Optional[int]]:
-    """(forward, layer) of a caller tensor's name, "f0.L1.k" (harness/execute.py caller_bytes)."""
+    """(forward, layer) of a caller tensor's name, "f0.L1.k" (harness/run/execute.py
+    caller_bytes)."""
     match = re.fullmatch(r"f(\d+)\.L(\d+)\..*", name)
     return (int(match[1]), int(match[2])) if match else (None, None)
 
@@ -291,7 +292,8 @@ def _fp4_within_bound(scenario, baseline, candidate, expected) -> list[Finding]:
 
 
 def _values(scenario, baseline, candidate, expected) -> list[Finding]:
-    """Every written slot holds what the scenario implies (harness/values.py): catches a fault
+    """Every written slot holds what the scenario implies (harness/compare/values.py): catches a
+    fault
     that the baseline and the candidate share."""
     return value_findings(scenario, candidate, expected, candidate.backend)
 
@@ -319,7 +321,7 @@ ORACLES: tuple[Oracle, ...] = (
     Oracle(
         "value",
         "written slots hold the scenario's values divided and cast by torch's own CPU "
-        "ops, independently of the baseline (plain and plain_mla; harness/values.py "
+        "ops, independently of the baseline (plain and plain_mla; harness/compare/values.py "
         "VALUE_SCOPE)",
         _values,
         alone=True,

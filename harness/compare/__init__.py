@@ -1,0 +1,2 @@
+"""Comparing executions: snapshots, oracles, findings, values, byte comparison and the verdict,
+pure functions of the runs they read."""

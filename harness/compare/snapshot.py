@@ -1,0 +1,78 @@
+"""What one run of a scenario left behind, as data: every buffer's bytes, the caller's
+tensors after the calls, and where it raised. The oracles compare these; harness/run/execute.py
+makes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import torch
+
+from pools.layouts.kinds import LAYOUT_KINDS
+from scenarios.model import Scenario
+
+CANARY = 0xA5
+
+
+CALLER_TENSORS = ("k", "v", "k_rope")
+
+
+BUILDING, STAGING, WRITING, READING = (
+    "building the pool",
+    "staging",
+    "writing",
+    "reading the buffers",
+)
+
+
+@dataclass(frozen=True)
+class ErrorPlace:
+    """Where a run raised, as data: the stage, and for a write the forward, the layer and the
+    door (the outermost pool method on the traceback; "" when the call site itself raised)."""
+
+    stage: str
+    forward: Optional[int] = None
+    layer: Optional[int] = None
+    door: str = ""
+
+    def describe(self) -> str:
+        """The place as text; a write keeps the "forward F, layer L" that findings always said."""
+        if self.stage == WRITING:
+            return f"forward {self.forward}, layer {self.layer}"
+        if self.stage == STAGING:
+            return f"forward {self.forward}, staging its locs"
+        return self.stage
+
+
+@dataclass
+class Execution:
+    """A run's snapshot. When the run raised, `buffers` and `caller` hold what was written (and
+    handed back) before the raise, so two runs that raised alike can still be compared."""
+
+    buffers: dict[str, torch.Tensor] = field(default_factory=dict)  # name -> (rows, bytes) uint8
+    caller: dict[str, torch.Tensor] = field(default_factory=dict)  # name -> flat uint8
+    error: Optional[str] = None
+    error_at: Optional[str] = None  # the place as text: "forward 0, layer 1"
+    error_type: Optional[str] = None  # the exception's class name
+    error_place: Optional[ErrorPlace] = None
+    write_ns: int = 0
+    backend: str = ""  # the call site's backend (the value oracle's scope)
+
+
+def as_bytes(tensor: torch.Tensor) -> torch.Tensor:
+    tensor = tensor.detach().to("cpu").contiguous()
+    rows = tensor.shape[0] if tensor.dim() else 1
+    return (
+        tensor.reshape(rows, -1).view(torch.uint8) if tensor.numel() else tensor.view(torch.uint8)
+    )
+
+
+def buffer_names(scenario: Scenario, layer_id: int) -> tuple[str, ...]:
+    kind = LAYOUT_KINDS.get(scenario.geometry.pool)
+    if kind is not None:
+        return tuple(f"L{layer_id}.{suffix}" for suffix, _, _ in kind.buffers)
+    return (
+        (f"L{layer_id}.kv",) if scenario.geometry.is_mla else (f"L{layer_id}.k", f"L{layer_id}.v")
+    )

@@ -1,0 +1,144 @@
+"""The candidates of one cell: each chosen SUT and engine through the cell's backend call site,
+on its device, or the skip that says why it cannot run there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+from backends.registry import Backend
+from harness.plan.baseline import is_baseline
+from harness.plan.candidate import Candidate
+from harness.plan.devices import device_type, natural_device, unavailable_reason
+from harness.plan.engine_matrix import cell_status, layout_of
+from harness.plan.options import RunOptions
+from harness.plan.sut_choice import SutChoice
+from harness.sut.limits import limit_before
+from pools.builtin import builtin_module
+from pools.layouts.kinds import LAYOUT_KINDS
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A candidate that this machine or this backend cannot run, with the reason as data."""
+
+    sut: str
+    era: str
+    engine: str
+    reason: str
+
+
+def device_for(backend: Backend, options: RunOptions) -> str:
+    """--device overrides; otherwise the backend's natural device (registry) when this machine has
+    it, else the CPU: a call site's logic is the same on every device, so it is still checked."""
+    if options.device:
+        return options.device
+    natural = natural_device(backend.device_type)
+    return natural if unavailable_reason(natural) is None else "cpu"
+
+
+def _engines_named(options: RunOptions, sut: SutChoice) -> bool:
+    """Whether the user named the engines to run (--engine, or --sut builtin:ENGINE)."""
+    return sut.spec != "builtin" or options.engines_named
+
+
+def _missing_class(module: object, pool: Optional[str]) -> Optional[str]:
+    """The SGLang class name a layout pool kind needs that a foreign SUT does not offer."""
+    kind = LAYOUT_KINDS.get(pool or "")
+    return None if kind is None or hasattr(module, kind.class_name) else kind.class_name
+
+
+def candidates_for(
+    backend: Backend,
+    mode: str,
+    suts: list[SutChoice],
+    options: RunOptions,
+    pool: Optional[str] = None,
+    dtype: Optional[str] = None,
+) -> Iterator[Candidate | Skip]:
+    """Candidates for one backend and mode, and a Skip for each one that cannot run.
+
+    Engines are filtered through the capability matrix (harness/plan/engine_matrix.py) for the
+    device, and for `pool` and `dtype` when the caller passes them. An opt-in engine
+    (interpreted Triton on CPU) is left out unless named; the matrix says why.
+    """
+    device = device_for(backend, options)
+    try:
+        device_reason = unavailable_reason(device)
+    except ValueError as error:
+        device_reason = str(error)
+    for sut in suts:
+        if sut.load_error:
+            yield Skip(sut.spec, "-", "-", sut.load_error)
+            continue
+        if sut.loaded is not None:
+            yield from _foreign_candidates(backend, mode, sut, device, device_reason, pool)
+            continue
+        for era in backend.eras:
+            if era not in options.eras:
+                continue
+            for engine in sut.engines:
+                # An engine that is opt-in on this device (interpreted Triton on CPU) is left out
+                # unless named, together with every skip it would otherwise report.
+                generic = cell_status(engine, "*", "*", "*", device_type(device), device_reason)
+                if generic.status == "opt-in" and not _engines_named(options, sut):
+                    continue
+                status = cell_status(
+                    engine,
+                    pool or "*",
+                    dtype or "*",
+                    layout_of(pool) if pool else "*",
+                    device_type(device),
+                    device_reason,
+                )
+                if status.status == "opt-in" and not _engines_named(options, sut):
+                    continue
+                if status.status == "skipped":
+                    yield Skip("builtin", era, engine, status.reason)
+                    continue
+                candidate = Candidate(
+                    "builtin", builtin_module(era, engine), era, engine, device, backend.name, mode
+                )
+                if not is_baseline(candidate):
+                    yield candidate
+
+
+def _foreign_candidates(
+    backend: Backend,
+    mode: str,
+    sut: SutChoice,
+    device: str,
+    device_reason: Optional[str],
+    pool: Optional[str],
+) -> Iterator[Candidate | Skip]:
+    """A foreign SUT through each of its call conventions, unless its capabilities, its own
+    call site or this machine rule the cell out (each a Skip with the reason)."""
+    loaded = sut.loaded
+    missing = _missing_class(loaded.module, pool)
+    limit = limit_before(loaded.capabilities, pool, device_type(device)) if pool else None
+    for era in sut.eras:
+        unfit = sut.unfit_sites.get((backend.name, era))
+        if era not in backend.eras:
+            reason = f"backend {backend.name} has no {era} call site"
+        elif unfit:
+            reason = unfit
+        elif missing:
+            reason = f"the SUT offers no {missing} for {pool} pools"
+        elif limit:
+            reason = f"{limit.name}: {limit.reason}"
+        else:
+            reason = device_reason
+        if reason:
+            yield Skip(sut.spec, era, "-", reason)
+        else:
+            yield Candidate(
+                sut.spec,
+                loaded.module,
+                era,
+                "-",
+                device,
+                backend.name,
+                mode,
+                capabilities=loaded.capabilities,
+            )

@@ -1,0 +1,42 @@
+"""What a run was asked to do: the pools, dtypes, eras, engines, backends, device, seed and
+outputs the command line chose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Optional
+
+from backends.registry import BACKENDS, Backend
+from harness.plan.sharding import Shard
+from pools.dtypes import DTYPES
+from pools.engines import ENGINES
+from pools.eras import ERAS
+from scenarios.model import POOL_KINDS
+
+
+@dataclass
+class RunOptions:
+    suts: list[str] = field(default_factory=lambda: ["builtin"])
+    pools: list[str] = field(default_factory=lambda: list(POOL_KINDS))
+    dtypes: list[str] = field(default_factory=lambda: list(DTYPES))
+    eras: list[str] = field(default_factory=lambda: list(ERAS))
+    engines: list[str] = field(default_factory=lambda: list(ENGINES))
+    engines_named: bool = False  # --engine given: opt-in engines (interpreted Triton) run too
+    eras_named: bool = False  # --era given: foreign SUTs run through these call conventions
+    backends: list[str] = field(default_factory=lambda: list(BACKENDS))
+    device: Optional[str] = None  # None: each backend on its natural device, when present
+    seed: int = 0
+    examples: int = 0
+    out: Path = Path("kvh-out")
+    timeout_s: float = 30.0
+    shard: Optional[Shard] = None  # --shard i/N: only this deterministic share of the cells
+    scenarios: Optional[list] = (
+        None  # user scenarios (--scenario): run these instead of the builtin set
+    )
+    # The call sites by backend name: the registry, or a copy with a mutant's faulty call sites.
+    backend_table: Mapping[str, Backend] = field(default_factory=lambda: BACKENDS)
+    # Judge each era in `eras` on the baseline against the ground truth (the era table,
+    # harness/compare/verdict.py); False runs only the eras the candidates need (a mutant run).
+    era_table: bool = True

@@ -1,0 +1,90 @@
+"""The systems under test a run loads: each --sut resolved to a builtin engine list or a loaded
+foreign module (in process or in its own worker), and stopped again at the end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Optional
+
+from harness.plan.options import RunOptions
+from harness.sut.call_sites import unfit_call_sites
+from harness.sut.environments import is_isolated_spec, load_isolated
+from harness.sut.errors import SutLoadError
+from harness.sut.loader import LoadedSut, load_foreign, parse_builtin
+from pools.engines import ENGINES
+
+
+@dataclass(frozen=True)
+class SutChoice:
+    spec: str
+    engines: tuple[str, ...]  # builtin: the engines to run; foreign: ("-",)
+    loaded: Optional[LoadedSut] = None
+    # Foreign: the call conventions it runs through (its probed era, or those --era forces).
+    eras: tuple[str, ...] = ()
+    # Foreign: why it is not run (did not load, fits no call convention); its cells are skips.
+    load_error: str = ""
+    # (backend, era) -> why the release's own call site is not the model's (harness/sut/call_sites)
+    unfit_sites: Mapping[tuple[str, str], str] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.loaded is not None and not self.eras and self.loaded.era:
+            object.__setattr__(self, "eras", (self.loaded.era,))  # the era it probes as
+
+
+def load_sut(spec: str) -> LoadedSut:
+    """A foreign SUT: an isolated SGLang release (its own process), or a module loaded here."""
+    if is_isolated_spec(spec):
+        return load_isolated(spec)
+    return load_foreign(spec)
+
+
+def close_suts(suts: list[SutChoice]) -> None:
+    """Stop the workers of isolated SUTs (nothing is left running after a run)."""
+    for sut in suts:
+        _stop(sut.loaded)
+
+
+def _stop(loaded: Optional[LoadedSut]) -> None:
+    stop = getattr(loaded.module, "stop", None) if loaded else None
+    if stop is not None:
+        stop()
+
+
+def _foreign_choice(spec: str, options: RunOptions) -> SutChoice:
+    """Load and probe a foreign SUT; a failure is kept as the choice's load_error."""
+    try:
+        loaded = load_sut(spec)
+    except SutLoadError as error:
+        return SutChoice(spec, ("-",), load_error=str(error))
+    if options.eras_named:
+        eras = tuple(options.eras)
+    elif loaded.era is None:
+        _stop(loaded)
+        return SutChoice(spec, ("-",), load_error=f"{loaded.unfit_reason}; --era forces one")
+    else:
+        eras = (loaded.era,)
+    unfit = unfit_call_sites(loaded.root, eras) if loaded.root else {}
+    return SutChoice(spec, ("-",), loaded, eras, unfit_sites=unfit)
+
+
+def resolve_suts(options: RunOptions) -> list[SutChoice]:
+    """Load and probe every --sut up front, so a bad one fails before anything is written. With
+    several, one that does not load is kept with the reason and its cells are skipped, so one
+    bad release does not stop a comparison of the others."""
+    choices = []
+    for spec in options.suts:
+        engine = parse_builtin(spec)
+        if engine is None:
+            choices.append(_foreign_choice(spec, options))
+        elif engine:
+            if engine not in ENGINES:
+                raise ValueError(
+                    f"unknown engine {engine!r} in --sut {spec}; choose from {', '.join(ENGINES)}"
+                )
+            choices.append(SutChoice(spec, (engine,)))
+        else:
+            choices.append(SutChoice(spec, tuple(options.engines)))
+    if len(choices) == 1 and choices[0].load_error:
+        raise SutLoadError(choices[0].load_error)
+    return choices

@@ -1,0 +1,269 @@
+"""One scenario through one cell: the baselines of every era the cell needs, each candidate
+judged against its own era's run (harness/compare/verdict.py decides), and the era table's
+rows. Also the cells of a run and what skips them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator, Optional
+
+from backends.registry import Backend, backend_named
+from harness.compare.snapshot import Execution
+from harness.compare.verdict import Baselines, Verdict
+from harness.plan.baseline import baseline_for
+from harness.plan.candidate import Candidate
+from harness.plan.candidates import Skip, candidates_for
+from harness.plan.options import RunOptions
+from harness.plan.sharding import in_shard
+from harness.plan.sut_choice import SutChoice
+from harness.report.rows import MODEL_SUT, CellResult
+from harness.run.baselines import decide, run_baselines
+from harness.run.execute import execute
+from harness.sut.client import IsolatedSut
+from reports.outcome import Outcome
+from scenarios.builtin import default_scenarios, random_scenarios
+from scenarios.materialize import forget_tensors
+from scenarios.model import Scenario
+
+
+def scenarios_for(pool: str, dtype: str, options: RunOptions) -> list[Scenario]:
+    if options.scenarios is not None:
+        return [
+            s for s in options.scenarios if (s.geometry.pool, s.geometry.dtype) == (pool, dtype)
+        ]
+    return default_scenarios(pool, dtype, options.seed) + random_scenarios(
+        pool, dtype, options.seed, options.examples
+    )
+
+
+def execute_candidate(
+    candidate: Candidate,
+    scenario: Scenario,
+    reference: Execution,
+    timeout_s: Optional[float],
+    backend: Backend,
+) -> Execution:
+    """In this process, or in the SUT's own worker process (only differing bytes travel back)."""
+    if isinstance(candidate.module, IsolatedSut):
+        execution = candidate.module.execute(
+            scenario,
+            candidate.backend,
+            candidate.mode,
+            candidate.device,
+            known=reference,
+            timeout_s=timeout_s or 60.0,
+            era=candidate.era,
+        )
+        execution.backend = candidate.backend
+        return execution
+    return execute(candidate, scenario, timeout_s, backend)
+
+
+def _candidate_row(
+    candidate: Candidate, scenario: Scenario, verdict: Verdict, write_ns: int
+) -> CellResult:
+    skip = (
+        Skip(candidate.sut, candidate.era, candidate.engine, verdict.skip_reason)
+        if verdict.outcome is Outcome.SKIPPED
+        else None
+    )
+    findings = [] if skip else [f.for_candidate(candidate.label) for f in verdict.findings]
+    return CellResult(
+        candidate,
+        scenario,
+        verdict.outcome,
+        findings,
+        verdict.divergences,
+        write_ns,
+        candidate.label,
+        skip=skip,
+    )
+
+
+def era_rows(baselines: Baselines, backend: Backend) -> list[CellResult]:
+    """The era table's rows for one scenario: each era other than the ground truth's."""
+    rows = []
+    for era, verdict in baselines.eras.items():
+        if era == baselines.ground and verdict.outcome is not Outcome.FINDING:
+            continue
+        model = baseline_for(backend, baselines.mode, era)
+        model = Candidate(
+            MODEL_SUT, model.module, era, model.engine, model.device, model.backend, model.mode
+        )
+        against = (
+            "its own untouched slots"
+            if era == baselines.ground
+            else f"the ground truth ({baselines.ground})"
+        )
+        label = f"{model.label}: era {era} against {against}"
+        rows.append(
+            CellResult(
+                None,
+                baselines.scenario,
+                verdict.outcome,
+                [finding.for_candidate(label) for finding in verdict.findings],
+                verdict.divergences,
+                label=label,
+                model=model,
+            )
+        )
+    return rows
+
+
+def eras_needed(
+    backend: Backend, candidates: Iterable[Candidate], table_eras: Iterable[str]
+) -> list[str]:
+    """The call sites whose baseline runs a cell needs: the candidates' eras, and the eras of the
+    era table (the ground truth's comes with them: harness.run.baselines.run_baselines)."""
+    wanted = {c.era for c in candidates} | set(table_eras)
+    return [era for era in backend.eras if era in wanted]
+
+
+def check_cell(
+    scenario: Scenario,
+    backend: Backend,
+    mode: str,
+    candidates: list[Candidate],
+    timeout_s: Optional[float],
+    table_eras: Optional[Iterable[str]] = None,
+) -> list[CellResult]:
+    """One scenario through one cell: the candidates' rows, then the era table's rows for
+    `table_eras` (default: all of the backend's)."""
+    eras = eras_needed(backend, candidates, backend.eras if table_eras is None else table_eras)
+    try:
+        baselines = run_baselines(scenario, backend, mode, eras, timeout_s)
+        results = []
+        for candidate in candidates:
+            execution = execute_candidate(
+                candidate, scenario, baselines.runs[candidate.era], timeout_s, backend
+            )
+            results.append(
+                _candidate_row(
+                    candidate,
+                    scenario,
+                    decide(baselines, candidate, execution),
+                    execution.write_ns,
+                )
+            )
+    finally:
+        forget_tensors(scenario)
+    return results + era_rows(baselines, backend)
+
+
+def check_scenario(
+    scenario: Scenario,
+    baseline: Candidate,
+    candidates: list[Candidate],
+    timeout_s: Optional[float],
+    backend: Optional[Backend] = None,
+) -> list[CellResult]:
+    """One row per candidate, in order, followed by any era-table row that is a FINDING against
+    the model (never dropped). `baseline` names the cell (backend and mode); the baselines
+    themselves are harness.plan.baseline.baseline_module's. `backend` is the cell's call-site
+    entry: by
+    default the registry's, in a mutant run the mutant's table's (RunOptions.backend_table)."""
+    backend = backend or backend_named(baseline.backend)
+    results = check_cell(scenario, backend, baseline.mode, candidates, timeout_s, table_eras=())
+    return [r for r in results if not r.era_row or r.outcome is Outcome.FINDING]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One (pool, dtype, backend, mode): a baseline and the candidates judged against it."""
+
+    pool: str
+    dtype: str
+    backend: Backend
+    mode: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.pool}/{self.dtype}/{self.backend.name}:{self.mode}"
+
+
+def cells_of(options: RunOptions, pool: str, dtype: str) -> Iterator[Cell]:
+    for backend_name in options.backends:
+        backend = options.backend_table[backend_name]
+        if pool in backend.pool_kinds and dtype in backend.dtypes:
+            for mode in backend.modes:
+                cell = Cell(pool, dtype, backend, mode)
+                if in_shard(cell.key, options.shard):
+                    yield cell
+
+
+def backend_skip(backend: Backend, scenario: Scenario, mode: str) -> Optional[str]:
+    """`name: reason` of the declared skip (or out-of-focus) that removes this check, if any."""
+    skip = backend.skip_for(scenario, mode)
+    return None if skip is None else f"{skip.name}: {skip.reason}"
+
+
+def whole_cell_skip(cell: Cell, scenario: Scenario) -> Optional[str]:
+    """`name: reason (...)` of a declared skip that removes every scenario of the cell: one whose
+    predicate reads only the pool kind, dtype and mode (backends/skips.py by_cell), holding for
+    `scenario`, one of the cell's."""
+    for skip in cell.backend.skips:
+        if skip.by_cell and skip.applies(scenario, cell.mode):
+            return f"{skip.name}: {skip.reason} (every scenario of the cell)"
+    return None
+
+
+def _skip_label(item: Skip, cell: Cell) -> str:
+    return f"{item.sut}/{item.era}/{item.engine}/{cell.backend.name}:{cell.mode}"
+
+
+def cell_candidates(
+    cell: Cell,
+    suts: list[SutChoice],
+    options: RunOptions,
+    scenarios: list[Scenario],
+    on_result: Callable[[CellResult], None],
+) -> list[Candidate]:
+    """The cell's runnable candidates; each one that cannot run is a SKIPPED row per scenario."""
+    candidates = []
+    for item in candidates_for(cell.backend, cell.mode, suts, options, cell.pool, cell.dtype):
+        if isinstance(item, Candidate):
+            candidates.append(item)
+        else:
+            for scenario in scenarios:
+                on_result(
+                    CellResult(
+                        None, scenario, Outcome.SKIPPED, skip=item, label=_skip_label(item, cell)
+                    )
+                )
+    return candidates
+
+
+def _skipped_rows(candidates: list[Candidate], scenario: Scenario, reason: str) -> list[CellResult]:
+    """A declared backend skip removes the check for every candidate of the cell: one row each."""
+    return [
+        CellResult(
+            c, scenario, Outcome.SKIPPED, label=c.label, skip=Skip(c.sut, c.era, c.engine, reason)
+        )
+        for c in candidates
+    ]
+
+
+def table_eras(options: RunOptions) -> tuple[str, ...]:
+    return tuple(options.eras) if options.era_table else ()
+
+
+def check_or_skip(
+    cell: Cell, scenario: Scenario, candidates: list[Candidate], options: RunOptions
+) -> list[CellResult]:
+    reason = backend_skip(cell.backend, scenario, cell.mode)
+    if reason is not None:
+        return _skipped_rows(candidates, scenario, reason)
+    return check_cell(
+        scenario, cell.backend, cell.mode, candidates, options.timeout_s, table_eras(options)
+    )
+
+
+def cell_groups(options: RunOptions) -> list[tuple[str, str]]:
+    if options.scenarios is not None:
+        return list(dict.fromkeys((s.geometry.pool, s.geometry.dtype) for s in options.scenarios))
+    return [(pool, dtype) for pool in options.pools for dtype in options.dtypes]
+
+
+def has_findings(results: list[CellResult]) -> bool:
+    return any(result.outcome is Outcome.FINDING for result in results)

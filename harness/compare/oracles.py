@@ -34,6 +34,13 @@ class Oracle:
     alone: bool = False
     # Reads nothing but the two runs' buffers: it has nothing to say when they are identical.
     buffers_only: bool = False
+    when: str = "completed"  # one of WHEN: which pairs of runs it speaks for
+
+
+# ALWAYS speaks first, and alone when it finds anything; BOTH_RAISED only when both runs raised
+# alike; COMPLETED only when neither raised.
+ALWAYS, BOTH_RAISED, COMPLETED = "always", "both raised", "completed"
+WHEN = (ALWAYS, BOTH_RAISED, COMPLETED)
 
 
 # Exceptions that mean the same thing although their class differs, declared as data: SGLang's
@@ -304,6 +311,15 @@ ORACLES: tuple[Oracle, ...] = (
         "an exception on one side only, or of another class (EXCEPTION_ALIASES) "
         "or at another place (stage, forward, layer, door) than the baseline's",
         _exception,
+        when=ALWAYS,
+    ),
+    Oracle(
+        "before_the_raise",
+        "both raised alike: the rows (the sink excepted) and caller tensors of the calls that "
+        "completed before the raise equal the baseline's; its findings are bytes and "
+        "caller_tensors findings",
+        _before_the_raise,
+        when=BOTH_RAISED,
     ),
     Oracle("shape", "every buffer has the baseline's shape", _shapes, buffers_only=True),
     Oracle(
@@ -361,14 +377,24 @@ def judge(
     candidate's self_check findings when the caller has them already (they need no baseline).
     `identical`: the caller found both runs' buffers byte-identical, so the buffers_only
     oracles are not run again."""
-    findings = ORACLES[0].check(scenario, baseline, candidate, expected)
+    findings = _speaking(ALWAYS, scenario, baseline, candidate, expected)
     if findings:
         return findings
     if candidate.error is not None:
-        return _before_the_raise(scenario, baseline, candidate, expected)
+        return _speaking(BOTH_RAISED, scenario, baseline, candidate, expected)
     if alone is None:
         alone = self_check(scenario, candidate, expected)
-    for oracle in ORACLES[1:]:
-        if not oracle.alone and not (identical and oracle.buffers_only):
-            findings += oracle.check(scenario, baseline, candidate, expected)
-    return findings + [finding for finding in alone]
+    for oracle in ORACLES:
+        if oracle.when == COMPLETED and not oracle.alone:
+            if not (identical and oracle.buffers_only):
+                findings += oracle.check(scenario, baseline, candidate, expected)
+    return findings + list(alone)
+
+
+def _speaking(when: str, scenario, baseline, candidate, expected) -> list[Finding]:
+    return [
+        finding
+        for oracle in ORACLES
+        if oracle.when == when
+        for finding in oracle.check(scenario, baseline, candidate, expected)
+    ]

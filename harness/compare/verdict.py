@@ -76,7 +76,11 @@ class Baselines:
     runs: dict[str, Execution]
     expected: Expected
     divergences: tuple[KnownDivergence, ...]
-    eras: dict[str, Verdict] = field(default_factory=dict)
+    # Derived once in __post_init__: whether each era's run is byte-identical to the ground
+    # truth, each era's self-check findings, and each era's row of the era table.
+    identical: dict[str, bool] = field(init=False)
+    alone: dict[str, list[Finding]] = field(init=False)
+    eras: dict[str, Verdict] = field(init=False)
 
     def __post_init__(self) -> None:
         truth = self.truth

@@ -1,7 +1,6 @@
 """Sharding (harness/plan/sharding.py): `--shard i/N` partitions the runner's cells
-deterministically,
-and results of separate workers (pytest-xdist, or shards on other machines) merge in
-`kvh report`."""
+deterministically, and results of separate workers (pytest-xdist, or shards on other machines)
+merge in `kvh report`."""
 
 from __future__ import annotations
 

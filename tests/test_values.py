@@ -1,7 +1,6 @@
 """The value oracle (harness/compare/values.py): the builtin engines and the judge pass it on the
-builtin
-scenarios it covers, and a cast fault shared by the reference and the torch engine, which the
-bytes oracle cannot see, is caught by it."""
+builtin scenarios it covers, and a cast fault shared by the reference and the torch engine, which
+the bytes oracle cannot see, is caught by it."""
 
 from __future__ import annotations
 

@@ -1,10 +1,9 @@
 """Verification of a timed cell: the bytes of its last timed write, judged as `kvh run` judges.
 
 The verdict is harness/compare/verdict.py's: the candidate's era's baseline (the baseline pools
-through
-that era's call site), the ground truth and the declared divergences. A cell whose write differs
-becomes a finding and reports no number; a cell whose call raised, or that a SUT limit removes,
-is an error and reports none either, with the reason.
+through that era's call site), the ground truth and the declared divergences. A cell whose write
+differs becomes a finding and reports no number; a cell whose call raised, or that a SUT limit
+removes, is an error and reports none either, with the reason.
 """
 
 from __future__ import annotations

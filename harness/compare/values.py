@@ -3,8 +3,7 @@
 A third implementation beside the judge (pools/judge) and the engines: torch's own CPU ops on the
 scenario's regenerated tensors. For each slot a correct write leaves behind (the last writer
 wins, slot 0 excluded; harness.compare.expectations.Expected says which (forward, token) that is),
-the
-model takes that token's caller values, divides them in their own dtype by the layer's scale
+the model takes that token's caller values, divides them in their own dtype by the layer's scale
 (`clone().div_(scale)`, only when a cast follows and the call site passes a scale), casts them to
 the pool dtype (`.to`) and reads the bytes (`.view(torch.uint8)`). A bug that the baseline and a
 candidate share, in their division, casts or placement, shows here and nowhere else.

@@ -1,8 +1,8 @@
 """The one place that decides an outcome: the era table and every candidate's verdict.
 
 For one scenario and one cell (backend, mode), the baseline pools
-(harness.plan.baseline.baseline_module)
-run through each era's call site. The oldest era's run is the ground truth G; era E's run is R_E.
+(harness.plan.baseline.baseline_module) run through each era's call site. The oldest era's run is
+the ground truth G; era E's run is R_E.
 
 Era table (the model's own claim): R_E is compared with G by the oracles. No difference: PASS
 (BOTH_RAISED when both raised alike). Every difference covered by a declared divergence of era E

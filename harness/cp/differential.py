@@ -4,9 +4,8 @@ Each rank of a torch.distributed group runs the plan's scenarios through the CP 
 (backends.cp_distributed, or a user's site module) in every era, and judges its own pool with
 the harness's oracles against the single-process write of the full sequence: the `plain`
 (MLA: `plain_mla`) call site of the candidate's era on the baseline pools, with the verdict of
-`kvh run` (harness/compare/verdict.py). A finding names its rank. The plan is JSON, because spawned
-ranks
-rebuild it from the payload alone.
+`kvh run` (harness/compare/verdict.py). A finding names its rank. The plan is JSON, because
+spawned ranks rebuild it from the payload alone.
 """
 
 from __future__ import annotations

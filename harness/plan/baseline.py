@@ -19,9 +19,8 @@ BASELINE_SUT, BASELINE_DEVICE = "judge", "cpu"
 @cache
 def baseline_module(era: str) -> Any:
     """The pools every candidate is judged against, for one era's call site. The one place that
-    chooses them (harness/compare/verdict.py runs them through every era's call site). Built once
-    per era:
-    the module holds only classes, and every scenario's baseline runs need them."""
+    chooses them (harness/run/baselines.py runs them through every era's call site). Built once
+    per era: the module holds only classes, and every scenario's baseline runs need them."""
     return judge_module(era)
 
 

@@ -161,8 +161,8 @@ def check_scenario(
     """One row per candidate, in order, followed by any era-table row that is a FINDING against
     the model (never dropped). `baseline` names the cell (backend and mode); the baselines
     themselves are harness.plan.baseline.baseline_module's. `backend` is the cell's call-site
-    entry: by
-    default the registry's, in a mutant run the mutant's table's (RunOptions.backend_table)."""
+    entry: by default the registry's, in a mutant run the mutant's table's
+    (RunOptions.backend_table)."""
     backend = backend or backend_named(baseline.backend)
     results = check_cell(scenario, backend, baseline.mode, candidates, timeout_s, table_eras=())
     return [r for r in results if not r.era_row or r.outcome is Outcome.FINDING]

@@ -7,8 +7,9 @@ so the same scenario yields the same bytes everywhere.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
+import numpy as np
 import torch
 
 from pools.dtypes import DTYPES, dtype_spec
@@ -31,31 +32,13 @@ def loc_tensor(slots: list[int], scenario: Scenario, device: str) -> torch.Tenso
 
 def mapping_tensor(scenario: Scenario, device: str) -> Optional[torch.Tensor]:
     """full_to_swa_index_mapping with SGLang's trailing -1 (so mapping[-1] == -1): a fresh
-    tensor per call, since a pool may remap it in place."""
+    tensor per call, since a pool may remap it in place. Built through NumPy: every execution of
+    a check stages it anew, and a 2^17-slot list becomes a tensor in about 2 ms that way (14 ms
+    with torch.tensor), so nothing needs to be kept on the scenario."""
     if scenario.mapping is None:
         return None
-    return _memo(scenario, "mapping", _cpu_mapping).to(device, copy=True)
-
-
-def _cpu_mapping(scenario: Scenario) -> torch.Tensor:
-    return torch.tensor(scenario.mapping + [-1], dtype=torch.int64)
-
-
-def _memo(scenario: Scenario, name: str, build: Callable[[Scenario], torch.Tensor]) -> torch.Tensor:
-    """A CPU tensor derived from the scenario, built once and kept on it. Every execution of a
-    check (the baseline in each era, every candidate) stages the same scenario, and a 2^17-slot
-    mapping takes 15 ms to build from its list and 0.1 ms to copy. Scenarios are not changed
-    once built (dataclasses.replace makes a new one, without the memo)."""
-    memo = scenario.__dict__.setdefault("_tensors", {})
-    if name not in memo:
-        memo[name] = build(scenario)
-    return memo[name]
-
-
-def forget_tensors(scenario: Scenario) -> None:
-    """Drop what _memo kept on the scenario, once its check is done: a run keeps every checked
-    scenario in its results, and a 2^17-slot mapping tensor is 1 MiB."""
-    scenario.__dict__.pop("_tensors", None)
+    values = np.fromiter(scenario.mapping, dtype=np.int64, count=len(scenario.mapping))
+    return torch.from_numpy(np.append(values, -1)).to(device, copy=True)
 
 
 def scale_object(scale: Scale, device: str) -> Any:

@@ -4,12 +4,16 @@ For one scenario and one cell (backend, mode), the baseline pools
 (harness.plan.baseline.baseline_module) run through each era's call site. The oldest era's run is
 the ground truth G; era E's run is R_E.
 
-Era table (the model's own claim): R_E is compared with G by the oracles. No difference: PASS
-(BOTH_RAISED when both raised alike). Every difference covered by a declared divergence of era E
-that applies: KNOWN_DIVERGENCE naming the divergences. Anything else: FINDING against the model.
+Era table (the call-site models' own claim): R_E is compared with G by the oracles. No
+difference: PASS (BOTH_RAISED when both raised alike). Every difference, R_E's own self-check
+findings included, covered by a declared divergence of era E that applies: KNOWN_DIVERGENCE
+naming the divergences. Anything else: FINDING against the call-site model.
 
-Candidate of era E: compared with R_E. No finding: KNOWN_DIVERGENCE when R_E differs from G by
-declared divergences, else BOTH_RAISED when it raised alike with R_E, else PASS. Findings: a
+Candidate of era E: compared with R_E; its self-check findings that R_E's divergences cover are
+R_E's behaviour and are dropped, where its buffers equal R_E's on every slot but the sink. No
+finding: KNOWN_DIVERGENCE when R_E differs from G by declared divergences (PASS instead when the
+candidate differs from R_E unseen and behaves as G under fixed-later ones), else BOTH_RAISED when
+it raised alike with R_E, else PASS. Findings: a
 divergence declared for a capability the candidate's SUT probes with that covers them makes it a
 KNOWN_DIVERGENCE; when every divergence between R_E and G is `fixed-later` and the candidate
 equals G, it already has the fix and is judged against G (PASS, or BOTH_RAISED); otherwise it is

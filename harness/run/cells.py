@@ -23,7 +23,6 @@ from harness.run.execute import execute
 from harness.sut.client import IsolatedSut
 from reports.outcome import Outcome
 from scenarios.builtin import default_scenarios, random_scenarios
-from scenarios.materialize import forget_tensors
 from scenarios.model import Scenario
 
 
@@ -131,23 +130,17 @@ def check_cell(
     """One scenario through one cell: the candidates' rows, then the era table's rows for
     `table_eras` (default: all of the backend's)."""
     eras = eras_needed(backend, candidates, backend.eras if table_eras is None else table_eras)
-    try:
-        baselines = run_baselines(scenario, backend, mode, eras, timeout_s)
-        results = []
-        for candidate in candidates:
-            execution = execute_candidate(
-                candidate, scenario, baselines.runs[candidate.era], timeout_s, backend
+    baselines = run_baselines(scenario, backend, mode, eras, timeout_s)
+    results = []
+    for candidate in candidates:
+        execution = execute_candidate(
+            candidate, scenario, baselines.runs[candidate.era], timeout_s, backend
+        )
+        results.append(
+            _candidate_row(
+                candidate, scenario, decide(baselines, candidate, execution), execution.write_ns
             )
-            results.append(
-                _candidate_row(
-                    candidate,
-                    scenario,
-                    decide(baselines, candidate, execution),
-                    execution.write_ns,
-                )
-            )
-    finally:
-        forget_tensors(scenario)
+        )
     return results + era_rows(baselines, backend)
 
 

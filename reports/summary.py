@@ -30,6 +30,13 @@ def counts(outcomes: Iterable[str]) -> dict[Outcome, int]:
     return {outcome: tally.get(outcome, 0) for outcome in CHECK_OUTCOMES}
 
 
+def era_table_line(outcomes: Iterable[str]) -> str:
+    """The era table's line beside the verdict, for a run and for a merged --jobs run alike."""
+    return (
+        f"era table: {counts_line(outcomes)} (each era's call-site model against the ground truth)"
+    )
+
+
 def counts_line(outcomes: Iterable[str]) -> str:
     """The one wording of the counts: the progress lines and the verdict print the same."""
     outcomes = list(outcomes)
@@ -119,7 +126,7 @@ def verdict(
 ) -> str:
     """INTERRUPTED when a signal stopped the run (`interrupted`: what finished and what did not;
     the counts are of the checks that finished, findings included); otherwise FAIL when a
-    candidate or the model itself (the era table) has a finding; otherwise INCOMPLETE when a
+    candidate or a call-site model itself (the era table) has a finding; otherwise INCOMPLETE when a
     named SUT was not run (`not_run`: why, one line each), else PASS."""
     outcomes = frame["outcome"].tolist() if len(frame) else []
     model_findings = counts(model_outcomes)[Outcome.FINDING]
@@ -135,7 +142,9 @@ def verdict(
         head = "FAIL"
     else:
         head = "INCOMPLETE" if not_run else "PASS"
-    against_model = f"; {model_findings} findings against the model" if model_findings else ""
+    against_model = (
+        f"; {model_findings} findings against the call-site models" if model_findings else ""
+    )
     missing = f"; {len(not_run)} SUT(s) not run" if not_run else ""
     unfinished = _unfinished(interrupted) if interrupted is not None else ""
     return f"{head}: {counts_line(outcomes)}{against_model}{missing}{unfinished}"

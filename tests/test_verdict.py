@@ -256,7 +256,7 @@ def test_every_planned_check_is_one_row_and_skips_carry_their_reason():
     assert all(row.candidate is not None for row in skipped)  # one row per candidate of the cell
     ran = [row for row in checks if row.outcome is not Outcome.SKIPPED]
     assert ran and {row.outcome for row in ran} <= {Outcome.PASS, Outcome.KNOWN_DIVERGENCE}
-    assert {row.model.sut for row in rows if row.era_row} == {"model"}
+    assert {row.era_baseline.sut for row in rows if row.era_row} == {"model"}
 
 
 @pytest.mark.slow

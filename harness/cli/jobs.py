@@ -38,13 +38,13 @@ from harness.errors import (
     signal_of,
 )
 from harness.plan.sharding import Shard
-from harness.report.rows import MODEL_SUT
+from harness.report.rows import ERA_TABLE_SUT
 from reports.atomic import write_text_atomic
 from reports.outcome import Outcome
 from reports.store import load, run_meta
 from reports.summary import (
     Interruption,
-    counts_line,
+    era_table_line,
     summary_markdown,
     summary_markdown_table,
     verdict,
@@ -202,8 +202,8 @@ def _report(
     warnings: list[str],
     stop: Optional[KeyboardInterrupt] = None,
 ) -> int:
-    checks = rows[rows["sut"] != MODEL_SUT] if not rows.empty else rows
-    model = rows[rows["sut"] == MODEL_SUT]["outcome"].tolist() if not rows.empty else []
+    checks = rows[rows["sut"] != ERA_TABLE_SUT] if not rows.empty else rows
+    model = rows[rows["sut"] == ERA_TABLE_SUT]["outcome"].tolist() if not rows.empty else []
     not_run = sorted(
         {
             line[len("NOT RUN ") :].strip()
@@ -236,7 +236,7 @@ def _report(
     failed = [_job_failure(job, code, folder) for job, code, folder in failing]
     not_run = not_run + failed
     head = verdict(checks, model, not_run, interrupted)
-    era_line = f"era table: {counts_line(model)} (the model against its ground truth)"
+    era_line = era_table_line(model)
     meta = run_meta(arguments.device or "natural", arguments.seed, arguments.profile or "default")
     jobs = [
         "",

@@ -54,6 +54,7 @@ from reports.store import append, run_meta
 from reports.summary import (
     Interruption,
     counts_line,
+    era_table_line,
     summary_markdown,
     summary_markdown_table,
     verdict,
@@ -387,7 +388,7 @@ def _run(arguments: argparse.Namespace, options: RunOptions, exploring: Optional
     for reason in not_run:
         print(f"NOT RUN {reason}")
     print(verdict(frame, model_outcomes, not_run, interrupted))
-    print(f"era table: {counts_line(model_outcomes)} (the model against its ground truth)")
+    print(era_table_line(model_outcomes))
     print(
         f"results: {results_path}, summary: {options.out / 'summary.md'}"
         + (f", junit: {arguments.junit}" if arguments.junit is not None else "")

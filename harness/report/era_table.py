@@ -43,7 +43,7 @@ def era_table_markdown(rows: list[CellResult]) -> str:
     table: dict[tuple[str, str], Counter] = defaultdict(Counter)
     names: dict[tuple[str, str], set[str]] = defaultdict(set)
     for row in rows:
-        key = (f"{row.model.backend}:{row.model.mode}", row.model.era)
+        key = (f"{row.era_baseline.backend}:{row.era_baseline.mode}", row.era_baseline.era)
         table[key][Outcome(str(row.outcome))] += 1
         names[key].update(d.name for d in row.divergences)
     table_rows = [
@@ -66,7 +66,8 @@ def era_table_markdown(rows: list[CellResult]) -> str:
         "## Era table",
         "",
         "The baseline pools through each era's call site, against the oldest era's run (the "
-        "ground truth); a finding here is a finding against the model (docs/verdict.md).",
+        "ground truth); a finding here is a finding against the call-site models "
+        "(docs/verdict.md).",
         "",
         markdown_table(pd.DataFrame(table_rows)),
     ]

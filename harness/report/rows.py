@@ -16,7 +16,9 @@ if TYPE_CHECKING:  # a row names what was planned; reports never plan
     from harness.plan.candidate import Candidate
     from harness.plan.candidates import Skip
 
-MODEL_SUT = "model"  # the sut of an era-table row: the baseline through one era's call site
+# The stored sut of an era-table row (the baseline through one era's call site): "model", a
+# value kept so that results written before still read as the era table.
+ERA_TABLE_SUT = "model"
 
 
 @dataclass
@@ -32,8 +34,9 @@ class CellResult:
     label: str = ""
     skip: Optional[Skip] = None
     reproduce: str = ""  # Hypothesis runs: the seed and the reproduce blob
-    model: Optional[Candidate] = None  # an era-table row's subject: the baseline of one era (sut
-    # "model"); such a row has no candidate
+    # An era-table row's subject: the baseline through one era's call site (sut ERA_TABLE_SUT);
+    # such a row has no candidate.
+    era_baseline: Optional[Candidate] = None
     pool: str = ""  # the cell's pool and dtype (filled from the scenario)
     dtype: str = ""
 
@@ -47,9 +50,9 @@ class CellResult:
 
     @property
     def era_row(self) -> bool:
-        return self.model is not None
+        return self.era_baseline is not None
 
     @property
     def subject(self) -> Optional[Candidate]:
         """What was run: the candidate, or an era-table row's model."""
-        return self.candidate or self.model
+        return self.candidate or self.era_baseline

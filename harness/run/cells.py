@@ -17,7 +17,7 @@ from harness.plan.candidates import Skip, candidates_for
 from harness.plan.options import RunOptions
 from harness.plan.sharding import in_shard
 from harness.plan.sut_choice import SutChoice
-from harness.report.rows import MODEL_SUT, CellResult
+from harness.report.rows import ERA_TABLE_SUT, CellResult
 from harness.run.baselines import decide, run_baselines
 from harness.run.execute import execute
 from harness.sut.client import IsolatedSut
@@ -86,16 +86,22 @@ def era_rows(baselines: Baselines, backend: Backend) -> list[CellResult]:
     for era, verdict in baselines.eras.items():
         if era == baselines.ground and verdict.outcome is not Outcome.FINDING:
             continue
-        model = baseline_for(backend, baselines.mode, era)
-        model = Candidate(
-            MODEL_SUT, model.module, era, model.engine, model.device, model.backend, model.mode
+        baseline = baseline_for(backend, baselines.mode, era)
+        subject = Candidate(
+            ERA_TABLE_SUT,
+            baseline.module,
+            era,
+            baseline.engine,
+            baseline.device,
+            baseline.backend,
+            baseline.mode,
         )
         against = (
             "its own untouched slots"
             if era == baselines.ground
             else f"the ground truth ({baselines.ground})"
         )
-        label = f"{model.label}: era {era} against {against}"
+        label = f"{subject.label}: era {era} against {against}"
         rows.append(
             CellResult(
                 None,
@@ -104,7 +110,7 @@ def era_rows(baselines: Baselines, backend: Backend) -> list[CellResult]:
                 [finding.for_candidate(label) for finding in verdict.findings],
                 verdict.divergences,
                 label=label,
-                model=model,
+                era_baseline=subject,
             )
         )
     return rows

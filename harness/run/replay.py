@@ -14,7 +14,7 @@ from harness.plan.call_site_overrides import with_call_site_overrides
 from harness.plan.candidate import Candidate
 from harness.plan.sut_choice import load_sut
 from harness.report.repro import load_repro
-from harness.report.rows import MODEL_SUT, CellResult
+from harness.report.rows import ERA_TABLE_SUT, CellResult
 from harness.run.cells import check_cell, check_scenario
 from harness.sut.loader import parse_builtin
 from pools.builtin import builtin_module
@@ -23,9 +23,9 @@ from pools.builtin import builtin_module
 def rebuild_candidate(description: dict, device: Optional[str] = None) -> Candidate:
     backend_named(description["backend"])
     device = device or description["device"]
-    if description["sut"] == MODEL_SUT:  # an era-table row: the baseline through one era's site
+    if description["sut"] == ERA_TABLE_SUT:  # an era-table row: the baseline through one era's site
         return Candidate(
-            MODEL_SUT,
+            ERA_TABLE_SUT,
             baseline_module(description["era"]),
             description["era"],
             description["engine"],
@@ -64,9 +64,9 @@ def replay(path: Path, device: Optional[str] = None) -> tuple[dict, list[Finding
     # A mutant's faulty call site (BACKEND_OVERRIDES) replays with it.
     table, _ = with_call_site_overrides(candidate.module, BACKENDS)
     backend = table[candidate.backend]
-    if candidate.sut == MODEL_SUT:
+    if candidate.sut == ERA_TABLE_SUT:
         rows = check_cell(scenario, backend, candidate.mode, [], 60.0, (candidate.era,))
-        return description, old, next(r for r in rows if r.model.era == candidate.era)
+        return description, old, next(r for r in rows if r.era_baseline.era == candidate.era)
     try:
         results = check_scenario(
             scenario, baseline_for(backend, candidate.mode), [candidate], 60.0, backend

@@ -13,6 +13,7 @@ from typing import Any, Iterable, Optional
 import pandas as pd
 
 from reports.charts import interval_chart, line_chart, sparkline
+from reports.coverage_section import coverage_section, html_value
 from reports.finding_groups import SPREAD_COLUMNS, group_findings
 from reports.outcome import Outcome
 from reports.report import MATRIX_FILE, Report
@@ -40,7 +41,6 @@ tr.subject th{background:#e8eef7}td.rowlabel{font-style:italic;color:#555}
 summary{cursor:pointer;margin:8px 0}
 """
 POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-COVERAGE_CELL = ("pool", "dtype", "backend", "mode")
 # The sut of era-table rows (reports/schema.py, check records): the harness's own call-site models.
 ERA_TABLE_SUT = "model"
 ERA_TABLE_HEADING = "Era table: each era's call-site model against the ground truth (sut model)"
@@ -55,12 +55,6 @@ GRID_NOT_RUN_OUTCOMES = (("{} skipped", Outcome.SKIPPED), ("{} unexplored", Outc
 # What a row of skipped checks or unmeasured bench cells lists of where they were.
 NOT_RUN_SPREAD = ("sut", "pool", "dtype", "era", "engine", "backend", "device")
 FINDING_COLUMNS = ("backend", "mode", "pool", "dtype", "era", "engine", "sut", "scenario")
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, float):
-        return "" if value != value else f"{value:.4g}"
-    return escape("" if value is None else str(value))
 
 
 def _table(
@@ -91,7 +85,7 @@ def _grid_cell(rows: pd.DataFrame) -> str:
     not_run = [form.format(counts[o]) for form, o in GRID_NOT_RUN_OUTCOMES if counts.get(o)]
     not_checked = rows[rows["outcome"].isin([Outcome.SKIPPED, Outcome.UNEXPLORED])]
     css = "fail" if found else "ok" if checked else ""
-    reasons = sorted({_cell(d) for d in not_checked.get("detail", ())} - {""})
+    reasons = sorted({html_value(d) for d in not_checked.get("detail", ())} - {""})
     title = f' title="{"; ".join(reasons)}"' if reasons else ""
     # Each part unbroken, so a narrow column breaks between them, never inside one.
     text = f"<span>{escape(' '.join(checked))}</span>" if checked else ""
@@ -145,8 +139,8 @@ def _finding_rows(findings: pd.DataFrame) -> list[list[str]]:
     rows = []
     for _, row in findings.iterrows():
         rows.append(
-            [_cell(row.get(c)) for c in FINDING_COLUMNS]
-            + [_cell(row.get("detail")), _repro(row.get("repro_link"))]
+            [html_value(row.get(c)) for c in FINDING_COLUMNS]
+            + [html_value(row.get("detail")), _repro(row.get("repro_link"))]
         )
     return rows
 
@@ -197,7 +191,7 @@ def _findings(report: Report) -> str:
 
 
 def _distinct(values: Iterable[Any]) -> str:
-    return ", ".join(sorted({_cell(v) for v in values} - {""}))
+    return ", ".join(sorted({html_value(v) for v in values} - {""}))
 
 
 def _not_run_by_reason(frame: pd.DataFrame, reason: str, noun: tuple[str, str]) -> list[list[str]]:
@@ -205,7 +199,7 @@ def _not_run_by_reason(frame: pd.DataFrame, reason: str, noun: tuple[str, str]) 
     plural), and where they were."""
     if frame.empty or reason not in frame:
         return []
-    keyed = frame.assign(_sut=frame["sut"].map(_cell), _why=frame[reason].map(_cell))
+    keyed = frame.assign(_sut=frame["sut"].map(html_value), _why=frame[reason].map(html_value))
     return [
         [f"{len(group)} {noun[len(group) != 1]}", why, sut]
         + [_distinct(group[c]) if c in group else "" for c in NOT_RUN_SPREAD[1:]]
@@ -225,7 +219,7 @@ def _matrix(report: Report) -> str:
     elif isinstance(matrix, list) and matrix and all(isinstance(r, dict) for r in matrix):
         header = list(dict.fromkeys(k for r in matrix for k in r))
         body = _table(
-            header, [[_cell(r.get(k)) for k in header] for r in matrix], table_id="matrix"
+            header, [[html_value(r.get(k)) for k in header] for r in matrix], table_id="matrix"
         )
     else:
         body = f"<pre>{escape(json.dumps(matrix, indent=1)[:20000])}</pre>"
@@ -248,85 +242,6 @@ def _matrix(report: Report) -> str:
         else '<p class="note">Nothing was skipped.</p>'
     )
     return body + "<h3>Skipped checks and unmeasured cells</h3>" + skips
-
-
-def newest_coverage(coverage: pd.DataFrame) -> pd.DataFrame:
-    """The coverage rows of the newest run that recorded any, one per (cell, feature): rows of
-    several writers of that run add up."""
-    if coverage.empty:
-        return coverage
-    ordered = coverage.sort_values("time", kind="stable", na_position="first")
-    run = ordered[ordered["run_id"] == ordered["run_id"].iloc[-1]]
-    if "unreachable" not in run:  # a store written before the column existed
-        run = run.assign(unreachable="")
-    return (
-        run.assign(unreachable=run["unreachable"].fillna(""))
-        .sort_values("max_slot", kind="stable", na_position="first")
-        .groupby([*COVERAGE_CELL, "feature"], sort=False, dropna=False)
-        .agg(
-            run_id=("run_id", "last"),
-            time=("time", "last"),
-            scenarios=("scenarios", "sum"),
-            checked=("checked", "sum"),
-            max_slot=("max_slot", "last"),
-            max_slot_bucket=("max_slot_bucket", "last"),
-            unreachable=("unreachable", "last"),
-        )
-        .reset_index()
-    )
-
-
-def _unreachable(group: pd.DataFrame) -> dict[str, str]:
-    """feature -> why the cell's pool kind can never exercise it."""
-    reasons = group["unreachable"]
-    return dict(zip(group.loc[reasons != "", "feature"], reasons[reasons != ""]))
-
-
-def _coverage(coverage: pd.DataFrame) -> str:
-    """Features as columns, one row per cell: how many checked scenarios exercised each."""
-    rows = newest_coverage(coverage)
-    if rows.empty:
-        return (
-            '<p class="empty">No coverage recorded for this run (<code>kvh run</code> records it '
-            "next to its checks).</p>"
-        )
-    features = list(pd.unique(rows["feature"]))
-    body = []
-    for cell, group in rows.groupby(list(COVERAGE_CELL), sort=True, dropna=False):
-        counts = dict(zip(group["feature"], group["scenarios"]))
-        unreachable = _unreachable(group)
-        tds = [f"<td>{_cell(value)}</td>" for value in cell]
-        tds += [f"<td>{_cell(group[c].iloc[0])}</td>" for c in ("checked", "max_slot_bucket")]
-        tds += [
-            f'<td class="covered">{int(counts[f])}</td>'
-            if counts.get(f, 0) > 0
-            else f'<td title="{escape(unreachable[f])}">n/a</td>'
-            if f in unreachable
-            else '<td class="uncovered" title="not exercised">&mdash;</td>'
-            for f in features
-        ]
-        body.append(f"<tr>{''.join(tds)}</tr>")
-    # Feature names stand on end, so some thirty columns fit the page's width.
-    head = "".join(f"<th>{escape(h)}</th>" for h in [*COVERAGE_CELL, "checked", "max slot"])
-    head += "".join(f'<th class="feature">{escape(f)}</th>' for f in features)
-    reachable = rows[rows["unreachable"] == ""]
-    never = [
-        f
-        for f in features
-        if (reachable["feature"] == f).any()
-        and not (reachable.loc[reachable["feature"] == f, "scenarios"] > 0).any()
-    ]
-    first = rows.iloc[0]
-    return (
-        f'<p class="note">Run {escape(str(first["run_id"]))} ({_cell(first["time"])}). A cell '
-        "counts the checked scenarios that exercised the feature; &mdash; marks one no scenario "
-        "of the cell reached, n/a one its pool kind can never exercise (hover for why). Not "
-        "exercised in any cell that can: "
-        + (escape(", ".join(never)) if never else "none")
-        + ".</p>"
-        + f'<table id="feature-coverage"><thead><tr>{head}</tr></thead>'
-        + f"<tbody>{''.join(body)}</tbody></table>"
-    )
 
 
 def _series(frame: pd.DataFrame, value: str) -> dict[tuple, dict[str, list[tuple[float, float]]]]:
@@ -384,14 +299,14 @@ def _regressions(report: Report) -> str:
     rows = [
         [
             f"<b>{escape(r['status'])}</b>",
-            _cell(r["cell"]),
-            _cell(r["ratio"]),
-            _cell(r["p_value"]),
-            _cell(r["cv"]),
-            _cell(r["latest_median_ns"]),
-            _cell(r["baseline_median_ns"]),
-            _cell(r["baseline_runs"]),
-            _cell(r["latest_run"]),
+            html_value(r["cell"]),
+            html_value(r["ratio"]),
+            html_value(r["p_value"]),
+            html_value(r["cv"]),
+            html_value(r["latest_median_ns"]),
+            html_value(r["baseline_median_ns"]),
+            html_value(r["baseline_runs"]),
+            html_value(r["latest_run"]),
             sparkline([median for _, median in r["history"]]),
         ]
         for _, r in gate.iterrows()
@@ -428,7 +343,10 @@ def render_dashboard(report: Report, coverage: Optional[pd.DataFrame] = None) ->
     )
     sections = [
         ("Correctness", _check_matrix(report.checks) + "<h3>Findings</h3>" + _findings(report)),
-        ("Scenario feature coverage", _coverage(pd.DataFrame() if coverage is None else coverage)),
+        (
+            "Scenario feature coverage",
+            coverage_section(pd.DataFrame() if coverage is None else coverage),
+        ),
         ("Coverage and capability matrix", _matrix(report)),
         ("Throughput", _throughput(report)),
         ("API overhead", _overhead(report)),

@@ -161,7 +161,6 @@ def test_an_interrupt_outside_a_run_is_130_and_sigterm_143(stop, code, said, mon
 
 
 def test_sigterm_is_an_interrupt_only_inside_and_the_old_handler_comes_back() -> None:
-    import os
     import signal
 
     from harness.errors import Interrupted, sigterm_interrupts
@@ -169,9 +168,8 @@ def test_sigterm_is_an_interrupt_only_inside_and_the_old_handler_comes_back() ->
     before = signal.getsignal(signal.SIGTERM)
     with pytest.raises(Interrupted) as stopped:
         with sigterm_interrupts():
-            os.kill(os.getpid(), signal.SIGTERM)
-            for _ in range(1000):  # the handler runs between bytecodes of the main thread
-                pass
+            signal.raise_signal(signal.SIGTERM)  # the handler runs before the next line
+            pytest.fail("SIGTERM did not interrupt")
     assert isinstance(stopped.value, KeyboardInterrupt) and stopped.value.signum == signal.SIGTERM
     assert signal.getsignal(signal.SIGTERM) is before
 
@@ -192,7 +190,6 @@ def test_the_verdict_of_an_interrupted_run_says_what_did_not_finish() -> None:
 
 
 def test_sigterm_inside_hypothesis_comes_out_as_the_same_interrupt() -> None:
-    import os
     import signal
 
     from hypothesis import settings
@@ -206,9 +203,8 @@ def test_sigterm_inside_hypothesis_comes_out_as_the_same_interrupt() -> None:
     def check(example):
         checked.append(example)
         if len(checked) == 3:
-            os.kill(os.getpid(), signal.SIGTERM)
-            for _ in range(1000):
-                pass
+            signal.raise_signal(signal.SIGTERM)
+            pytest.fail("SIGTERM did not interrupt the check")
         return []
 
     quiet = settings(max_examples=50, database=None, deadline=None)

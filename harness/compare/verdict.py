@@ -159,21 +159,14 @@ def _self_check(
 
 
 def _beyond_own_era(
-    baselines: Baselines,
-    era: str,
-    run: Execution,
-    execution: Execution,
-    alone: list[Finding],
+    baselines: Baselines, era: str, alone: list[Finding], like_era_run: bool
 ) -> list[Finding]:
     """The candidate's self-check findings less those its era's own baseline shows as a declared
-    divergence, where the candidate wrote exactly what that baseline wrote (every slot but the
-    padding sink): behaving as its era is never a finding."""
-    own_era = baselines.eras[era]
-    if not alone or own_era.outcome is not Outcome.KNOWN_DIVERGENCE:
+    divergence, where the candidate wrote exactly what that baseline wrote (`like_era_run`: every
+    slot but the padding sink): behaving as its era is never a finding."""
+    if not alone or not like_era_run:
         return alone
-    if not _identical(run, execution, skip_sink=True):
-        return alone
-    declared = own_era.divergences
+    declared = baselines.eras[era].divergences
     return [
         finding
         for finding in alone
@@ -193,9 +186,18 @@ def judge_candidate(
     own_era = baselines.eras[era]
     run = baselines.runs[era]
     identical = _identical(run, execution)
+    diverged = own_era.outcome is Outcome.KNOWN_DIVERGENCE
+    # Only where the era diverges does it matter whether the candidate equals its era's run on
+    # every slot but the sink; a byte-identical one does, with no second comparison.
+    like_era_run = diverged and (identical or _identical(run, execution, skip_sink=True))
     alone = _self_check(baselines, run, baselines.alone[era], execution, identical)
     findings = judge(
-        scenario, run, execution, expected, _beyond_own_era(baselines, era, run, execution, alone)
+        scenario,
+        run,
+        execution,
+        expected,
+        _beyond_own_era(baselines, era, alone, like_era_run),
+        identical,
     )
     completed = Outcome.BOTH_RAISED if execution.error is not None else Outcome.PASS
 
@@ -203,17 +205,17 @@ def judge_candidate(
         """Every divergence of the era is fixed-later, and the candidate behaves as the ground
         truth (its own self-check whole): it already has the fix."""
         return (
-            own_era.outcome is Outcome.KNOWN_DIVERGENCE
+            diverged
             and all(d.kind == FIXED_LATER for d in own_era.divergences)
             and not judge(scenario, baselines.truth, execution, expected, alone)
         )
 
     if not findings:
-        if own_era.outcome is not Outcome.KNOWN_DIVERGENCE:
+        if not diverged:
             return Verdict(completed)
         # No oracle compares slots no token writes with R_E: a candidate that left them as the
         # ground truth did (no broadcast) differs from R_E unseen, and has the fix.
-        if not _identical(run, execution, skip_sink=True) and has_the_fix():
+        if not like_era_run and has_the_fix():
             return Verdict(completed)
         return Verdict(Outcome.KNOWN_DIVERGENCE, [], own_era.divergences)
     own = [d for d in baselines.divergences if era in d.eras and _probed_with(d, capabilities)]

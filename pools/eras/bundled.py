@@ -16,7 +16,14 @@ from pools.write_loc import unwrap_bundled as unwrap_write_loc
 __all__ = ["KVWriteLoc", "MHATokenToKVPool", "MLATokenToKVPool", "SWAKVPool", "unwrap_write_loc"]
 
 
-class MHATokenToKVPool(MHAStorage):
+class _Unwrapping:
+    """How this era's doors read a loc_info: (loc, swa_loc). The current era's pools are these
+    doors with a 3-value unwrap whose full_loc they ignore (pools/eras/current.py)."""
+
+    unwrap_locs = staticmethod(unwrap_write_loc)
+
+
+class MHATokenToKVPool(_Unwrapping, MHAStorage):
     def set_kv_buffer(
         self,
         layer: Any,
@@ -27,11 +34,11 @@ class MHATokenToKVPool(MHAStorage):
         v_scale: Any = None,
         layer_id_override: Optional[int] = None,
     ) -> None:
-        loc, _ = unwrap_write_loc(loc_info)
+        loc, _ = self.unwrap_locs(loc_info)
         self._store(layer, loc, cache_k, cache_v, k_scale, v_scale, layer_id_override)
 
 
-class MLATokenToKVPool(MLAStorage):
+class MLATokenToKVPool(_Unwrapping, MLAStorage):
     def set_kv_buffer(
         self,
         layer: Any,
@@ -40,7 +47,7 @@ class MLATokenToKVPool(MLAStorage):
         cache_v: torch.Tensor,
         layer_id_override: Optional[int] = None,
     ) -> None:
-        loc, _ = unwrap_write_loc(loc_info)
+        loc, _ = self.unwrap_locs(loc_info)
         self._store_rows(layer, loc, cache_k, layer_id_override)
 
     def set_mla_kv_buffer(
@@ -51,13 +58,13 @@ class MLATokenToKVPool(MLAStorage):
         cache_k_rope: Optional[torch.Tensor],
         layer_id_override: Optional[int] = None,
     ) -> None:
-        loc, _ = unwrap_write_loc(loc_info)
+        loc, _ = self.unwrap_locs(loc_info)
         self._store_nope_rope(layer, loc, cache_k_nope, cache_k_rope, layer_id_override)
 
 
-class SWAKVPool(SWAStorage):
+class SWAKVPool(_Unwrapping, SWAStorage):
     def _resolve(self, layer: Any, loc_info: Any) -> torch.Tensor:
-        loc, swa_loc = unwrap_write_loc(loc_info)
+        loc, swa_loc = self.unwrap_locs(loc_info)
         if not self._is_swa_layer(layer):
             return loc
         assert swa_loc is not None

@@ -1,5 +1,5 @@
 """The call shapes a backend's modelled call site makes, per era: what the source census
-(harness/sut/census.py) compares a release's own write calls with.
+(harness/sut/probe/census.py) compares a release's own write calls with.
 
 Data only. Each backend module declares its `CallSiteModel` on its entry (`census=`): the release
 files its call sites are in, and per era the shapes of the calls the module's write function

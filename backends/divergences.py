@@ -9,7 +9,7 @@ names the change, the evidence it rests on. A finding outside any part of that i
 An exception stops a run, so an explained exception is raised at the first declared place only.
 
 `capability` marks a SUT's own difference from its era's model (a bug a release shipped with),
-keyed on a probed capability (harness/sut/capabilities.py), never on a version: it explains a
+keyed on a probed capability (harness/sut/probe/capabilities.py), never on a version: it explains a
 candidate whose SUT probes so against its era's baseline, never an era of the model.
 The era-wide declarations are `DIVERGENCES` here; a backend's own are declared in its module, on
 its entry (`Backend.divergences`). harness/compare/verdict.py reads both; docs/verdict.md says how.
@@ -274,9 +274,9 @@ DIVERGENCES: tuple[KnownDivergence, ...] = (
         "the caller's k_rope is None, and a release that casts and measures k_rope "
         "unconditionally raises on it at the first MLA write (0.5.22 and 0.5.23 write the nope "
         "part alone). Applies to any SUT whose MLA door probes as not taking a missing rope",
-        evidence="harness/sut/capabilities.py _mla_door_takes_no_rope on the 0.5.14, 0.5.22 and "
-        "0.5.23 wheels: memory_pool.py set_mla_kv_buffer casts cache_k_rope.to(dtype) and "
-        "mla_buffer.py reads cache_k_rope.shape in 0.5.14; no PR names the change",
+        evidence="harness/sut/probe/capabilities.py _mla_door_takes_no_rope on the 0.5.14, "
+        "0.5.22 and 0.5.23 wheels: memory_pool.py set_mla_kv_buffer casts cache_k_rope.to(dtype) "
+        "and mla_buffer.py reads cache_k_rope.shape in 0.5.14; no PR names the change",
         doors=("set_mla_kv_buffer",),
         capability=("mla_door_takes_no_rope", False),
     ),

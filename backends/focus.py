@@ -23,7 +23,7 @@ BUILTIN_SCENARIOS = (
     "small-decode",
     "small-cross",
 )
-"""Every name scenarios.builtin.default_scenarios gives (tests/test_backends.py checks it)."""
+"""Every name scenarios.defaults.default_scenarios gives (tests/test_backends.py checks it)."""
 
 EXTEND_FOCUS = ("small-scaled", "small-param-none", "small-narrowed", "small-cross")
 """The builtin scenarios a backend runs in extend: every branch of its call sites, two layers."""

@@ -15,12 +15,12 @@ import pytest
 
 from backends.registry import BACKENDS
 from harness.plan.candidates import Skip, candidates_for
-from harness.plan.options import RunOptions
+from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import SutChoice
 from harness.run.baselines import decide, run_baselines
 from harness.run.cells import check_cell, execute_candidate
 from pools.eras import ERAS
-from scenarios.builtin import default_scenarios
+from scenarios.defaults import default_scenarios
 from scenarios.model import Scenario
 
 # (pool, dtype, backend); "mha-large" is the mha prefill in a 2^17-slot pool of narrow rows, the

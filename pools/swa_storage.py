@@ -12,7 +12,7 @@ import torch
 
 
 class SWAStorage:
-    default_sub_pool_class: type  # the era's MHATokenToKVPool, bound by pools.builtin
+    default_sub_pool_class: type  # the era's MHATokenToKVPool, bound by pools.builtin_sut
 
     def __init__(
         self,

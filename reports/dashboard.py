@@ -16,7 +16,7 @@ from reports.charts import interval_chart, line_chart, sparkline
 from reports.coverage_section import coverage_section, html_value
 from reports.finding_groups import SPREAD_COLUMNS, group_findings
 from reports.outcome import Outcome
-from reports.report import MATRIX_FILE, Report
+from reports.report_data import MATRIX_FILE, Report
 from reports.schema import CELL_COLUMNS, CELL_DETAIL_COLUMNS
 
 CSS = """

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from reports.gate_stats import mann_whitney_u, robust_coefficient_of_variation
 from reports.schema import CELL_COLUMNS, CELL_DETAIL_COLUMNS
-from reports.stats import mann_whitney_u, robust_coefficient_of_variation
 
 STATUSES = ("regression", "improvement", "unchanged", "noisy", "new")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reports.report import Report
+from reports.report_data import Report
 
 SHOWN = 10
 

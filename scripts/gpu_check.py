@@ -25,16 +25,16 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from harness.compare.comparison import judge  # noqa: E402
 from harness.compare.expectations import expected_writes  # noqa: E402
-from harness.compare.oracles import judge  # noqa: E402
 from harness.plan.candidate import Candidate  # noqa: E402
 from harness.plan.devices import unavailable_reason  # noqa: E402
 from harness.run.execute import execute
-from pools.builtin import builtin_module  # noqa: E402
+from pools.builtin_sut import builtin_module  # noqa: E402
 from pools.dtypes import DTYPES  # noqa: E402
 from pools.engines.triton_scale import scale_operand  # noqa: E402
 from reports.atomic import write_json_atomic  # noqa: E402
-from scenarios.builtin import default_scenarios  # noqa: E402
+from scenarios.defaults import default_scenarios  # noqa: E402
 from scenarios.model import POOL_KINDS  # noqa: E402
 
 SCALE_KINDS = ("float", "tensor", "param")

@@ -12,7 +12,7 @@ from typing import Callable, Optional
 
 import pytest
 
-from scenarios.builtin import default_scenarios
+from scenarios.defaults import default_scenarios
 from scenarios.model import Scenario
 from scenarios.serialize import to_dict
 

@@ -16,7 +16,7 @@ from harness.plan.baseline import baseline_for
 from harness.plan.candidate import Candidate
 from harness.run.cells import check_scenario
 from harness.run.execute import execute
-from pools.builtin import builtin_module
+from pools.builtin_sut import builtin_module
 from scenarios.materialize import token_tensors
 from tests.fixtures.backend_probes import probe
 
@@ -123,7 +123,7 @@ def test_context_parallel_write_equals_the_single_rank_write():
 
 def test_backends_run_their_focus_and_declared_skips_hold_reasons():
     from backends.focus import BUILTIN_SCENARIOS, FOCUS
-    from scenarios.builtin import default_scenarios
+    from scenarios.defaults import default_scenarios
 
     for pool in ("mha", "mla", "swa_mha"):
         names = {s.name for s in default_scenarios(pool, "bf16", 0)}

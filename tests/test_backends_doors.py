@@ -10,13 +10,13 @@ import torch
 
 from backends.registry import BACKENDS
 from harness.plan.candidate import Candidate
-from harness.plan.options import RunOptions
+from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import resolve_suts
 from harness.run.deterministic import run
 from harness.run.execute import execute, write_request
 from harness.run.pool_factory import build_pool
-from harness.sut.loader import load_foreign
-from pools.builtin import builtin_module
+from harness.sut.load.loader import load_foreign
+from pools.builtin_sut import builtin_module
 from reports.outcome import Outcome
 from scenarios.materialize import ForwardStaging
 from tests.conftest import FIXTURES

@@ -8,13 +8,13 @@ import math
 
 import pytest
 
+from harness.bench.bench_loop import _joined, measure_cell
+from harness.bench.bench_rows import TimedCell
 from harness.bench.plan import BenchCell, BenchOptions, baseline_cell, bench_scenario, bytes_moved
-from harness.bench.records import TimedCell
-from harness.bench.run import _joined, measure_cell
 from harness.bench.timers import Budget, CpuTimer, Samples
 from harness.bench.verify import Baseline, Verdict
 from harness.cli import main
-from harness.plan.options import RunOptions
+from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import resolve_suts
 from reports.outcome import Outcome
 from reports.schema import KINDS
@@ -154,7 +154,7 @@ def test_the_ratio_divides_by_the_oldest_call_site_the_pools_accepted() -> None:
 
 
 def test_ctrl_c_writes_the_cells_already_measured_and_exits_130(tmp_path, monkeypatch) -> None:
-    import harness.bench.run as bench_run
+    import harness.bench.bench_loop as bench_run
 
     real, calls = bench_run.measure_family, []
 
@@ -194,7 +194,7 @@ def test_ctrl_c_writes_the_cells_already_measured_and_exits_130(tmp_path, monkey
 
 
 def test_ctrl_c_before_any_family_finished_writes_nothing(tmp_path, monkeypatch) -> None:
-    import harness.bench.run as bench_run
+    import harness.bench.bench_loop as bench_run
 
     def interrupted(*arguments):
         raise KeyboardInterrupt

@@ -7,7 +7,7 @@ import pytest
 from backends.registry import BACKENDS
 from harness.plan.candidates import candidates_for
 from harness.plan.engine_matrix import cell_status, matrix
-from harness.plan.options import RunOptions
+from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import SutChoice
 
 # The matrix decides what each device runs: checked on a GPU or NPU machine too (tox -e gpu, npu).

@@ -16,7 +16,7 @@ from reports.dashboard import ERA_TABLE_HEADING, ERA_TABLE_SUT, NO_BACKEND, rend
 from reports.finding_groups import fold_numbers
 from reports.gate import GateSettings
 from reports.records import records_frame
-from reports.report import MATRIX_FILE, Report, build_report
+from reports.report_data import MATRIX_FILE, Report, build_report
 from reports.store import append, load, run_meta
 from tests.conftest import FIXTURES, REPO
 from tests.helpers.results import planted_results

@@ -6,9 +6,9 @@ import types
 
 import pytest
 
-from harness.sut.detect import detect, missing_names
-from harness.sut.loader import SutLoadError, load_foreign
-from pools.builtin import builtin_module
+from harness.sut.load.loader import SutLoadError, load_foreign
+from harness.sut.probe.detect import detect, missing_names
+from pools.builtin_sut import builtin_module
 from pools.eras import ERAS
 
 

@@ -16,7 +16,7 @@ from harness.plan.devices import (
     natural_device,
     unavailable_reason,
 )
-from harness.plan.options import RunOptions
+from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import SutChoice
 
 # Answers differently on a machine with a CUDA device or an NPU: run there too (tox -e gpu, npu).

@@ -1,4 +1,4 @@
-"""Release environments (harness/sut/environments.py): each real SGLang release, loaded in
+"""Release environments (harness/sut/load/environments.py): each real SGLang release, loaded in
 isolation, is detected as its era; and `kvh sut install` finds the shared CPU requirements.
 
 The four releases install with `kvh sut install sglang==X` (about 40 s each); where one is
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from harness.cli.sut import REQUIREMENTS
-from harness.sut.environments import load_isolated, not_ready_reason
+from harness.sut.load.environments import load_isolated, not_ready_reason
 
 RELEASE_ERAS = {"0.5.12": "legacy", "0.5.13": "kwarg", "0.5.14": "bundled", "0.5.23": "current"}
 

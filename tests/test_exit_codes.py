@@ -11,7 +11,7 @@ import pytest
 
 from harness.cli import main
 from harness.cli.junit import MUTANT_FAILED, write_junit
-from harness.errors import EXIT_INTERNAL, EXIT_USAGE
+from harness.exit_codes import EXIT_INTERNAL, EXIT_USAGE
 
 
 @pytest.mark.parametrize(
@@ -150,7 +150,7 @@ def test_an_interrupt_outside_a_run_is_130_and_sigterm_143(stop, code, said, mon
     import signal
 
     import harness.cli.matrix as matrix
-    from harness.errors import Interrupted
+    from harness.exit_codes import Interrupted
 
     def stopped(arguments):
         raise stop if isinstance(stop, KeyboardInterrupt) else Interrupted(getattr(signal, stop))
@@ -163,7 +163,7 @@ def test_an_interrupt_outside_a_run_is_130_and_sigterm_143(stop, code, said, mon
 def test_sigterm_is_an_interrupt_only_inside_and_the_old_handler_comes_back() -> None:
     import signal
 
-    from harness.errors import Interrupted, sigterm_interrupts
+    from harness.exit_codes import Interrupted, sigterm_interrupts
 
     before = signal.getsignal(signal.SIGTERM)
     with pytest.raises(Interrupted) as stopped:
@@ -195,7 +195,7 @@ def test_sigterm_inside_hypothesis_comes_out_as_the_same_interrupt() -> None:
     from hypothesis import settings
     from hypothesis import strategies as st
 
-    from harness.errors import Interrupted, sigterm_interrupts
+    from harness.exit_codes import Interrupted, sigterm_interrupts
     from scenarios.explore import explore
 
     checked = []

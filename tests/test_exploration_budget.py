@@ -7,12 +7,12 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from backends.registry import BACKENDS
-from harness.plan.options import RunOptions
+from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import SutChoice
 from harness.run.exploring import Exploring, cell_budget, explore_run
 from pools.dtypes import DTYPES
 from reports.outcome import Outcome
-from scenarios.builtin import default_scenarios
+from scenarios.defaults import default_scenarios
 from scenarios.explore import MAX_REJECTED, examples_within, explore
 from scenarios.model import BASE_POOL_KINDS
 from scenarios.profiles import PROFILES, profile_named

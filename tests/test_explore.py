@@ -7,10 +7,10 @@ import pytest
 from backends.registry import BACKENDS
 from harness.plan.baseline import baseline_for
 from harness.plan.candidate import Candidate
-from harness.report.repro import save_repro
+from harness.report.repro_files import save_repro
 from harness.run.cells import check_scenario, has_findings
 from harness.run.replay import replay
-from harness.sut.loader import load_foreign
+from harness.sut.load.loader import load_foreign
 from reports.outcome import Outcome
 from scenarios.explore import explore
 from scenarios.profiles import profile_named

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 import torch
 
+from harness.compare.comparison import judge
 from harness.compare.expectations import expected_writes
-from harness.compare.oracles import judge
 from harness.plan.candidate import Candidate
 from harness.run.execute import execute
-from pools.builtin import builtin_module
-from pools.fp4 import reference, torch_quant
+from pools.builtin_sut import builtin_module
+from pools.fp4 import quantiser, torch_quant
 from tests.conftest import scenario_named
 from tests.fixtures.layout_faults import planted
 
@@ -28,30 +28,30 @@ def _edge_values() -> torch.Tensor:
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
 def test_torch_quantiser_is_byte_identical_to_the_reference(dtype):
     x = _edge_values().to(dtype)
-    for want, got in zip(reference.quantize(x), torch_quant.quantize(x)):
+    for want, got in zip(quantiser.quantize(x), torch_quant.quantize(x)):
         assert torch.equal(want, got)
 
 
 def test_sglang_semantics_nibble_order_ties_and_scale_bytes():
     x = torch.zeros(1, 1, 16)
     x[0, 0, :4] = torch.tensor([0.5, 1.0, -6.0, 0.25])  # block max 6: scale 2**0, byte 127
-    packed, scales = reference.quantize(x)
+    packed, scales = quantiser.quantize(x)
     assert scales.tolist() == [[127]]
     # element 0 (code 1) in the low nibble, element 1 (code 2) in the high one; -6 is 0xF and
     # the tie 0.25 rounds away from zero to 0.5 (code 1).
     assert packed[0, 0, :2].tolist() == [0x21, 0x1F]
-    assert reference.quantize(torch.zeros(1, 1, 16))[1].tolist() == [[127 - 33]]
+    assert quantiser.quantize(torch.zeros(1, 1, 16))[1].tolist() == [[127 - 33]]
 
 
 def test_dequantised_values_are_within_the_bound():
     x = _edge_values()
-    got = reference.dequantize(*reference.quantize(x))
-    assert bool(((got.reshape(6, -1) - x.reshape(6, -1)).abs() <= reference.error_bound(x)).all())
+    got = quantiser.dequantize(*quantiser.quantize(x))
+    assert bool(((got.reshape(6, -1) - x.reshape(6, -1)).abs() <= quantiser.error_bound(x)).all())
 
 
 def test_shapes_that_do_not_fill_blocks_are_rejected():
     with pytest.raises(ValueError, match="multiple of 16"):
-        reference.quantize(torch.zeros(1, 1, 8))
+        quantiser.quantize(torch.zeros(1, 1, 8))
 
 
 def _run(module, scenario, backend="plain"):

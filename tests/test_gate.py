@@ -11,7 +11,7 @@ import pytest
 from harness.cli import main as kvh
 from reports.gate import GateSettings
 from reports.outcome import Outcome
-from reports.report import build_report
+from reports.report_data import build_report
 from reports.store import append, load, run_meta
 from tests.conftest import FIXTURES
 from tests.helpers.results import NOISY, SLOWED, planted_results

@@ -19,26 +19,26 @@ from harness.compare.expectations import PADDING_SINK, Expected
 from harness.compare.snapshot import CANARY, Execution
 from harness.plan.candidate import Candidate
 from harness.run.execute import execute
-from harness.sut.detect import detect
-from pools.builtin import builtin_module
+from harness.sut.probe.detect import detect
+from pools.builtin_sut import builtin_module
 from pools.dtypes import DTYPES
 from pools.eras import ERAS
 from pools.fp4 import torch_quant
 from pools.judge import LAYOUT_CLASSES, casts, fp4, judge_module
 from pools.judge.divide import divide_in_place
 from pools.layouts.kinds import LAYOUT_KINDS
-from scenarios.builtin import default_scenarios
+from scenarios.defaults import default_scenarios
 from scenarios.model import POOL_KINDS, Scenario
 
 JUDGE = Path(__file__).resolve().parents[1] / "pools" / "judge"
 JUDGED = (
     "pools.engines",
-    "pools.storage",
+    "pools.dense_storage",
     "pools.swa_storage",
     "pools.layouts",
     "pools.eras",
     "pools.fp4",
-    "pools.builtin",
+    "pools.builtin_sut",
 )
 FP8 = (torch.float8_e4m3fn, torch.float8_e5m2)
 

@@ -14,7 +14,7 @@ from harness.cli import main
 from harness.cli.bench import JUNIT_CELL
 from harness.cli.junit import write_junit
 from harness.cli.mutants import detail_of
-from harness.errors import EXIT_USAGE
+from harness.exit_codes import EXIT_USAGE
 from harness.run.mutation import MutantResult
 from mutants.catalog import CATALOG
 from reports.outcome import MutantOutcome

@@ -101,9 +101,9 @@ def test_the_tree_keeps_every_contract():
         ),
         (
             "harness/report/leak.py",
-            "from harness.plan import options\n",
+            "from harness.plan import run_options\n",
             ROLES_CONTRACT,
-            "harness.report.leak -> harness.plan.options",
+            "harness.report.leak -> harness.plan.run_options",
         ),
         (
             "harness/plan/leak.py",
@@ -113,9 +113,9 @@ def test_the_tree_keeps_every_contract():
         ),
         (
             "harness/run/leak.py",
-            "from harness.cli import options\n",
+            "from harness.cli import arguments\n",
             ROLES_CONTRACT,
-            "harness.run.leak -> harness.cli.options",
+            "harness.run.leak -> harness.cli.arguments",
         ),
         (
             "pools/write_loc_leak.py",

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 import torch
 
+from harness.compare.comparison import judge
 from harness.compare.expectations import expected_writes
-from harness.compare.oracles import judge
 from harness.plan.candidate import Candidate
 from harness.run.execute import execute
-from pools.builtin import builtin_module
+from pools.builtin_sut import builtin_module
 from pools.engines import make_engine
 from pools.layouts.paged import AITER_K, AITER_V, HND_LAYOUT
-from scenarios.builtin import geometry
+from scenarios.defaults import geometry
 from scenarios.model import Forward, Scenario
 from tests.conftest import scenario_named
 from tests.fixtures.layout_faults import planted

@@ -12,7 +12,7 @@ from backends.registry import BACKENDS
 from harness.cli import main
 from harness.cli import mutants as mutants_command
 from harness.plan.call_site_overrides import with_call_site_overrides
-from harness.sut.loader import load_foreign
+from harness.sut.load.loader import load_foreign
 from mutants.catalog import CATALOG, FAULT_CLASSES, Mutant
 from pools.eras import ERAS
 from tests.conftest import FIXTURES

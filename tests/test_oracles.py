@@ -7,8 +7,9 @@ import copy
 import pytest
 
 from backends.registry import backend_named
+from harness.compare.comparison import judge
 from harness.compare.expectations import PADDING_SINK, expected_writes
-from harness.compare.oracles import ORACLES, judge
+from harness.compare.oracles import ORACLES
 from harness.compare.snapshot import CANARY
 from harness.plan.baseline import baseline_for
 from harness.run.execute import execute

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pools.builtin import builtin_module
+from pools.builtin_sut import builtin_module
 from pools.eras import ERAS
 
 LAYER = type("Layer", (), {"layer_id": 0})()

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, find, settings
 
 from pools.dtypes import DTYPES
-from scenarios.builtin import random_scenarios
+from scenarios.defaults import random_scenarios
 from scenarios.model import POOL_KINDS, Geometry, Scenario
 from scenarios.profiles import profile_named
 from scenarios.reach import reach_scenario

@@ -12,7 +12,7 @@ from harness.compare.verdict import judge_candidate
 from harness.plan.candidate import Candidate
 from harness.run.baselines import decide, run_baselines
 from harness.run.execute import execute
-from harness.sut.sglang_loader import SutLoadError, load_sglang
+from harness.sut.load.sglang_loader import SutLoadError, load_sglang
 from reports.outcome import Outcome
 from tests.conftest import scenario_named
 

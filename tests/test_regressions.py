@@ -7,7 +7,7 @@ import pytest
 from backends.registry import BACKENDS
 from harness.plan.baseline import baseline_for
 from harness.plan.candidates import candidates_for
-from harness.plan.options import RunOptions
+from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import resolve_suts
 from harness.run.cells import check_scenario
 from scenarios.regressions import REGRESSIONS

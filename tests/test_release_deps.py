@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.sut.release_deps import needed
+from harness.sut.load.release_deps import needed
 
 HERE = {"transformers": "5.19.0", "tokenizers": "0.23.3", "torch": "2.13.0", "numpy": "2.1.0"}
 
@@ -52,7 +52,7 @@ def test_then_what_its_own_versions_need_that_here_does_not_satisfy(tmp_path):
 
 
 def test_a_fork_is_installed_under_a_name_and_run_as_that_name():
-    from harness.sut.environments import install_target, target_dir
+    from harness.sut.load.environments import install_target, target_dir
 
     assert install_target("sglang==0.5.14") == ("sglang==0.5.14", "sglang==0.5.14")
     spec, requirement = install_target(
@@ -68,7 +68,7 @@ def test_a_fork_is_installed_under_a_name_and_run_as_that_name():
 
 
 def test_the_distribution_that_installs_sglang_is_followed_whatever_its_name(tmp_path):
-    from harness.sut.release_deps import providers
+    from harness.sut.load.release_deps import providers
 
     _dist(tmp_path, "sglang-fork", "0.6.0")
     record = tmp_path / "sglang-fork-0.6.0.dist-info" / "RECORD"

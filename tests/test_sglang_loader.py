@@ -16,7 +16,7 @@ import types
 import pytest
 import torch
 
-from harness.sut.sglang_loader import INSTALL_HINT, SutLoadError, load_sglang
+from harness.sut.load.sglang_loader import INSTALL_HINT, SutLoadError, load_sglang
 
 
 def _load() -> tuple[types.SimpleNamespace | None, str]:
@@ -95,7 +95,7 @@ def test_load_error_names_sglang_when_absent() -> None:
                 if name.split(".")[0] == "sglang":
                     raise ModuleNotFoundError(name, name=name)
         sys.meta_path.insert(0, Hide())
-        from harness.sut.sglang_loader import SutLoadError, load_sglang
+        from harness.sut.load.sglang_loader import SutLoadError, load_sglang
         try:
             load_sglang()
         except SutLoadError as exc:
@@ -287,7 +287,7 @@ def test_loads_without_triton() -> None:
                 if name.split(".")[0] == "triton":
                     raise ModuleNotFoundError(name, name=name)
         sys.meta_path.insert(0, Hide())
-        from harness.sut.sglang_loader import load_sglang
+        from harness.sut.load.sglang_loader import load_sglang
         ns = load_sglang()
         assert "triton" in ns.stood_in
         pool = ns.MHATokenToKVPool(size=8, page_size=1, dtype=torch.bfloat16, head_num=1,

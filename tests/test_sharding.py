@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from harness.cli import main as kvh
-from harness.plan.options import RunOptions
+from harness.plan.run_options import RunOptions
 from harness.plan.sharding import Shard, in_shard, parse_shard, partition, shard_of
 from harness.run.cells import cells_of
 from reports.store import append, load, run_meta

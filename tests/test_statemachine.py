@@ -10,8 +10,8 @@ from backends.registry import BACKENDS
 from harness.plan.baseline import baseline_for
 from harness.plan.candidate import Candidate
 from harness.run.cells import check_scenario, has_findings
-from harness.sut.loader import load_foreign
-from pools.builtin import builtin_module
+from harness.sut.load.loader import load_foreign
+from pools.builtin_sut import builtin_module
 from scenarios.statemachine import lifecycle_machine
 from tests.conftest import FIXTURES
 

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from reports.gate_stats import coefficient_of_variation, mann_whitney_u
 from reports.outcome import Outcome
 from reports.schema import KINDS, LEGACY_CHECK_COLUMNS, META_COLUMNS
-from reports.stats import coefficient_of_variation, mann_whitney_u
 from reports.store import append, load, run_meta
 from tests.helpers.results import bench_rows
 

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from harness.sut.capabilities import describe, era_of, probe, probe_source
-from harness.sut.errors import SutLoadError
-from harness.sut.loader import load_foreign
-from pools.builtin import builtin_module
+from harness.sut.load.load_errors import SutLoadError
+from harness.sut.load.loader import load_foreign
+from harness.sut.probe.capabilities import describe, era_of, probe, probe_source
+from pools.builtin_sut import builtin_module
 from pools.eras import ERAS
 from tests.conftest import FIXTURES, SGLANG_INSTALL_HINT, installed_sglang_root
 
@@ -127,7 +127,7 @@ def test_source_probe_of_a_folder_without_pools_is_unknown(tmp_path):
 
 @pytest.mark.sglang
 def test_real_sglang_is_probed_as_current():
-    from harness.sut.sglang_loader import load_sglang
+    from harness.sut.load.sglang_loader import load_sglang
 
     try:
         module = load_sglang()

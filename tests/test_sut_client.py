@@ -15,17 +15,17 @@ import pytest
 import torch
 
 from backends.registry import backend_named
+from harness.compare.comparison import judge
 from harness.compare.expectations import expected_writes
-from harness.compare.oracles import judge
 from harness.plan.baseline import baseline_for
 from harness.run.execute import execute
-from harness.sut.client import IsolatedSut
-from harness.sut.protocol import decode_execution, encode_execution
+from harness.sut.worker.client import IsolatedSut
+from harness.sut.worker.protocol import decode_execution, encode_execution
 from tests.conftest import scenario_named
 
 FAKE_HEADER = """
 import torch
-from pools.builtin import builtin_module
+from pools.builtin_sut import builtin_module
 _base = builtin_module("current", "torch")
 KVWriteLoc, unwrap_write_loc = _base.KVWriteLoc, _base.unwrap_write_loc
 MLATokenToKVPool, SWAKVPool = _base.MLATokenToKVPool, _base.SWAKVPool
@@ -99,8 +99,8 @@ def test_protocol_round_trip_sends_bytes_only_when_asked(scenario_and_baseline):
 
 
 def test_the_worker_speaks_the_protocol_version_the_client_does():
-    from harness.sut.protocol import VERSION
-    from harness.sut.worker import PROTOCOL_VERSION
+    from harness.sut.worker.protocol import VERSION
+    from harness.sut.worker.worker_main import PROTOCOL_VERSION
 
     assert PROTOCOL_VERSION == VERSION
 

@@ -14,14 +14,14 @@ from harness.compare.findings import Finding
 from harness.compare.snapshot import Execution
 from harness.compare.verdict import _probed_with
 from harness.plan.candidates import Skip, candidates_for
-from harness.plan.options import RunOptions
+from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import SutChoice, close_suts, resolve_suts
-from harness.sut.call_sites import unfit_call_sites
-from harness.sut.capabilities import Capabilities
-from harness.sut.errors import SutLoadError
-from harness.sut.limits import SUT_LIMITS, limit_before, limit_for
-from harness.sut.loader import LoadedSut
-from pools.builtin import builtin_module
+from harness.sut.load.load_errors import SutLoadError
+from harness.sut.load.loader import LoadedSut
+from harness.sut.probe.call_sites import unfit_call_sites
+from harness.sut.probe.capabilities import Capabilities
+from harness.sut.probe.limits import SUT_LIMITS, limit_before, limit_for
+from pools.builtin_sut import builtin_module
 from tests.conftest import FIXTURES, SGLANG_INSTALL_HINT, installed_sglang_root, scenario_named
 
 UNFIT = str(FIXTURES / "write_loc_no_for_layer.py")
@@ -168,7 +168,7 @@ def test_a_backend_whose_call_site_does_not_fit_is_skipped_with_that_evidence():
 
 
 def test_the_worker_reports_capabilities_and_runs_the_era_it_is_asked_for():
-    from harness.sut.client import IsolatedSut
+    from harness.sut.worker.client import IsolatedSut
 
     scenario = scenario_named("mha", "bf16", "prefill")
     with IsolatedSut(UNFIT) as worker:
@@ -185,7 +185,7 @@ def test_the_worker_reports_capabilities_and_runs_the_era_it_is_asked_for():
 
 
 def test_a_missing_sut_folder_says_what_to_give_not_an_unrelated_install(tmp_path):
-    from harness.sut.environments import not_ready_reason
+    from harness.sut.load.environments import not_ready_reason
 
     missing = not_ready_reason(f"sglang@{tmp_path / 'absent'}")
     assert "does not exist" in missing and "--target" in missing

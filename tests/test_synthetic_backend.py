@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from backends.registry import BACKEND_PATHS_VARIABLE, BACKENDS, backend_modules, collect
-from harness.sut.census import census, compare, files_present
-from harness.sut.census_model import backend_models
+from harness.sut.probe.census import census, compare, files_present
+from harness.sut.probe.census_call_sites import backend_models
 from tests.conftest import FIXTURES, REPO, SGLANG_INSTALL_HINT, installed_sglang_root
 
 pytestmark = pytest.mark.e2e

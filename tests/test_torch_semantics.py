@@ -19,8 +19,8 @@ import torch
 
 from harness.compare.oracles import error_kind
 from harness.compare.snapshot import Execution
-from harness.sut.sglang_loader import INSTALL_HINT, SutLoadError, load_sglang
-from pools.builtin import builtin_module
+from harness.sut.load.sglang_loader import INSTALL_HINT, SutLoadError, load_sglang
+from pools.builtin_sut import builtin_module
 from pools.judge import judge_module
 
 

@@ -13,11 +13,11 @@ from harness.compare.snapshot import Execution
 from harness.compare.values import OUT_OF_SCOPE, VALUE_SCOPE, in_scope, value_findings
 from harness.plan.candidate import Candidate
 from harness.run.execute import execute
-from pools.builtin import builtin_module
+from pools.builtin_sut import builtin_module
 from pools.dtypes import DTYPES
 from pools.engines.base import StoreEngine
 from pools.judge import judge_module
-from scenarios.builtin import default_scenarios
+from scenarios.defaults import default_scenarios
 from scenarios.model import BASE_POOL_KINDS, POOL_KINDS
 from tests.conftest import scenario_named
 

@@ -16,16 +16,16 @@ from harness.compare.verdict import Baselines, divergences_of, judge_candidate
 from harness.plan.baseline import baseline_for
 from harness.plan.call_site_overrides import with_call_site_overrides
 from harness.plan.candidate import Candidate
-from harness.plan.options import RunOptions
+from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import resolve_suts
 from harness.run.baselines import run_baselines
 from harness.run.cells import check_cell, check_scenario
 from harness.run.deterministic import planned_checks, run
 from harness.run.execute import execute
-from harness.sut.loader import load_foreign
-from pools.builtin import builtin_module
+from harness.sut.load.loader import load_foreign
+from pools.builtin_sut import builtin_module
 from reports.outcome import Outcome
-from scenarios.builtin import default_scenarios
+from scenarios.defaults import default_scenarios
 from scenarios.regressions import regression_scenarios
 from tests.conftest import FIXTURES
 from tests.fixtures.backend_probes import probe

@@ -21,8 +21,8 @@ import pytest
 import torch
 
 import mutants.base_current
-from harness.sut.sglang_loader import INSTALL_HINT, SutLoadError, load_sglang
-from pools.builtin import builtin_module
+from harness.sut.load.sglang_loader import INSTALL_HINT, SutLoadError, load_sglang
+from pools.builtin_sut import builtin_module
 from pools.judge import judge_module
 from pools.write_loc import CurrentWriteLoc, unwrap_current
 

@@ -16,7 +16,7 @@ from harness.compare.findings import Finding
 from harness.compare.snapshot import Execution
 from harness.compare.verdict import judge_candidate
 from harness.run.baselines import run_baselines
-from harness.sut.capabilities import Capabilities
+from harness.sut.probe.capabilities import Capabilities
 from reports.outcome import Outcome
 from scenarios.model import Scenario
 

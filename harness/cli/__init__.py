@@ -10,7 +10,13 @@ import sys
 import traceback
 from typing import Callable, Optional
 
-from harness.errors import EXIT_INTERNAL, EXIT_USAGE, UsageError, interrupted_exit_code, signal_of
+from harness.exit_codes import (
+    EXIT_INTERNAL,
+    EXIT_USAGE,
+    UsageError,
+    interrupted_exit_code,
+    signal_of,
+)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -14,19 +14,19 @@ import pandas as pd
 import torch
 
 from backends.registry import BACKENDS
+from harness.bench.bench_loop import BenchInterrupted, run_bench
+from harness.bench.bench_rows import KIND
 from harness.bench.plan import QUICK, QUICK_BUDGET, TOKEN_COUNTS, BenchOptions
-from harness.bench.records import KIND
-from harness.bench.run import BenchInterrupted, run_bench
 from harness.bench.timers import TIMERS
+from harness.cli.arguments import check_device_and_out, check_writable, choose, csv_list
 from harness.cli.junit import write_junit
-from harness.cli.options import check_device_and_out, check_writable, choose, csv_list
 from harness.cli.progress import ProgressReporter
 from harness.cli.suts import describe_sut
-from harness.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, UsageError
-from harness.plan.options import RunOptions
+from harness.exit_codes import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, UsageError
+from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import resolve_suts
-from harness.sut.environments import is_isolated_spec
-from harness.sut.loader import SutLoadError
+from harness.sut.load.environments import is_isolated_spec
+from harness.sut.load.loader import SutLoadError
 from pools.dtypes import DTYPES
 from pools.engines import ENGINES
 from pools.eras import ERAS

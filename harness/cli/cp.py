@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.cli.options import csv_list
+from harness.cli.arguments import csv_list
+from harness.cp.cp_output import by_cell, cell_record, failed_checks, report_group
+from harness.cp.cp_repro import replay_and_report, save_cp_repro
 from harness.cp.differential import CP_POOLS, DEFAULT_SITE, default_plan, load_site, run_group
 from harness.cp.distributed import PROCESS_GROUP_BACKENDS
-from harness.cp.report import by_cell, cell_record, failed_checks, report_group
-from harness.cp.repro import replay_and_report, save_cp_repro
-from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from harness.sut.errors import SutLoadError
+from harness.exit_codes import EXIT_FINDINGS, EXIT_OK, UsageError
+from harness.sut.load.load_errors import SutLoadError
 from pools.engines import ENGINES
 from pools.eras import ERAS
 from reports.store import append, run_meta

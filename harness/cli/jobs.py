@@ -28,7 +28,7 @@ from typing import Optional
 import pandas as pd
 
 from harness.cli.junit import RUN_CELL, write_junit
-from harness.errors import (
+from harness.exit_codes import (
     EXIT_FINDINGS,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -38,7 +38,7 @@ from harness.errors import (
     signal_of,
 )
 from harness.plan.sharding import Shard
-from harness.report.rows import ERA_TABLE_SUT
+from harness.report.cell_result import ERA_TABLE_SUT
 from reports.atomic import write_text_atomic
 from reports.outcome import Outcome
 from reports.store import load, run_meta

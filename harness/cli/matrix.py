@@ -16,10 +16,10 @@ import pandas as pd
 
 from backends.real_code import REAL_CODE
 from backends.registry import BACKENDS
-from harness.errors import EXIT_OK, UsageError
+from harness.exit_codes import EXIT_OK, UsageError
 from harness.plan.devices import backend_device_reason, discover, natural_device
 from harness.plan.engine_matrix import LAYOUTS, CellStatus, matrix
-from harness.sut.census_model import BACKEND_MODELS
+from harness.sut.probe.census_call_sites import BACKEND_MODELS
 from pools.dtypes import DTYPES
 from reports.atomic import write_json_atomic
 from reports.markdown import markdown_table

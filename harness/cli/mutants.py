@@ -18,11 +18,11 @@ from typing import Optional
 
 import pandas as pd
 
+from harness.cli.arguments import check_writable
 from harness.cli.junit import write_junit
-from harness.cli.options import check_writable
-from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from harness.exit_codes import EXIT_FINDINGS, EXIT_OK, UsageError
 from harness.run.mutation import MutantResult, run_mutant
-from harness.sut.loader import SutLoadError
+from harness.sut.load.loader import SutLoadError
 from mutants.catalog import CATALOG, Mutant, mutant_named
 from reports.atomic import write_json_atomic
 from reports.markdown import markdown_table

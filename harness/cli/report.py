@@ -7,11 +7,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from harness.exit_codes import EXIT_FINDINGS, EXIT_OK, UsageError
 from reports.atomic import write_text_atomic
 from reports.dashboard import render_dashboard
 from reports.gate import GateSettings
-from reports.report import build_report
+from reports.report_data import build_report
 from reports.report_summary import report_markdown
 from reports.store import load
 

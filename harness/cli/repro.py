@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.cp.repro import is_cp_repro, replay_and_report
-from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from harness.report.repro import ReproError
+from harness.cp.cp_repro import is_cp_repro, replay_and_report
+from harness.exit_codes import EXIT_FINDINGS, EXIT_OK, UsageError
+from harness.report.repro_files import ReproError
 from harness.run.replay import replay
-from harness.sut.loader import SutLoadError
+from harness.sut.load.loader import SutLoadError
 from reports.outcome import Outcome, normalised
 
 

@@ -10,9 +10,7 @@ from pathlib import Path
 from typing import Optional
 
 from backends.registry import BACKENDS
-from harness.cli.jobs import run_jobs
-from harness.cli.junit import RUN_CELL, write_junit
-from harness.cli.options import (
+from harness.cli.arguments import (
     check_device_and_out,
     check_writable,
     choose,
@@ -20,9 +18,11 @@ from harness.cli.options import (
     positive_float,
     positive_int,
 )
+from harness.cli.jobs import run_jobs
+from harness.cli.junit import RUN_CELL, write_junit
 from harness.cli.progress import ProgressReporter
 from harness.cli.suts import describe_sut
-from harness.errors import (
+from harness.exit_codes import (
     EXIT_FINDINGS,
     EXIT_OK,
     EXIT_USAGE,
@@ -31,18 +31,18 @@ from harness.errors import (
     signal_of,
     sigterm_interrupts,
 )
-from harness.plan.options import RunOptions
+from harness.plan.run_options import RunOptions
 from harness.plan.sharding import parse_shard
 from harness.plan.sut_choice import close_suts, resolve_suts
+from harness.report.cell_result import CellResult
 from harness.report.coverage import Coverage
 from harness.report.era_table import era_table_markdown, reproduced, skip_lines
 from harness.report.exploration_log import ExplorationLog
-from harness.report.repro import save_repro
-from harness.report.rows import CellResult
+from harness.report.repro_files import save_repro
 from harness.run.cells import cell_groups, cells_of
 from harness.run.deterministic import planned_checks, run
 from harness.run.exploring import Exploring, explore_run
-from harness.sut.loader import SutLoadError
+from harness.sut.load.loader import SutLoadError
 from pools.dtypes import DTYPES
 from pools.engines import ENGINES
 from pools.eras import ERAS

@@ -9,11 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from harness.sut.capabilities import Capabilities, describe, era_of, probe, probe_source
-from harness.sut.census import census, compare, files_present, notes, unmodelled_files
-from harness.sut.census_model import BACKEND_MODELS, ERA_NAMES
-from harness.sut.environments import (
+from harness.exit_codes import EXIT_FINDINGS, EXIT_OK, UsageError
+from harness.sut.load.environments import (
     RELEASE,
     cache_root,
     install,
@@ -22,7 +19,10 @@ from harness.sut.environments import (
     installed_metadata,
     target_dir,
 )
-from harness.sut.errors import SutLoadError
+from harness.sut.load.load_errors import SutLoadError
+from harness.sut.probe.capabilities import Capabilities, describe, era_of, probe, probe_source
+from harness.sut.probe.census import census, compare, files_present, notes, unmodelled_files
+from harness.sut.probe.census_call_sites import BACKEND_MODELS, ERA_NAMES
 
 REQUIREMENTS = Path(__file__).resolve().parents[2] / "requirements" / "sglang-cpu.txt"
 
@@ -87,7 +87,7 @@ def _package_root(spec: str) -> tuple[Path, bool]:
 def _capabilities(root: Path, importable: bool) -> tuple[Capabilities, str]:
     """Probe the loaded module where it imports here, else decide from the source."""
     if importable:
-        from harness.sut.sglang_loader import load_sglang
+        from harness.sut.load.sglang_loader import load_sglang
 
         try:
             return probe(load_sglang()), "probed from the loaded module"

@@ -5,8 +5,8 @@ call sites fit the model."""
 from __future__ import annotations
 
 from harness.plan.sut_choice import SutChoice
-from harness.sut.capabilities import describe
-from harness.sut.census_model import BACKEND_MODELS
+from harness.sut.probe.capabilities import describe
+from harness.sut.probe.census_call_sites import BACKEND_MODELS
 
 
 def describe_sut(sut: SutChoice) -> list[str]:

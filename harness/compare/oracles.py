@@ -18,8 +18,8 @@ from harness.compare.expectations import PADDING_SINK, Expected
 from harness.compare.findings import Finding, first_difference, locate
 from harness.compare.snapshot import CANARY, Execution
 from harness.compare.values import value_findings
-from pools.fp4.reference import dequantize as fp4_dequantize
-from pools.fp4.reference import error_bound as fp4_error_bound
+from pools.fp4.quantiser import dequantize as fp4_dequantize
+from pools.fp4.quantiser import error_bound as fp4_error_bound
 from scenarios.model import Scenario
 
 Check = Callable[[Scenario, Execution, Execution, Expected], list[Finding]]
@@ -361,40 +361,4 @@ def self_check(scenario: Scenario, execution: Execution, expected: Expected) -> 
         for oracle in ORACLES
         if oracle.alone
         for finding in oracle.check(scenario, execution, execution, expected)
-    ]
-
-
-def judge(
-    scenario: Scenario,
-    baseline: Execution,
-    candidate: Execution,
-    expected: Expected,
-    alone: Optional[list[Finding]] = None,
-    identical: bool = False,
-) -> list[Finding]:
-    """Every oracle's findings. When one side raised, only the exception oracle speaks; when both
-    raised alike (class, and place), the bytes written before the raise do. `alone`: the
-    candidate's self_check findings when the caller has them already (they need no baseline).
-    `identical`: the caller found both runs' buffers byte-identical, so the buffers_only
-    oracles are not run again."""
-    findings = _speaking(ALWAYS, scenario, baseline, candidate, expected)
-    if findings:
-        return findings
-    if candidate.error is not None:
-        return _speaking(BOTH_RAISED, scenario, baseline, candidate, expected)
-    if alone is None:
-        alone = self_check(scenario, candidate, expected)
-    for oracle in ORACLES:
-        if oracle.when == COMPLETED and not oracle.alone:
-            if not (identical and oracle.buffers_only):
-                findings += oracle.check(scenario, baseline, candidate, expected)
-    return findings + list(alone)
-
-
-def _speaking(when: str, scenario, baseline, candidate, expected) -> list[Finding]:
-    return [
-        finding
-        for oracle in ORACLES
-        if oracle.when == when
-        for finding in oracle.check(scenario, baseline, candidate, expected)
     ]

@@ -17,7 +17,8 @@ it raised alike with R_E, else PASS. Findings: a
 divergence declared for a capability the candidate's SUT probes with that covers them makes it a
 KNOWN_DIVERGENCE; when every divergence between R_E and G is `fixed-later` and the candidate
 equals G, it already has the fix and is judged against G (PASS, or BOTH_RAISED); otherwise it is
-a FINDING. A declared SUT limit that explains the finding makes it SKIPPED (harness/sut/limits.py).
+a FINDING. A declared SUT limit that explains the finding makes it SKIPPED
+(harness/sut/probe/limits.py).
 docs/verdict.md says the same for readers.
 """
 
@@ -28,12 +29,11 @@ from typing import Iterable, Optional
 
 from backends.divergences import DIVERGENCES, FIXED_LATER, KnownDivergence
 from backends.registry import Backend
-from harness.compare.byte_compare import buffers_equal
+from harness.compare.comparison import Comparison
 from harness.compare.expectations import Expected
 from harness.compare.findings import Finding
-from harness.compare.oracles import judge, self_check
 from harness.compare.snapshot import Execution
-from harness.sut.capabilities import Capabilities
+from harness.sut.probe.capabilities import Capabilities
 from reports.outcome import Outcome
 from scenarios.model import Scenario
 
@@ -80,24 +80,13 @@ class Baselines:
     runs: dict[str, Execution]
     expected: Expected
     divergences: tuple[KnownDivergence, ...]
-    # Derived once in __post_init__: whether each era's run is byte-identical to the ground
-    # truth, each era's self-check findings, and each era's row of the era table.
-    identical: dict[str, bool] = field(init=False)
-    alone: dict[str, list[Finding]] = field(init=False)
+    # Derived in __post_init__: the scenario's comparisons (each pair compared once, whoever asks)
+    # and each era's row of the era table.
+    comparison: Comparison = field(init=False)
     eras: dict[str, Verdict] = field(init=False)
 
     def __post_init__(self) -> None:
-        truth = self.truth
-        # Each era's run compared with the ground truth's once, for its self-check and its row.
-        self.identical = {
-            era: era != self.ground and _identical(truth, run) for era, run in self.runs.items()
-        }
-        self.alone = {self.ground: self_check(self.scenario, truth, self.expected)}
-        for era, run in self.runs.items():
-            if era != self.ground:
-                self.alone[era] = _self_check(
-                    self, truth, self.alone[self.ground], run, self.identical[era]
-                )
+        self.comparison = Comparison(self.scenario, self.expected)
         self.eras = {era: self._era_verdict(era) for era in self.runs}
 
     @property
@@ -105,13 +94,14 @@ class Baselines:
         return self.runs[self.ground]
 
     def _era_verdict(self, era: str) -> Verdict:
-        run, own = self.runs[era], self.alone[era]
+        run = self.runs[era]
         if era == self.ground:
+            own = list(self.comparison.self_check(run))
             raised = Outcome.BOTH_RAISED if run.error is not None else Outcome.PASS
             return Verdict(Outcome.FINDING, own) if own else Verdict(raised)
-        findings = own + judge(
-            self.scenario, self.truth, run, self.expected, alone=[], identical=self.identical[era]
-        )
+        # An era's run answers for its own rule breaks as well as for every difference.
+        judgement = self.comparison.judge(self.truth, run)
+        findings = [*judgement.alone, *judgement.exception, *judgement.paired]
         if not findings:
             return Verdict(Outcome.BOTH_RAISED if run.error is not None else Outcome.PASS)
         # A run alone can break the scenario's own rules the way a divergence says (a one-row
@@ -133,39 +123,14 @@ def _probed_with(divergence: KnownDivergence, capabilities: Optional[Capabilitie
     return getattr(capabilities, name, None) == value
 
 
-def _identical(run: Execution, execution: Execution, skip_sink: bool = False) -> bool:
-    """Both completed, with the same buffers byte for byte (`skip_sink`: but in slot 0)."""
-    return (
-        run.error is None
-        and execution.error is None
-        and buffers_equal(run.buffers, execution.buffers, skip_sink)
-    )
-
-
-def _self_check(
-    baselines: Baselines,
-    run: Execution,
-    run_alone: list[Finding],
-    execution: Execution,
-    identical: bool,
-) -> list[Finding]:
-    """self_check of `execution`. The oracles that judge a run alone read only its buffers and
-    backend: one byte-identical to `run` (`identical`, compared once by the caller) gets
-    `run_alone`, `run`'s findings (immutable, so shared), without a second scan of every
-    buffer."""
-    if identical and run.backend == execution.backend:
-        return list(run_alone)
-    return self_check(baselines.scenario, execution, baselines.expected)
-
-
 def _beyond_own_era(
-    baselines: Baselines, era: str, alone: list[Finding], like_era_run: bool
+    baselines: Baselines, era: str, alone: tuple[Finding, ...], like_era_run: bool
 ) -> list[Finding]:
     """The candidate's self-check findings less those its era's own baseline shows as a declared
     divergence, where the candidate wrote exactly what that baseline wrote (`like_era_run`: every
     slot but the padding sink): behaving as its era is never a finding."""
     if not alone or not like_era_run:
-        return alone
+        return list(alone)
     declared = baselines.eras[era].divergences
     return [
         finding
@@ -182,23 +147,17 @@ def judge_candidate(
 ) -> Verdict:
     """A candidate of `era` (whose SUT probed with `capabilities`, if foreign) that ran
     `execution`."""
-    scenario, mode, expected = baselines.scenario, baselines.mode, baselines.expected
+    scenario, mode, comparison = baselines.scenario, baselines.mode, baselines.comparison
     own_era = baselines.eras[era]
     run = baselines.runs[era]
-    identical = _identical(run, execution)
     diverged = own_era.outcome is Outcome.KNOWN_DIVERGENCE
     # Only where the era diverges does it matter whether the candidate equals its era's run on
-    # every slot but the sink; a byte-identical one does, with no second comparison.
-    like_era_run = diverged and (identical or _identical(run, execution, skip_sink=True))
-    alone = _self_check(baselines, run, baselines.alone[era], execution, identical)
-    findings = judge(
-        scenario,
-        run,
-        execution,
-        expected,
-        _beyond_own_era(baselines, era, alone, like_era_run),
-        identical,
+    # every slot but the sink.
+    like_era_run = diverged and (
+        comparison.identical(run, execution) or comparison.identical(run, execution, True)
     )
+    judgement = comparison.judge(run, execution)
+    findings = judgement.findings(_beyond_own_era(baselines, era, judgement.alone, like_era_run))
     completed = Outcome.BOTH_RAISED if execution.error is not None else Outcome.PASS
 
     def has_the_fix() -> bool:
@@ -207,7 +166,7 @@ def judge_candidate(
         return (
             diverged
             and all(d.kind == FIXED_LATER for d in own_era.divergences)
-            and not judge(scenario, baselines.truth, execution, expected, alone)
+            and not comparison.judge(baselines.truth, execution).findings()
         )
 
     if not findings:

@@ -23,12 +23,12 @@ from harness.cp.distributed import GroupOutcome, launch, rank_device
 from harness.plan.candidate import Candidate
 from harness.run.baselines import decide, run_baselines
 from harness.run.execute import execute
-from harness.sut.errors import SutLoadError
-from harness.sut.loader import load_foreign, parse_builtin
-from pools.builtin import builtin_module
+from harness.sut.load.load_errors import SutLoadError
+from harness.sut.load.loader import load_foreign, parse_builtin
+from pools.builtin_sut import builtin_module
 from pools.eras import ERAS
 from reports.outcome import Outcome
-from scenarios.builtin import default_scenarios
+from scenarios.defaults import default_scenarios
 from scenarios.model import BASE_POOL_KINDS, Scenario
 from scenarios.serialize import from_dict, to_dict
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from harness.sut.capabilities import Capabilities
+from harness.sut.probe.capabilities import Capabilities
 
 
 @dataclass(frozen=True)
@@ -17,7 +17,7 @@ class Candidate:
     device: str
     backend: str
     mode: str = "extend"
-    # What a foreign SUT probed with (harness/sut/capabilities.py); None for builtin pools.
+    # What a foreign SUT probed with (harness/sut/probe/capabilities.py); None for builtin pools.
     capabilities: Optional[Capabilities] = field(default=None, compare=False)
 
     @property

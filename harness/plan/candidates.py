@@ -12,10 +12,10 @@ from harness.plan.baseline import is_baseline
 from harness.plan.candidate import Candidate
 from harness.plan.devices import device_type, natural_device, unavailable_reason
 from harness.plan.engine_matrix import cell_status, layout_of
-from harness.plan.options import RunOptions
+from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import SutChoice
-from harness.sut.limits import limit_before
-from pools.builtin import builtin_module
+from harness.sut.probe.limits import limit_before
+from pools.builtin_sut import builtin_module
 from pools.layouts.kinds import LAYOUT_KINDS
 
 

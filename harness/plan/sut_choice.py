@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
-from harness.plan.options import RunOptions
-from harness.sut.call_sites import unfit_call_sites
-from harness.sut.environments import is_isolated_spec, load_isolated
-from harness.sut.errors import SutLoadError
-from harness.sut.loader import LoadedSut, load_foreign, parse_builtin
+from harness.plan.run_options import RunOptions
+from harness.sut.load.environments import is_isolated_spec, load_isolated
+from harness.sut.load.load_errors import SutLoadError
+from harness.sut.load.loader import LoadedSut, load_foreign, parse_builtin
+from harness.sut.probe.call_sites import unfit_call_sites
 from pools.engines import ENGINES
 
 

@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 import pandas as pd
 
 from backends.divergences import KnownDivergence
-from harness.report.rows import CellResult
+from harness.report.cell_result import CellResult
 from reports.markdown import markdown_table
 from reports.outcome import Outcome
 

@@ -1,6 +1,6 @@
 """The baseline pools through each era's call site on one scenario (the runs every verdict is
 decided against), and `decide`: a candidate's verdict with what this machine or driver cannot do
-(harness/sut/limits.py) turned into a skip.
+(harness/sut/probe/limits.py) turned into a skip.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from harness.compare.verdict import Baselines, Verdict, divergences_of, judge_ca
 from harness.plan.baseline import baseline_for
 from harness.plan.candidate import Candidate
 from harness.run.execute import execute
-from harness.sut.limits import skip_reason
+from harness.sut.probe.limits import skip_reason
 from reports.outcome import Outcome
 from scenarios.model import Scenario
 
@@ -41,7 +41,7 @@ def run_baselines(
 
 
 def decide(baselines: Baselines, candidate: Candidate, execution: Execution) -> Verdict:
-    """judge_candidate, then what this machine or driver cannot do (harness/sut/limits.py): a
+    """judge_candidate, then what this machine or driver cannot do (harness/sut/probe/limits.py): a
     finding that explains is a skip."""
     verdict = judge_candidate(baselines, candidate.era, execution, candidate.capabilities)
     if verdict.outcome is Outcome.FINDING:

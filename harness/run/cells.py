@@ -14,15 +14,15 @@ from harness.compare.verdict import Baselines, Verdict
 from harness.plan.baseline import baseline_for
 from harness.plan.candidate import Candidate
 from harness.plan.candidates import Skip, candidates_for
-from harness.plan.options import RunOptions
+from harness.plan.run_options import RunOptions
 from harness.plan.sharding import in_shard
 from harness.plan.sut_choice import SutChoice
-from harness.report.rows import ERA_TABLE_SUT, CellResult
+from harness.report.cell_result import ERA_TABLE_SUT, CellResult
 from harness.run.baselines import decide, run_baselines
 from harness.run.execute import execute
-from harness.sut.client import IsolatedSut
+from harness.sut.worker.client import IsolatedSut
 from reports.outcome import Outcome
-from scenarios.builtin import default_scenarios, random_scenarios
+from scenarios.defaults import default_scenarios, random_scenarios
 from scenarios.model import Scenario
 
 

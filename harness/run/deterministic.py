@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Callable
 
 from harness.plan.candidates import candidates_for
-from harness.plan.options import RunOptions
+from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import SutChoice
-from harness.report.rows import CellResult
+from harness.report.cell_result import CellResult
 from harness.run.cells import cell_candidates, cell_groups, cells_of, check_or_skip, scenarios_for
 
 

@@ -14,9 +14,9 @@ from hypothesis import settings as Settings
 
 from harness.plan.candidate import Candidate
 from harness.plan.candidates import Skip
-from harness.plan.options import RunOptions
+from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import SutChoice
-from harness.report.rows import CellResult
+from harness.report.cell_result import CellResult
 from harness.run.cells import (
     Cell,
     backend_skip,

@@ -20,12 +20,12 @@ from typing import Optional
 
 from backends.registry import BACKENDS
 from harness.plan.call_site_overrides import with_call_site_overrides
-from harness.plan.options import RunOptions
+from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import SutChoice
-from harness.report.repro import save_repro
-from harness.report.rows import CellResult
+from harness.report.cell_result import CellResult
+from harness.report.repro_files import save_repro
 from harness.run.exploring import Exploring, explore_run
-from harness.sut.loader import load_foreign
+from harness.sut.load.loader import load_foreign
 from mutants.catalog import Mutant
 from reports.outcome import MutantOutcome, Outcome, normalised
 from scenarios.profiles import Profile

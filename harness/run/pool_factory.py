@@ -10,7 +10,7 @@ import inspect
 from typing import Any
 
 from pools.dtypes import dtype_spec
-from pools.fp4.storage import FP4_DTYPE
+from pools.fp4.fp4_storage import FP4_DTYPE
 from pools.layouts.kinds import LAYOUT_KINDS
 from scenarios.model import Scenario
 

@@ -13,11 +13,11 @@ from harness.plan.baseline import baseline_for, baseline_module
 from harness.plan.call_site_overrides import with_call_site_overrides
 from harness.plan.candidate import Candidate
 from harness.plan.sut_choice import load_sut
-from harness.report.repro import load_repro
-from harness.report.rows import ERA_TABLE_SUT, CellResult
+from harness.report.cell_result import ERA_TABLE_SUT, CellResult
+from harness.report.repro_files import load_repro
 from harness.run.cells import check_cell, check_scenario
-from harness.sut.loader import parse_builtin
-from pools.builtin import builtin_module
+from harness.sut.load.loader import parse_builtin
+from pools.builtin_sut import builtin_module
 
 
 def rebuild_candidate(description: dict, device: Optional[str] = None) -> Candidate:

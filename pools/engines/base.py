@@ -13,7 +13,7 @@ from typing import Optional, Sequence, Union
 
 import torch
 
-from pools.fp4 import reference as fp4_reference
+from pools.fp4 import quantiser as fp4_reference
 from pools.layouts.paged import Layout, check_slots
 
 Scale = Union[None, float, torch.Tensor]

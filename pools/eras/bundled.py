@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import torch
 
-from pools.storage import MHAStorage, MLAStorage
+from pools.dense_storage import MHAStorage, MLAStorage
 from pools.swa_storage import SWAStorage
 from pools.write_loc import BundledWriteLoc as KVWriteLoc
 from pools.write_loc import unwrap_bundled as unwrap_write_loc

@@ -6,7 +6,7 @@ from typing import Any, Optional
 
 import torch
 
-from pools.storage import MHAStorage, MLAStorage
+from pools.dense_storage import MHAStorage, MLAStorage
 from pools.swa_storage import SWAStorage
 
 

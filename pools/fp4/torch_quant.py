@@ -1,4 +1,4 @@
-"""The FP4 quantiser vectorised in torch, byte-identical to pools.fp4.reference.
+"""The FP4 quantiser vectorised in torch, byte-identical to pools.fp4.quantiser.
 
 The exponent is exact: frexp gives ratio = m * 2**E with m in [0.5, 1), so ceil(log2(ratio)) is
 E - 1 when m == 0.5 and E otherwise, with no log2 rounding to disagree about.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from pools.fp4.reference import BLOCK, E2M1_BOUNDS, E2M1_MAX, SCALE_BIAS, SCALE_FLOOR, check_shape
+from pools.fp4.quantiser import BLOCK, E2M1_BOUNDS, E2M1_MAX, SCALE_BIAS, SCALE_FLOOR, check_shape
 
 
 def quantize(values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

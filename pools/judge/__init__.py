@@ -1,8 +1,8 @@
 """The judge: an independent implementation of SGLang's KV pool API, per era, on CPU.
 
-It shares no pool code with the builtin pools it judges (pools.engines, pools.storage,
-pools.swa_storage, pools.layouts, pools.eras, pools.fp4, pools.builtin; an import-linter contract
-in pyproject.toml holds it to that): its own division, casts (NumPy bit arithmetic), FP4
+It shares no pool code with the builtin pools it judges (pools.engines, pools.dense_storage,
+pools.swa_storage, pools.layouts, pools.eras, pools.fp4, pools.builtin_sut; an import-linter
+contract in pyproject.toml holds it to that): its own division, casts (NumPy bit arithmetic), FP4
 quantiser, per-token write loop, layouts, era doors, SWA routing and translation. A bug shared by
 the baseline and a candidate is one no comparison can see; docs/judge.md says how each rule was
 checked.
@@ -27,7 +27,7 @@ from pools.judge.layouts import (
     NPUMHAJudgePool,
     NPUMLAJudgePool,
 )
-from pools.judge.storage import MHAJudgePool, MLAJudgePool
+from pools.judge.token_major import MHAJudgePool, MLAJudgePool
 
 # SGLang's class name for each pool the judge offers beyond the token-major three (the names
 # pools/layouts/kinds.py declares; tests/test_judge.py keeps the two in step): (storage, door).

@@ -16,8 +16,8 @@ import torch
 from pools.judge import fp4
 from pools.judge.casts import bits_view
 from pools.judge.divide import divide_in_place
-from pools.judge.rows import write_columns, write_rows
-from pools.judge.storage import MHAJudgePool, MLAJudgePool, layer_index
+from pools.judge.token_major import MHAJudgePool, MLAJudgePool, layer_index
+from pools.judge.token_writes import write_columns, write_rows
 
 
 class MHAFP4JudgePool(MHAJudgePool):

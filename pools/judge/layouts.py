@@ -7,7 +7,7 @@ Buffer shapes and attribute names are SGLang 0.5.23's (the harness reads them by
 - NPU MHA: one (layers, pages, page_size, heads, dim) tensor per K and V.
 - NPU MLA: the latent (k_buffer) and the rope part (v_buffer) in two all-layer tensors; its
   set_kv_buffer(layer, loc, cache_k, cache_v) means (nope, rope), a None rope splits the row.
-Scales and casts are the token-major pools' (pools/judge/storage.py); only placement differs.
+Scales and casts are the token-major pools' (pools/judge/token_major.py); only placement differs.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ import numpy as np
 import torch
 
 from pools.judge.casts import bits_view
-from pools.judge.rows import (
+from pools.judge.token_major import MHAJudgePool, MLAJudgePool, layer_index
+from pools.judge.token_writes import (
     aiter_key_row,
     aiter_key_slots,
     aiter_value_row,
@@ -28,7 +29,6 @@ from pools.judge.rows import (
     write_paged,
     write_rows,
 )
-from pools.judge.storage import MHAJudgePool, MLAJudgePool, layer_index
 
 
 def _pages(pool: Any, what: str) -> int:

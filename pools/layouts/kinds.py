@@ -13,10 +13,10 @@ from typing import Callable
 
 import torch
 
-from pools.fp4.storage import MHAFP4Storage, MLAFP4Storage
+from pools.fp4.fp4_storage import MHAFP4Storage, MLAFP4Storage
+from pools.layouts.layout_storage import Aiter5DStorage, HNDStorage
 from pools.layouts.npu import NPUMHAStorage, NPUMLAStorage, token_rows
 from pools.layouts.paged import AITER_K, AITER_V, HND_LAYOUT
-from pools.layouts.storage import Aiter5DStorage, HNDStorage
 
 SlotView = Callable[[torch.Tensor], torch.Tensor]
 

@@ -14,8 +14,8 @@ from typing import Any, Optional
 
 import torch
 
+from pools.dense_storage import MHAStorage, MLAStorage, _layer_index
 from pools.engines.base import Scale
-from pools.storage import MHAStorage, MLAStorage, _layer_index
 
 
 def _all_layers(storage: Any, *row: int) -> torch.Tensor:

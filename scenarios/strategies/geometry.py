@@ -12,7 +12,7 @@ from dataclasses import replace
 from hypothesis import strategies as st
 
 from pools.dtypes import dtype_spec
-from pools.fp4.reference import BLOCK as FP4_BLOCK
+from pools.fp4.quantiser import BLOCK as FP4_BLOCK
 from scenarios.model import MLA_POOL_KINDS, Geometry
 
 PAGE_SIZES = (1, 16, 64, 128)

@@ -1,7 +1,7 @@
 """Buffers and byte movement shared by every era: the part of a pool that no API change touched.
 
 Era modules (pools/eras/) subclass these and add SGLang's `set_kv_buffer` signatures; the
-bytes always go through `self.engine`, a StoreEngine bound by pools.builtin.
+bytes always go through `self.engine`, a StoreEngine bound by pools.builtin_sut.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ def _layer_index(layer: Any, layer_id_override: Optional[int]) -> int:
 
 
 class TokenPoolStorage:
-    engine: StoreEngine  # bound per builtin module, see pools.builtin
+    engine: StoreEngine  # bound per builtin module, see pools.builtin_sut
 
     def __init__(
         self,

@@ -1,9 +1,10 @@
 """The dependencies a release needs in its own folder, read from its metadata, not from a list
 of versions we know.
 
-A release folder is layered in front of this environment (harness/sut/environments.py). Where the
-release pins a package this environment has at another version (0.5.12 pins transformers 5.6.0,
-this environment has 5.19.0), that pin goes into the release's folder, and so, in turn, does
+A release folder is layered in front of this environment (harness/sut/load/environments.py).
+Where the release pins a package this environment has at another version (0.5.12 pins
+transformers 5.6.0, this environment has 5.19.0), that pin goes into the release's folder, and so,
+in turn, does
 each requirement of those packages that this environment does not satisfy, absent ones included
 (transformers 5.6's tokenizers and hub, the hub's httpx). A package the release itself pins but
 this environment lacks stays absent (the loader stands in for what the write path does not

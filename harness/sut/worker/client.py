@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Optional
 
 from harness.compare.snapshot import Execution
-from harness.sut.errors import SutLoadError
-from harness.sut.protocol import VERSION, decode_execution, missing_names
+from harness.sut.load.load_errors import SutLoadError
+from harness.sut.worker.protocol import VERSION, decode_execution, missing_names
 from scenarios.model import Scenario
 from scenarios.serialize import to_dict
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 class WorkerFailure(Exception):
@@ -63,7 +63,7 @@ class IsolatedSut:
 
     def _start(self) -> None:
         self.stderr_file = tempfile.TemporaryFile()
-        command = [self.python, "-m", "harness.sut.worker", "--sut", self.spec]
+        command = [self.python, "-m", "harness.sut.worker.worker_main", "--sut", self.spec]
         if self.prefix:
             command += ["--prefix", self.prefix]
         env = {
@@ -173,7 +173,8 @@ class IsolatedSut:
             execution = decode_execution(message, known)
             missing = missing_names(message, execution)
             if missing:
-                # The bytes of the same run, never of a second one (harness/sut/worker.py).
+                # The bytes of the same run, never of a second one
+                # (harness/sut/worker/worker_main.py).
                 message = self._ask({"op": "bytes", "bytes": missing}, self.grace_s)["execution"]
                 execution = decode_execution(message, known)
             return execution

@@ -19,7 +19,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from harness.sut.source_probe import (
+from harness.sut.probe.source_probe import (
     SourceTree,
     always_launches_kernel,
     live_method,

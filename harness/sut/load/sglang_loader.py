@@ -20,8 +20,8 @@ import types
 import warnings
 from typing import Any
 
-from harness.sut import sglang_standins
-from harness.sut.errors import SutLoadError
+from harness.sut.load import sglang_standins
+from harness.sut.load.load_errors import SutLoadError
 
 INSTALL_HINT = "pip install --no-deps sglang==0.5.23 (deps: requirements/sglang-cpu.txt)"
 

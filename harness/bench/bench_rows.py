@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import torch
 
 from harness.bench.plan import BenchCell, baseline_cell
-from harness.bench.stats import ratio_of_medians, summarize
 from harness.bench.timers import Samples
+from harness.bench.timing_stats import ratio_of_medians, summarize
 from harness.bench.verify import Verdict
 from reports.schema import validate_row
 from scenarios.model import Scenario

@@ -1,6 +1,6 @@
 """Storage for the MHA pools whose slot is not a buffer row: HND page-major and aiter's 5-D.
 
-Era front-ends come from pools.builtin (the era's MHATokenToKVPool first in the MRO, so its
+Era front-ends come from pools.builtin_sut (the era's MHATokenToKVPool first in the MRO, so its
 set_kv_buffer parses the loc, then this storage's buffers and `_store`).
 """
 
@@ -10,9 +10,9 @@ from typing import Any, Optional
 
 import torch
 
+from pools.dense_storage import MHAStorage, _layer_index
 from pools.engines.base import Scale
 from pools.layouts.paged import AITER_K, AITER_V, HND_LAYOUT, vector_width
-from pools.storage import MHAStorage, _layer_index
 
 
 class _PagedMHAStorage(MHAStorage):

@@ -3,7 +3,7 @@
 Each backend module declares its model on its registry entry (`census=`, a
 backends.call_shapes.CallSiteModel: the release files its call sites are in and, per era, the
 call shapes its modelled call site makes); this module only names them by backend, in registry
-order, for `harness.sut.census`, which reads a release's source and compares.
+order, for `harness.sut.probe.census`, which reads a release's source and compares.
 """
 
 from __future__ import annotations

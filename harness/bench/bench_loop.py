@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Callable, Iterator, Optional
 
 from backends.registry import BACKENDS, Backend
+from harness.bench.bench_rows import TimedCell, bench_row
 from harness.bench.interleave import sample_interleaved
 from harness.bench.measure import TimedWrite, copy_write
 from harness.bench.plan import (
@@ -15,16 +16,15 @@ from harness.bench.plan import (
     bytes_moved,
     cells_for,
 )
-from harness.bench.records import TimedCell, bench_row
-from harness.bench.stats import summarize
 from harness.bench.timers import Samples, join_samples, timer_for
+from harness.bench.timing_stats import summarize
 from harness.bench.verify import Baseline
 from harness.compare.snapshot import Execution
 from harness.plan.sut_choice import SutChoice
 from harness.run.execute import describe_error
 from harness.run.timeout import time_limit
-from harness.sut.capabilities import Capabilities
-from pools.builtin import builtin_module
+from harness.sut.probe.capabilities import Capabilities
+from pools.builtin_sut import builtin_module
 from reports.outcome import Outcome
 from scenarios.model import Scenario
 

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from harness.compare.findings import Finding
-from harness.report.rows import CellResult
+from harness.report.cell_result import CellResult
 from reports.atomic import write_json_atomic
 from scenarios.model import Scenario
 from scenarios.serialize import ScenarioError, from_dict, to_dict

@@ -6,7 +6,7 @@ built (a bare tensor, `KVWriteLoc(...)`, `KVWriteLoc.for_layer/for_batch(...)`),
 targets, the SWA loc and whether it goes as the `swa_loc=` keyword, and the scales. Names are
 followed to their assignments in the enclosing function, and calls to a file's own write helpers
 (`self._set_kv_buffer(...)`) are expanded with their arguments. A conditional gives one variant
-per branch. `compare` then checks the shapes against `harness.sut.census_model`.
+per branch. `compare` then checks the shapes against `harness.sut.probe.census_call_sites`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.sut.census_model import BACKEND_MODELS, BackendModel, Shape
+from harness.sut.probe.census_call_sites import BACKEND_MODELS, BackendModel, Shape
 
 WRITE_DOORS = ("set_kv_buffer", "set_mla_kv_buffer")
 ATTENTION_DIR = "sglang/srt/layers/attention"

@@ -2,7 +2,7 @@
 
 Packed e2m1 data (two values a byte) and one scale byte per 16 values are written at the same
 slots. The pool dtype is torch.float4_e2m1fn_x2, stored as uint8; any other input dtype is
-divided by the scales in place (MHA) and quantised (pools/fp4/reference.py says how).
+divided by the scales in place (MHA) and quantised (pools/fp4/quantiser.py says how).
 MLA: set_kv_buffer quantises the latent row whole; set_mla_kv_buffer quantises nope and rope
 apart and writes each at its columns of the data and scale rows.
 """
@@ -13,9 +13,9 @@ from typing import Any, Optional
 
 import torch
 
+from pools.dense_storage import MHAStorage, MLAStorage, _layer_index
 from pools.engines.base import Scale
-from pools.fp4.reference import BLOCK
-from pools.storage import MHAStorage, MLAStorage, _layer_index
+from pools.fp4.quantiser import BLOCK
 
 FP4_DTYPE = torch.float4_e2m1fn_x2
 

@@ -4,7 +4,8 @@ MHA (`_store`): when the caller's k is not already in the pool dtype, divide k t
 their scales (None: no division), then cast each to the pool dtype and store its bit patterns
 row by row. MLA (`_store_rows`, `_store_nope_rope`): no scales; cast and store the latent row,
 or nope and rope side by side. Buffers are torch tensors (what the harness and the backends
-read, `get_key_buffer` a live view); every write goes through pools.judge.rows on NumPy views.
+read, `get_key_buffer` a live view); every write goes through pools.judge.token_writes on NumPy
+views.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import torch
 from pools.dtypes import store_dtype_of
 from pools.judge.casts import bits_of, bits_view, cast_bits
 from pools.judge.divide import divide_in_place
-from pools.judge.rows import write_columns, write_rows
+from pools.judge.token_writes import write_columns, write_rows
 
 
 def layer_index(layer: Any, layer_id_override: Optional[int]) -> int:

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Optional
 
-from harness.errors import UsageError
+from harness.exit_codes import UsageError
 from harness.plan.devices import unavailable_reason
 
 

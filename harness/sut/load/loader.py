@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from harness.sut.capabilities import Capabilities
-from harness.sut.detect import detect, missing_names
-from harness.sut.errors import SutLoadError
+from harness.sut.load.load_errors import SutLoadError
+from harness.sut.probe.capabilities import Capabilities
+from harness.sut.probe.detect import detect, missing_names
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ def load_foreign(spec: str, prefix: Optional[str] = None) -> LoadedSut:
         if prefix and spec != "sglang":  # sglang's loader checks that the import is the prefix's
             sys.path.insert(0, prefix)
         if spec == "sglang":
-            from harness.sut.sglang_loader import load_sglang
+            from harness.sut.load.sglang_loader import load_sglang
 
             module = load_sglang(prefix)
         elif spec.endswith(".py") or Path(spec).exists():

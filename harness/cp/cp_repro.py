@@ -9,12 +9,12 @@ import json
 from pathlib import Path
 from typing import Optional
 
+from harness.cp.cp_output import report_group
 from harness.cp.differential import CpPlan, RankCheck, run_group
 from harness.cp.distributed import GroupOutcome
-from harness.cp.report import report_group
-from harness.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from harness.report.repro import ReproError, read_repro_json
-from harness.sut.errors import SutLoadError
+from harness.exit_codes import EXIT_FINDINGS, EXIT_OK, UsageError
+from harness.report.repro_files import ReproError, read_repro_json
+from harness.sut.load.load_errors import SutLoadError
 from reports.atomic import write_json_atomic
 from scenarios.serialize import ScenarioError, from_dict, to_dict
 

@@ -1,5 +1,5 @@
 """Which backend call sites of a release fit the harness's model, decided once per SUT from the
-release's own source (the census, harness/sut/census.py).
+release's own source (the census, harness/sut/probe/census.py).
 
 A backend whose write calls differ from the model of the era it would run in, or that the
 release does not have, is not run: a model that does not fit would blame the release for the
@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
-from harness.sut.census import census, compare, files_present
-from harness.sut.census_model import BACKEND_MODELS
+from harness.sut.probe.census import census, compare, files_present
+from harness.sut.probe.census_call_sites import BACKEND_MODELS
 
 
 def unfit_call_sites(root: str, eras: Iterable[str]) -> dict[tuple[str, str], str]:

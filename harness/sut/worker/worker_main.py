@@ -1,6 +1,6 @@
 """A SUT worker: loads one SUT in its own process (its own sys.path), answers protocol requests.
 
-Run as `python -m harness.sut.worker --sut SPEC [--prefix DIR]`. The protocol owns the
+Run as `python -m harness.sut.worker.worker_main --sut SPEC [--prefix DIR]`. The protocol owns the
 original stdout; fd 1 is pointed at stderr so that whatever the SUT prints cannot corrupt it.
 """
 
@@ -12,7 +12,7 @@ import os
 import sys
 import traceback
 
-# harness.sut.protocol.VERSION, which a test keeps equal: the worker answers before it may
+# harness.sut.worker.protocol.VERSION, which a test keeps equal: the worker answers before it may
 # import anything that imports torch.
 PROTOCOL_VERSION = 2
 
@@ -39,7 +39,7 @@ def serve(spec: str, prefix: str | None) -> int:
         out.write(json.dumps({"v": PROTOCOL_VERSION, **fields}) + "\n")
 
     try:
-        from harness.sut.loader import load_foreign  # after the protocol owns stdout
+        from harness.sut.load.loader import load_foreign  # after the protocol owns stdout
 
         loaded = load_foreign(spec, prefix)
     except Exception as error:  # reported to the parent, which says why the SUT did not load
@@ -52,7 +52,7 @@ def serve(spec: str, prefix: str | None) -> int:
         return 3
     from harness.plan.candidate import Candidate
     from harness.run.execute import execute
-    from harness.sut.protocol import encode_execution
+    from harness.sut.worker.protocol import encode_execution
     from scenarios.serialize import from_dict
 
     # The last execution, kept so that a request for the bytes of some of its buffers is

@@ -1,10 +1,11 @@
-"""Era detection from what a module offers (harness/sut/capabilities.py), never from a version."""
+"""Era detection from what a module offers (harness/sut/probe/capabilities.py), never from a
+version."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from harness.sut.capabilities import Capabilities, era_of, probe
+from harness.sut.probe.capabilities import Capabilities, era_of, probe
 
 REQUIRED_NAMES = ("MHATokenToKVPool", "MLATokenToKVPool", "SWAKVPool")
 

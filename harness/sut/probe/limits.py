@@ -1,5 +1,5 @@
 """What a foreign SUT cannot do on this machine, declared as data and keyed on its probed
-capabilities (harness/sut/capabilities.py), never on a version.
+capabilities (harness/sut/probe/capabilities.py), never on a version.
 
 Some code paths need a GPU (a Triton kernel launch) or lack a feature (SWA over MLA sub-pools).
 Run on a machine without what they need, they raise an exception that says nothing about the
@@ -21,7 +21,7 @@ from typing import Optional
 from backends.real_code import DriverGap
 from harness.compare.findings import Finding
 from harness.plan.candidate import Candidate
-from harness.sut.capabilities import Capabilities
+from harness.sut.probe.capabilities import Capabilities
 from scenarios.model import Scenario
 
 

@@ -21,16 +21,16 @@ from typing import Optional
 
 from packaging.requirements import Requirement
 
-from harness.sut.capabilities import Capabilities
-from harness.sut.errors import SutLoadError
-from harness.sut.loader import LoadedSut
-from harness.sut.release_deps import needed, providers
+from harness.sut.load.load_errors import SutLoadError
+from harness.sut.load.loader import LoadedSut
+from harness.sut.load.release_deps import needed, providers
+from harness.sut.probe.capabilities import Capabilities
 
 RELEASE = re.compile(r"^sglang==([A-Za-z0-9][A-Za-z0-9._+-]*)$")
 FORK = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._+-]*)=(?!=)(.+)$")  # NAME=REQUIREMENT
 MARKER = "kvh-sut.json"
 
-# Rounds of following requirements into a release folder (harness/sut/release_deps.py): the
+# Rounds of following requirements into a release folder (harness/sut/load/release_deps.py): the
 # release's pins, their requirements, and theirs; a longer chain is reported, not chased.
 DEPENDENCY_ROUNDS = 4
 
@@ -110,7 +110,7 @@ def not_ready_reason(spec: str) -> Optional[str]:
 
 def load_isolated(spec: str) -> LoadedSut:
     """Start the worker of an installed isolated SUT and ask it for its era and version."""
-    from harness.sut.client import IsolatedSut
+    from harness.sut.worker.client import IsolatedSut
 
     reason = not_ready_reason(spec)
     if reason:
@@ -194,7 +194,7 @@ def _own_dependencies(staging: Path, pip: list[str]) -> list[str]:
 def check_import(folder: Path) -> None:
     """Import the release in a worker, as a run will: a folder that cannot import is never
     called installed. SutLoadError carries the worker's import chain."""
-    from harness.sut.client import IsolatedSut
+    from harness.sut.worker.client import IsolatedSut
 
     with IsolatedSut("sglang", prefix=str(folder)) as worker:
         worker.hello_or_error()

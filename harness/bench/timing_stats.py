@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reports.stats import coefficient_of_variation, robust_coefficient_of_variation
+from reports.gate_stats import coefficient_of_variation, robust_coefficient_of_variation
 
 BOOTSTRAP_RESAMPLES = 2000
 CONFIDENCE = 0.95

@@ -22,6 +22,9 @@ BUILTIN_SCENARIOS = (
     "small-narrowed",
     "small-decode",
     "small-cross",
+    "reach",
+    "extreme-scaled",
+    "special-values",
 )
 """Every name scenarios.defaults.default_scenarios gives (tests/test_backends.py checks it)."""
 

@@ -14,7 +14,10 @@ from backends.focus import BUILTIN_SCENARIOS, LAYOUT_DTYPES
 from backends.skips import BackendSkip
 from scenarios.model import BASE_POOL_KINDS, Scenario
 
-PLAIN_FOCUS = {"extend": BUILTIN_SCENARIOS[:6] + ("small-param-none", "small-cross")}
+PLAIN_FOCUS = {
+    "extend": BUILTIN_SCENARIOS[:6]
+    + ("small-param-none", "small-cross", "reach", "extreme-scaled", "special-values")
+}
 """`plain` and `plain_mla`: the pool-sized set, plus what the small set adds to it."""
 
 PLAIN_LAYOUT_KINDS = ("mha_fp4", "mla_fp4", "mha_hnd", "npu_mha", "mha_aiter5d")

@@ -3,7 +3,9 @@
 Each pool kind and dtype gets: a prefill of whole and partial pages, decode steps, a padded and
 narrowed forward (the PR #29460 shape), int32 locs at page size 64, and a scaled write whose
 input dtype differs from the pool dtype (in-place division, fp8 cast); then a small two-layer set
-(every scale kind, narrowing, decode steps, cross-attention) that the backends run.
+(every scale kind, narrowing, decode steps, cross-attention) that the backends run; and the
+edges the profiles pin (the reach scenario, extreme and special values), which `plain` and
+`plain_mla` run in every pool kind.
 """
 
 from __future__ import annotations
@@ -14,6 +16,11 @@ from dataclasses import replace
 from pools.dtypes import dtype_spec
 from scenarios.allocator import allocate, swa_mapping
 from scenarios.model import MLA_POOL_KINDS, Forward, Geometry, Scale, Scenario
+from scenarios.profiles import profile_named
+from scenarios.reach import reach_scenario
+
+# The default run's reach pool fits the ci profile's budget, so it reaches what ci reaches.
+REACH_POOL_BYTES = profile_named("ci").pool_bytes
 
 
 def geometry(pool: str, dtype: str, page_size: int = 16, size: int = 256) -> Geometry:
@@ -70,32 +77,52 @@ def default_scenarios(pool: str, dtype: str, seed: int) -> list[Scenario]:
     wide = allocate(rng, g64.size, g64.page_size, 70)
     fp8 = dtype_spec(dtype).is_fp8
     scaled_input = "bf16" if fp8 else "fp32"
+    return (
+        [
+            _scenario(rng, g, [Forward(prefill)], "prefill", seed),
+            _scenario(rng, g, [Forward([slot]) for slot in decode], "decode", seed + 1),
+            _scenario(rng, g, [Forward(padded, narrow=9)], "padded-narrowed", seed + 2),
+            _scenario(rng, g64, [Forward(wide)], "int32-page64", seed + 3, loc_dtype="int32"),
+            _scenario(
+                rng,
+                g,
+                [Forward(prefill[:24])],
+                "scaled-float",
+                seed + 4,
+                input_dtype=scaled_input,
+                k_scale=Scale("float", 0.5),
+                v_scale=Scale("float", 2.0),
+            ),
+            _scenario(
+                rng,
+                g,
+                [Forward(prefill[:24])],
+                "scaled-tensor",
+                seed + 5,
+                input_dtype=scaled_input,
+                k_scale=Scale("tensor", 0.3),
+                v_scale=Scale("param", 1.7),
+            ),
+        ]
+        + _small(rng, pool, dtype, seed + 6, scaled_input)
+        + _edges(rng, g, pool, dtype, seed + 11)
+    )
+
+
+def _edges(rng: random.Random, g: Geometry, pool: str, dtype: str, seed: int) -> list[Scenario]:
+    """What the profiles pin, in the default run too: the reach scenario (slot 1, 2^15, 2^16,
+    2^17 and the last slot, within the ci profile's pool budget), values at and past the
+    format's range (divided by 0.5, so past the maximum after scaling), and special values
+    (+-inf, NaN, +-0, subnormals of the input and of an fp8 pool)."""
+    tokens = allocate(rng, g.size, g.page_size, 24)
+    scaled = dict(k_scale=Scale("float", 0.5), v_scale=Scale("float", 0.5))
     return [
-        _scenario(rng, g, [Forward(prefill)], "prefill", seed),
-        _scenario(rng, g, [Forward([slot]) for slot in decode], "decode", seed + 1),
-        _scenario(rng, g, [Forward(padded, narrow=9)], "padded-narrowed", seed + 2),
-        _scenario(rng, g64, [Forward(wide)], "int32-page64", seed + 3, loc_dtype="int32"),
+        replace(reach_scenario(pool, dtype, REACH_POOL_BYTES, seed), name="reach"),
         _scenario(
-            rng,
-            g,
-            [Forward(prefill[:24])],
-            "scaled-float",
-            seed + 4,
-            input_dtype=scaled_input,
-            k_scale=Scale("float", 0.5),
-            v_scale=Scale("float", 2.0),
+            rng, g, [Forward(tokens)], "extreme-scaled", seed + 1, values="extreme", **scaled
         ),
-        _scenario(
-            rng,
-            g,
-            [Forward(prefill[:24])],
-            "scaled-tensor",
-            seed + 5,
-            input_dtype=scaled_input,
-            k_scale=Scale("tensor", 0.3),
-            v_scale=Scale("param", 1.7),
-        ),
-    ] + _small(rng, pool, dtype, seed + 6, scaled_input)
+        _scenario(rng, g, [Forward(tokens)], "special-values", seed + 2, values="special"),
+    ]
 
 
 def _small(

@@ -16,24 +16,41 @@ from scenarios.model import Scenario
 from scenarios.strategies.geometry import large_geometry
 
 REACH_SLOT = 2**17
+# Slot ids where a narrow index type wraps, below REACH_SLOT: a 16-bit slot or a 15-bit offset.
+REACH_MARKS = (2**15, 2**16)
 REACH_PAGE_SIZE = 1  # slot 1 is only ever handed out at page size 1 (page 0 is the sink)
+# One SWA page per request, so every token of the reach is written on SWA layers too.
+REACH_SWA_PAGES = 2 + len(REACH_MARKS) + 2
 
 
 def reach_scenario(pool: str, dtype: str, pool_bytes: int, seed: int) -> Scenario:
-    """One forward of three requests, each a whole page: page 1 (slot 1 at page size 1), the two
-    pages either side of slot 2^17, and the last page (the pool's last slot, a page tail). On
-    hybrid pools every token is in its request's window, so the SWA layer writes all four SWA
-    pages too. Where the budget holds no pool past 2^17, the two pages are its top ones but
-    the last."""
-    g = large_geometry(pool, dtype, REACH_SLOT, REACH_PAGE_SIZE, pool_bytes, extra_pages=1)
+    """One forward of requests that are each a whole page: page 1 (slot 1 at page size 1), the
+    pages at 2^15 and 2^16, the two pages either side of slot 2^17, and the last page (the
+    pool's last slot, a page tail). On hybrid pools every token is in its request's window, so
+    the SWA layer writes each of those pages' SWA pages too. Where the budget holds no pool past
+    2^17, the two pages are its top ones but the last, and the marks it does not reach are left
+    out."""
+    g = large_geometry(
+        pool,
+        dtype,
+        REACH_SLOT,
+        REACH_PAGE_SIZE,
+        pool_bytes,
+        extra_pages=1,
+        swa_pages=REACH_SWA_PAGES,
+    )
     life = PoolLife(g)
     page, pages = g.page_size, g.size // g.page_size
     # The page that holds slot 2^17, or in a pool too small for it the last page but one.
     top = min(REACH_SLOT // page, pages - 1)
+    marks = [mark // page for mark in REACH_MARKS if 1 < mark // page < top - 1]
     loc = life.grow(0, page, [0], window=page)
-    # Pages 2.. are free, page q at position q - 2; the pick repeats as the list closes up.
-    below = max(0, top - 3)
-    loc += life.grow(1, 2 * page, [below, below], window=2 * page)
-    loc += life.grow(2, page, [-1], window=page)
+    # Pages 2.. are free, page q at position q - 2 less the pages below it taken already: the
+    # wanted pages are taken in ascending order, so that is their index among them.
+    for taken, mark in enumerate(marks):
+        loc += life.grow(1 + taken, page, [mark - 2 - taken], window=page)
+    below = max(0, top - 3 - len(marks))  # the pick repeats as the list closes up
+    loc += life.grow(1 + len(marks), 2 * page, [below, below], window=2 * page)
+    loc += life.grow(2 + len(marks), page, [-1], window=page)
     life.forward(loc)
     return life.scenario(seed, f"reach-2^17-{pool}-{dtype}")

@@ -119,12 +119,46 @@ def test_a_pool_one_row_off_at_2_17_is_caught_at_ci_in_every_pool_kind(tmp_path,
     assert set(reached.pool) == set(POOL_KINDS)
 
 
-def test_the_reach_scenario_writes_slot_1_2_17_and_the_last_slot_in_every_pool_kind():
+def test_the_reach_scenario_writes_slot_1_2_15_2_16_2_17_and_the_last_slot_in_every_pool_kind():
     for pool in POOL_KINDS:
         for dtype in DTYPES:
             scenario = reach_scenario(pool, dtype, CI_BYTES, seed=0)
             slots = written(scenario)
-            assert {2**17 - 1, 2**17, last_slot(scenario.geometry)} <= slots, (pool, dtype)
+            assert {2**15, 2**16, 2**17 - 1, 2**17, last_slot(scenario.geometry)} <= slots, (
+                pool,
+                dtype,
+            )
             assert pool_bytes(scenario.geometry) <= CI_BYTES
             if scenario.geometry.page_size == 1:
                 assert 1 in slots
+
+
+@pytest.mark.parametrize(
+    "fixture, slot",
+    # int16 slots land at many rows (the last slot, 2^17 + 1, wraps onto slot 1): no one slot.
+    (("high_slot_off_by_one", "slot 131072,"), ("int16_slots", None)),
+)
+def test_the_default_run_catches_a_pool_wrong_only_at_high_slots_in_every_pool_kind(
+    tmp_path, fixture_sut, fixture, slot
+):
+    """No profile: the default set's reach scenario writes 2^15, 2^16 and 2^17 in every kind."""
+    result = run_kvh(
+        "run",
+        "--sut",
+        fixture_sut(fixture),
+        "--backend",
+        "plain,plain_mla",
+        "--dtype",
+        "bf16",
+        "--era",
+        "current",
+        "--out",
+        str(tmp_path),
+    )
+    assert result.returncode == 1, result.stderr[-2000:]
+    records = check_records(tmp_path)
+    caught = records[records.outcome == "finding"]
+    assert set(caught.pool) == set(POOL_KINDS)
+    assert set(caught.scenario) == {"reach"}
+    if slot is not None:
+        assert caught.detail.str.contains(slot).all(), caught.detail.tolist()

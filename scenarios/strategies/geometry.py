@@ -55,10 +55,12 @@ def layer_patterns(draw: st.DrawFn, swa: bool) -> list[bool]:
 LARGE_SWA_PAGES = 4  # a large hybrid pool's SWA sub-pool: a few pages
 
 
-def _large_rows(reach: int, page_size: int, pattern: list[bool]) -> int:
+def _large_rows(
+    reach: int, page_size: int, pattern: list[bool], swa_pages: int = LARGE_SWA_PAGES
+) -> int:
     """Rows of a large pool over all its layers, every sub-pool with its extra page."""
     full, swa = pattern.count(False), pattern.count(True)
-    return (reach + 2 * page_size) * full + (LARGE_SWA_PAGES + 1) * page_size * swa
+    return (reach + 2 * page_size) * full + (swa_pages + 1) * page_size * swa
 
 
 def _row_multiple(pool: str, dtype: str) -> int:
@@ -98,24 +100,32 @@ def _page_size(pool: str, page_size: int) -> int:
 
 
 def large_geometry(
-    pool: str, dtype: str, reach: int, page_size: int, pool_bytes: int, extra_pages: int = 0
+    pool: str,
+    dtype: str,
+    reach: int,
+    page_size: int,
+    pool_bytes: int,
+    extra_pages: int = 0,
+    swa_pages: int = LARGE_SWA_PAGES,
 ) -> Geometry:
     """A pool whose last slot passes `reach` where `pool_bytes` allows (the largest that fits
     otherwise), `extra_pages` more pages past it: the narrowest rows the kind accepts, one full
-    layer (and one SWA layer of LARGE_SWA_PAGES pages on hybrid pools)."""
+    layer (and one SWA layer of `swa_pages` pages on hybrid pools)."""
     pattern = [False, True] if pool.startswith("swa_") else [False]
     page_size = _page_size(pool, page_size)
-    shape = _narrow_shape(pool, dtype, _large_rows(reach, PAGE_SIZES[-1], pattern), pool_bytes)
+    shape = _narrow_shape(
+        pool, dtype, _large_rows(reach, PAGE_SIZES[-1], pattern, swa_pages), pool_bytes
+    )
     swa_layer_ids = [layer for layer, is_swa in enumerate(pattern) if is_swa]
     probe = Geometry(
         pool=pool, dtype=dtype, size=1, page_size=page_size, layer_num=len(pattern), **shape
     )
     # Pages 1..pages are handed out, so the last slot is pages * page_size + page_size - 1:
     # past `reach` from pages == reach // page_size on, where the byte budget allows.
-    fits = pool_bytes // _row_bytes(probe) - _large_rows(0, page_size, pattern)
+    fits = pool_bytes // _row_bytes(probe) - _large_rows(0, page_size, pattern, swa_pages)
     max_pages = max(1, min(MAX_SLOTS, fits) // page_size)
     pages = min(max_pages, reach // page_size + extra_pages)
-    swa_pages = min(LARGE_SWA_PAGES, max(1, pages - 1))
+    swa_pages = min(swa_pages, max(1, pages - 1))
     return Geometry(
         pool=pool,
         dtype=dtype,

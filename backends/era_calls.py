@@ -61,16 +61,26 @@ def write_loc(
     if era == "bundled" or (era == "current" and current == BARE):
         return req.api.KVWriteLoc(loc, swa_loc), {}
     if era == "current":
+        if not has_constructor(req, current):
+            # 0.5.15 to 0.5.21: the release's own sites build it from the same loc themselves.
+            return req.api.KVWriteLoc(loc, swa_loc), {}
         if current == FOR_LAYER:
             return req.api.KVWriteLoc.for_layer(req.forward_batch, req.layer, swa_loc=swa_loc), {}
         return req.api.KVWriteLoc.for_batch(req.forward_batch, swa_loc=swa_loc), {}
     raise ValueError(f"unknown era {era!r}")
 
 
+def has_constructor(req: WriteRequest, current: str) -> bool:
+    """Whether the SUT's KVWriteLoc offers the constructor a 0.5.23 site uses (for_layer and
+    for_batch came with 0.5.22): what it offers, never its version."""
+    return callable(getattr(req.api.KVWriteLoc, current, None))
+
+
 def bare_loc(req: WriteRequest, era: str, *, loc: torch.Tensor, current: str = FOR_LAYER) -> Any:
-    """A site that passed a bare tensor until 0.5.23 built a KVWriteLoc without swa_loc
-    (the MLA sites of fa3 and the MLA-only backends)."""
-    if era != "current":
+    """A site that passed a bare tensor until 0.5.22 built a KVWriteLoc without swa_loc
+    (the MLA sites of fa3 and the MLA-only backends); a release without the constructor it uses
+    still passes the bare tensor there."""
+    if era != "current" or (current != BARE and not has_constructor(req, current)):
         return loc
     return write_loc(req, era, loc=loc, swa_loc=None, current=current)[0]
 

@@ -12,7 +12,13 @@ import torch
 
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.loader import load_foreign
-from harness.sut.probe.capabilities import describe, era_of, probe, probe_source
+from harness.sut.probe.capabilities import (
+    describe,
+    era_of,
+    missing_constructors,
+    probe,
+    probe_source,
+)
 from pools.builtin_sut import builtin_module
 from pools.eras import ERAS
 from tests.conftest import FIXTURES, SGLANG_INSTALL_HINT, installed_sglang_root
@@ -46,12 +52,22 @@ def _fixture(name: str) -> types.ModuleType:
     return load_foreign(str(FIXTURES / f"{name}.py")).module
 
 
-def test_full_loc_without_for_layer_fits_no_modelled_convention():
+def test_full_loc_without_for_layer_is_current_with_its_constructors_composed_out():
     caps = probe(_fixture("write_loc_no_for_layer"))
+    assert era_of(caps) == ("current", [])
+    assert missing_constructors(caps) == {"for_layer", "for_batch"}
+    assert describe(caps)[-1] == (
+        "era: current (no KVWriteLoc.for_batch/for_layer: its call sites build KVWriteLoc directly)"
+    )
+
+
+def test_full_loc_with_a_two_value_unwrap_fits_no_modelled_convention():
+    caps = probe(_fixture("write_loc_unfit"))
     era, missing = era_of(caps)
     assert era is None
     assert missing == [
-        ("KVWriteLoc has full_loc but no for_layer/for_batch: the `current` call sites need them")
+        "KVWriteLoc has full_loc, but unwrap_write_loc returns 2 values: the `current` pools "
+        "unpack (loc, swa_loc, full_loc)"
     ]
     assert describe(caps)[-1].startswith(
         "era: fits no modelled call convention; missing: KVWriteLoc has full_loc"

@@ -20,7 +20,14 @@ from harness.sut.load.environments import (
     target_dir,
 )
 from harness.sut.load.load_errors import SutLoadError
-from harness.sut.probe.capabilities import Capabilities, describe, era_of, probe, probe_source
+from harness.sut.probe.capabilities import (
+    Capabilities,
+    describe,
+    era_of,
+    missing_constructors,
+    probe,
+    probe_source,
+)
 from harness.sut.probe.census import census, compare, files_present, notes, unmodelled_files
 from harness.sut.probe.census_call_sites import BACKEND_MODELS, ERA_NAMES
 
@@ -110,19 +117,19 @@ def check(spec: str, forced_era: str | None = None, verbose: bool = False) -> in
     if era is None:
         print("its call sites fit no modelled call convention; missing: " + "; ".join(missing))
         return EXIT_FINDINGS
-    release = census(root)
+    release, direct = census(root), missing_constructors(caps)
     mismatched = False
     for name, model in BACKEND_MODELS.items():
         if not files_present(model, release):
             print(f"{name}: no file in this release ({', '.join(model.files)})")
             continue
-        found = compare(release, model, era)
+        found = compare(release, model, era, direct)
         mismatched |= bool(found)
         print(f"{name}: model matches" if not found else f"{name}: {len(found)} mismatch(es)")
         for mismatch in found:
             print(f"  {mismatch.describe()}")
         if verbose:
-            for line in notes(release, model, era):
+            for line in notes(release, model, era, direct):
                 print(f"  note: {line}")
     others = unmodelled_files(release)
     if others:

@@ -5,7 +5,7 @@ call sites fit the model."""
 from __future__ import annotations
 
 from harness.plan.sut_choice import SutChoice
-from harness.sut.probe.capabilities import describe
+from harness.sut.probe.capabilities import describe, missing_constructors
 from harness.sut.probe.census_call_sites import BACKEND_MODELS
 
 
@@ -24,6 +24,12 @@ def describe_sut(sut: SutChoice) -> list[str]:
             f"(its capabilities: {loaded.era or 'none fits'}{version})"
         )
     lines = [head]
+    direct = sorted(missing_constructors(loaded.capabilities))
+    if direct and "current" in sut.eras:
+        lines.append(
+            f"  composed: the current pools, with no KVWriteLoc.{'/'.join(direct)}: its call "
+            "sites build KVWriteLoc directly (backends/era_calls.py has_constructor)"
+        )
     if loaded.capabilities is not None:
         lines.append("  " + "; ".join(describe(loaded.capabilities)[:-1]))
     if loaded.real_code:

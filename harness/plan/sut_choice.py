@@ -12,6 +12,7 @@ from harness.sut.load.environments import is_isolated_spec, load_isolated
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.loader import LoadedSut, load_foreign, parse_builtin
 from harness.sut.probe.call_sites import unfit_call_sites
+from harness.sut.probe.capabilities import missing_constructors
 from pools.engines import ENGINES
 
 
@@ -64,7 +65,8 @@ def _foreign_choice(spec: str, options: RunOptions) -> SutChoice:
         return SutChoice(spec, ("-",), load_error=f"{loaded.unfit_reason}; --era forces one")
     else:
         eras = (loaded.era,)
-    unfit = unfit_call_sites(loaded.root, eras) if loaded.root else {}
+    missing = missing_constructors(loaded.capabilities)
+    unfit = unfit_call_sites(loaded.root, eras, missing) if loaded.root else {}
     return SutChoice(spec, ("-",), loaded, eras, unfit_sites=unfit)
 
 

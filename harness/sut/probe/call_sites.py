@@ -16,8 +16,11 @@ from harness.sut.probe.census import census, compare, files_present
 from harness.sut.probe.census_call_sites import BACKEND_MODELS
 
 
-def unfit_call_sites(root: str, eras: Iterable[str]) -> dict[tuple[str, str], str]:
-    """(backend, era) -> why that call site of the release under `root` is not the model's."""
+def unfit_call_sites(
+    root: str, eras: Iterable[str], missing: frozenset[str] = frozenset()
+) -> dict[tuple[str, str], str]:
+    """(backend, era) -> why that call site of the release under `root` is not the model's, on a
+    release without the KVWriteLoc constructors `missing` (capabilities.missing_constructors)."""
     release = census(Path(root))
     reasons = {}
     for name, model in BACKEND_MODELS.items():
@@ -28,7 +31,7 @@ def unfit_call_sites(root: str, eras: Iterable[str]) -> dict[tuple[str, str], st
                     f"the release has no {' or '.join(model.files)}: no {name} call site to check"
                 )
                 continue
-            found = compare(release, model, era)
+            found = compare(release, model, era, missing)
             if found:
                 more = f" (and {len(found) - 1} more: kvh sut check)" if len(found) > 1 else ""
                 reasons[name, era] = (

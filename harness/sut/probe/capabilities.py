@@ -321,7 +321,8 @@ def era_of(caps: Capabilities) -> tuple[str | None, list[str]]:
     """The modelled era whose call convention `caps` support, or (None, what is missing).
 
     legacy needs nothing; kwarg the swa_loc= keyword; bundled KVWriteLoc(loc, swa_loc) and a
-    2-value unwrap_write_loc; current KVWriteLoc with full_loc, for_layer and for_batch."""
+    2-value unwrap_write_loc; current KVWriteLoc with full_loc and a 3-value unwrap (with or
+    without the for_layer/for_batch constructors: missing_constructors)."""
     if caps.write_loc is None:
         return None, [f"KVWriteLoc: unknown ({caps.reason_unknown('write_loc') or 'not probed'})"]
     if not caps.write_loc:
@@ -341,12 +342,15 @@ def era_of(caps: Capabilities) -> tuple[str | None, list[str]]:
             )
         ]
     if "full_loc" in fields:
-        missing = [name for name in ("for_layer", "for_batch") if not getattr(caps, name)]
-        if missing:
+        # The constructors are the call sites' side of the convention: a release without them
+        # (0.5.15 to 0.5.21) builds KVWriteLoc directly, and its call sites are driven so
+        # (missing_constructors); the pools' side is the 3-value unwrap.
+        if caps.unwrap_arity not in (3, None):
             return None, [
                 (
-                    f"KVWriteLoc has full_loc but no {'/'.join(missing)}: the `current` "
-                    "call sites need them"
+                    f"KVWriteLoc has full_loc, but unwrap_write_loc returns "
+                    f"{caps.unwrap_arity} values: the `current` pools unpack "
+                    "(loc, swa_loc, full_loc)"
                 )
             ]
         return "current", []
@@ -361,6 +365,18 @@ def era_of(caps: Capabilities) -> tuple[str | None, list[str]]:
     return "bundled", []
 
 
+CONSTRUCTORS = ("for_layer", "for_batch")
+
+
+def missing_constructors(caps: Capabilities | None) -> frozenset[str]:
+    """The KVWriteLoc constructors of the `current` call sites that a SUT probes without: its
+    call sites build KVWriteLoc(loc, swa_loc) directly where they pair a SWA loc, and pass a
+    bare loc where they do not (backends/era_calls.py, backends/call_shapes.py direct_shape)."""
+    if caps is None or not caps.write_loc:
+        return frozenset()
+    return frozenset(name for name in CONSTRUCTORS if getattr(caps, name) is False)
+
+
 def describe(caps: Capabilities) -> list[str]:
     """One line per capability, then the era, for `kvh run` and `kvh sut check`."""
     lines = []
@@ -373,8 +389,16 @@ def describe(caps: Capabilities) -> list[str]:
             shown = ", ".join(value) if isinstance(value, tuple) else str(value)
         lines.append(f"{name}: {shown or '-'}")
     era, missing = era_of(caps)
+    direct = sorted(missing_constructors(caps)) if era == "current" else []
     lines.append(
-        f"era: {era}"
+        (
+            f"era: {era}"
+            + (
+                f" (no KVWriteLoc.{'/'.join(direct)}: its call sites build KVWriteLoc directly)"
+                if direct
+                else ""
+            )
+        )
         if era
         else "era: fits no modelled call convention; missing: " + "; ".join(missing)
     )

@@ -316,14 +316,18 @@ def _in_scope(call: WriteCall, model: BackendModel) -> bool:
     return method not in model.unmodelled_functions
 
 
-def compare(census_: Census, model: BackendModel, era: str) -> list[Mismatch]:
-    """Each modelled call whose shapes include none the model expects for `era` (unless all of
-    them are declared unmodelled), and each expected shape that no call has."""
-    expected, unmodelled = set(model.expected(era)), model.unmodelled(era)
+def compare(
+    census_: Census, model: BackendModel, era: str, missing: frozenset[str] = frozenset()
+) -> list[Mismatch]:
+    """Each modelled call whose shapes include none the model expects for `era` (on a release
+    without the KVWriteLoc constructors `missing`) unless all of them are declared unmodelled,
+    and each expected shape that no call has."""
+    wanted = model.expected(era, missing)
+    expected, unmodelled = set(wanted), model.unmodelled(era, missing)
     files = files_present(model, census_)
     calls = [call for call in census_.for_files(files) if _in_scope(call, model)]
     found = {shape for call in calls for shape in call.variants}
-    expected_text = "; ".join(shape.describe() for shape in model.expected(era)) or "no write call"
+    expected_text = "; ".join(shape.describe() for shape in wanted) or "no write call"
     mismatches = [
         Mismatch(
             model.name,
@@ -337,16 +341,18 @@ def compare(census_: Census, model: BackendModel, era: str) -> list[Mismatch]:
     ]
     mismatches += [
         Mismatch(model.name, files[0] if files else "-", 0, "no such call", shape.describe())
-        for shape in model.expected(era)
+        for shape in wanted
         if shape not in found
     ]
     return mismatches
 
 
-def notes(census_: Census, model: BackendModel, era: str) -> list[str]:
+def notes(
+    census_: Census, model: BackendModel, era: str, missing: frozenset[str] = frozenset()
+) -> list[str]:
     """What the model leaves out on purpose: calls in unmodelled functions or of declared shapes,
     and the branches of matching calls that the model does not take."""
-    expected, unmodelled = set(model.expected(era)), model.unmodelled(era)
+    expected, unmodelled = set(model.expected(era, missing)), model.unmodelled(era, missing)
     lines = []
     for call in census_.for_files(files_present(model, census_)):
         where = f"{call.file}:{call.line}"

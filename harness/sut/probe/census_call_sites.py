@@ -32,11 +32,11 @@ class BackendModel:
     def unmodelled_functions(self) -> dict[str, str]:
         return self.sites.unmodelled_functions
 
-    def expected(self, era: str) -> tuple[Shape, ...]:
-        return self.sites.expected(era)
+    def expected(self, era: str, missing: frozenset[str] = frozenset()) -> tuple[Shape, ...]:
+        return self.sites.expected(era, missing)
 
-    def unmodelled(self, era: str) -> dict[Shape, str]:
-        return self.sites.unmodelled(era)
+    def unmodelled(self, era: str, missing: frozenset[str] = frozenset()) -> dict[Shape, str]:
+        return self.sites.unmodelled(era, missing)
 
 
 def backend_models(backends: Mapping[str, Backend]) -> dict[str, BackendModel]:

@@ -105,6 +105,8 @@ KINDS: dict[str, RecordKind] = {
                 "bytes_moved",
                 "detail",
                 "repro",
+                "label",
+                "reproduce",
             ),
             description="one row per (scenario, candidate) of `kvh run` and `kvh cp`, and one per "
             "(scenario, era) of the era table (sut `model`); outcome is pass, finding, "
@@ -112,7 +114,9 @@ KINDS: dict[str, RecordKind] = {
             "divergence names the declared divergences a row reproduced, with their PR "
             "or, where none names the change, their evidence; detail is the first "
             "finding or the skip reason; repro is the repro file's path relative to the "
-            "results directory",
+            "results directory; label names the row's subject as the run's lines do "
+            "(reports/check_label.py; an era-table row adds what it was compared with); "
+            "reproduce is an exploring run's seed and Hypothesis reproduce blob",
         ),
         RecordKind(
             "bench",
@@ -181,6 +185,34 @@ KINDS: dict[str, RecordKind] = {
             "the feature (0: uncovered), checked counts the cell's checked scenarios; max_slot is "
             "the highest slot the cell wrote and max_slot_bucket its power of two (>=2^k); "
             "unreachable, when set, says why the pool kind can never exercise the feature",
+        ),
+        RecordKind(
+            "exploration",
+            1,
+            required=(
+                "pool",
+                "dtype",
+                "backend",
+                "mode",
+                "examples",
+                "regressions",
+                "reach",
+                "seconds",
+            ),
+            optional=("failed", "blob"),
+            description="one row per cell a `kvh run --profile` explored, written next to its "
+            "check rows: examples counts the Hypothesis examples checked before the first "
+            "failure, regressions the named regression scenarios and reach the pinned "
+            "top-of-pool scenarios; seconds is the exploration's time; failed and blob say "
+            "whether it failed and Hypothesis' reproduce blob",
+        ),
+        RecordKind(
+            "not-run",
+            1,
+            required=("sut", "reason"),
+            optional=(),
+            description="one row per SUT a `kvh run` named but could not run (it did not load, "
+            "or fits no call convention), with why: the run's verdict is INCOMPLETE",
         ),
         RecordKind(
             "pytest-benchmark",

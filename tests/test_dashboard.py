@@ -42,7 +42,7 @@ PROBE = """({
   verdict: document.querySelector('.verdict').textContent,
   width: document.documentElement.scrollWidth, window: window.innerWidth})"""
 # One planted fault (k/v scales ignored) that many checks of the mha kind find; the mutant offers
-# no FP4 pool, so its mha_fp4 checks are skipped before any backend is chosen.
+# no FP4 pool, so its mha_fp4 checks are skipped before any candidate is built.
 MUTANT = REPO / "mutants" / "zoo" / "mha_scale_ignored.py"
 
 
@@ -158,12 +158,14 @@ def test_correctness_grid_labels_every_row_for_what_it_is(one_cause):
     assert "(none)" not in html
     assert list(sections) == [f"SUT {MUTANT}", ERA_TABLE_HEADING]
     checks = report.checks.fillna({"backend": ""})
-    # The rows with no backend: the mutant offers no FP4 pool, so no backend was ever chosen.
-    unchosen = checks[checks["backend"] == ""]
-    assert set(unchosen["sut"]) == {str(MUTANT)} and set(unchosen["outcome"]) == {"skipped"}
-    assert set(unchosen["pool"]) == {"mha_fp4"}
-    texts = dict(zip(pools, sections[f"SUT {MUTANT}"][NO_BACKEND]))
-    assert texts == {"mha": "", "mha_fp4": f"{len(unchosen)} skipped"}
+    # The mutant offers no FP4 pool, so its mha_fp4 checks are skipped before any candidate is
+    # built; each skip row still names its cell, so they sit in their backends' rows.
+    assert (checks["backend"] != "").all() and NO_BACKEND not in sections[f"SUT {MUTANT}"]
+    unbuilt = checks[(checks["sut"] == str(MUTANT)) & (checks["pool"] == "mha_fp4")]
+    assert len(unbuilt) and set(unbuilt["outcome"]) == {"skipped"}
+    for backend, rows in unbuilt.groupby("backend"):
+        texts = dict(zip(pools, sections[f"SUT {MUTANT}"][backend]))
+        assert texts["mha_fp4"] == f"{len(rows)} skipped", backend
     assert 'title="the SUT offers no MHATokenToKVPoolFP4' in html
     # The era table: the harness's own call-site models, every row a backend.
     models = checks[checks["sut"] == ERA_TABLE_SUT]

@@ -5,12 +5,14 @@ Each child runs a shard of its own (harness/plan/sharding.py; within `--shard i/
 options. A deterministic run checks the same cells and scenarios whatever N is; with
 `--profile`, each child spends the profile's time on its own cells, so N jobs explore about N
 times as many examples in the same wall time. Children's progress goes to stderr prefixed with
-their job; the parent reads back the rows they stored in this run and writes the merged
-summary (and JUnit XML), and exits with the worst child's code.
+their job; the parent reads back the records they stored in this run (checks, era table,
+coverage, exploration, SUTs not run), puts them in the order one run would have written them,
+and writes the summary one run writes (harness/report/run_summary.py) with a section naming the
+jobs, and JUnit XML, and exits with the worst child's code.
 
 Interrupted (SIGINT or SIGTERM), the parent passes the signal on to each child once (the
 children run in sessions of their own, so a Ctrl-C at the terminal reaches only the parent),
-waits while each writes what it finished (harness/cli/run.py), merges those rows into an
+waits while each writes what it finished (harness/cli/run.py), merges those records into an
 INTERRUPTED summary and exits 130 or 143.
 """
 
@@ -22,37 +24,30 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Collection, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
-import pandas as pd
-
+from harness.cli.job_records import INTERRUPTED_CODES, Job, merged_run, stored_files
 from harness.cli.junit import RUN_CELL, write_junit
 from harness.exit_codes import (
     EXIT_FINDINGS,
     EXIT_INTERNAL,
-    EXIT_INTERRUPTED,
     EXIT_OK,
-    EXIT_TERMINATED,
+    EXIT_USAGE,
     interrupted_exit_code,
     signal_of,
 )
+from harness.plan.run_options import RunOptions
 from harness.plan.sharding import Shard
-from harness.report.cell_result import ERA_TABLE_SUT
+from harness.report.run_summary import StoredRun, run_summary
 from reports.atomic import write_text_atomic
-from reports.outcome import Outcome
-from reports.store import load, run_meta
-from reports.summary import (
-    Interruption,
-    era_table_line,
-    summary_markdown,
-    summary_markdown_table,
-    verdict,
-)
+from reports.summary import Interruption
 
-# `kvh run` options the parent keeps for itself; every other option is passed to each child.
-PARENT_ONLY = ("jobs", "out", "shard", "junit", "handler", "verb")
-CSV_OPTIONS = ("pool", "dtype", "era", "engine", "backend")
+# `kvh run` options the parent keeps for itself (by their dest); every other option the user
+# gave is passed to each child.
+PARENT_ONLY = ("jobs", "out", "shard", "junit")
 
 
 def child_shard(shard: Optional[Shard], job: int, jobs: int) -> Shard:
@@ -61,24 +56,36 @@ def child_shard(shard: Optional[Shard], job: int, jobs: int) -> Shard:
     return Shard(outer_index + outer_count * (job - 1), outer_count * jobs)
 
 
-def child_arguments(arguments: argparse.Namespace, shard: Shard, out: Path) -> list[str]:
+def options_argv(
+    arguments: argparse.Namespace, parser: argparse.ArgumentParser, leave_out: Collection[str]
+) -> list[str]:
+    """The options of `arguments` as a command line `parser` reads back to the same values:
+    each that differs from its default, by its long name, but those whose dest is in
+    `leave_out`. Written from the parser's own table, so an option added to it travels too."""
+    argv: list[str] = []
+    # argparse has no public view of a parser's options; _actions is the table it parses with.
+    for action in parser._actions:
+        if not action.option_strings or action.dest in leave_out:
+            continue
+        value = getattr(arguments, action.dest, action.default)
+        if value == action.default:
+            continue
+        flag = max(action.option_strings, key=len)
+        if action.nargs == 0:  # a flag (store_true): its presence is its value
+            argv.append(flag)
+        elif isinstance(action, argparse._AppendAction):  # repeated: once per value
+            for item in value:
+                argv += [flag, str(item)]
+        elif isinstance(value, (list, tuple)):  # a comma list (harness/cli/arguments.csv_list)
+            argv += [flag, ",".join(map(str, value))]
+        else:
+            argv += [flag, str(value)]
+    return argv
+
+
+def child_arguments(child_options: Sequence[str], shard: Shard, out: Path) -> list[str]:
     """The `kvh run` command line of one child: the parent's options, its shard and folder."""
-    argv = ["run", "--shard", str(shard), "--out", str(out)]
-    for spec in arguments.sut or ():
-        argv += ["--sut", spec]
-    for name in CSV_OPTIONS:
-        if getattr(arguments, name):
-            argv += [f"--{name}", ",".join(getattr(arguments, name))]
-    for path in arguments.scenario or ():
-        argv += ["--scenario", str(path)]
-    if arguments.device:
-        argv += ["--device", arguments.device]
-    if arguments.profile:
-        argv += ["--profile", arguments.profile]
-    if arguments.special_values:
-        argv.append("--special-values")
-    argv += ["--seed", str(arguments.seed), "--examples", str(arguments.examples)]
-    return argv + ["--timeout", repr(arguments.timeout)]
+    return ["run", *child_options, "--shard", str(shard), "--out", str(out)]
 
 
 def _child_environment(jobs: int) -> dict[str, str]:
@@ -96,36 +103,6 @@ def _pump(stream, prefix: str) -> None:
     stream.close()
 
 
-INTERRUPTED_CODES = (EXIT_INTERRUPTED, EXIT_TERMINATED)
-
-
-def _wrote_results(folder: Path) -> bool:
-    """Whether the child of `folder` got as far as its `results:` line (an interrupted child
-    prints it once it has written what it finished); stdout.txt is this run's alone."""
-    stdout = folder / "stdout.txt"
-    return stdout.is_file() and any(
-        line.startswith("results: ") for line in stdout.read_text(encoding="utf-8").splitlines()
-    )
-
-
-def _newest_rows(folders: list[Path], codes: list[int]) -> tuple[pd.DataFrame, list[str]]:
-    """The check rows of each child's newest run (a child folder holds only its own runs), from
-    the children that finished, or were interrupted and wrote what they finished: a folder whose
-    child failed may hold only an older run's."""
-    frames, warnings = [], []
-    for folder, code in zip(folders, codes):
-        kept = code in INTERRUPTED_CODES and _wrote_results(folder)
-        if code not in (EXIT_OK, EXIT_FINDINGS) and not kept:
-            continue
-        store = load(folder)
-        warnings += store.warnings
-        frame = store.of("check")
-        if not frame.empty:
-            newest = frame.loc[frame["time"].idxmax(), "run_id"]
-            frames.append(frame[frame["run_id"] == newest])
-    return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()), warnings
-
-
 def _worst(codes: list[int]) -> int:
     """A child that died (a signal: a negative code) or failed inside is an internal error;
     then usage errors and interrupts; then findings."""
@@ -137,14 +114,14 @@ def _worst(codes: list[int]) -> int:
     return EXIT_FINDINGS if EXIT_FINDINGS in codes else EXIT_OK
 
 
-def _job_failure(job: int, code: int, folder: Optional[Path] = None) -> str:
-    if code in INTERRUPTED_CODES and folder is not None and _wrote_results(folder):
+def _job_failure(job: Job) -> str:
+    if job.code in INTERRUPTED_CODES and job.stored:
         return (
-            f"job {job} was interrupted (exit {code}): only the cells it finished are here "
-            f"(what it did not finish: jobs/job-{job}/summary.md)"
+            f"job {job.number} was interrupted (exit {job.code}): only the cells it finished "
+            f"are here (what it did not finish: jobs/job-{job.number}/summary.md)"
         )
-    how = f"was killed by signal {-code}" if code < 0 else f"exited {code}"
-    return f"job {job} {how}: its cells are missing (its log: jobs/job-{job})"
+    how = f"was killed by signal {-job.code}" if job.code < 0 else f"exited {job.code}"
+    return f"job {job.number} {how}: its cells are missing (its log: jobs/job-{job.number})"
 
 
 def _pass_on(stop: KeyboardInterrupt, children: list) -> None:
@@ -155,15 +132,25 @@ def _pass_on(stop: KeyboardInterrupt, children: list) -> None:
             child.send_signal(signum)
 
 
-def run_jobs(arguments: argparse.Namespace, shard: Optional[Shard]) -> int:
-    out, jobs = arguments.out, arguments.jobs
-    folders = [out / "jobs" / f"job-{job}" for job in range(1, jobs + 1)]
+def run_jobs(
+    options: RunOptions,
+    jobs: int,
+    child_options: Sequence[str],
+    junit: Optional[Path] = None,
+    profile: Optional[str] = None,
+) -> int:
+    """`options`' cells over `jobs` children, each run with `child_options` (the parent's own
+    left out) and a shard and folder of its own; then one summary of what they stored (`profile`:
+    the profile they explore with, None for a deterministic run), JUnit XML to `junit`, and the
+    exit code."""
+    folders = [options.out / "jobs" / f"job-{job}" for job in range(1, jobs + 1)]
+    before = {folder: stored_files(folder) for folder in folders}
     children, pumps = [], []
     stop: Optional[KeyboardInterrupt] = None
     try:
         for job, folder in enumerate(folders, start=1):
             command = [sys.executable, "-m", "harness"]
-            command += child_arguments(arguments, child_shard(shard, job, jobs), folder)
+            command += child_arguments(child_options, child_shard(options.shard, job, jobs), folder)
             folder.mkdir(parents=True, exist_ok=True)
             stdout = (folder / "stdout.txt").open("w", encoding="utf-8")
             child = subprocess.Popen(
@@ -190,73 +177,59 @@ def run_jobs(arguments: argparse.Namespace, shard: Optional[Shard]) -> int:
             pump.join()
         for _, stdout in children:
             stdout.close()
-    rows, warnings = _newest_rows(folders, codes)
-    return _report(arguments, folders, codes, rows, warnings, stop)
+    ended = [
+        Job(number, folder, code, stored_files(folder) - before[folder])
+        for number, (folder, code) in enumerate(zip(folders, codes), start=1)
+    ]
+    run, warnings = merged_run(ended, options, profile)
+    return _report(options, ended, run, warnings, junit, stop)
 
 
 def _report(
-    arguments: argparse.Namespace,
-    folders: list[Path],
-    codes: list[int],
-    rows: pd.DataFrame,
+    options: RunOptions,
+    jobs: list[Job],
+    run: StoredRun,
     warnings: list[str],
+    junit: Optional[Path] = None,
     stop: Optional[KeyboardInterrupt] = None,
 ) -> int:
-    checks = rows[rows["sut"] != ERA_TABLE_SUT] if not rows.empty else rows
-    model = rows[rows["sut"] == ERA_TABLE_SUT]["outcome"].tolist() if not rows.empty else []
-    not_run = sorted(
-        {
-            line[len("NOT RUN ") :].strip()
-            for folder in folders
-            for line in (folder / "stdout.txt").read_text(encoding="utf-8").splitlines()
-            if line.startswith("NOT RUN ")
-        }
-    )
-    findings = checks[checks["outcome"] == str(Outcome.FINDING)] if not checks.empty else checks
-    lines = [
-        f"{row.sut}/{row.era}/{row.engine}/{row.backend}:{row.mode} `{row.scenario}`: "
-        f"{row.detail} (repro: {Path(str(row.source)).parent / str(row.repro)})"
-        for row in findings.itertuples()
-    ]
+    """The merged summary, as one run's (harness/report/run_summary.py), with the jobs that
+    failed among the reasons the run is incomplete and a section naming each job's folder."""
+    # A job that could not run a SUT stored its records and why (INCOMPLETE): no failure.
     failing = [
-        (job, code, folder)
-        for job, (folder, code) in enumerate(zip(folders, codes), 1)
-        if code not in (EXIT_OK, EXIT_FINDINGS)
+        job
+        for job in jobs
+        if job.code not in (EXIT_OK, EXIT_FINDINGS) and not (job.code == EXIT_USAGE and job.stored)
     ]
     interrupted = None
     if stop is not None:  # the jobs the signal stopped did not finish; they are no failure
-        stopped = tuple(
-            f"job {job} (jobs/job-{job}/summary.md names what it did not finish)"
-            for job, code, folder in failing
-            if code in INTERRUPTED_CODES and _wrote_results(folder)
+        stopped = [job for job in failing if job.code in INTERRUPTED_CODES and job.stored]
+        failing = [job for job in failing if job not in stopped]
+        done = sum(job.code in (EXIT_OK, EXIT_FINDINGS) for job in jobs)
+        interrupted = Interruption(
+            signal_of(stop),
+            done,
+            len(jobs),
+            "jobs",
+            tuple(
+                f"job {job.number} (jobs/job-{job.number}/summary.md names what it did not finish)"
+                for job in stopped
+            ),
         )
-        failing = [f for f in failing if f[1] not in INTERRUPTED_CODES or not _wrote_results(f[2])]
-        done = sum(code in (EXIT_OK, EXIT_FINDINGS) for code in codes)
-        interrupted = Interruption(signal_of(stop), done, len(codes), "jobs", stopped)
-    failed = [_job_failure(job, code, folder) for job, code, folder in failing]
-    not_run = not_run + failed
-    head = verdict(checks, model, not_run, interrupted)
-    era_line = era_table_line(model)
-    meta = run_meta(arguments.device or "natural", arguments.seed, arguments.profile or "default")
-    jobs = [
+    run = replace(run, not_run=run.not_run + tuple(_job_failure(job) for job in failing))
+    summary_path = options.out / "summary.md"
+    summary = run_summary(run, options.backend_table, summary_path, interrupted)
+    section = [
         "",
-        era_line,
+        f"## The {len(jobs)} jobs (each one's own summary, results and repros)",
         "",
-        f"## The {len(folders)} jobs (each one's summary has its divergences, skips and coverage)",
-        "",
-        *[f"- {folder / 'summary.md'} (exit {code})" for folder, code in zip(folders, codes)],
+        *[f"- {job.folder / 'summary.md'} (exit {job.code})" for job in jobs],
         *[f"- warning: {warning}" for warning in warnings],
     ]
-    summary = summary_markdown(checks, meta, lines, [], [], model, not_run, interrupted)
-    write_text_atomic(arguments.out / "summary.md", summary + "\n".join(jobs) + "\n")
-    if arguments.junit is not None:
-        write_junit(arguments.junit, rows, "run", RUN_CELL)
-    print(summary_markdown_table(checks))
-    for line in lines[:20]:
-        print(f"FINDING {line}")
-    for reason in not_run:
-        print(f"NOT RUN {reason}")
-    print(head)
-    print(era_line)
-    print(f"summary: {arguments.out / 'summary.md'}; each job's results under {arguments.out}/jobs")
-    return interrupted_exit_code(stop) if stop is not None else _worst(codes)
+    write_text_atomic(summary_path, summary.markdown + "\n".join(section) + "\n")
+    if junit is not None:
+        write_junit(junit, run.checks, "run", RUN_CELL)
+    for line in summary.stdout:
+        print(line)
+    print(f"summary: {summary_path}; each job's results under {options.out}/jobs")
+    return interrupted_exit_code(stop) if stop is not None else _worst([job.code for job in jobs])

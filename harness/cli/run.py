@@ -18,7 +18,7 @@ from harness.cli.arguments import (
     positive_float,
     positive_int,
 )
-from harness.cli.jobs import run_jobs
+from harness.cli.jobs import PARENT_ONLY, options_argv, run_jobs
 from harness.cli.junit import RUN_CELL, write_junit
 from harness.cli.progress import ProgressReporter
 from harness.cli.suts import describe_sut
@@ -33,13 +33,14 @@ from harness.exit_codes import (
 )
 from harness.plan.run_options import RunOptions
 from harness.plan.sharding import parse_shard
-from harness.plan.sut_choice import close_suts, resolve_suts
-from harness.report.cell_result import CellResult
+from harness.plan.sut_choice import SutChoice, close_suts, resolve_suts
+from harness.report.cell_result import ERA_TABLE_SUT, CellResult
+from harness.report.check_record import record_of
 from harness.report.coverage import Coverage
-from harness.report.era_table import era_table_markdown, reproduced, skip_lines
 from harness.report.exploration_log import ExplorationLog
 from harness.report.repro_files import save_repro
-from harness.run.cells import cell_groups, cells_of
+from harness.report.run_summary import StoredRun, run_summary
+from harness.run.cells import cell_groups, planned_cells
 from harness.run.deterministic import planned_checks, run
 from harness.run.exploring import Exploring, explore_run
 from harness.sut.load.loader import SutLoadError
@@ -49,16 +50,8 @@ from pools.eras import ERAS
 from reports.atomic import write_text_atomic
 from reports.outcome import Outcome
 from reports.records import records_frame
-from reports.schema import validate_row
 from reports.store import append, run_meta
-from reports.summary import (
-    Interruption,
-    counts_line,
-    era_table_line,
-    summary_markdown,
-    summary_markdown_table,
-    verdict,
-)
+from reports.summary import Interruption, counts_line
 from scenarios.model import POOL_KINDS
 from scenarios.profiles import PROFILE_ENV, PROFILES, chosen_profile, database_dir
 from scenarios.serialize import ScenarioError, from_dict
@@ -176,46 +169,6 @@ def _load_scenario(path: Path):
         raise UsageError(f"scenario file {path}: {error}") from None
 
 
-def _detail(result: CellResult) -> str:
-    """The first finding, the skip's reason, or the divergences reproduced with PR or evidence."""
-    if result.findings and result.outcome is not Outcome.KNOWN_DIVERGENCE:
-        return result.findings[0].headline()
-    if result.skip is not None:
-        return result.skip.reason
-    return "; ".join(f"{d.name} ({d.kind}, {d.source})" for d in result.divergences)
-
-
-def record_of(result: CellResult) -> dict:
-    """One `check` row of the results store (reports/schema.py); run metadata is stamped later."""
-    subject = result.subject
-    source = subject or result.skip
-    scenario = result.scenario
-    return validate_row(
-        "check",
-        {
-            "sut": source.sut,
-            "device": subject.device if subject else "",
-            "backend": subject.backend if subject else "",
-            "mode": subject.mode if subject else "",
-            "pool": result.pool,
-            "era": source.era,
-            "engine": source.engine,
-            "dtype": result.dtype,
-            "scenario": scenario.name if scenario else "(hypothesis)",
-            "tokens": sum(f.tokens for f in scenario.forwards) if scenario else 0,
-            "outcome": str(result.outcome),
-            "findings": len(result.findings),
-            "divergence": ",".join(d.name for d in result.divergences),
-            "divergence_pr": ",".join(d.pr or "no PR" for d in result.divergences),
-            "divergence_evidence": " | ".join(d.evidence for d in result.divergences if d.evidence),
-            "write_ns": result.write_ns,
-            "bytes_moved": None,
-            "detail": _detail(result),
-            "repro": None,
-        },
-    )
-
-
 def exploring_from(arguments: argparse.Namespace, environ: dict) -> Optional[Exploring]:
     try:
         profile = chosen_profile(arguments.profile, environ)
@@ -239,8 +192,22 @@ def main(arguments: argparse.Namespace) -> int:
     # included: a second signal there still ends in an atomic write's clean-up, never half a file.
     with sigterm_interrupts():
         if arguments.jobs > 1:
-            return run_jobs(arguments, options.shard)
+            return run_jobs(
+                options,
+                arguments.jobs,
+                child_options(arguments),
+                arguments.junit,
+                exploring.profile.name if exploring else None,
+            )
         return _run(arguments, options, exploring)
+
+
+def child_options(arguments: argparse.Namespace) -> list[str]:
+    """The options a --jobs child runs with: every one the user gave but the parent's own,
+    written back from this verb's own option table."""
+    parser = argparse.ArgumentParser(add_help=False)
+    add_arguments(parser)
+    return options_argv(arguments, parser, PARENT_ONLY)
 
 
 def _group_names(options: RunOptions) -> list[str]:
@@ -265,16 +232,42 @@ def _interruption(
         every, unit = _group_names(options), "groups"
     else:
         planned, unit = None, "cells"
-        every = [
-            cell.key
-            for pool, dtype in cell_groups(options)
-            for cell in cells_of(options, pool, dtype)
-        ]
+        every = [cell.key for cell in planned_cells(options)]
     done = set(finished)
     unfinished = tuple(name for name in every if name not in done)
     return Interruption(
         signal_of(stop), len(every) - len(unfinished), len(every), unit, unfinished, planned
     )
+
+
+def _store(
+    out: Path,
+    meta: dict,
+    rows: list[dict],
+    coverage: Coverage,
+    log: Optional[ExplorationLog],
+    not_loaded: list[SutChoice],
+) -> tuple[StoredRun, Path]:
+    """Append the run's records to the store at `out`: what its summary reads of them, and the
+    check file's path."""
+    checks = records_frame("check", rows)
+    results_path = append(out, checks, "check", meta)
+    covered = records_frame("coverage", coverage.rows())
+    append(out, covered, "coverage", meta)
+    explored = None if log is None else records_frame("exploration", log.rows())
+    if explored is not None and len(explored):
+        append(out, explored, "exploration", meta)
+    not_run = [{"sut": sut.spec, "reason": sut.load_error} for sut in not_loaded]
+    if not_run:
+        append(out, records_frame("not-run", not_run), "not-run", meta)
+    stored = StoredRun(
+        meta,
+        checks.assign(source=str(results_path)),
+        covered,
+        explored,
+        tuple(row["reason"] for row in not_run),
+    )
+    return stored, results_path
 
 
 def _run(arguments: argparse.Namespace, options: RunOptions, exploring: Optional[Exploring]) -> int:
@@ -292,23 +285,18 @@ def _run(arguments: argparse.Namespace, options: RunOptions, exploring: Optional
         exploring.profile.name if exploring else "default",
         ", ".join(f"{s.spec}={s.loaded.version}" for s in suts if s.loaded and s.loaded.version),
     )
-    rows, era_rows, results, finding_lines = [], [], [], []
+    rows: list[dict] = []  # every check row in the order checked, era-table rows included
     progress = ProgressReporter("kvh", unit="group")
 
     coverage = Coverage()
 
     def on_result(result: CellResult) -> None:
-        # The repro first and the lists last, so that a run interrupted in here keeps a check
+        # The repro first and the row last, so that a run interrupted in here keeps a check
         # with its repro, or not at all.
-        row, found = record_of(result), []
+        row = record_of(result)
         if result.outcome is Outcome.FINDING:
             path = save_repro(options.out / "repros", result)
             row["repro"] = str(path.relative_to(options.out))
-            found.append(
-                f"{result.label} `{result.scenario.name}`: "
-                f"{result.findings[0].headline()} (repro: {path})"
-                + (f" {result.reproduce}" if result.reproduce else "")
-            )
         subject = result.subject
         if (
             result.scenario is not None
@@ -318,19 +306,14 @@ def _run(arguments: argparse.Namespace, options: RunOptions, exploring: Optional
             coverage.add(
                 (result.pool, result.dtype, subject.backend, subject.mode), result.scenario
             )
-        (era_rows if result.era_row else rows).append(row)
-        results.append(result)
-        finding_lines.extend(found)
+        rows.append(row)
 
     finished: list[str] = []  # the groups (or, exploring, the cells) that ran to their end
 
     def on_group(group: str, done: int, total: int) -> None:
         finished.append(group)
-        progress(
-            done,
-            total,
-            f"[{done}/{total}] {group} done: {counts_line(r['outcome'] for r in rows)} so far",
-        )
+        checked = (row["outcome"] for row in rows if row["sut"] != ERA_TABLE_SUT)
+        progress(done, total, f"[{done}/{total}] {group} done: {counts_line(checked)} so far")
 
     log = None
     interrupted: Optional[Interruption] = None
@@ -339,7 +322,7 @@ def _run(arguments: argparse.Namespace, options: RunOptions, exploring: Optional
         if exploring is None:
             run(options, suts, on_result, on_group)
         else:
-            log = ExplorationLog(exploring.profile.name, options.seed)
+            log = ExplorationLog(options.seed)
             explore_run(options, suts, exploring, on_result, log.add)
     except KeyboardInterrupt as signalled:  # SIGINT, or SIGTERM by sigterm_interrupts
         stop = signalled
@@ -349,52 +332,27 @@ def _run(arguments: argparse.Namespace, options: RunOptions, exploring: Optional
     if stop is not None:
         finished += [stats.cell.key for stats in log.cells] if log is not None else []
         interrupted = _interruption(stop, options, suts, exploring, finished)
+        checked = sum(row["sut"] != ERA_TABLE_SUT for row in rows)
         print(
             f"kvh: {'terminated' if interrupted.signal == 'SIGTERM' else 'interrupted'} "
             f"({interrupted.signal}) after {interrupted.done} of {interrupted.total} "
-            f"{interrupted.unit}; writing the {len(rows)} checks that finished",
+            f"{interrupted.unit}; writing the {checked} checks that finished",
             file=sys.stderr,
         )
-    frame = records_frame("check", rows)
-    model_outcomes = [row["outcome"] for row in era_rows]
-    results_path = append(options.out, records_frame("check", rows + era_rows), "check", meta)
-    append(options.out, records_frame("coverage", coverage.rows()), "coverage", meta)
-    checks = [r for r in results if not r.era_row]
-    not_run = [sut.load_error for sut in not_loaded]
-    summary = summary_markdown(
-        frame,
-        meta,
-        finding_lines,
-        reproduced(checks),
-        skip_lines(checks),
-        model_outcomes,
-        not_run,
-        interrupted,
-    )
-    summary += "\n" + era_table_markdown([r for r in results if r.era_row])
-    if log is not None:
-        summary += "\n" + log.markdown()
-    summary += "\n" + coverage.markdown()
-    write_text_atomic(options.out / "summary.md", summary)
+    stored, results_path = _store(options.out, meta, rows, coverage, log, not_loaded)
+    summary_path = options.out / "summary.md"
+    summary = run_summary(stored, options.backend_table, summary_path, interrupted)
+    write_text_atomic(summary_path, summary.markdown)
     if arguments.junit is not None:
-        write_junit(arguments.junit, records_frame("check", rows + era_rows), "run", RUN_CELL)
-    print(summary_markdown_table(frame))
-    for line in finding_lines[:20]:
-        print(f"FINDING {line}")
-    if len(finding_lines) > 20:
-        print(f"... and {len(finding_lines) - 20} more findings, see {options.out / 'summary.md'}")
-    if log is not None:
-        print(log.markdown())
-    for reason in not_run:
-        print(f"NOT RUN {reason}")
-    print(verdict(frame, model_outcomes, not_run, interrupted))
-    print(era_table_line(model_outcomes))
+        write_junit(arguments.junit, stored.checks, "run", RUN_CELL)
+    for line in summary.stdout:
+        print(line)
     print(
-        f"results: {results_path}, summary: {options.out / 'summary.md'}"
+        f"results: {results_path}, summary: {summary_path}"
         + (f", junit: {arguments.junit}" if arguments.junit is not None else "")
     )
     if stop is not None:
         return interrupted_exit_code(stop)
-    if finding_lines:
+    if summary.findings:
         return EXIT_FINDINGS
     return EXIT_USAGE if not_loaded else EXIT_OK

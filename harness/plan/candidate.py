@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from harness.sut.probe.capabilities import Capabilities
+from reports.check_label import check_label
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,7 @@ class Candidate:
 
     @property
     def label(self) -> str:
-        return f"{self.sut}/{self.era}/{self.engine}/{self.backend}:{self.mode}@{self.device}"
+        return check_label(self.sut, self.era, self.engine, self.backend, self.mode, self.device)
 
     def describe(self) -> dict:
         return {

@@ -17,16 +17,36 @@ from harness.plan.sut_choice import SutChoice
 from harness.sut.probe.limits import limit_before
 from pools.builtin_sut import builtin_module
 from pools.layouts.kinds import LAYOUT_KINDS
+from reports.check_label import check_label
 
 
 @dataclass(frozen=True)
 class Skip:
-    """A candidate that this machine or this backend cannot run, with the reason as data."""
+    """A candidate that this machine or this backend cannot run, with the reason as data. It
+    names its cell's backend and mode, so that its stored row says where it was skipped."""
 
     sut: str
     era: str
     engine: str
+    backend: str
+    mode: str
     reason: str
+
+    @classmethod
+    def of(cls, candidate: Candidate, reason: str) -> Skip:
+        """A candidate that was planned and then not checked (a declared skip, say)."""
+        return cls(
+            candidate.sut,
+            candidate.era,
+            candidate.engine,
+            candidate.backend,
+            candidate.mode,
+            reason,
+        )
+
+    @property
+    def label(self) -> str:
+        return check_label(self.sut, self.era, self.engine, self.backend, self.mode)
 
 
 def device_for(backend: Backend, options: RunOptions) -> str:
@@ -70,7 +90,7 @@ def candidates_for(
         device_reason = str(error)
     for sut in suts:
         if sut.load_error:
-            yield Skip(sut.spec, "-", "-", sut.load_error)
+            yield Skip(sut.spec, "-", "-", backend.name, mode, sut.load_error)
             continue
         if sut.loaded is not None:
             yield from _foreign_candidates(backend, mode, sut, device, device_reason, pool)
@@ -95,7 +115,7 @@ def candidates_for(
                 if status.status == "opt-in" and not _engines_named(options, sut):
                     continue
                 if status.status == "skipped":
-                    yield Skip("builtin", era, engine, status.reason)
+                    yield Skip("builtin", era, engine, backend.name, mode, status.reason)
                     continue
                 candidate = Candidate(
                     "builtin", builtin_module(era, engine), era, engine, device, backend.name, mode
@@ -130,7 +150,7 @@ def _foreign_candidates(
         else:
             reason = device_reason
         if reason:
-            yield Skip(sut.spec, era, "-", reason)
+            yield Skip(sut.spec, era, "-", backend.name, mode, reason)
         else:
             yield Candidate(
                 sut.spec,

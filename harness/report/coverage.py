@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from harness.report.check_record import text_of
 from reports.markdown import markdown_table
 from reports.schema import validate_row
 from scenarios.model import MLA_POOL_KINDS, POOL_KINDS, SCALE_KINDS, Scenario
@@ -90,6 +91,10 @@ UNREACHABLE: dict[str, tuple[tuple[str, ...], str]] = {
 }
 
 
+# A scale kind's feature name: `scale KIND` (reports/schema.py, the coverage kind).
+SCALE_PREFIX = "scale "
+
+
 def unreachable(feature: str, pool: str) -> str:
     """Why the harness never draws `feature` in `pool` ("" when it can)."""
     pools, why = UNREACHABLE.get(feature, ((), ""))
@@ -143,41 +148,61 @@ class Coverage:
             for (pool, dtype, backend, mode), row in self.cells.items()
             for feature, count in [
                 *((name, row["features"][name]) for name in FEATURES),
-                *((f"scale {kind}", row["scales"][kind]) for kind in SCALE_KINDS),
+                *((f"{SCALE_PREFIX}{kind}", row["scales"][kind]) for kind in SCALE_KINDS),
             ]
         ]
 
     def markdown(self) -> str:
-        frame = pd.DataFrame(
-            [
-                {
-                    "pool": pool,
-                    "dtype": dtype,
-                    "backend": backend,
-                    "mode": mode,
-                    "scenarios": str(row["scenarios"]),
-                    "max slot": max_slot_bucket(row["max_slot"]),
-                    "scale kinds": ",".join(sorted(row["scales"])),
-                    **{name: _mark(name, pool, row) for name in FEATURES},
-                }
-                for (pool, dtype, backend, mode), row in self.cells.items()
-            ]
+        return coverage_markdown(pd.DataFrame(self.rows()))
+
+
+def coverage_markdown(rows: pd.DataFrame) -> str:
+    """The summary's coverage section from `coverage` records (Coverage.rows, or the rows a run
+    stored): one line per cell, in the order the rows give the cells."""
+    cells: dict[tuple[str, str, str, str], dict] = {}
+    for row in rows.to_dict("records"):
+        cell = cells.setdefault(
+            (row["pool"], row["dtype"], row["backend"], row["mode"]),
+            {"checked": row["checked"], "bucket": row.get("max_slot_bucket"), "exercised": set()},
         )
-        pools = {pool for pool, _, _, _ in self.cells}
-        notes = [
-            f"- n/a: {feature} in {', '.join(sorted(pools & set(kinds)))}: {why}"
-            for feature, (kinds, why) in UNREACHABLE.items()
-            if pools & set(kinds)
+        if int(row["scenarios"]) > 0:
+            cell["exercised"].add(row["feature"])
+    frame = pd.DataFrame(
+        [
+            {
+                "pool": pool,
+                "dtype": dtype,
+                "backend": backend,
+                "mode": mode,
+                "scenarios": str(int(cell["checked"])),
+                "max slot": text_of(cell["bucket"]) or "-",
+                "scale kinds": ",".join(
+                    sorted(
+                        feature.removeprefix(SCALE_PREFIX)
+                        for feature in cell["exercised"]
+                        if feature.startswith(SCALE_PREFIX)
+                    )
+                ),
+                **{name: _mark(name, pool, cell["exercised"]) for name in FEATURES},
+            }
+            for (pool, dtype, backend, mode), cell in cells.items()
         ]
-        return (
-            "## Coverage: scenario features exercised per cell\n\n"
-            + markdown_table(frame, empty="(no scenario checked)")
-            + "\n"
-            + "".join(f"{note}\n" for note in notes)
-        )
+    )
+    pools = {pool for pool, _, _, _ in cells}
+    notes = [
+        f"- n/a: {feature} in {', '.join(sorted(pools & set(kinds)))}: {why}"
+        for feature, (kinds, why) in UNREACHABLE.items()
+        if pools & set(kinds)
+    ]
+    return (
+        "## Coverage: scenario features exercised per cell\n\n"
+        + markdown_table(frame, empty="(no scenario checked)")
+        + "\n"
+        + "".join(f"{note}\n" for note in notes)
+    )
 
 
-def _mark(feature: str, pool: str, row: dict) -> str:
-    if feature in row["features"]:
+def _mark(feature: str, pool: str, exercised: set[str]) -> str:
+    if feature in exercised:
         return "x"
     return "n/a" if unreachable(feature, pool) else ""

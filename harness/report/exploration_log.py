@@ -1,4 +1,5 @@
-"""What a `kvh run --profile` explored: examples per cell, streamed and summarised."""
+"""What a `kvh run --profile` explored: examples per cell, streamed as progress, stored as
+`exploration` records, and summarised from those records per backend x pool kind."""
 
 from __future__ import annotations
 
@@ -8,16 +9,17 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from reports.markdown import markdown_table
+from reports.schema import validate_row
 
 if TYPE_CHECKING:  # the log reads what a run measured; reports never run
     from harness.run.exploring import CellStats
 
 
 class ExplorationLog:
-    """Examples tried per cell, streamed as progress and summarised per backend x pool kind."""
+    """Examples tried per cell: a progress line on stderr each, and one record each."""
 
-    def __init__(self, profile: str, seed: int) -> None:
-        self.profile, self.seed, self.cells = profile, seed, []
+    def __init__(self, seed: int) -> None:
+        self.seed, self.cells = seed, []
 
     def add(self, stats: CellStats) -> None:
         self.cells.append(stats)
@@ -30,41 +32,65 @@ class ExplorationLog:
             file=sys.stderr,
         )
 
-    def markdown(self) -> str:
-        totals: dict[tuple[str, str], list] = {}
-        for stats in self.cells:
-            row = totals.setdefault((stats.cell.backend.name, stats.cell.pool), [0, 0, 0, 0.0])
-            row[0] += stats.examples
-            row[1] += stats.regressions
-            row[2] += stats.reach
-            row[3] += stats.seconds
-        examples = sum(stats.examples for stats in self.cells)
-        seconds = sum(stats.seconds for stats in self.cells)
-        table = pd.DataFrame(
-            [
+    def rows(self) -> list[dict]:
+        """`exploration` records (reports/schema.py), one per cell explored."""
+        return [
+            validate_row(
+                "exploration",
                 {
-                    "backend": backend,
-                    "pool": pool,
-                    "examples": count,
-                    "regressions": regressions,
-                    "reach": reach,
-                    "seconds": f"{spent:.1f}",
-                    "examples/s": f"{count / spent if spent else 0.0:.2f}",
-                }
-                for (backend, pool), (count, regressions, reach, spent) in totals.items()
+                    "pool": stats.cell.pool,
+                    "dtype": stats.cell.dtype,
+                    "backend": stats.cell.backend.name,
+                    "mode": stats.cell.mode,
+                    "examples": stats.examples,
+                    "regressions": stats.regressions,
+                    "reach": stats.reach,
+                    "seconds": stats.seconds,
+                    "failed": stats.failed,
+                    "blob": stats.blob,
+                },
+            )
+            for stats in self.cells
+        ]
+
+
+def exploration_markdown(rows: pd.DataFrame, profile: str, seed: int) -> str:
+    """The summary's exploration section from `exploration` records, in the order they come."""
+    records = rows.to_dict("records")
+    totals: dict[tuple[str, str], list] = {}
+    for row in records:
+        total = totals.setdefault((row["backend"], row["pool"]), [0, 0, 0, 0.0])
+        total[0] += int(row["examples"])
+        total[1] += int(row["regressions"])
+        total[2] += int(row["reach"])
+        total[3] += float(row["seconds"])
+    examples = sum(int(row["examples"]) for row in records)
+    seconds = sum(float(row["seconds"]) for row in records)
+    table = pd.DataFrame(
+        [
+            {
+                "backend": backend,
+                "pool": pool,
+                "examples": count,
+                "regressions": regressions,
+                "reach": reach,
+                "seconds": f"{spent:.1f}",
+                "examples/s": f"{count / spent if spent else 0.0:.2f}",
+            }
+            for (backend, pool), (count, regressions, reach, spent) in totals.items()
+        ]
+    )
+    return (
+        "\n".join(
+            [
+                f"## Exploration: profile {profile}, seed {seed}",
+                "",
+                f"{examples} Hypothesis examples in {seconds:.1f}s: "
+                f"{examples / seconds if seconds else 0.0:.2f} examples/s "
+                "(each example runs the baseline and every candidate)",
+                "",
+                markdown_table(table, empty="(no cells explored)"),
             ]
         )
-        return (
-            "\n".join(
-                [
-                    f"## Exploration: profile {self.profile}, seed {self.seed}",
-                    "",
-                    f"{examples} Hypothesis examples in {seconds:.1f}s: "
-                    f"{examples / seconds if seconds else 0.0:.2f} examples/s "
-                    "(each example runs the baseline and every candidate)",
-                    "",
-                    markdown_table(table, empty="(no cells explored)"),
-                ]
-            )
-            + "\n"
-        )
+        + "\n"
+    )

@@ -62,11 +62,7 @@ def execute_candidate(
 def _candidate_row(
     candidate: Candidate, scenario: Scenario, verdict: Verdict, write_ns: int
 ) -> CellResult:
-    skip = (
-        Skip(candidate.sut, candidate.era, candidate.engine, verdict.skip_reason)
-        if verdict.outcome is Outcome.SKIPPED
-        else None
-    )
+    skip = Skip.of(candidate, verdict.skip_reason) if verdict.outcome is Outcome.SKIPPED else None
     findings = [] if skip else [f.for_candidate(candidate.label) for f in verdict.findings]
     return CellResult(
         candidate,
@@ -207,10 +203,6 @@ def whole_cell_skip(cell: Cell, scenario: Scenario) -> Optional[str]:
     return None
 
 
-def _skip_label(item: Skip, cell: Cell) -> str:
-    return f"{item.sut}/{item.era}/{item.engine}/{cell.backend.name}:{cell.mode}"
-
-
 def cell_candidates(
     cell: Cell,
     suts: list[SutChoice],
@@ -225,20 +217,14 @@ def cell_candidates(
             candidates.append(item)
         else:
             for scenario in scenarios:
-                on_result(
-                    CellResult(
-                        None, scenario, Outcome.SKIPPED, skip=item, label=_skip_label(item, cell)
-                    )
-                )
+                on_result(CellResult(None, scenario, Outcome.SKIPPED, skip=item, label=item.label))
     return candidates
 
 
 def _skipped_rows(candidates: list[Candidate], scenario: Scenario, reason: str) -> list[CellResult]:
     """A declared backend skip removes the check for every candidate of the cell: one row each."""
     return [
-        CellResult(
-            c, scenario, Outcome.SKIPPED, label=c.label, skip=Skip(c.sut, c.era, c.engine, reason)
-        )
+        CellResult(c, scenario, Outcome.SKIPPED, label=c.label, skip=Skip.of(c, reason))
         for c in candidates
     ]
 
@@ -262,6 +248,11 @@ def cell_groups(options: RunOptions) -> list[tuple[str, str]]:
     if options.scenarios is not None:
         return list(dict.fromkeys((s.geometry.pool, s.geometry.dtype) for s in options.scenarios))
     return [(pool, dtype) for pool in options.pools for dtype in options.dtypes]
+
+
+def planned_cells(options: RunOptions) -> list[Cell]:
+    """Every cell of the run (of its shard), in the order a run checks them."""
+    return [cell for pool, dtype in cell_groups(options) for cell in cells_of(options, pool, dtype)]
 
 
 def has_findings(results: list[CellResult]) -> bool:

@@ -75,7 +75,7 @@ def _not_checked(
                 None,
                 outcome,
                 label=candidate.label,
-                skip=Skip(candidate.sut, candidate.era, candidate.engine, reason),
+                skip=Skip.of(candidate, reason),
                 pool=cell.pool,
                 dtype=cell.dtype,
             )

@@ -1,0 +1,38 @@
+"""The summary's skip lines: every reason a check was skipped or left unexplored, with how many
+checks and where, read from the stored check rows (each names its cell, skips included)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pandas as pd
+
+from harness.report.check_record import text_of
+from reports.check_label import check_label
+from reports.outcome import Outcome
+
+NOT_CHECKED = (Outcome.SKIPPED.value, Outcome.UNEXPLORED.value)
+# Cells a skip line names; the rest are counted.
+NAMED_CELLS = 4
+
+
+def skip_lines(rows: pd.DataFrame) -> list[str]:
+    """One line per outcome and reason, in the order the rows first gave it."""
+    grouped: dict[str, list[dict]] = defaultdict(list)
+    if rows.empty:
+        return []
+    for row in rows[rows["outcome"].isin(NOT_CHECKED)].to_dict("records"):
+        grouped[f"{row['outcome']}: {text_of(row.get('detail'))}"].append(row)
+    lines = []
+    for reason, skipped in grouped.items():
+        cells = sorted(
+            {
+                f"{check_label(r['sut'], r['era'], r['engine'], r['backend'], r['mode'])} "
+                f"{r['pool']}/{r['dtype']}"
+                for r in skipped
+            }
+        )
+        more = len(cells) - NAMED_CELLS
+        shown = ", ".join(cells[:NAMED_CELLS]) + (f" and {more} more" if more > 0 else "")
+        lines.append(f"{len(skipped)} checks {reason} ({shown})")
+    return lines

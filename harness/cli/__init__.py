@@ -28,6 +28,10 @@ class _Parser(argparse.ArgumentParser):
 VERBS: dict[str, tuple[str, str]] = {
     "run": ("harness.cli.run", "differential run over pools, dtypes, eras, engines and backends"),
     "repro": ("harness.cli.repro", "replay a repro file"),
+    "bisect": (
+        "harness.cli.bisect",
+        "the first SGLang release between two where a check's behaviour changes",
+    ),
     "sut": ("harness.cli.sut", "install and list isolated SUT environments (SGLang releases)"),
     "matrix": (
         "harness.cli.matrix",

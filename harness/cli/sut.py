@@ -12,6 +12,7 @@ from pathlib import Path
 from harness.exit_codes import EXIT_FINDINGS, EXIT_OK, UsageError
 from harness.sut.load.environments import (
     RELEASE,
+    SHARED_REQUIREMENTS,
     cache_root,
     install,
     install_target,
@@ -31,7 +32,7 @@ from harness.sut.probe.capabilities import (
 from harness.sut.probe.census import census, compare, files_present, notes, unmodelled_files
 from harness.sut.probe.census_call_sites import BACKEND_MODELS, ERA_NAMES
 
-REQUIREMENTS = Path(__file__).resolve().parents[2] / "requirements" / "sglang-cpu.txt"
+REQUIREMENTS = SHARED_REQUIREMENTS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -29,6 +29,8 @@ from harness.sut.probe.capabilities import Capabilities
 RELEASE = re.compile(r"^sglang==([A-Za-z0-9][A-Za-z0-9._+-]*)$")
 FORK = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._+-]*)=(?!=)(.+)$")  # NAME=REQUIREMENT
 MARKER = "kvh-sut.json"
+# The CPU dependency set every release shares (pip-installed into this environment first).
+SHARED_REQUIREMENTS = Path(__file__).resolve().parents[3] / "requirements" / "sglang-cpu.txt"
 
 # Rounds of following requirements into a release folder (harness/sut/load/release_deps.py): the
 # release's pins, their requirements, and theirs; a longer chain is reported, not chased.

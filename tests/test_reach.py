@@ -93,28 +93,11 @@ def test_every_dtype_has_a_narrow_large_geometry_within_the_budget():
 def test_a_pool_one_row_off_at_2_17_is_caught_at_ci_in_every_pool_kind(tmp_path, fixture_sut):
     """The pinned top-of-pool scenario (scenarios/reach.py) catches it whatever Hypothesis draws:
     one example per cell, and still every pool kind has a finding at slot 2^17 exactly."""
-    result = run_kvh(
-        "run",
-        "--sut",
-        fixture_sut("high_slot_off_by_one"),
-        "--profile",
-        "ci",
-        "--examples",
-        "1",
-        "--backend",
-        "plain,plain_mla",
-        "--dtype",
-        "bf16",
-        "--era",
-        "current",
-        "--out",
-        str(tmp_path),
+    caught = caught_in_every_kind(
+        tmp_path, fixture_sut("high_slot_off_by_one"), "--profile", "ci", "--examples", "1"
     )
-    assert result.returncode == 1, result.stderr[-2000:]
-    records = check_records(tmp_path)
-    caught = records[records.outcome == "finding"]
-    assert set(caught.pool) == set(POOL_KINDS)
     assert caught.detail.str.contains("slot 131072,").all()
+    records = check_records(tmp_path)
     reached = records[records.scenario.str.startswith("reach-2^17")]
     assert set(reached.pool) == set(POOL_KINDS)
 
@@ -142,23 +125,23 @@ def test_the_default_run_catches_a_pool_wrong_only_at_high_slots_in_every_pool_k
     tmp_path, fixture_sut, fixture, slot
 ):
     """No profile: the default set's reach scenario writes 2^15, 2^16 and 2^17 in every kind."""
-    result = run_kvh(
-        "run",
-        "--sut",
-        fixture_sut(fixture),
-        "--backend",
-        "plain,plain_mla",
-        "--dtype",
-        "bf16",
-        "--era",
-        "current",
-        "--out",
-        str(tmp_path),
-    )
-    assert result.returncode == 1, result.stderr[-2000:]
-    records = check_records(tmp_path)
-    caught = records[records.outcome == "finding"]
-    assert set(caught.pool) == set(POOL_KINDS)
+    caught = caught_in_every_kind(tmp_path, fixture_sut(fixture))
     assert set(caught.scenario) == {"reach"}
     if slot is not None:
         assert caught.detail.str.contains(slot).all(), caught.detail.tolist()
+
+
+def caught_in_every_kind(out, sut: str, *options: str):
+    """The finding rows of `kvh run` of `sut` through plain and plain_mla on bf16 `current`
+    pools, which must exit 1 with a finding in every pool kind."""
+    result = run_kvh(
+        "run",
+        *("--sut", sut, "--backend", "plain,plain_mla", "--dtype", "bf16", "--era", "current"),
+        *options,
+        *("--out", str(out)),
+    )
+    assert result.returncode == 1, result.stderr[-2000:]
+    records = check_records(out)
+    caught = records[records.outcome == "finding"]
+    assert set(caught.pool) == set(POOL_KINDS)
+    return caught

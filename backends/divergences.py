@@ -98,7 +98,7 @@ class KnownDivergence:
             )
         return (finding.forward, finding.layer) in places
 
-    def describe(self) -> dict:
+    def as_dict(self) -> dict:
         return {
             "name": self.name,
             "eras": list(self.eras),

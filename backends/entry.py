@@ -71,7 +71,7 @@ class Backend:
             return OUT_OF_FOCUS
         return next((skip for skip in self.skips if skip.applies(scenario, mode)), None)
 
-    def describe(self) -> dict:
+    def as_dict(self) -> dict:
         """Plain data for reports and `kvh matrix`."""
         return {
             "name": self.name,
@@ -87,8 +87,8 @@ class Backend:
                 else {mode: list(names) for mode, names in self.focus.items()}
             ),
             "summary": self.summary,
-            "divergences": [d.describe() for d in self.divergences],
-            "skips": [skip.describe() for skip in self.skips],
+            "divergences": [d.as_dict() for d in self.divergences],
+            "skips": [skip.as_dict() for skip in self.skips],
             "order": self.order,
             "census_files": [] if self.census is None else list(self.census.files),
             "value_pools": [] if self.value_scope is None else list(self.value_scope.pools),

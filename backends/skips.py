@@ -36,7 +36,7 @@ class BackendSkip:
     def by_cell(self) -> bool:
         return getattr(self.applies, "by_cell", False)
 
-    def describe(self) -> dict:
+    def as_dict(self) -> dict:
         return {"name": self.name, "scope": self.scope, "reason": self.reason, "where": self.where}
 
 

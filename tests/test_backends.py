@@ -41,7 +41,7 @@ def test_registry_holds_every_backend_of_pr_27695_as_plain_data():
         assert census.files and all(file.startswith("sglang/") for file in census.files), name
         assert set(BACKENDS[name].eras) <= set(census.eras), name  # a shape for every era run
     for backend in BACKENDS.values():
-        data = backend.describe()
+        data = backend.as_dict()
         json.dumps(data)  # plain data, printable by `kvh matrix`
         assert data["device_type"] in DEVICE_TYPES and data["pool_kinds"] and data["modes"]
         assert all(d["reason"] and (d["pr"] or d["evidence"]) for d in data["divergences"])

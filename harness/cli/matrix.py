@@ -37,8 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _items(value: Any) -> list:
     return [
-        item.describe()
-        if hasattr(item, "describe")
+        item.as_dict()
+        if hasattr(item, "as_dict")
         else {key: getattr(item, key, "") for key in ("name", "eras", "reason", "pr")}
         for item in value
     ]
@@ -186,8 +186,8 @@ def main(arguments: argparse.Namespace) -> int:
     write_json_atomic(
         arguments.out,
         {
-            "devices": [d.describe() for d in devices],
-            "engines": [c.describe() for c in cells],
+            "devices": [d.as_dict() for d in devices],
+            "engines": [c.as_dict() for c in cells],
             "backends": backends,
         },
     )

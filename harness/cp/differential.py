@@ -145,7 +145,7 @@ def check_on_rank(rank: int, world: int, payload: dict) -> dict:
             checks.append(
                 {
                     "scenario": index,
-                    "candidate": candidate.describe(),
+                    "candidate": candidate.as_dict(),
                     "outcome": verdict.outcome.value,
                     "skip_reason": verdict.skip_reason,
                     "divergence": verdict.divergence and verdict.divergence.name,

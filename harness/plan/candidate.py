@@ -25,7 +25,7 @@ class Candidate:
     def label(self) -> str:
         return check_label(self.sut, self.era, self.engine, self.backend, self.mode, self.device)
 
-    def describe(self) -> dict:
+    def as_dict(self) -> dict:
         return {
             "sut": self.sut,
             "era": self.era,

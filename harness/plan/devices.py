@@ -92,7 +92,7 @@ class DeviceStatus:
     reason: str  # why it is absent; "" when available
     detail: str = ""  # what was found (device names, build flavour)
 
-    def describe(self) -> dict:
+    def as_dict(self) -> dict:
         return asdict(self)
 
 

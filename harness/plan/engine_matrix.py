@@ -117,7 +117,7 @@ class CellStatus:
     status: str  # checked | opt-in | skipped
     reason: str
 
-    def describe(self) -> dict:
+    def as_dict(self) -> dict:
         return asdict(self)
 
 

@@ -29,7 +29,7 @@ def repro_payload(result: CellResult) -> dict:
         "format": FORMAT,
         "version": VERSION,
         "scenario": to_dict(result.scenario),
-        "candidate": result.subject.describe(),
+        "candidate": result.subject.as_dict(),
         "divergence": result.divergence and result.divergence.name,
         "divergences": [d.name for d in result.divergences],
         "findings": [finding.to_dict() for finding in result.findings],

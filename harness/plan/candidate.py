@@ -20,6 +20,8 @@ class Candidate:
     mode: str = "extend"
     # What a foreign SUT probed with (harness/sut/probe/capabilities.py); None for builtin pools.
     capabilities: Optional[Capabilities] = field(default=None, compare=False)
+    # The SUT runs in its own worker process (LoadedSut.in_worker): executions go there.
+    in_worker: bool = field(default=False, compare=False)
 
     @property
     def label(self) -> str:

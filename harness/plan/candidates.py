@@ -161,4 +161,5 @@ def _foreign_candidates(
                 backend.name,
                 mode,
                 capabilities=loaded.capabilities,
+                in_worker=loaded.in_worker,
             )

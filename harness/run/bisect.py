@@ -91,7 +91,15 @@ def behaviour_of(spec: str, scenario: Scenario, backend: Backend, mode: str) -> 
     if loaded.era is None:
         raise ValueError(loaded.unfit_reason)
     candidate = Candidate(
-        spec, loaded.module, loaded.era, "-", "cpu", backend.name, mode, loaded.capabilities
+        spec,
+        loaded.module,
+        loaded.era,
+        "-",
+        "cpu",
+        backend.name,
+        mode,
+        loaded.capabilities,
+        in_worker=loaded.in_worker,
     )
     try:
         (row, *_) = check_scenario(

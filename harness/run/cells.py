@@ -20,7 +20,6 @@ from harness.plan.sut_choice import SutChoice
 from harness.report.cell_result import ERA_TABLE_SUT, CellResult
 from harness.run.baselines import decide, run_baselines
 from harness.run.execute import execute
-from harness.sut.worker.client import IsolatedSut
 from reports.outcome import Outcome
 from scenarios.defaults import default_scenarios, random_scenarios
 from scenarios.model import Scenario
@@ -44,7 +43,7 @@ def execute_candidate(
     backend: Backend,
 ) -> Execution:
     """In this process, or in the SUT's own worker process (only differing bytes travel back)."""
-    if isinstance(candidate.module, IsolatedSut):
+    if candidate.in_worker:
         execution = candidate.module.execute(
             scenario,
             candidate.backend,

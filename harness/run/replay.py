@@ -54,6 +54,7 @@ def rebuild_candidate(description: dict, device: Optional[str] = None) -> Candid
         description["backend"],
         description["mode"],
         capabilities=loaded.capabilities,
+        in_worker=loaded.in_worker,
     )
 
 

@@ -131,6 +131,7 @@ def load_isolated(spec: str) -> LoadedSut:
         root=worker.loaded.get("root"),
         real_code=tuple(worker.loaded.get("real_code", ())),
         real_code_missing=tuple(map(tuple, worker.loaded.get("real_code_missing", ()))),
+        in_worker=True,
     )
 
 

@@ -30,6 +30,9 @@ class LoadedSut:
     root: Optional[str] = None  # the folder holding its `sglang` package, for the call-site census
     real_code: tuple[str, ...] = ()  # backends whose own release code its cells drive
     real_code_missing: tuple[tuple[str, str], ...] = ()  # (backend, why its code did not import)
+    # Its module is a worker process's client (harness/sut/worker/client.py IsolatedSut): a
+    # candidate of it executes there, only differing bytes travelling back.
+    in_worker: bool = False
 
     @property
     def unfit_reason(self) -> str:

@@ -4,13 +4,28 @@ foreign module (in process or in its own worker), and stopped again at the end.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
 from harness.plan.run_options import RunOptions
-from harness.sut.load.environments import is_isolated_spec, load_isolated
+from harness.sut.load.environments import (
+    SHARED_REQUIREMENTS,
+    install,
+    install_target,
+    is_isolated_spec,
+    load_isolated,
+    not_ready_reason,
+)
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.loader import LoadedSut, load_foreign, parse_builtin
+from harness.sut.load.release_index import (
+    ReleaseIndexError,
+    index_versions,
+    release_range,
+    releases_in,
+)
 from harness.sut.probe.call_sites import unfit_call_sites
 from harness.sut.probe.capabilities import missing_constructors
 from pools.engines import ENGINES
@@ -70,12 +85,39 @@ def _foreign_choice(spec: str, options: RunOptions) -> SutChoice:
     return SutChoice(spec, ("-",), loaded, eras, unfit_sites=unfit)
 
 
+def _releases_of(spec: str, failed: list[SutChoice]) -> list[str]:
+    """`spec`, or for a range of releases (`sglang>=0.5.12,<0.5.24`) each release of the index it
+    admits, installed first where it is not (kvh sut install). One that does not install is
+    appended to `failed` with the reason, so its cells are skips beside the others' results."""
+    specifier = release_range(spec)
+    if specifier is None:
+        return [spec]
+    try:
+        releases = releases_in(specifier, index_versions())
+    except ReleaseIndexError as error:
+        raise ValueError(f"--sut {spec}: {error}") from None
+    if not releases:
+        raise ValueError(f"--sut {spec}: no release on the package index matches")
+    ready = []
+    for release in releases:
+        if not_ready_reason(release):
+            print(f"kvh: {spec}: installing {release} (kvh sut install)", file=sys.stderr)
+            try:
+                install(*install_target(release), SHARED_REQUIREMENTS)
+            except (subprocess.CalledProcessError, SutLoadError) as error:
+                reason = str(error).splitlines()[0]
+                failed.append(SutChoice(release, ("-",), load_error=f"{release}: {reason}"))
+                continue
+        ready.append(release)
+    return ready
+
+
 def resolve_suts(options: RunOptions) -> list[SutChoice]:
     """Load and probe every --sut up front, so a bad one fails before anything is written. With
     several, one that does not load is kept with the reason and its cells are skipped, so one
     bad release does not stop a comparison of the others."""
     choices = []
-    for spec in options.suts:
+    for spec in [one for named in options.suts for one in _releases_of(named, choices)]:
         engine = parse_builtin(spec)
         if engine is None:
             choices.append(_foreign_choice(spec, options))

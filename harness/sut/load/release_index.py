@@ -1,15 +1,19 @@
-"""The releases of SGLang the package index has, in release order (PEP 440), for `kvh bisect`:
-what pip sees, so a release nobody named is included."""
+"""The releases of SGLang the package index has, in release order (PEP 440), for `kvh bisect`
+and a range of `--sut` releases (`sglang>=0.5.12,<0.5.24`): what pip sees, so a release nobody
+named is included."""
 
 from __future__ import annotations
 
 import re
 import subprocess
 import sys
+from typing import Optional
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 AVAILABLE = re.compile(r"^Available versions:\s*(.+)$", re.MULTILINE)
+EXACT = re.compile(r"^sglang==[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 
 class ReleaseIndexError(Exception):
@@ -51,3 +55,24 @@ def between(versions: list[str], low: str, high: str) -> list[str]:
         raise ValueError(f"{low} is not older than {high}")
     inside = [v for v in versions if low_v < Version(v) < high_v]
     return [low, *inside, high]
+
+
+# `sglang` and a PEP 440 specifier set other than one exact release: `sglang>=0.5.12,<0.5.24`.
+RANGE = re.compile(r"^sglang\s*((?:[<>!~]=?|==)\s*\S.*)$")
+
+
+def release_range(spec: str) -> Optional[SpecifierSet]:
+    """The specifier of a `--sut` that names a range of releases, or None for any other spec
+    (`sglang==X` exactly is one release). An unreadable specifier is a ValueError."""
+    found = RANGE.match(spec.strip())
+    if found is None or EXACT.match(spec.strip()):
+        return None
+    try:
+        return SpecifierSet(found.group(1).replace(" ", ""))
+    except InvalidSpecifier as error:
+        raise ValueError(f"--sut {spec}: {error}") from None
+
+
+def releases_in(specifier: SpecifierSet, versions: list[str]) -> list[str]:
+    """The `sglang==X` specs of `versions` (release order) that `specifier` admits."""
+    return [f"sglang=={v}" for v in versions if specifier.contains(Version(v), prereleases=False)]

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.sut.load.release_deps import needed
+from harness.sut.load.environments import IMPORT_STOP
+from harness.sut.load.release_deps import needed, never_followed, requirement_for_module
 
 HERE = {"transformers": "5.19.0", "tokenizers": "0.23.3", "torch": "2.13.0", "numpy": "2.1.0"}
 
@@ -49,6 +50,50 @@ def test_then_what_its_own_versions_need_that_here_does_not_satisfy(tmp_path):
     _dist(tmp_path, "httpx", "0.28.1")
     assert needed(tmp_path, ["transformers"], _here) == []  # the folder now satisfies it
     assert needed(tmp_path, ["sglang"], _here, release=True) == []
+
+
+def test_a_module_the_import_chain_stops_on_is_the_release_requirement_of_that_name(tmp_path):
+    """0.5.16 stops on `xgrammar` (absent here), 0.5.18 on a name openai's stand-in lacks: each
+    is a requirement of the release by name, so it goes into the release's folder."""
+    _dist(
+        tmp_path,
+        "sglang",
+        "0.5.18",
+        "xgrammar==0.2.1",
+        "openai==2.6.1",
+        "sgl-kernel==0.3.21",
+        "flashinfer_python==0.6.1",
+        "nvidia-cutlass-dsl==4.3",
+    )
+    stops = {
+        "sglang failed to import: missing module 'xgrammar'": "xgrammar==0.2.1",
+        "ImportError: cannot import name 'ResponseTextConfig' from 'openai.types.responses' "
+        "(unknown location)": "openai==2.6.1",
+        "missing module 'sgl_kernel'": None,  # CUDA-only: never installed, a stand-in's job
+        "missing module 'flashinfer'": None,  # no requirement of that name; and heavy anyway
+        "missing module 'zmq'": None,  # not a requirement of the release
+    }
+    for said, wanted in stops.items():
+        stop = IMPORT_STOP.search(said)
+        module = (stop.group("missing") or stop.group("standin")).split(".")[0]
+        assert requirement_for_module(tmp_path, "sglang", module) == wanted, said
+
+
+def test_cuda_only_and_heavy_packages_are_never_followed():
+    for name in (
+        "torch",
+        "triton",
+        "nvidia-cublas-cu12",
+        "cuda-python",
+        "flashinfer-python",
+        "sgl-kernel",
+        "flash_attn",
+        "vllm",
+        "torchao",
+    ):
+        assert never_followed(name), name
+    for name in ("xgrammar", "openai", "apache-tvm-ffi", "transformers"):
+        assert not never_followed(name), name
 
 
 def test_a_fork_is_installed_under_a_name_and_run_as_that_name():

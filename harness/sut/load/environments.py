@@ -23,7 +23,7 @@ from packaging.requirements import Requirement
 
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.loader import LoadedSut
-from harness.sut.load.release_deps import needed, providers
+from harness.sut.load.release_deps import needed, providers, requirement_for_module
 from harness.sut.probe.capabilities import Capabilities
 
 RELEASE = re.compile(r"^sglang==([A-Za-z0-9][A-Za-z0-9._+-]*)$")
@@ -35,6 +35,8 @@ SHARED_REQUIREMENTS = Path(__file__).resolve().parents[3] / "requirements" / "sg
 # Rounds of following requirements into a release folder (harness/sut/load/release_deps.py): the
 # release's pins, their requirements, and theirs; a longer chain is reported, not chased.
 DEPENDENCY_ROUNDS = 4
+# Imports tried while the release's import chain names a requirement it still lacks.
+IMPORT_ROUNDS = 6
 
 
 def cache_root() -> Path:
@@ -166,19 +168,21 @@ def install(
     staging = folder.with_name(folder.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     subprocess.run([*pip, "--no-deps", "--target", str(staging), requirement], check=True)
-    added = _own_dependencies(staging, pip)
-    check_import(staging)
+    added = _own_dependencies(staging, pip, providers(staging, "sglang"), release=True)
+    added += _what_its_import_needs(staging, pip)
     record = {"spec": spec, "requirement": requirement, "own_dependencies": added}
     (staging / MARKER).write_text(json.dumps(record) + "\n")
     staging.replace(folder)  # a half-finished install never looks installed
     return folder, True
 
 
-def _own_dependencies(staging: Path, pip: list[str]) -> list[str]:
-    """Install into `staging` what the release needs at other versions than this environment
-    has (its metadata says which); returns the requirements installed."""
+def _own_dependencies(
+    staging: Path, pip: list[str], names: list[str], release: bool = False
+) -> list[str]:
+    """Install into `staging` what the distributions `names` need at other versions than this
+    environment has, or that it lacks (`release`: the release itself, only its exact pins of what
+    is here; release_deps.needed); returns the requirements installed."""
     added: list[str] = []
-    names, release = providers(staging, "sglang"), True
     for _ in range(DEPENDENCY_ROUNDS):
         wanted = needed(staging, names, release=release)
         if not wanted:
@@ -191,6 +195,35 @@ def _own_dependencies(staging: Path, pip: list[str]) -> list[str]:
         raise SutLoadError(
             f"{staging}: still unmet after {DEPENDENCY_ROUNDS} rounds: {', '.join(unmet)}"
         )
+    return added
+
+
+# A module the import chain stops on: absent here, or only a stand-in that lacks a name.
+IMPORT_STOP = re.compile(
+    r"missing module '(?P<missing>[\w.]+)'"
+    r"|cannot import name '\w+' from '(?P<standin>[\w.]+)' \(unknown location\)"
+)
+
+
+def _what_its_import_needs(staging: Path, pip: list[str]) -> list[str]:
+    """Import the release as a run will; where the import chain stops on a module this
+    environment lacks (or has only as a stand-in) and the release requires by name (0.5.16 pins
+    xgrammar, 0.5.18 openai), install that requirement and what it needs, and try again.
+    Returns what was installed; a stop no requirement explains is the SutLoadError."""
+    added: list[str] = []
+    for _ in range(IMPORT_ROUNDS):
+        try:
+            check_import(staging)
+            return added
+        except SutLoadError as error:
+            stop = IMPORT_STOP.search(str(error))
+            module = (stop.group("missing") or stop.group("standin")) if stop else None
+            wanted = module and requirement_for_module(staging, "sglang", module.split(".")[0])
+            if not wanted or wanted in added:
+                raise
+        subprocess.run([*pip, "--no-deps", "--target", str(staging), wanted], check=True)
+        added += [wanted, *_own_dependencies(staging, pip, [Requirement(wanted).name])]
+    check_import(staging)
     return added
 
 

@@ -8,7 +8,9 @@ in turn, does
 each requirement of those packages that this environment does not satisfy, absent ones included
 (transformers 5.6's tokenizers and hub, the hub's httpx). A package the release itself pins but
 this environment lacks stays absent (the loader stands in for what the write path does not
-use), and the device stack is never replaced.
+use) unless the release's import chain stops on it (requirement_for_module, driven by
+harness/sut/load/environments.py); the device stack and CUDA-only or heavy packages are never
+installed (never_followed).
 """
 
 from __future__ import annotations
@@ -35,6 +37,19 @@ DEVICE_STACK = frozenset(
         "numpy",
     )
 )
+
+# What is never installed into a release folder, whatever the release requires: CUDA-only or
+# heavy packages whose modules the write path on a CPU does not reach (stand-ins take their
+# place where an import needs them, harness/sut/load/sglang_standins.py).
+HEAVY_PREFIXES = ("nvidia-", "cuda-", "flashinfer", "sgl-kernel", "flash-attn", "deep-gemm")
+HEAVY = frozenset(canonicalize_name(name) for name in ("vllm", "xformers", "torchao", "mooncake"))
+
+
+def never_followed(name: str) -> bool:
+    """The device stack, and CUDA-only or heavy packages (HEAVY, HEAVY_PREFIXES)."""
+    key = canonicalize_name(name)
+    return key in DEVICE_STACK or key in HEAVY or key.startswith(HEAVY_PREFIXES)
+
 
 Version = Callable[[str], Optional[str]]
 
@@ -67,6 +82,21 @@ def providers(folder: Path, package: str) -> list[str]:
     ]
 
 
+def requirement_for_module(folder: Path, package: str, module: str) -> Optional[str]:
+    """The requirement of `package` (installed in `folder`) that provides the top-level module
+    `module` by name (`xgrammar`, `openai`; `_` read as `-`), unless never followed."""
+    names = {canonicalize_name(module), canonicalize_name(module.replace("_", "-"))}
+    for dist in importlib.metadata.distributions(path=[str(folder)]):
+        if canonicalize_name(dist.metadata["Name"]) != canonicalize_name(package):
+            continue
+        for requirement in _requirements(dist):
+            if canonicalize_name(requirement.name) in names and not never_followed(
+                requirement.name
+            ):
+                return f"{requirement.name}{requirement.specifier}"
+    return None
+
+
 def _pinned(requirement: Requirement) -> bool:
     return any(spec.operator == "==" for spec in requirement.specifier)
 
@@ -93,7 +123,7 @@ def needed(
         for requirement in _requirements(distribution):
             key = canonicalize_name(requirement.name)
             here = version_here(requirement.name)
-            if key in DEVICE_STACK or (release and (here is None or not _pinned(requirement))):
+            if never_followed(key) or (release and (here is None or not _pinned(requirement))):
                 continue
             local = in_folder.get(key)
             satisfied_by = local.version if local is not None else here

@@ -54,12 +54,14 @@ def value_findings(
     the backend or pool kind is out of scope or the execution raised."""
     if execution.error is not None or not in_scope(scenario, backend):
         return []
-    models: list[_Model] = []  # built on first need, then the rows come from expected's memo
+    value_models: list[
+        _ValueModel
+    ] = []  # built on first need, then the rows come from expected's memo
 
     def rows(name: str, slots: list[int]) -> torch.Tensor:
-        if not models:
-            models.append(_Model(scenario))
-        return torch.stack([models[0].row(name, expected[name][slot]) for slot in slots])
+        if not value_models:
+            value_models.append(_ValueModel(scenario))
+        return torch.stack([value_models[0].row(name, expected[name][slot]) for slot in slots])
 
     for name in expected:
         slots = expected.slots(name)
@@ -97,7 +99,7 @@ def value_findings(
     return []
 
 
-class _Model:
+class _ValueModel:
     """Expected row bytes per (buffer, writer), the caller's tensors regenerated once per
     (forward, layer)."""
 

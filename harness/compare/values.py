@@ -54,9 +54,8 @@ def value_findings(
     the backend or pool kind is out of scope or the execution raised."""
     if execution.error is not None or not in_scope(scenario, backend):
         return []
-    value_models: list[
-        _ValueModel
-    ] = []  # built on first need, then the rows come from expected's memo
+    # Built on first need; then the rows come from expected's memo.
+    value_models: list[_ValueModel] = []
 
     def rows(name: str, slots: list[int]) -> torch.Tensor:
         if not value_models:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from backends.call_shapes import ATTENTION, KV, LAYER_SCALES, CallSiteModel, Shape, merge, swa_site
 from backends.context import WriteRequest
-from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
+from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import FOR_BATCH, bare_loc, kv_write, layer_scales, scale_args, write_loc
 from backends.skips import BackendSkip, never, no_cross_attention
 
@@ -33,7 +33,9 @@ CENSUS = CallSiteModel(
     device_type="cuda",
     pool_kinds=MHA_POOLS + MLA_POOLS,
     modes=EXTEND_AND_DECODE,
-    dtypes=BF16_ONLY,
+    # fp8 too: the MLA extend divides a clone of k by k_scale before the pool's fp8 cast (the
+    # path of #34765), and decode divides the caller's k in place.
+    dtypes=BF16_AND_FP8,
     mla_input="latent",
     summary="out_cache_loc only; extend clones (MHA) or divides a clone (MLA); decode divides the "
     "caller's MLA k in place",

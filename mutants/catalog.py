@@ -209,6 +209,16 @@ CATALOG: tuple[Mutant, ...] = (
         "slip: triton's scaled MLA prefill divides the caller's k in place instead of a clone",
     ),
     Mutant(
+        "triton_mla_fp8_no_division",
+        "scale",
+        "current",
+        MLA,
+        ("triton",),
+        "slip: triton's scaled MLA prefill on an fp8 cache writes k without dividing it by "
+        "k_scale, #34765's path (FP8 MLA written with unit scale)",
+        FP8,
+    ),
+    Mutant(
         "aiter_no_scales",
         "scale",
         "current",

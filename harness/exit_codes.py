@@ -58,3 +58,29 @@ def sigterm_interrupts() -> Iterator[None]:
 class UsageError(Exception):
     """Bad input from the user (a value, a file, an output that cannot be written): reported as
     one line, exit code 2."""
+
+
+class HeldSignals:
+    """SIGINT and SIGTERM remembered instead of raised, from `hold()` until `release()`: the
+    final writes of a run finish whatever arrives meanwhile, so its results are never half
+    written. `release()` restores the previous handlers and returns the first signal held."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._previous: dict[int, object] = {}
+
+    def hold(self) -> HeldSignals:
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._previous[signum] = signal.signal(signum, self._remember)
+        return self
+
+    def _remember(self, signum, frame) -> None:
+        if self.signum is None:
+            self.signum = signum
+
+    def release(self) -> int | None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+        self._previous.clear()
+        return self.signum

@@ -211,3 +211,17 @@ def test_sigterm_inside_hypothesis_comes_out_as_the_same_interrupt() -> None:
     with pytest.raises(Interrupted) as stopped, sigterm_interrupts():
         explore(st.integers(), check, lambda results: False, quiet, 0, "interrupt")
     assert stopped.value.signum == signal.SIGTERM and len(checked) == 3
+
+
+def test_held_signals_are_remembered_not_raised_and_the_handlers_come_back() -> None:
+    import os
+    import signal
+
+    from harness.exit_codes import HeldSignals
+
+    before = signal.getsignal(signal.SIGTERM)
+    held = HeldSignals().hold()
+    os.kill(os.getpid(), signal.SIGTERM)  # would end the process, or raise, if not held
+    os.kill(os.getpid(), signal.SIGINT)
+    assert held.release() == signal.SIGTERM  # the first one
+    assert signal.getsignal(signal.SIGTERM) is before

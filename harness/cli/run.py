@@ -26,6 +26,7 @@ from harness.exit_codes import (
     EXIT_FINDINGS,
     EXIT_OK,
     EXIT_USAGE,
+    HeldSignals,
     UsageError,
     interrupted_exit_code,
     signal_of,
@@ -316,19 +317,60 @@ def _run(arguments: argparse.Namespace, options: RunOptions, exploring: Optional
         progress(done, total, f"[{done}/{total}] {group} done: {counts_line(checked)} so far")
 
     log = None
-    interrupted: Optional[Interruption] = None
     stop: Optional[KeyboardInterrupt] = None
+    # From the end of the cells on, a signal waits until everything is written: a run whose
+    # cells were done when it came still writes whole results (its summary says what ran).
+    held, ended = HeldSignals(), False
     try:
         if exploring is None:
             run(options, suts, on_result, on_group)
         else:
             log = ExplorationLog(options.seed)
             explore_run(options, suts, exploring, on_result, log.add)
+        ended = True
     except KeyboardInterrupt as signalled:  # SIGINT, or SIGTERM by sigterm_interrupts
-        stop = signalled
+        stop, ended = signalled, True
     finally:
-        progress.close()
-        close_suts(suts)
+        held.hold()
+        try:
+            progress.close()
+            close_suts(suts)
+        finally:
+            if not ended:  # an error of the harness: it propagates, with the signals back
+                held.release()
+    try:
+        return _finish(
+            arguments,
+            options,
+            exploring,
+            meta,
+            suts,
+            not_loaded,
+            rows,
+            coverage,
+            log,
+            finished,
+            stop,
+        )
+    finally:
+        held.release()
+
+
+def _finish(
+    arguments: argparse.Namespace,
+    options: RunOptions,
+    exploring: Optional[Exploring],
+    meta: dict,
+    suts: list[SutChoice],
+    not_loaded: list[SutChoice],
+    rows: list[dict],
+    coverage: Coverage,
+    log: Optional[ExplorationLog],
+    finished: list[str],
+    stop: Optional[KeyboardInterrupt],
+) -> int:
+    """Store what the run did, write its summary (and JUnit XML), print it; the exit code."""
+    interrupted: Optional[Interruption] = None
     if stop is not None:
         finished += [stats.cell.key for stats in log.cells] if log is not None else []
         interrupted = _interruption(stop, options, suts, exploring, finished)

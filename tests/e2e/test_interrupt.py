@@ -239,7 +239,10 @@ def test_a_terminated_run_with_jobs_keeps_every_jobs_finished_rows(tmp_path):
         (results,) = folder.glob("check-*.parquet")
         rows = pd.read_parquet(results)
         written += int((rows["sut"] != "model").sum())
-        assert (folder / "summary.md").read_text().splitlines()[2].startswith("**INTERRUPTED")
+        # A job whose cells were all done when the signal came writes its whole results: a
+        # summary either way (HeldSignals), never only some of its files.
+        said = (folder / "summary.md").read_text().splitlines()[2]
+        assert said.startswith(("**INTERRUPTED", "**PASS")), said
     head = (out / "summary.md").read_text().splitlines()[2]
     # The parent passed the signal on once; each job wrote what it finished, and the merged
     # verdict counts exactly those rows.

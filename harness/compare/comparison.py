@@ -100,9 +100,9 @@ class Comparison:
 
 
 class _ByRuns:
-    """Answers about runs, keyed by the runs' identity and held weakly: an answer goes with its
-    runs (a bench keeps one comparison for many timed runs), and a new run at a dead one's
-    address is not taken for it."""
+    """Answers about runs, keyed by the runs' identity and held weakly: no run is kept alive for
+    its answer (a bench keeps one comparison for many timed runs), and a new run at a dead one's
+    address is not taken for it: its answer is computed afresh, in place of the stale one."""
 
     def __init__(self) -> None:
         self._answers: dict[tuple, tuple[tuple[weakref.ref, ...], Any]] = {}
@@ -111,7 +111,6 @@ class _ByRuns:
         key = (*map(id, runs), extra)
         held = self._answers.get(key)
         if held is None or any(ref() is not run for ref, run in zip(held[0], runs)):
-            self._answers = {k: v for k, v in self._answers.items() if all(r() for r in v[0])}
             held = (tuple(weakref.ref(run) for run in runs), compute())
             self._answers[key] = held
         return held[1]

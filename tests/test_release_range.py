@@ -11,6 +11,7 @@ from packaging.specifiers import SpecifierSet
 from harness.plan import sut_choice
 from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import close_suts, resolve_suts
+from harness.sut.load import environments
 from harness.sut.load.environments import not_ready_reason
 from harness.sut.load.release_index import ordered, release_range, releases_in
 
@@ -49,14 +50,17 @@ def test_a_range_resolves_to_each_release_and_one_that_will_not_install_is_kept_
         tried.append(spec)
         raise subprocess.CalledProcessError(1, ["pip"])
 
-    monkeypatch.setattr(sut_choice, "install", install)
+    monkeypatch.setattr(environments, "install", install)
     suts = resolve_suts(RunOptions(suts=["sglang>=0.5.14,<0.6"]))
     try:
         assert tried == ["sglang==0.5.99"]
         by_spec = {sut.spec: sut for sut in suts}
         assert set(by_spec) == {"sglang==0.5.14", "sglang==0.5.99"}
         assert by_spec["sglang==0.5.14"].loaded.era == "bundled"
-        assert "returned non-zero exit status 1" in by_spec["sglang==0.5.99"].load_error
+        assert (
+            by_spec["sglang==0.5.99"].load_error
+            == "sglang==0.5.99: pip failed installing it (exit 1)"
+        )
     finally:
         close_suts(suts)
 

@@ -8,7 +8,6 @@ package index's between GOOD and BAD (`sglang==X` each), or `--releases` in the 
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 
 from backends.registry import BACKENDS, backend_named
@@ -18,9 +17,7 @@ from harness.report.repro_files import ReproError, load_repro
 from harness.run.bisect import Bisection, Probe, behaviour_of, bisect
 from harness.sut.load.environments import (
     RELEASE,
-    SHARED_REQUIREMENTS,
-    install,
-    install_target,
+    ensure_installed,
     is_isolated_spec,
     not_ready_reason,
 )
@@ -83,21 +80,6 @@ def _releases(arguments: argparse.Namespace) -> list[str]:
     return [f"sglang=={version}" for version in versions]
 
 
-def _ready(spec: str, may_install: bool) -> str:
-    """Why `spec` cannot be loaded here, after installing it if allowed; "" when it can."""
-    reason = not_ready_reason(spec) if is_isolated_spec(spec) else None
-    if not reason or not may_install:
-        return reason or ""
-    print(f"kvh: installing {spec} (kvh sut install)", file=sys.stderr)
-    try:
-        install(*install_target(spec), SHARED_REQUIREMENTS)
-    except subprocess.CalledProcessError as error:
-        return f"pip failed installing it (exit {error.returncode})"
-    except SutLoadError as error:
-        return f"it installs but does not import: {error}"
-    return not_ready_reason(spec) or ""
-
-
 def main(arguments: argparse.Namespace) -> int:
     scenario, backend_name, mode = _check(arguments)
     backend = backend_named(backend_name)
@@ -106,7 +88,10 @@ def main(arguments: argparse.Namespace) -> int:
     releases = _releases(arguments)
 
     def judge(spec: str) -> Probe:
-        reason = _ready(spec, not arguments.no_install)
+        if arguments.no_install:
+            reason = (not_ready_reason(spec) if is_isolated_spec(spec) else None) or ""
+        else:
+            reason = ensure_installed(spec)
         if not reason:
             try:
                 probe = Probe(spec, behaviour_of(spec, scenario, backend, mode))

@@ -4,20 +4,11 @@ foreign module (in process or in its own worker), and stopped again at the end.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
 from harness.plan.run_options import RunOptions
-from harness.sut.load.environments import (
-    SHARED_REQUIREMENTS,
-    install,
-    install_target,
-    is_isolated_spec,
-    load_isolated,
-    not_ready_reason,
-)
+from harness.sut.load.environments import ensure_installed, is_isolated_spec, load_isolated
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.loader import LoadedSut, load_foreign, parse_builtin
 from harness.sut.load.release_index import (
@@ -85,31 +76,20 @@ def _foreign_choice(spec: str, options: RunOptions) -> SutChoice:
     return SutChoice(spec, ("-",), loaded, eras, unfit_sites=unfit)
 
 
-def _releases_of(spec: str, failed: list[SutChoice]) -> list[str]:
-    """`spec`, or for a range of releases (`sglang>=0.5.12,<0.5.24`) each release of the index it
-    admits, installed first where it is not (kvh sut install). One that does not install is
-    appended to `failed` with the reason, so its cells are skips beside the others' results."""
+def _releases_of(spec: str) -> list[tuple[str, str]]:
+    """(spec, "") for a named SUT; for a range of releases (`sglang>=0.5.12,<0.5.24`) each release
+    of the index it admits, installed first where it is not, with why it cannot run ("" when
+    it can), so that one that does not install is a skip beside the others' results."""
     specifier = release_range(spec)
     if specifier is None:
-        return [spec]
+        return [(spec, "")]
     try:
         releases = releases_in(specifier, index_versions())
     except ReleaseIndexError as error:
         raise ValueError(f"--sut {spec}: {error}") from None
     if not releases:
         raise ValueError(f"--sut {spec}: no release on the package index matches")
-    ready = []
-    for release in releases:
-        if not_ready_reason(release):
-            print(f"kvh: {spec}: installing {release} (kvh sut install)", file=sys.stderr)
-            try:
-                install(*install_target(release), SHARED_REQUIREMENTS)
-            except (subprocess.CalledProcessError, SutLoadError) as error:
-                reason = str(error).splitlines()[0]
-                failed.append(SutChoice(release, ("-",), load_error=f"{release}: {reason}"))
-                continue
-        ready.append(release)
-    return ready
+    return [(release, ensure_installed(release)) for release in releases]
 
 
 def resolve_suts(options: RunOptions) -> list[SutChoice]:
@@ -117,9 +97,11 @@ def resolve_suts(options: RunOptions) -> list[SutChoice]:
     several, one that does not load is kept with the reason and its cells are skipped, so one
     bad release does not stop a comparison of the others."""
     choices = []
-    for spec in [one for named in options.suts for one in _releases_of(named, choices)]:
+    for spec, not_installed in [one for named in options.suts for one in _releases_of(named)]:
         engine = parse_builtin(spec)
-        if engine is None:
+        if not_installed:
+            choices.append(SutChoice(spec, ("-",), load_error=f"{spec}: {not_installed}"))
+        elif engine is None:
             choices.append(_foreign_choice(spec, options))
         elif engine:
             if engine not in ENGINES:

@@ -137,6 +137,23 @@ def load_isolated(spec: str) -> LoadedSut:
     )
 
 
+def ensure_installed(spec: str) -> str:
+    """Why `spec` cannot be loaded here after installing it where it is an isolated release that
+    is not (as `kvh sut install` does); "" when it can. For the verbs that install what they
+    try (a range of --sut releases, kvh bisect)."""
+    reason = not_ready_reason(spec) if is_isolated_spec(spec) else None
+    if not reason:
+        return ""
+    print(f"kvh: installing {spec} (kvh sut install)", file=sys.stderr)
+    try:
+        install(*install_target(spec), SHARED_REQUIREMENTS)
+    except subprocess.CalledProcessError as error:
+        return f"pip failed installing it (exit {error.returncode})"
+    except SutLoadError as error:  # the first line: the import chain's frames are for sut install
+        return f"it installs but does not import: {str(error).splitlines()[0]}"
+    return not_ready_reason(spec) or ""
+
+
 def install_target(text: str) -> tuple[str, str]:
     """(the SUT spec a run names, the pip requirement) for `kvh sut install TEXT`: a release
     `sglang==X`, or a fork `NAME=REQUIREMENT`, run as `sglang==NAME`."""

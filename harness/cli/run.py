@@ -339,62 +339,33 @@ def _run(arguments: argparse.Namespace, options: RunOptions, exploring: Optional
             if not ended:  # an error of the harness: it propagates, with the signals back
                 held.release()
     try:
-        return _finish(
-            arguments,
-            options,
-            exploring,
-            meta,
-            suts,
-            not_loaded,
-            rows,
-            coverage,
-            log,
-            finished,
-            stop,
+        interrupted: Optional[Interruption] = None
+        if stop is not None:
+            finished += [stats.cell.key for stats in log.cells] if log is not None else []
+            interrupted = _interruption(stop, options, suts, exploring, finished)
+            checked = sum(row["sut"] != ERA_TABLE_SUT for row in rows)
+            print(
+                f"kvh: {'terminated' if interrupted.signal == 'SIGTERM' else 'interrupted'} "
+                f"({interrupted.signal}) after {interrupted.done} of {interrupted.total} "
+                f"{interrupted.unit}; writing the {checked} checks that finished",
+                file=sys.stderr,
+            )
+        stored, results_path = _store(options.out, meta, rows, coverage, log, not_loaded)
+        summary_path = options.out / "summary.md"
+        summary = run_summary(stored, options.backend_table, summary_path, interrupted)
+        write_text_atomic(summary_path, summary.markdown)
+        if arguments.junit is not None:
+            write_junit(arguments.junit, stored.checks, "run", RUN_CELL)
+        for line in summary.stdout:
+            print(line)
+        print(
+            f"results: {results_path}, summary: {summary_path}"
+            + (f", junit: {arguments.junit}" if arguments.junit is not None else "")
         )
+        if stop is not None:
+            return interrupted_exit_code(stop)
+        if summary.findings:
+            return EXIT_FINDINGS
+        return EXIT_USAGE if not_loaded else EXIT_OK
     finally:
         held.release()
-
-
-def _finish(
-    arguments: argparse.Namespace,
-    options: RunOptions,
-    exploring: Optional[Exploring],
-    meta: dict,
-    suts: list[SutChoice],
-    not_loaded: list[SutChoice],
-    rows: list[dict],
-    coverage: Coverage,
-    log: Optional[ExplorationLog],
-    finished: list[str],
-    stop: Optional[KeyboardInterrupt],
-) -> int:
-    """Store what the run did, write its summary (and JUnit XML), print it; the exit code."""
-    interrupted: Optional[Interruption] = None
-    if stop is not None:
-        finished += [stats.cell.key for stats in log.cells] if log is not None else []
-        interrupted = _interruption(stop, options, suts, exploring, finished)
-        checked = sum(row["sut"] != ERA_TABLE_SUT for row in rows)
-        print(
-            f"kvh: {'terminated' if interrupted.signal == 'SIGTERM' else 'interrupted'} "
-            f"({interrupted.signal}) after {interrupted.done} of {interrupted.total} "
-            f"{interrupted.unit}; writing the {checked} checks that finished",
-            file=sys.stderr,
-        )
-    stored, results_path = _store(options.out, meta, rows, coverage, log, not_loaded)
-    summary_path = options.out / "summary.md"
-    summary = run_summary(stored, options.backend_table, summary_path, interrupted)
-    write_text_atomic(summary_path, summary.markdown)
-    if arguments.junit is not None:
-        write_junit(arguments.junit, stored.checks, "run", RUN_CELL)
-    for line in summary.stdout:
-        print(line)
-    print(
-        f"results: {results_path}, summary: {summary_path}"
-        + (f", junit: {arguments.junit}" if arguments.junit is not None else "")
-    )
-    if stop is not None:
-        return interrupted_exit_code(stop)
-    if summary.findings:
-        return EXIT_FINDINGS
-    return EXIT_USAGE if not_loaded else EXIT_OK

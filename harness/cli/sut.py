@@ -21,16 +21,10 @@ from harness.sut.load.environments import (
     target_dir,
 )
 from harness.sut.load.load_errors import SutLoadError
-from harness.sut.probe.capabilities import (
-    Capabilities,
-    describe,
-    era_of,
-    missing_constructors,
-    probe,
-    probe_source,
-)
+from harness.sut.probe.capabilities import Capabilities, probe, probe_source
 from harness.sut.probe.census import census, compare, files_present, notes, unmodelled_files
 from harness.sut.probe.census_call_sites import BACKEND_MODELS, ERA_NAMES
+from harness.sut.probe.detect import describe, era_of, missing_constructors
 
 REQUIREMENTS = SHARED_REQUIREMENTS
 

@@ -5,8 +5,8 @@ call sites fit the model."""
 from __future__ import annotations
 
 from harness.plan.sut_choice import SutChoice
-from harness.sut.probe.capabilities import describe, missing_constructors
 from harness.sut.probe.census_call_sites import BACKEND_MODELS
+from harness.sut.probe.detect import describe, missing_constructors
 
 
 def describe_sut(sut: SutChoice) -> list[str]:

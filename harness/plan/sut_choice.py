@@ -18,7 +18,7 @@ from harness.sut.load.release_index import (
     releases_in,
 )
 from harness.sut.probe.call_sites import unfit_call_sites
-from harness.sut.probe.capabilities import missing_constructors
+from harness.sut.probe.detect import missing_constructors
 from pools.engines import ENGINES
 
 

@@ -11,7 +11,8 @@ import textwrap
 import pytest
 
 from harness.sut.load.environments import missing_shared_modules, not_ready_reason
-from harness.sut.probe.capabilities import era_of, missing_constructors, probe_source
+from harness.sut.probe.capabilities import probe_source
+from harness.sut.probe.detect import era_of, missing_constructors
 from tests.conftest import check_records, run_kvh
 
 COMPOSED_MEMORY_POOL = """

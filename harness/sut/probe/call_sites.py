@@ -20,7 +20,7 @@ def unfit_call_sites(
     root: str, eras: Iterable[str], missing: frozenset[str] = frozenset()
 ) -> dict[tuple[str, str], str]:
     """(backend, era) -> why that call site of the release under `root` is not the model's, on a
-    release without the KVWriteLoc constructors `missing` (capabilities.missing_constructors)."""
+    release without the KVWriteLoc constructors `missing` (detect.missing_constructors)."""
     release = census(Path(root))
     reasons = {}
     for name, model in BACKEND_MODELS.items():

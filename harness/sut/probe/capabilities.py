@@ -248,7 +248,7 @@ def probe_source(package_root: Path) -> Capabilities:
     pool_tree, swa_tree = tree.module(pool_module), tree.module(swa_module)
     if pool_tree is None or swa_tree is None:
         reason = f"no readable {pool_module} / {swa_module} under {package_root}"
-        return Capabilities(unknown=tuple((name, reason) for name in _PROBED))
+        return Capabilities(unknown=tuple((name, reason) for name in PROBED))
     pools = {node.name: node for node in pool_tree.body if isinstance(node, ast.ClassDef)}
     write_loc = pools.get("KVWriteLoc")
     loc_methods = _methods(write_loc)
@@ -302,104 +302,5 @@ def probe_source(package_root: Path) -> Capabilities:
     return Capabilities(**values, unknown=tuple(unknown))
 
 
-_PROBED = tuple(item.name for item in dataclasses.fields(Capabilities) if item.name != "unknown")
-
-
-# ---- the era the capabilities amount to -------------------------------------------------------
-
-
-def _flag(caps: Capabilities, name: str, need: str) -> list[str]:
-    value = getattr(caps, name)
-    if value:
-        return []
-    if value is None:
-        return [f"{need}: unknown ({caps.reason_unknown(name) or 'not probed'})"]
-    return [need]
-
-
-def era_of(caps: Capabilities) -> tuple[str | None, list[str]]:
-    """The modelled era whose call convention `caps` support, or (None, what is missing).
-
-    legacy needs nothing; kwarg the swa_loc= keyword; bundled KVWriteLoc(loc, swa_loc) and a
-    2-value unwrap_write_loc; current KVWriteLoc with full_loc and a 3-value unwrap (with or
-    without the for_layer/for_batch constructors: missing_constructors)."""
-    if caps.write_loc is None:
-        return None, [f"KVWriteLoc: unknown ({caps.reason_unknown('write_loc') or 'not probed'})"]
-    if not caps.write_loc:
-        if caps.swa_loc_keyword is None:
-            return None, _flag(
-                caps, "swa_loc_keyword", "SWAKVPool.set_kv_buffer's swa_loc= keyword"
-            )
-        return ("kwarg" if caps.swa_loc_keyword else "legacy"), []
-    fields = caps.write_loc_fields
-    if fields is None:
-        return None, _flag(caps, "write_loc_fields", "KVWriteLoc's fields")
-    if fields[:2] != ("loc", "swa_loc"):
-        return None, [
-            (
-                f"KVWriteLoc fields {fields} do not start with (loc, swa_loc): every "
-                "KVWriteLoc call site passes them in that order"
-            )
-        ]
-    if "full_loc" in fields:
-        # The constructors are the call sites' side of the convention: a release without them
-        # (0.5.15 to 0.5.21) builds KVWriteLoc directly, and its call sites are driven so
-        # (missing_constructors); the pools' side is the 3-value unwrap.
-        if caps.unwrap_arity not in (3, None):
-            return None, [
-                (
-                    f"KVWriteLoc has full_loc, but unwrap_write_loc returns "
-                    f"{caps.unwrap_arity} values: the `current` pools unpack "
-                    "(loc, swa_loc, full_loc)"
-                )
-            ]
-        return "current", []
-    if caps.unwrap_arity != 2:
-        arity = "unknown" if caps.unwrap_arity is None else f"{caps.unwrap_arity} values"
-        return None, [
-            (
-                f"KVWriteLoc(loc, swa_loc) without full_loc, but unwrap_write_loc returns "
-                f"{arity}: the `bundled` pools unpack (loc, swa_loc)"
-            )
-        ]
-    return "bundled", []
-
-
-CONSTRUCTORS = ("for_layer", "for_batch")
-
-
-def missing_constructors(caps: Capabilities | None) -> frozenset[str]:
-    """The KVWriteLoc constructors of the `current` call sites that a SUT probes without: its
-    call sites build KVWriteLoc(loc, swa_loc) directly where they pair a SWA loc, and pass a
-    bare loc where they do not (backends/era_calls.py, backends/call_shapes.py direct_shape)."""
-    if caps is None or not caps.write_loc:
-        return frozenset()
-    return frozenset(name for name in CONSTRUCTORS if getattr(caps, name) is False)
-
-
-def describe(caps: Capabilities) -> list[str]:
-    """One line per capability, then the era, for `kvh run` and `kvh sut check`."""
-    lines = []
-    for name in _PROBED:
-        value = getattr(caps, name)
-        if value is None:
-            reason = caps.reason_unknown(name)
-            shown = f"unknown: {reason}" if reason else "absent"
-        else:
-            shown = ", ".join(value) if isinstance(value, tuple) else str(value)
-        lines.append(f"{name}: {shown or '-'}")
-    era, missing = era_of(caps)
-    direct = sorted(missing_constructors(caps)) if era == "current" else []
-    lines.append(
-        (
-            f"era: {era}"
-            + (
-                f" (no KVWriteLoc.{'/'.join(direct)}: its call sites build KVWriteLoc directly)"
-                if direct
-                else ""
-            )
-        )
-        if era
-        else "era: fits no modelled call convention; missing: " + "; ".join(missing)
-    )
-    return lines
+# Every probed capability's name (a probe that cannot read the source leaves each unknown).
+PROBED = tuple(item.name for item in dataclasses.fields(Capabilities) if item.name != "unknown")

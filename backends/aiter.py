@@ -47,6 +47,7 @@ from backends.era_calls import (
     kv_write,
     write_loc,
 )
+from backends.real_code import RealCode
 from backends.skips import BackendSkip, decode_cross_attention, swa_pool
 
 VECTORISED_5D_POOL = "MHATokenToKVPoolAiter5D"  # pools/layouts/kinds.py, kind mha_aiter5d
@@ -152,6 +153,18 @@ CENSUS = CallSiteModel(
 
 @register_backend(
     name="aiter",
+    real_code=RealCode(
+        "sglang.srt.layers.attention.aiter_backend",
+        "AiterAttnBackend",
+        fields=lambda req, mode: {
+            "kv_cache_dtype": req.pool.dtype,
+            "kv_cache_is_vectorized_5d": False,
+            "use_triton_unified_attention": False,
+            "dcp_world_size": 1,
+            "k_scale": torch.tensor([1.0], dtype=torch.float32),  # __init__'s descale default
+            "v_scale": torch.tensor([1.0], dtype=torch.float32),
+        },
+    ),
     order=50,
     device_type="rocm",
     pool_kinds=("mha",) + MLA_POOLS + ("mha_aiter5d",),

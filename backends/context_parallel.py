@@ -86,6 +86,9 @@ CENSUS = CallSiteModel(
 @register_backend(
     name="cp",
     order=140,
+    real_code_gap="no backend class: the CP write is a helper (layers/utils/cp_utils.py) that "
+    "all-gathers k/v over a process group before the pool call; harness/cp runs it across "
+    "processes (kvh cp)",
     census=CENSUS,
     device_type="cuda",
     pool_kinds=MHA_POOLS,

@@ -15,6 +15,7 @@ from backends.call_shapes import CallSiteModel
 from backends.context import WriteRequest
 from backends.divergences import KnownDivergence
 from backends.focus import BUILTIN_SCENARIOS, FOCUS, OUT_OF_FOCUS
+from backends.real_code import RealCode, drive, real_class
 from backends.skips import BackendSkip
 from pools.dtypes import DTYPES
 from pools.eras import ERAS
@@ -60,6 +61,21 @@ class Backend:
     # for a call site no release file holds (plain, plain_mla).
     census: Optional[CallSiteModel] = None
     value_scope: Optional[ValueScope] = None  # None: the value oracle does not judge it
+    # How the release's own class is driven where an SGLang SUT carries it (backends/real_code.py);
+    # None: the call-site model runs on every SUT.
+    real_code: Optional[RealCode] = None
+    real_code_gap: str = ""  # why a backend with a release file has no RealCode (kvh matrix)
+
+    def run_write(self, req: WriteRequest, era: str, mode: str) -> Optional[str]:
+        """One write: the release's own backend code where the SUT carries it (returning where it
+        called the write door), else the model."""
+        real = self.real_code
+        cls = real_class(req, self.name) if real is not None and real.runs_in(mode) else None
+        if cls is None:
+            self.write(req, era, mode)
+        elif req.save_kv_cache:  # with save_kv_cache=False no backend calls a write door
+            return drive(real, cls, req, mode, self.mla_input)
+        return None
 
     def skip_for(self, scenario: Scenario, mode: str) -> Optional[BackendSkip]:
         """The declared skip that removes this (scenario, mode) cell, if any."""
@@ -92,6 +108,8 @@ class Backend:
             "order": self.order,
             "census_files": [] if self.census is None else list(self.census.files),
             "value_pools": [] if self.value_scope is None else list(self.value_scope.pools),
+            "real_code": None if self.real_code is None else self.real_code.where,
+            "real_code_gap": self.real_code_gap,
         }
 
 
@@ -106,7 +124,7 @@ def register_backend(
 ) -> Callable[[WriteFn], WriteFn]:
     """Declare the decorated write function as backend `name`, sorted by `order` in the registry;
     `details` are Backend's optional fields (eras, dtypes, skips, divergences, mla_input, focus,
-    census, value_scope, summary)."""
+    census, value_scope, real_code, real_code_gap, summary)."""
 
     def register(write: WriteFn) -> WriteFn:
         if hasattr(write, _ENTRY):
@@ -125,5 +143,7 @@ def entries_of(module: ModuleType) -> tuple[Backend, ...]:
     return tuple(
         getattr(value, _ENTRY)
         for value in vars(module).values()
-        if hasattr(value, _ENTRY) and getattr(value, "__module__", None) == module.__name__
+        # isinstance, not hasattr: an object answering every attribute (real_code.NO_ATTENTION)
+        if isinstance(getattr(value, _ENTRY, None), Backend)
+        and getattr(value, "__module__", None) == module.__name__
     )

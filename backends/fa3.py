@@ -20,6 +20,7 @@ from backends.call_shapes import (
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import FOR_LAYER, bare_loc, decoder_swa, kv_write, layer_scales, write_loc
+from backends.real_code import GPU_FUNCTION, RealCode
 from backends.skips import BackendSkip, never
 
 
@@ -57,6 +58,16 @@ CENSUS = CallSiteModel(
     pool_kinds=MHA_POOLS + MLA_POOLS + ("mha_fp4", "mla_fp4"),
     modes=EXTEND_AND_DECODE,
     dtypes=BF16_ONLY,
+    real_code=RealCode(
+        "sglang.srt.layers.attention.flashattention_backend",
+        "FlashAttentionBackend",
+        standins={"sgl_kernel": {"merge_state_v2": GPU_FUNCTION}},
+        fields=lambda req, mode: {
+            "fa_impl_ver": 3,
+            "fa_skip_kv_cache": False,
+            "kv_cache_is_mxfp8": False,
+        },
+    ),
     summary="MHA set_kv_buffer with layer scales, MLA set_mla_kv_buffer; encoder loc paired with "
     "the decoder's SWA loc; 0.5.23 KVWriteLoc.for_layer",
     skips=(

@@ -13,7 +13,9 @@ from backends.call_shapes import ATTENTION, LAYER_SCALES, CallSiteModel, swa_sit
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, MHA_POOLS, register_backend
 from backends.era_calls import decoder_swa, kv_write, layer_scales, write_loc
+from backends.real_code import NO_ATTENTION, RealCode, pool_quant_method
 from backends.skips import BackendSkip, never
+from scenarios.model import Scenario
 
 PAGED, RAGGED, DECODE = "extend", "extend_ragged", "decode"
 
@@ -22,6 +24,11 @@ def kv_write_scales(req: WriteRequest, era: str) -> tuple:
     if era == "current" and req.metadata.kv_quant_needs_global_scale:
         return None, None
     return layer_scales(req)
+
+
+def _unequal_head_dims_on_ragged(scenario: Scenario, mode: str) -> bool:
+    g = scenario.geometry
+    return mode == RAGGED and (g.v_head_dim or g.head_dim) != g.head_dim
 
 
 CENSUS = CallSiteModel(
@@ -37,6 +44,25 @@ CENSUS = CallSiteModel(
 
 @register_backend(
     name="flashinfer",
+    real_code=RealCode(
+        "sglang.srt.layers.attention.flashinfer_backend",
+        "FlashInferAttnBackend",
+        fields=lambda req, mode: {
+            **pool_quant_method(req),
+            "prefill_uses_dequant_workspace": False,
+            "decode_uses_dequant_workspace": False,
+            "num_wrappers": 1,
+            "is_dllm_model": False,
+            # The ragged path attends before it writes; the attention output is not written.
+            "prefill_wrapper_ragged": NO_ATTENTION,
+        },
+        metadata=lambda req, mode: {
+            "prefill_wrappers": NO_ATTENTION,
+            "decode_wrappers": NO_ATTENTION,
+            "use_ragged": mode == RAGGED,
+            "extend_no_prefix": True,  # one ragged kernel instead of two merged (attention only)
+        },
+    ),
     order=30,
     census=CENSUS,
     device_type="cuda",
@@ -45,6 +71,14 @@ CENSUS = CallSiteModel(
     dtypes=BF16_ONLY,
     summary="paged extend writes before attention, ragged extend after; 0.5.23 _kv_write_scales",
     skips=(
+        BackendSkip(
+            "ragged-equal-head-dims",
+            "ragged extend with v_head_dim != head_dim",
+            "the ragged path views v as (-1, heads, head_dim) before its write, so the release "
+            "raises there: flashinfer does not serve that geometry on the ragged path",
+            _unequal_head_dims_on_ragged,
+            "flashinfer_backend.py 0.5.14, 0.5.23 forward_extend",
+        ),
         BackendSkip(
             "global-scale-quant",
             "FP4 KV caches",

@@ -12,6 +12,7 @@ from backends.call_shapes import ATTENTION, KV, MLA, CallSiteModel, bare_site, m
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MLA_POOLS, register_backend
 from backends.era_calls import FOR_BATCH, bare_loc
+from backends.real_code import NO_ATTENTION, RealCode
 
 
 def mla_loc(req: WriteRequest, era: str):
@@ -29,6 +30,14 @@ CENSUS = CallSiteModel(
 
 @register_backend(
     name="flashinfer_mla",
+    real_code=RealCode(
+        "sglang.srt.layers.attention.flashinfer_mla_backend",
+        "FlashInferMLAAttnBackend",
+        metadata=lambda req, mode: {
+            "prefill_wrapper": NO_ATTENTION,
+            "decode_wrapper": NO_ATTENTION,
+        },
+    ),
     order=110,
     census=CENSUS,
     device_type="cuda",

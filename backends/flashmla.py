@@ -10,6 +10,7 @@ from backends.call_shapes import ATTENTION, KV, CallSiteModel, bare_site
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MLA_POOLS, register_backend
 from backends.flashinfer_mla import mla_loc
+from backends.real_code import GPU_CLASS, GPU_FUNCTION, NO_ATTENTION, RealCode
 
 CENSUS = CallSiteModel(
     (ATTENTION + "flashmla_backend.py",), bare_site(KV, "out_cache_loc", current="for_batch")
@@ -18,6 +19,23 @@ CENSUS = CallSiteModel(
 
 @register_backend(
     name="flashmla",
+    real_code=RealCode(
+        "sglang.srt.layers.attention.flashmla_backend",
+        "FlashMLABackend",
+        metadata=lambda req, mode: {
+            "prefill_wrapper": NO_ATTENTION,
+            "decode_wrapper": NO_ATTENTION,
+        },
+        standins={
+            "flash_mla": {"fused_norm_rope_attn_rope_cast": GPU_FUNCTION},
+            "flash_mla.flash_mla_interface": {"FlashMLASchedMeta": GPU_CLASS},
+            # 0.5.14 takes the kernels from sgl_kernel instead.
+            "sgl_kernel.flash_mla": {
+                "flash_mla_with_kvcache": GPU_FUNCTION,
+                "get_mla_metadata": GPU_FUNCTION,
+            },
+        },
+    ),
     order=120,
     census=CENSUS,
     device_type="cuda",

@@ -26,6 +26,7 @@ from backends.divergences import (
 )
 from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, MHA_POOLS, register_backend
 from backends.era_calls import BARE, decoder_swa, kv_cache_is_fp8, kv_write, write_loc
+from backends.real_code import RealCode, swa_translation
 from backends.skips import BackendSkip, cross_attention, decode_on, fp8_cache, never, swa_pool
 
 
@@ -96,6 +97,20 @@ CENSUS = CallSiteModel(
 
 @register_backend(
     name="intel_amx",
+    real_code=RealCode(
+        "sglang.srt.layers.attention.intel_amx_backend",
+        "IntelAMXAttnBackend",
+        swa_metadata_method="_init_swa_forward_metadata",
+        modes=("extend",),
+        why_model="decode: the release's CPU attention kernel (sgl_kernel decode_attention_cpu) "
+        "stores K/V itself, and that kernel is not installed here",
+        # Releases without the method (0.5.14) translate inline in init_forward_metadata, with
+        # the same pool call as swa_translation.
+        fields=lambda req, mode: {
+            "draft_decode_metadata": None,
+            "swa_out_cache_loc": swa_translation(req),
+        },
+    ),
     order=90,
     device_type="cpu",
     pool_kinds=MHA_POOLS,

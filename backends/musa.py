@@ -20,6 +20,7 @@ from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import BARE
 from backends.fa3 import fa3_style_write
+from backends.real_code import GPU_FUNCTION, RealCode
 
 CENSUS = CallSiteModel(
     (HARDWARE + "musa/attention/flashattention_backend.py",),
@@ -29,6 +30,17 @@ CENSUS = CallSiteModel(
 
 @register_backend(
     name="musa",
+    real_code=RealCode(
+        "sglang.srt.hardware_backend.musa.attention.flashattention_backend",
+        "MusaFlashAttentionBackend",
+        standins={
+            "flash_attn_interface": {
+                "flash_attn_varlen_func": GPU_FUNCTION,
+                "flash_attn_with_kvcache": GPU_FUNCTION,
+                "get_scheduler_metadata": GPU_FUNCTION,
+            }
+        },
+    ),
     order=70,
     census=CENSUS,
     device_type="musa",

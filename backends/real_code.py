@@ -1,43 +1,112 @@
-"""Backends whose own release code runs on a CPU: where an SGLang SUT carries the backend class,
-its cell drives that class instead of the call-site model, so the bytes compared are the ones
+"""Backends whose own release code runs on a CPU: where an SGLang SUT carries a backend's class,
+its cells drive that class instead of the call-site model, so the bytes compared are the ones
 the release's `forward_extend` / `forward_decode` write.
 
-Only the write is driven: the class is subclassed with its attention math (`_run_sdpa_*`, which
-reads the cache after the write and has no bearing on it) left out, and is handed the smallest
-model runner, ForwardBatch and layer it reads. `init_forward_metadata` (the full-to-SWA
-translation) and the write call itself are the release's own. A release that reads something
-those objects lack raises DriverGap, which the verdict reports as a skip naming the attribute
-(the driver's gap, never a finding against the release). The driver cannot tell an attribute
-the real object has from one it lacks too (a release's typo), so that, too, is a counted skip
-naming the attribute, not a finding. The judge has no such class, so
-the baseline stays the model: a release whose real code differs from the model shows as a
-finding against the release's real code.
+One driver, and per backend a `RealCode` declaration beside its registry entry saying only what
+differs: the class, the stand-ins its module's import needs for GPU-only packages, whether the
+release's own `__init__` and `init_forward_metadata` run, and the attributes the write reads when
+they do not (they build attention kernels, CUDA-graph buffers and device metadata).
+
+Only the write is driven. The pool's write doors are wrapped for the call so that the forward
+stops once the door returns: the attention math after the write, which reads the cache and has
+no bearing on it, never runs, whatever kernels the backend would launch. The write call itself,
+every branch before it and the KVWriteLoc it builds are the release's own. Whatever the release
+reads that the driver's stand-in objects lack raises DriverGap, which the verdict reports as a
+skip naming the attribute (the driver's gap, never a finding against the release); so does a
+GPU-only stand-in called before the write. The judge has no such class, so the baseline stays
+the model: a release whose real code differs from the model shows as a finding against the
+release's real code.
 """
 
 from __future__ import annotations
 
+import importlib
+import os
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from functools import cache
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 from backends.context import WriteRequest
 
-# backend name -> (module, class) in the SGLang package; the loader imports them when it can.
-REAL_CODE: dict[str, tuple[str, str]] = {
-    "torch_native": (
-        "sglang.srt.layers.attention.torch_native_backend",
-        "TorchNativeAttnBackend",
-    ),
-}
+# The pool methods a backend writes through: wrapped so the forward stops after the write.
+WRITE_DOORS = ("set_kv_buffer", "set_mla_kv_buffer")
+# Kinds of stand-in name, as harness/sut/load/sglang_standins.py reads them.
+GPU_CLASS, GPU_FUNCTION = "class", "func"
 # ForwardBatch fields only the attention math reads: passed as None.
 ATTENTION_ONLY_FIELDS = (
-    "forward_mode",
     "req_pool_indices",
     "seq_lens",
     "extend_prefix_lens",
     "extend_seq_lens",
     "encoder_lens",
 )
+FORWARD_BATCH_INFO = "sglang.srt.model_executor.forward_batch_info"
+
+Fields = Callable[[WriteRequest, str], dict]  # (request, mode) -> attribute values
+
+
+def no_fields(req: WriteRequest, mode: str) -> dict:
+    return {}
+
+
+def pool_quant_method(req: WriteRequest) -> dict:
+    """`kv_cache_quant_method` as a backend's __init__ asks the pool for it, where the pool has
+    `get_kv_cache_quant_method` (0.5.23); none on older pools, whose backends do not read it."""
+    ask = getattr(req.pool, "get_kv_cache_quant_method", None)
+    return {} if ask is None else {"kv_cache_quant_method": ask()}
+
+
+class _NoAttention:
+    """An attention kernel or wrapper left out: every method returns None and any index gives the
+    same object (flashinfer's `forward_metadata.prefill_wrappers[i]`, its ragged wrapper). Only
+    for kernels whose output the write does not read: a release that fed it to the write would
+    fail on the None, which is then an exception of the driver's making (see the declarations)."""
+
+    def __getitem__(self, index: Any) -> "_NoAttention":
+        return self
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: None
+
+
+NO_ATTENTION = _NoAttention()
+
+
+@dataclass(frozen=True)
+class RealCode:
+    """How one backend's release class is driven. `standins`: GPU-only module -> the names its
+    import reads (GPU_CLASS or GPU_FUNCTION). `construct`: the release's `__init__` runs with the
+    stand-in model runner; otherwise the instance is made without it and carries
+    `fields(req, mode)` and the driver's common attributes. `own_metadata`: the release's
+    `init_forward_metadata` runs; otherwise `forward_metadata` is a stand-in holding the release
+    pool's own SWA translation of the padded loc and `metadata(req, mode)`."""
+
+    def runs_in(self, mode: str) -> bool:
+        return not self.modes or mode in self.modes
+
+    module: str
+    cls: str
+    standins: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    construct: bool = False
+    own_metadata: bool = False
+    fields: Fields = no_fields
+    metadata: Fields = no_fields
+    # A release method that builds the write's metadata from the padded loc, run where the
+    # release has it (intel_amx `_init_swa_forward_metadata`, 0.5.23), after `fields`.
+    swa_metadata_method: str = ""
+    # The backend's modes its release code runs in (empty: all); the others run the model, for
+    # `why_model`.
+    modes: tuple[str, ...] = ()
+    why_model: str = ""
+
+    @property
+    def where(self) -> str:
+        return f"{self.module}.{self.cls}"
 
 
 class DriverGap(Exception):
@@ -46,8 +115,16 @@ class DriverGap(Exception):
     another path than it would on the real object."""
 
 
+class StandInUsed(RuntimeError):
+    """A stand-in for a GPU-only module (harness/sut/load/sglang_standins.py) was called."""
+
+
+class _Written(BaseException):  # not Exception: a release's `except Exception` must not eat it
+    """Raised by a wrapped write door once the release's write returned: the forward stops."""
+
+
 class _StandIn(SimpleNamespace):
-    """A model runner, ForwardBatch or layer with only what the driver knows to give."""
+    """A model runner, ForwardBatch, layer or metadata with only what the driver knows to give."""
 
     def __init__(self, role: str, **fields: Any):
         super().__init__(**fields)
@@ -68,54 +145,159 @@ def real_class(req: WriteRequest, backend: str) -> Any:
 
 
 @cache  # one subclass per release class, not one per write
-def _write_only(cls: type) -> type:
-    def no_attention(self: Any, *args: Any, **kwargs: Any) -> None:
+def _driven(cls: type, constructed: bool) -> type:
+    """The release class, and, where its __init__ is not run, a DriverGap for any attribute the
+    driver did not set (instead of an AttributeError a getattr default would swallow)."""
+    if constructed:
+        return cls
+
+    def missing(self: Any, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise DriverGap(
+            f"the release's backend reads self.{name}, which backends/real_code.py does not "
+            f"set ({cls.__name__}.__init__ is not run)"
+        )
+
+    return type(f"Driven{cls.__name__}", (cls,), {"__getattr__": missing})
+
+
+def _release_frames(frame: Any) -> str:
+    """The release's frames from its forward down to the door call, as `file:line in function`
+    (`triton_backend.py:2340 in forward_decode > triton_backend.py:1663 in _set_kv_buffer`)."""
+    frames = []
+    while frame is not None and frame.f_code is not drive.__code__:
+        name = os.path.basename(frame.f_code.co_filename)
+        frames.append(f"{name}:{frame.f_lineno} in {frame.f_code.co_name}")
+        frame = frame.f_back
+    return " > ".join(reversed(frames))
+
+
+@contextmanager
+def _stopping_after_write(pool: Any, sites: list[str]) -> Iterator[None]:
+    """The pool's write doors, wrapped: each records where the release called it, and the forward
+    stops once the door returns."""
+
+    def stopping(door: Callable) -> Callable:
+        def write(*args: Any, **kwargs: Any) -> None:
+            sites.append(_release_frames(sys._getframe(1)))
+            door(*args, **kwargs)
+            raise _Written
+
+        return write
+
+    doors = [name for name in WRITE_DOORS if callable(getattr(pool, name, None))]
+    for name in doors:
+        setattr(pool, name, stopping(getattr(pool, name)))
+    try:
+        yield
+    finally:
+        for name in doors:
+            vars(pool).pop(name, None)
+
+
+def _forward_mode(mode: str) -> dict:
+    """The release's own ForwardMode for the batch; none where the release has no such module
+    (a package carrying only the write path), so reading it is a DriverGap."""
+    try:
+        modes = importlib.import_module(FORWARD_BATCH_INFO).ForwardMode
+    except ImportError:
+        return {}
+    return {"forward_mode": modes.DECODE if mode == "decode" else modes.EXTEND}
+
+
+def padded_loc(req: WriteRequest) -> Any:
+    """The loc the metadata is built from: the padded one, as in serving (SGLang #29460 is the
+    difference between it and the narrowed loc the layers write)."""
+    padded = req.forward_batch.padded_out_cache_loc
+    return padded if padded is not None else req.forward_batch.out_cache_loc
+
+
+def swa_translation(req: WriteRequest) -> Optional[Any]:
+    """The SWA write loc as the release's own pool translates the padded loc (what each backend's
+    init_forward_metadata asks the pool for), or None on a pool without sliding-window layers."""
+    if not req.use_sliding_window_kv_pool:
         return None
-
-    methods = {
-        name: no_attention for name in ("_run_sdpa_forward_extend", "_run_sdpa_forward_decode")
-    }
-    return type(f"WriteOnly{cls.__name__}", (cls,), methods)
+    return req.pool.translate_loc_from_full_to_swa(padded_loc(req))
 
 
-def drive(cls: type, req: WriteRequest, mode: str) -> None:
-    """One layer's write of one forward through the release's own backend."""
-    key = req.mla_k if req.is_mla else req.k  # MLA pools take the latent row (nope ++ rope)
+def drive(real: RealCode, cls: type, req: WriteRequest, mode: str, mla_input: str) -> str:
+    """One layer's write of one forward through the release's own backend; returns where the
+    release called the write door ("" if it wrote nothing)."""
+    split_mla = req.is_mla and mla_input == "split"
+    key = req.k if split_mla else (req.mla_k if req.is_mla else req.k)
     tokens, heads, head_dim = key.shape
-    # What the attention math would read is passed along as None: it is left out.
     no_req_to_token = SimpleNamespace(req_to_token=None)  # only the attention math reads it
-    runner = _StandIn(
-        "model_runner",
-        device=key.device,
-        req_to_token_pool=no_req_to_token,
-        token_to_kv_pool=req.pool,
-    )
-    backend = _write_only(cls)(runner)
     batch = _StandIn(
         "forward_batch",
         token_to_kv_pool=req.pool,  # the write door of releases before 0.5.14
         req_to_token_pool=no_req_to_token,
         out_cache_loc=req.forward_batch.out_cache_loc,
+        out_cache_loc_is_physical=req.forward_batch.out_cache_loc_is_physical,
         encoder_out_cache_loc=req.forward_batch.encoder_out_cache_loc,
+        **_forward_mode(mode),
+        # ForwardBatch's defaults for a batch with no speculative, chunked-prefix or CP state.
+        spec_info=None,
+        attn_attend_prefix_cache=None,
+        attn_cp_metadata=None,
+        dcp_kv_mask=None,
+        _attn_output=None,  # read with getattr(batch, "_attn_output", None): no such buffer
         **dict.fromkeys(ATTENTION_ONLY_FIELDS),
     )
     layer = _StandIn(
         "layer",
         **vars(req.layer),
         qk_head_dim=head_dim,
+        head_dim=head_dim,
         tp_q_head_num=heads,
         tp_k_head_num=heads,
+        tp_v_head_num=req.v.shape[1] if req.v.dim() == 3 else heads,
         scaling=1.0,
         attn_type=None,
         logit_cap=0.0,
+        logit_capping_method="tanh",  # RadixAttention's default
     )
-    layer.v_head_dim = req.v.shape[-1]
+    layer.v_head_dim = req.v.shape[-1] if not req.is_mla else req.layer.v_head_dim
+    runner = _StandIn(
+        "model_runner",
+        device=key.device,
+        req_to_token_pool=no_req_to_token,
+        token_to_kv_pool=req.pool,
+    )
+    driven = _driven(cls, real.construct)
+    if real.construct:
+        backend = driven(runner)
+    else:
+        backend = driven.__new__(driven)
+        vars(backend).update(
+            token_to_kv_pool=req.pool,
+            device=key.device,
+            use_mla=req.is_mla,
+            use_sliding_window_kv_pool=req.use_sliding_window_kv_pool,
+            **real.fields(req, mode),
+        )
+    own_swa_metadata = getattr(type(backend), real.swa_metadata_method, None)
+    if own_swa_metadata is not None:
+        own_swa_metadata(backend, padded_loc(req))
+    elif real.own_metadata:
+        batch.out_cache_loc = padded_loc(req)
+        backend.init_forward_metadata(batch)
+        batch.out_cache_loc = req.forward_batch.out_cache_loc
+    else:
+        backend.forward_metadata = _StandIn(
+            "forward_metadata",
+            swa_out_cache_loc=swa_translation(req),
+            **real.metadata(req, mode),
+        )
     query = key.new_zeros(tokens, heads * head_dim)
-    # As in serving: the metadata is built from the padded loc, the layers write the narrowed one
-    # (SGLang #29460 is the difference between the two).
-    padded = req.forward_batch.padded_out_cache_loc
-    batch.out_cache_loc = padded if padded is not None else req.forward_batch.out_cache_loc
-    backend.init_forward_metadata(batch)
-    batch.out_cache_loc = req.forward_batch.out_cache_loc
-    forward = backend.forward_extend if mode == "extend" else backend.forward_decode
-    forward(query, key, req.v, layer, batch, save_kv_cache=True)
+    forward = backend.forward_decode if mode == "decode" else backend.forward_extend
+    rope = {"k_rope": req.k_rope} if split_mla else {}
+    sites: list[str] = []
+    try:
+        with _stopping_after_write(req.pool, sites):
+            forward(query, key, req.v, layer, batch, save_kv_cache=True, **rope)
+    except _Written:
+        pass
+    except StandInUsed as used:
+        raise DriverGap(f"the release's forward calls {used} before its write") from used
+    return sites[0] if sites else ""

@@ -4,8 +4,8 @@ Never passes scales (the pool's defaults apply: None on MHA pools, 1.0 on SWA po
 get the full latent row through set_kv_buffer. The loc is the encoder loc on cross-attention
 layers (since PRs #8622/#8675), paired from 0.5.13 with the decoder's SWA loc that
 init_forward_metadata translated; 0.5.14+ builds a bare KVWriteLoc (not physical in 0.5.23).
-On an SGLang SUT that carries TorchNativeAttnBackend, MHA and SWA cells run that real code
-instead (backends/real_code.py).
+On an SGLang SUT that carries TorchNativeAttnBackend, its cells run that real code instead,
+its own __init__ and init_forward_metadata included (backends/real_code.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from backends.call_shapes import ATTENTION, CallSiteModel, swa_site
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import BARE, decoder_swa, kv_write, write_loc
-from backends.real_code import drive, real_class
+from backends.real_code import RealCode
 
 CENSUS = CallSiteModel(
     (ATTENTION + "torch_native_backend.py",), swa_site("cache_loc", current="KVWriteLoc")
@@ -31,13 +31,15 @@ CENSUS = CallSiteModel(
     dtypes=BF16_ONLY,
     mla_input="latent",
     summary="no scales; encoder loc paired with the decoder's SWA loc",
+    real_code=RealCode(
+        "sglang.srt.layers.attention.torch_native_backend",
+        "TorchNativeAttnBackend",
+        construct=True,
+        own_metadata=True,
+    ),
 )
 def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
-        return
-    real = real_class(req, "torch_native")
-    if real is not None:
-        drive(real, req, mode)
         return
     loc, keywords = write_loc(req, era, loc=req.cache_loc(), swa_loc=decoder_swa(req), current=BARE)
     kv_write(req, loc, keywords, req.mla_k if req.is_mla else req.k, req.v)

@@ -14,6 +14,7 @@ from backends.call_shapes import ATTENTION, KV, LAYER_SCALES, CallSiteModel, Sha
 from backends.context import WriteRequest
 from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import FOR_BATCH, bare_loc, kv_write, layer_scales, scale_args, write_loc
+from backends.real_code import RealCode
 from backends.skips import BackendSkip, never, no_cross_attention
 
 CENSUS = CallSiteModel(
@@ -37,6 +38,15 @@ CENSUS = CallSiteModel(
     # path of #34765), and decode divides the caller's k in place.
     dtypes=BF16_AND_FP8,
     mla_input="latent",
+    real_code=RealCode(
+        "sglang.srt.layers.attention.triton_backend",
+        "TritonAttnBackend",
+        fields=lambda req, mode: {
+            "dcp_size": 1,
+            "is_draft_runner": False,
+            "use_dense_fp8_chunked_prefill": False,
+        },
+    ),
     summary="out_cache_loc only; extend clones (MHA) or divides a clone (MLA); decode divides the "
     "caller's MLA k in place",
     skips=(

@@ -13,6 +13,7 @@ from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, register_backend
 from backends.era_calls import FOR_BATCH, kv_write, write_loc
 from backends.flashinfer import kv_write_scales
+from backends.real_code import RealCode, pool_quant_method
 from backends.skips import BackendSkip, fp8_cache, no_cross_attention
 
 FUSED_FP8_WRITE = BackendSkip(
@@ -39,6 +40,15 @@ CENSUS = CallSiteModel(
 
 @register_backend(
     name="trtllm_mha",
+    real_code=RealCode(
+        "sglang.srt.layers.attention.trtllm_mha_backend",
+        "TRTLLMHAAttnBackend",
+        fields=lambda req, mode: {
+            **pool_quant_method(req),
+            "uses_trtllm_gen_native_fp4": False,
+            "data_type": req.pool.dtype,  # 0.5.14: model_runner.kv_cache_dtype, the pool's dtype
+        },
+    ),
     order=40,
     census=CENSUS,
     device_type="cuda",

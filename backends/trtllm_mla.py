@@ -11,6 +11,7 @@ from backends.call_shapes import ATTENTION, MLA, CallSiteModel, bare_site
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MLA_POOLS, register_backend
 from backends.flashinfer_mla import mla_loc
+from backends.real_code import RealCode
 from backends.skips import BackendSkip, fp8_cache
 
 CENSUS = CallSiteModel(
@@ -20,6 +21,11 @@ CENSUS = CallSiteModel(
 
 @register_backend(
     name="trtllm_mla",
+    real_code=RealCode(
+        "sglang.srt.layers.attention.trtllm_mla_backend",
+        "TRTLLMMLABackend",
+        fields=lambda req, mode: {"forward_prefill_metadata": None, "data_type": req.pool.dtype},
+    ),
     order=130,
     census=CENSUS,
     device_type="cuda",

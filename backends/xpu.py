@@ -20,6 +20,7 @@ from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import BARE
 from backends.fa3 import fa3_style_write
+from backends.real_code import GPU_FUNCTION, RealCode
 
 CENSUS = CallSiteModel(
     (ATTENTION + "xpu_backend.py",),
@@ -29,6 +30,28 @@ CENSUS = CallSiteModel(
 
 @register_backend(
     name="xpu",
+    real_code=RealCode(
+        "sglang.srt.layers.attention.xpu_backend",
+        "XPUAttentionBackend",
+        # Both releases' names: 0.5.14 imports flash_mla_get_workspace_size, 0.5.23 the rest.
+        standins={
+            "sgl_kernel": {
+                name: GPU_FUNCTION
+                for name in (
+                    "flash_mla_decode",
+                    "flash_mla_get_workspace_size",
+                    "flash_mla_decode_get_workspace_size",
+                    "flash_mla_prefill",
+                    "flash_mla_prefill_get_workspace_size",
+                )
+            },
+            "sgl_kernel.flash_attn": {
+                "flash_attn_varlen_func": GPU_FUNCTION,
+                "flash_attn_with_kvcache": GPU_FUNCTION,
+            },
+        },
+        fields=lambda req, mode: {"dcp_size": 1},
+    ),
     order=60,
     census=CENSUS,
     device_type="xpu",

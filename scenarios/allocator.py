@@ -25,6 +25,12 @@ def swa_mapping(
     mapping = [0] * (size + page_size)
     in_window = full_slots[-window:] if window else []
     swa_slots = allocate(rng, size_swa, page_size, len(in_window))
+    # A full slot that maps to its own id hides the translation: a writer that skips it writes
+    # the right slot. Rotating the SWA slots among the window removes such fixed points.
+    for _ in range(len(swa_slots) - 1):
+        if all(full != swa for full, swa in zip(in_window, swa_slots)):
+            break
+        swa_slots = swa_slots[1:] + swa_slots[:1]
     for full_slot, swa_slot in zip(in_window, swa_slots):
         mapping[full_slot] = swa_slot
     return mapping

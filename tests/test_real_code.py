@@ -79,7 +79,7 @@ def test_what_the_driver_does_not_provide_is_a_skip_naming_it_never_a_finding(sg
 
     class ReadsMore(real):  # a release nobody named, reading a ForwardBatch field the driver lacks
         def init_forward_metadata(self, forward_batch):
-            _ = forward_batch.spec_info
+            _ = forward_batch.mrope_positions
             super().init_forward_metadata(forward_batch)
 
     scenario = scenario_named("mha", "bf16", "prefill")
@@ -89,7 +89,7 @@ def test_what_the_driver_does_not_provide_is_a_skip_naming_it_never_a_finding(sg
     verdict = decide(baselines, candidate, execute(candidate, scenario, 30.0, TORCH_NATIVE))
     assert verdict.outcome is Outcome.SKIPPED
     assert verdict.skip_reason.startswith(
-        "real-code driver: the release's backend reads forward_batch.spec_info"
+        "real-code driver: the release's backend reads forward_batch.mrope_positions"
     )
 
 
@@ -125,3 +125,112 @@ def test_a_missing_attribute_is_a_driver_gap_even_through_getattr_with_a_default
     with pytest.raises(DriverGap):
         hasattr(batch, "spec_info")
     assert getattr(batch, "__deepcopy__", None) is None  # dunder probes are plain misses
+
+
+REAL_CODE_BACKENDS = [name for name, entry in BACKENDS.items() if entry.real_code is not None]
+
+
+def test_every_declared_backend_imports_and_runs_as_release_code_on_the_installed_release(
+    sglang, tmp_path, capsys
+):
+    from harness.cli import main
+
+    assert sorted(sglang.real_backends) == sorted(REAL_CODE_BACKENDS), sglang.real_backends_missing
+    assert len(REAL_CODE_BACKENDS) >= 10
+    status = main(
+        [
+            "run",
+            "--sut",
+            "sglang",
+            "--backend",
+            ",".join(REAL_CODE_BACKENDS),
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    output = capsys.readouterr()
+    assert status == 0, output.out[-3000:]
+    assert "0 with findings" in output.out
+    # Release code is what wrote: no cell of these backends is a driver gap.
+    assert "real-code driver" not in (tmp_path / "summary.md").read_text()
+
+
+@pytest.mark.slow
+def test_the_older_release_runs_the_same_backends_as_release_code(tmp_path, capsys):
+    from harness.cli import main
+    from harness.sut.load.environments import not_ready_reason
+
+    if not_ready_reason("sglang==0.5.14"):
+        pytest.skip(not_ready_reason("sglang==0.5.14"))
+    status = main(["matrix", "--sut", "sglang==0.5.14", "--out", str(tmp_path / "matrix.json")])
+    text = capsys.readouterr().out
+    assert status == 0
+    assert "## Backends on sglang==0.5.14 (version 0.5.14): 12 of the 14" in text
+    status = main(
+        [
+            "run", "--sut", "sglang==0.5.14", "--backend", ",".join(REAL_CODE_BACKENDS),
+            "--out", str(tmp_path),
+        ]
+    )  # fmt: skip
+    output = capsys.readouterr()
+    assert status == 0, output.out[-3000:]
+    assert "0 with findings" in output.out
+    assert "real-code driver" not in (tmp_path / "summary.md").read_text()
+
+
+def test_kvh_matrix_says_which_backends_run_as_release_code_and_why_the_others_do_not(sglang):
+    from harness.cli.matrix import real_code_rows
+    from harness.sut.load.loader import LoadedSut
+
+    loaded = LoadedSut("sglang", sglang, "current")
+    loaded = LoadedSut("sglang", sglang, "current", real_code=tuple(sglang.real_backends))
+    rows = {row["backend"]: row for row in real_code_rows(loaded)}
+    assert rows["triton"]["runs_as"] == "release code"
+    assert "TritonAttnBackend" in rows["triton"]["why"]
+    assert "decode" in rows["intel_amx"]["why"]  # its decode store is a kernel: the model there
+    for name in ("ascend", "cp"):
+        assert rows[name]["runs_as"] == "model" and rows[name]["why"]
+
+
+def test_a_stand_in_called_before_the_write_is_a_driver_gap_and_attention_after_it_never_runs(
+    sglang,
+):
+    real = sglang.real_backends["torch_native"]
+    attended = []
+
+    class AttendsAfter(real):
+        def _run_sdpa_forward_extend(self, *args, **kwargs):
+            attended.append(True)
+
+    verdict = _verdict(_with_class(sglang, AttendsAfter), "mha", "prefill")
+    assert verdict.outcome is Outcome.PASS and attended == []
+
+    from backends.real_code import StandInUsed
+
+    class KernelFirst(real):
+        def forward_extend(self, *args, **kwargs):
+            raise StandInUsed("sgl_kernel.fused_store (a kvwrite-harness stand-in)")
+
+    scenario = scenario_named("mha", "bf16", "prefill")
+    candidate = Candidate(
+        "sglang", _with_class(sglang, KernelFirst), "current", "-", "cpu", "torch_native"
+    )
+    baselines = run_baselines(scenario, TORCH_NATIVE, "extend", ("current",), 30.0)
+    verdict = decide(baselines, candidate, execute(candidate, scenario, 30.0, TORCH_NATIVE))
+    assert verdict.outcome is Outcome.SKIPPED
+    assert "calls sgl_kernel.fused_store" in verdict.skip_reason
+
+
+def test_a_finding_on_release_code_names_the_release_frames_of_its_write_call(sglang):
+    real = sglang.real_backends["torch_native"]
+
+    class Untranslated(real):
+        def init_forward_metadata(self, forward_batch):
+            super().init_forward_metadata(forward_batch)
+            if self.swa_out_cache_loc is not None:
+                self.swa_out_cache_loc = forward_batch.out_cache_loc
+
+    verdict = _verdict(_with_class(sglang, Untranslated), "swa_mha", "prefill")
+    assert verdict.outcome is Outcome.FINDING
+    assert "torch_native_backend.py:" in verdict.findings[0].release_site
+    assert "in forward_extend" in verdict.findings[0].headline()

@@ -14,11 +14,13 @@ from typing import Any
 
 import pandas as pd
 
-from backends.real_code import REAL_CODE
 from backends.registry import BACKENDS
 from harness.exit_codes import EXIT_OK, UsageError
 from harness.plan.devices import backend_device_reason, discover, natural_device
 from harness.plan.engine_matrix import LAYOUTS, CellStatus, matrix
+from harness.plan.sut_choice import SutChoice, close_suts, load_sut
+from harness.sut.load.load_errors import SutLoadError
+from harness.sut.load.loader import LoadedSut
 from harness.sut.probe.census_call_sites import BACKEND_MODELS
 from pools.dtypes import DTYPES
 from reports.atomic import write_json_atomic
@@ -31,6 +33,11 @@ DEFAULT_OUT = Path("kvh-out") / "matrix.json"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", type=Path, default=DEFAULT_OUT, help=f"JSON file to write (default {DEFAULT_OUT})"
+    )
+    parser.add_argument(
+        "--sut",
+        help="also say, per backend, whether this SGLang SUT's own backend code runs (sglang, "
+        "sglang==X, sglang@DIR) or the model does, and why",
     )
     parser.set_defaults(handler=main)
 
@@ -47,9 +54,9 @@ def _items(value: Any) -> list:
 def _runs_as(backend: str) -> str:
     """How a cell of `backend` runs on an SGLang SUT: the release's own code, or the call-site
     model, checked against the release's source where the census has a model of it."""
-    if backend in REAL_CODE:
-        _, cls = REAL_CODE[backend]
-        return f"real code ({cls}) where the SGLang SUT imports it; the model elsewhere"
+    real = BACKENDS[backend].real_code
+    if real is not None:
+        return f"real code ({real.cls}) where the SGLang SUT imports it; the model elsewhere"
     if backend in BACKEND_MODELS:
         return "model, checked against the release's source (census)"
     return "model (the harness's canonical call; no release file)"
@@ -79,6 +86,28 @@ def backend_coverage() -> list[dict]:
                 "divergences": _items(backend.divergences),
             }
         )
+    return rows
+
+
+def real_code_rows(loaded: LoadedSut) -> list[dict]:
+    """Per backend: whether `loaded`'s own backend class writes its cells (and in which modes),
+    or why the model does (the import failure measured, or the declared gap)."""
+    missing = dict(loaded.real_code_missing)
+    rows = []
+    for backend in BACKENDS.values():
+        real = backend.real_code
+        if backend.name in loaded.real_code:
+            modes = [m for m in backend.modes if real.runs_in(m)]
+            runs, why = "release code", f"{real.where}; modes {','.join(modes)}"
+            if len(modes) < len(backend.modes):
+                why += f"; the model in the others: {real.why_model}"
+        elif backend.name in missing:
+            runs, why = "model", missing[backend.name]
+        elif backend.census is None:
+            runs, why = "model", "the harness's canonical call: no release file to run"
+        else:
+            runs, why = "model", backend.real_code_gap or "no real-code driver declared"
+        rows.append({"backend": backend.name, "runs_as": runs, "why": why})
     return rows
 
 
@@ -178,18 +207,42 @@ def render(devices: list, cells: list[CellStatus], backends: list[dict]) -> str:
     return "\n".join(parts) + "\n"
 
 
+def render_real_code(spec: str, loaded: LoadedSut, rows: list[dict]) -> str:
+    released = [row for row in rows if BACKENDS[row["backend"]].census is not None]
+    real = sum(row["runs_as"] == "release code" for row in released)
+    title = (
+        f"## Backends on {spec} (version {loaded.version}): {real} of the {len(released)} with a "
+        "release file run as release code"
+    )
+    table = _table(("backend", "runs as", "where, or why not"), [tuple(r.values()) for r in rows])
+    return f"{title}\n\n{table}\n"
+
+
+def _sut_rows(spec: str) -> tuple[str, list[dict]]:
+    try:
+        loaded = load_sut(spec)
+    except SutLoadError as error:
+        raise UsageError(f"--sut {spec}: {error}") from None
+    try:
+        rows = real_code_rows(loaded)
+        return render_real_code(spec, loaded, rows), rows
+    finally:
+        close_suts([SutChoice(spec, ("-",), loaded)])
+
+
 def main(arguments: argparse.Namespace) -> int:
     if arguments.out.exists() and arguments.out.is_dir():
         raise UsageError(f"--out {arguments.out} is a folder; give a JSON file path")
     devices, cells, backends = discover(), matrix(), backend_coverage()
     print(render(devices, cells, backends))
-    write_json_atomic(
-        arguments.out,
-        {
-            "devices": [d.as_dict() for d in devices],
-            "engines": [c.as_dict() for c in cells],
-            "backends": backends,
-        },
-    )
+    report = {
+        "devices": [d.as_dict() for d in devices],
+        "engines": [c.as_dict() for c in cells],
+        "backends": backends,
+    }
+    if arguments.sut:
+        text, report["real_code"] = _sut_rows(arguments.sut)
+        print(text)
+    write_json_atomic(arguments.out, report)
     print(f"matrix: {arguments.out}")
     return EXIT_OK

@@ -42,8 +42,10 @@ def describe_sut(sut: SutChoice) -> list[str]:
     total = len(BACKEND_MODELS) * len(sut.eras)
     lines.append(
         f"  call sites read from {loaded.root}: {total - len(sut.unfit_sites)} of {total} fit "
-        "the model" + ("; skipped:" if sut.unfit_sites else "")
+        "the model" + (":" if sut.unfit_sites else "")
     )
     for (backend, era), reason in sorted(sut.unfit_sites.items()):
-        lines.append(f"    {backend} ({era}): {reason}")
+        judged = backend in loaded.real_code
+        how = "its release code is judged instead" if judged else "skipped"
+        lines.append(f"    {backend} ({era}), {how}: {reason}")
     return lines

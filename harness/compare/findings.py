@@ -33,6 +33,8 @@ class Finding:
     mismatched_rows: int = 0
     forward: Optional[int] = None  # the forward that wrote the slot, or that raised
     door: Optional[str] = None  # exceptions: the pool method that raised ("set_kv_buffer")
+    # Where the release's own backend code called the write door, when its real code ran.
+    release_site: Optional[str] = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -53,7 +55,8 @@ class Finding:
             )
             if part
         )
-        return f"[{self.oracle}] {self.message}" + (f" at {place}" if place else "")
+        site = f" (release code: {self.release_site})" if self.release_site else ""
+        return f"[{self.oracle}] {self.message}" + (f" at {place}" if place else "") + site
 
 
 def locate(scenario: Scenario, buffer: str, byte_offset: int) -> tuple[Optional[int], str, str]:

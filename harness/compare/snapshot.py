@@ -59,6 +59,9 @@ class Execution:
     error_place: Optional[ErrorPlace] = None
     write_ns: int = 0
     backend: str = ""  # the call site's backend (the value oracle's scope)
+    # Where the release's own backend code called a write door ("triton_backend.py:2340 in
+    # forward_decode"), when its real code ran (backends/real_code.py).
+    release_sites: tuple[str, ...] = ()
 
 
 def as_bytes(tensor: torch.Tensor) -> torch.Tensor:

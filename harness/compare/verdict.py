@@ -24,7 +24,7 @@ docs/verdict.md says the same for readers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Optional
 
 from backends.divergences import DIVERGENCES, FIXED_LATER, KnownDivergence
@@ -158,6 +158,8 @@ def judge_candidate(
     )
     judgement = comparison.judge(run, execution)
     findings = judgement.findings(_beyond_own_era(baselines, era, judgement.alone, like_era_run))
+    if execution.release_sites:  # the release's own code wrote: say where it called the pool
+        findings = [replace(f, release_site=", ".join(execution.release_sites)) for f in findings]
     completed = Outcome.BOTH_RAISED if execution.error is not None else Outcome.PASS
 
     def has_the_fix() -> bool:

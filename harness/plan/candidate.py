@@ -22,6 +22,9 @@ class Candidate:
     capabilities: Optional[Capabilities] = field(default=None, compare=False)
     # The SUT runs in its own worker process (LoadedSut.in_worker): executions go there.
     in_worker: bool = field(default=False, compare=False)
+    # Where the release's own backend code runs over a call site the census finds changed: what
+    # the census saw (shown beside the verdict, harness/report/check_record.py).
+    census_evidence: str = field(default="", compare=False)
 
     @property
     def label(self) -> str:

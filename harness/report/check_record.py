@@ -10,12 +10,16 @@ from reports.schema import validate_row
 
 
 def _detail(result: CellResult) -> str:
-    """The first finding, the skip's reason, or the divergences reproduced with PR or evidence."""
+    """The first finding, the skip's reason, or the divergences reproduced with PR or evidence;
+    then, where the release's own code ran over a call site the census finds changed, what the
+    census saw."""
+    evidence = getattr(result.subject, "census_evidence", "")
+    census = f" [release code judged; census: {evidence}]" if evidence else ""
     if result.findings and result.outcome is not Outcome.KNOWN_DIVERGENCE:
-        return result.findings[0].headline()
+        return result.findings[0].headline() + census
     if result.skip is not None:
         return result.skip.reason
-    return "; ".join(f"{d.name} ({d.kind}, {d.source})" for d in result.divergences)
+    return "; ".join(f"{d.name} ({d.kind}, {d.source})" for d in result.divergences) + census
 
 
 def record_of(result: CellResult) -> dict:

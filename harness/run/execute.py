@@ -186,7 +186,9 @@ def execute(
                         scales,
                     )
                     started = time.perf_counter_ns()
-                    backend.write(request, candidate.era, candidate.mode)
+                    site = backend.run_write(request, candidate.era, candidate.mode)
+                    if site and site not in result.release_sites:
+                        result.release_sites += (site,)
                     result.write_ns += time.perf_counter_ns() - started
                     result.caller.update(caller_bytes(request, forward_index))
             place = ErrorPlace(READING)

@@ -167,17 +167,20 @@ def load_sglang(sys_path_prefix: str | None = None) -> types.SimpleNamespace:
 
 
 def _real_backends() -> tuple[dict[str, type], dict[str, str]]:
-    """The release's own backend classes that run on CPU (backends.real_code.REAL_CODE), and
-    why each one that is not here could not be imported. Importing them is optional: a release
-    whose backend module does not import still runs its pools through the call-site model."""
-    from backends.real_code import REAL_CODE
+    """The release's own backend classes that run on CPU (each registry entry's RealCode,
+    backends/real_code.py), and why each one that is not here could not be imported. Their
+    GPU-only imports are stood in first, as each backend declares them. Importing them is
+    optional: a release whose backend module does not import runs that backend's model."""
+    from backends.registry import BACKENDS
 
+    declared = {name: entry.real_code for name, entry in BACKENDS.items() if entry.real_code}
+    sglang_standins.install(sglang_standins.gpu_only([real.standins for real in declared.values()]))
     found, missing = {}, {}
-    for backend, (module_name, class_name) in REAL_CODE.items():
+    for backend, real in declared.items():
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                found[backend] = getattr(importlib.import_module(module_name), class_name)
+                found[backend] = getattr(importlib.import_module(real.module), real.cls)
         except Exception as error:  # noqa: BLE001 - any import failure means: run the model
-            missing[backend] = f"{module_name} did not import: {_one_line(error)}"
+            missing[backend] = f"{real.module} did not import: {_one_line(error)}"
     return found, missing

@@ -21,7 +21,9 @@ import importlib.machinery
 import sys
 import types
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Mapping
+
+from backends.real_code import StandInUsed
 
 CLASS = "class"  # placeholder class: subclassable, raises when instantiated
 FUNC = "func"  # placeholder callable: raises when called
@@ -100,7 +102,12 @@ STANDINS: dict[str, StandIn] = {
     # all releases import zmq (scheduler IPC); 0.5.23 also the socket authenticator.
     "zmq": StandIn(
         "missing",
-        {"zmq": {}, "zmq.auth": {}, "zmq.auth.thread": {"ThreadAuthenticator": CLASS}},
+        {
+            "zmq": {"Socket": CLASS},  # 0.5.23 backends' import chain annotates with zmq.Socket
+            "zmq.asyncio": {},
+            "zmq.auth": {},
+            "zmq.auth.thread": {"ThreadAuthenticator": CLASS},
+        },
         "scheduler IPC",
     ),
     # <= 0.5.14: server_args -> function_call -> entrypoints.openai.protocol builds
@@ -210,16 +217,14 @@ class _Kernel:
         return self.__call__
 
     def __call__(self, *_a: Any, **_k: Any) -> Any:
-        raise RuntimeError(
-            f"{self.__name__}: {self._qual} is a kvwrite-harness stand-in; no kernel can launch"
-        )
+        raise StandInUsed(f"{self._qual} (a kvwrite-harness stand-in: no kernel can launch)")
 
 
 def _placeholder(module: str, name: str, kind: Any) -> Any:
     qual = f"{module}.{name}"
 
     def fail(*_a: Any, **_k: Any) -> Any:
-        raise RuntimeError(f"{qual} is a kvwrite-harness stand-in and cannot be used")
+        raise StandInUsed(f"{qual} (a kvwrite-harness stand-in for a module absent here)")
 
     if kind == CLASS:
         return type(name, (), {"__init__": fail, "__module__": module})
@@ -243,6 +248,20 @@ def _placeholder(module: str, name: str, kind: Any) -> Any:
         fail.__name__ = name
         return fail
     return kind
+
+
+def gpu_only(declared: Iterable[Mapping[str, Mapping[str, str]]]) -> dict[str, StandIn]:
+    """The stand-ins the real-code backends declare (module -> names their import reads), merged
+    into one entry per top-level package: several backends stand in parts of sgl_kernel."""
+    merged: dict[str, dict[str, dict[str, Any]]] = {}
+    for modules in declared:
+        for module, names in modules.items():
+            top = module.split(".", 1)[0]
+            merged.setdefault(top, {}).setdefault(module, {}).update(names)
+    return {
+        top: StandIn("missing", modules, "GPU-only package a real-code backend imports")
+        for top, modules in merged.items()
+    }
 
 
 def _make_module(name: str, attrs: dict[str, Any]) -> types.ModuleType:

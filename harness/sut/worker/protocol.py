@@ -62,6 +62,7 @@ def encode_execution(execution: Execution, wanted: Wanted) -> dict:
         "error_type": execution.error_type,
         "error_place": None if execution.error_place is None else asdict(execution.error_place),
         "write_ns": execution.write_ns,
+        "release_sites": list(execution.release_sites),
     }
 
 
@@ -75,6 +76,7 @@ def decode_execution(message: dict, known: Optional[Execution] = None) -> Execut
         error_type=message.get("error_type"),
         error_place=None if place is None else ErrorPlace(**place),
         write_ns=int(message["write_ns"]),
+        release_sites=tuple(message.get("release_sites", ())),
     )
     for field, target in (("buffers", result.buffers), ("caller", result.caller)):
         for name, encoded in message[field].items():

@@ -13,6 +13,12 @@ from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MLA_POOLS, register_bac
 from backends.flashinfer_mla import mla_loc
 from backends.real_code import RealCode
 from backends.skips import BackendSkip, fp8_cache
+from scenarios.model import Scenario
+
+
+def _rope_less(scenario: Scenario, mode: str) -> bool:
+    return scenario.geometry.qk_rope_head_dim == 0
+
 
 CENSUS = CallSiteModel(
     (ATTENTION + "trtllm_mla_backend.py",), bare_site(MLA, "out_cache_loc", current="for_batch")
@@ -34,6 +40,14 @@ CENSUS = CallSiteModel(
     dtypes=BF16_ONLY,
     summary="set_mla_kv_buffer only; out_cache_loc",
     skips=(
+        BackendSkip(
+            "rope-less-mla",
+            "MLA scenarios without a rope part (qk_rope_head_dim 0)",
+            "its extend and decode assert both k_nope and k_rope before the write: a rope-less "
+            "MLA geometry is not served by it",
+            _rope_less,
+            "trtllm_mla_backend.py 0.5.14, 0.5.23",
+        ),
         BackendSkip(
             "fp8-quantize-rope",
             "fp8 KV caches",

@@ -234,3 +234,41 @@ def test_a_finding_on_release_code_names_the_release_frames_of_its_write_call(sg
     assert verdict.outcome is Outcome.FINDING
     assert "torch_native_backend.py:" in verdict.findings[0].release_site
     assert "in forward_extend" in verdict.findings[0].headline()
+
+
+def _verdict_of(module, backend: str, pool: str, dtype: str, name: str, mode: str = "extend"):
+    entry = BACKENDS[backend]
+    scenario = scenario_named(pool, dtype, name)
+    candidate = Candidate("sglang", module, "current", "-", "cpu", backend, mode)
+    baselines = run_baselines(scenario, entry, mode, ("current",), 30.0)
+    return decide(baselines, candidate, execute(candidate, scenario, 30.0, entry))
+
+
+def _intel_amx_writing(sglang, scales):
+    """The release's intel_amx class, with the extend write of 0.5.15-0.5.18 (no scales on fp8)
+    or with other scales: what `scales(layer)` returns is passed."""
+    real = sglang.real_backends["intel_amx"]
+    KVWriteLoc = sglang.KVWriteLoc
+
+    class Older(real):
+        def forward_extend(self, q, k, v, layer, forward_batch, save_kv_cache=True, sinks=None):
+            loc = KVWriteLoc(forward_batch.out_cache_loc, self.swa_out_cache_loc)
+            self.token_to_kv_pool.set_kv_buffer(layer, loc, k, v, *scales(layer))
+
+    module = copy.copy(sglang)
+    module.real_backends = {"intel_amx": Older}
+    return module
+
+
+def test_release_code_that_predates_a_changed_behaviour_of_its_era_writes_as_the_truth(sglang):
+    # 0.5.23's intel_amx passes k_scale_float on fp8 (a CHANGED divergence of the current era);
+    # a release whose own call site does not yet (0.5.15-0.5.18) writes as the ground truth.
+    older = _intel_amx_writing(sglang, lambda layer: ())
+    verdict = _verdict_of(older, "intel_amx", "mha", "fp8_e4m3", "small-scaled")
+    assert verdict.outcome is Outcome.PASS, verdict
+    # Release code that writes neither way is still a finding.
+    doubled = _intel_amx_writing(
+        sglang, lambda layer: (2 * layer.k_scale_float, 2 * layer.v_scale_float)
+    )
+    verdict = _verdict_of(doubled, "intel_amx", "mha", "fp8_e4m3", "small-scaled")
+    assert verdict.outcome is Outcome.FINDING, verdict

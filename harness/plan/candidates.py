@@ -137,12 +137,24 @@ def _foreign_candidates(
     loaded = sut.loaded
     missing = _missing_class(loaded.module, pool)
     limit = limit_before(loaded.capabilities, pool, device_type(device)) if pool else None
-    real_code = backend.name in loaded.real_code
-    for era in sut.eras:
+    real_code = backend.name in loaded.real_code and _real_code_runs(backend, mode)
+    # The release's own code speaks its own convention whatever --era forces: it is judged
+    # against the model of the era its capabilities probe as.
+    eras = (loaded.era,) if real_code and loaded.era else sut.eras
+    for era in eras:
         unfit = sut.unfit_sites.get((backend.name, era))
+        if real_code and not unfit:  # what the census saw under a forced era is evidence too
+            unfit = next(
+                (
+                    sut.unfit_sites[backend.name, e]
+                    for e in sut.eras
+                    if (backend.name, e) in sut.unfit_sites
+                ),
+                None,
+            )
         if era not in backend.eras:
             reason = f"backend {backend.name} has no {era} call site"
-        elif unfit and not (real_code and _real_code_runs(backend, mode)):
+        elif unfit and not real_code:
             reason = unfit
         elif missing:
             reason = f"the SUT offers no {missing} for {pool} pools"

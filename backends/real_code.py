@@ -86,9 +86,6 @@ class RealCode:
     `init_forward_metadata` runs; otherwise `forward_metadata` is a stand-in holding the release
     pool's own SWA translation of the padded loc and `metadata(req, mode)`."""
 
-    def runs_in(self, mode: str) -> bool:
-        return not self.modes or mode in self.modes
-
     module: str
     cls: str
     standins: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
@@ -103,6 +100,9 @@ class RealCode:
     # `why_model`.
     modes: tuple[str, ...] = ()
     why_model: str = ""
+
+    def runs_in(self, mode: str) -> bool:
+        return not self.modes or mode in self.modes
 
     @property
     def where(self) -> str:
@@ -221,11 +221,20 @@ def swa_translation(req: WriteRequest) -> Optional[Any]:
     return req.pool.translate_loc_from_full_to_swa(padded_loc(req))
 
 
+def _declared(values: Fields, req: WriteRequest, mode: str) -> dict:
+    """A declaration's attribute values; one the SUT's pool cannot answer (a release without the
+    attribute a declaration reads) is the driver's gap, not the release's error."""
+    try:
+        return values(req, mode)
+    except AttributeError as error:
+        raise DriverGap(f"backends/real_code.py's declaration cannot be computed here: {error}")
+
+
 def drive(real: RealCode, cls: type, req: WriteRequest, mode: str, mla_input: str) -> str:
     """One layer's write of one forward through the release's own backend; returns where the
     release called the write door ("" if it wrote nothing)."""
     split_mla = req.is_mla and mla_input == "split"
-    key = req.k if split_mla else (req.mla_k if req.is_mla else req.k)
+    key = req.mla_k if req.is_mla and not split_mla else req.k
     tokens, heads, head_dim = key.shape
     no_req_to_token = SimpleNamespace(req_to_token=None)  # only the attention math reads it
     batch = _StandIn(
@@ -274,10 +283,10 @@ def drive(real: RealCode, cls: type, req: WriteRequest, mode: str, mla_input: st
             device=key.device,
             use_mla=req.is_mla,
             use_sliding_window_kv_pool=req.use_sliding_window_kv_pool,
-            **real.fields(req, mode),
+            **_declared(real.fields, req, mode),
         )
-    own_swa_metadata = getattr(type(backend), real.swa_metadata_method, None)
-    if own_swa_metadata is not None:
+    own_swa_metadata = real.swa_metadata_method and getattr(cls, real.swa_metadata_method, None)
+    if own_swa_metadata:
         own_swa_metadata(backend, padded_loc(req))
     elif real.own_metadata:
         batch.out_cache_loc = padded_loc(req)
@@ -287,7 +296,7 @@ def drive(real: RealCode, cls: type, req: WriteRequest, mode: str, mla_input: st
         backend.forward_metadata = _StandIn(
             "forward_metadata",
             swa_out_cache_loc=swa_translation(req),
-            **real.metadata(req, mode),
+            **_declared(real.metadata, req, mode),
         )
     query = key.new_zeros(tokens, heads * head_dim)
     forward = backend.forward_decode if mode == "decode" else backend.forward_extend

@@ -46,6 +46,9 @@ CENSUS = CallSiteModel(
             "is_draft_runner": False,
             "use_dense_fp8_chunked_prefill": False,
         },
+        # 0.5.15-0.5.20 carry the unified pool's physical full loc (KVWriteLoc.full_loc) in the
+        # metadata: None for a pool that is not unified, as their init_forward_metadata sets it.
+        metadata=lambda req, mode: {"out_cache_loc_full_physical": None},
     ),
     summary="out_cache_loc only; extend clones (MHA) or divides a clone (MLA); decode divides the "
     "caller's MLA k in place",

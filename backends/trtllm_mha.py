@@ -46,6 +46,7 @@ CENSUS = CallSiteModel(
         fields=lambda req, mode: {
             **pool_quant_method(req),
             "uses_trtllm_gen_native_fp4": False,
+            "decode_uses_native_fp4": False,  # 0.5.16-0.5.20: an FP4 decode access only
             "data_type": req.pool.dtype,  # 0.5.14: model_runner.kv_cache_dtype, the pool's dtype
         },
     ),

@@ -30,7 +30,14 @@ CENSUS = CallSiteModel(
     real_code=RealCode(
         "sglang.srt.layers.attention.trtllm_mla_backend",
         "TRTLLMMLABackend",
-        fields=lambda req, mode: {"forward_prefill_metadata": None, "data_type": req.pool.dtype},
+        fields=lambda req, mode: {
+            "forward_prefill_metadata": None,
+            "data_type": req.pool.dtype,
+            # The eager path's init_forward_metadata clears the capture-stable decode locs
+            # (0.5.17-0.5.18 `_decode_dense_loc`, 0.5.19-0.5.21 `_decode_kernel_loc`).
+            "_decode_dense_loc": None,
+            "_decode_kernel_loc": None,
+        },
     ),
     order=130,
     census=CENSUS,

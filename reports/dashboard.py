@@ -334,6 +334,29 @@ def _within_results(text: str, results_dir: Path) -> str:
     return text
 
 
+def _suts(report: Report) -> str:
+    """Each foreign SUT's newest run: version, era, the backends its own release code runs,
+    and its write doors driven of all."""
+    if report.suts.empty:
+        return '<p class="note">no foreign SUT in these results</p>'
+    rows = []
+    for row in report.suts.to_dict("records"):
+        doors, driven = row.get("write_doors"), row.get("write_doors_driven")
+        known = doors is not None and doors == doors  # NaN: a SUT without a source
+        real = str(row.get("real_code") or "")
+        rows.append(
+            [
+                escape(str(row["sut"])),
+                escape(str(row["version"])),
+                escape(str(row["era"])),
+                escape(f"{len(real.split(',')) if real else 0}: {real.replace(',', ', ')}"),
+                escape(f"{int(driven)} of {int(doors)}" if known else "no source"),
+            ]
+        )
+    headers = ["SUT", "version", "era", "backends as release code", "write doors driven"]
+    return _table(headers, rows, table_id="suts")
+
+
 def render_dashboard(report: Report, coverage: Optional[pd.DataFrame] = None) -> str:
     """The page; `coverage` is the store's coverage records (none: an older store)."""
     head = report.verdict().split(":", 1)[0]
@@ -348,6 +371,7 @@ def render_dashboard(report: Report, coverage: Optional[pd.DataFrame] = None) ->
             coverage_section(pd.DataFrame() if coverage is None else coverage),
         ),
         ("Coverage and capability matrix", _matrix(report)),
+        ("Systems under test", _suts(report)),
         ("Throughput", _throughput(report)),
         ("API overhead", _overhead(report)),
         ("Regression gate and history", _regressions(report)),

@@ -38,6 +38,7 @@ class Report:
     bench: pd.DataFrame  # bench rows of each cell's latest run
     matrix: Optional[Any]  # the capability matrix JSON, or None
     warnings: list[str] = field(default_factory=list)
+    suts: pd.DataFrame = field(default_factory=pd.DataFrame)  # newest `sut` row of every SUT
 
     @property
     def regressions(self) -> pd.DataFrame:
@@ -119,4 +120,5 @@ def build_report(store: Store, results_dir: Path, out_dir: Path, settings: GateS
         bench=bench,
         matrix=_matrix(results_dir, warnings),
         warnings=warnings,
+        suts=latest_rows(store.of("sut"), ["sut"]),
     )

@@ -207,6 +207,17 @@ KINDS: dict[str, RecordKind] = {
             "whether it failed and Hypothesis' reproduce blob",
         ),
         RecordKind(
+            "sut",
+            1,
+            required=("sut", "version", "era"),
+            optional=("real_code", "write_doors_driven", "write_doors"),
+            description="one row per foreign SUT a `kvh run` loaded: its version and the era "
+            "its capabilities probe as; real_code lists the backends that ran as its own "
+            "release code; write_doors_driven of write_doors are its pools' write doors that "
+            "the run's pool kinds drive (harness/sut/probe/write_doors.py), empty without a "
+            "package source to read",
+        ),
+        RecordKind(
             "not-run",
             1,
             required=("sut", "reason"),

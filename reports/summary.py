@@ -159,6 +159,7 @@ def summary_markdown(
     model_outcomes: Iterable[str] = (),
     not_run: Sequence[str] = (),
     interrupted: Optional[Interruption] = None,
+    sut_lines: Sequence[str] = (),
 ) -> str:
     parts = [
         f"# kvh run {meta['run_id']}",
@@ -174,6 +175,7 @@ def summary_markdown(
         summary_markdown_table(frame),
     ]
     for title, lines in (
+        ("Systems under test", list(sut_lines)),
         ("SUTs not run", list(not_run)),
         ("Not finished (interrupted)", list(interrupted.unfinished if interrupted else ())),
         ("Findings", finding_lines),

@@ -29,7 +29,7 @@ INTERRUPTED_CODES = (EXIT_INTERRUPTED, EXIT_TERMINATED)
 # (INCOMPLETE), or stopped by a signal after writing what it finished.
 WROTE_RESULTS_CODES = (EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, *INTERRUPTED_CODES)
 # The record kinds a child stores that its parent's summary reads (harness/report/run_summary.py).
-RUN_KINDS = ("check", "coverage", "exploration", "not-run")
+RUN_KINDS = ("check", "coverage", "exploration", "not-run", "sut")
 # A cell's columns in a stored row: the key that orders the merged rows as one run orders them.
 CELL = ("pool", "dtype", "backend", "mode")
 
@@ -106,6 +106,7 @@ def merged_run(
         for rank, cell in enumerate(planned_cells(options))
     }
     not_run = _merged("not-run", parts["not-run"])
+    suts = _merged("sut", parts["sut"]).drop(columns=["source"], errors="ignore")
     run = StoredRun(
         run_meta(options.device or "natural", options.seed, profile or "default"),
         _merged("check", parts["check"], order),
@@ -113,5 +114,6 @@ def merged_run(
         _merged("exploration", parts["exploration"], order) if profile else None,
         # Every job loads every SUT: one that did not load is named once.
         tuple(dict.fromkeys(not_run["reason"])),
+        tuple(suts.drop_duplicates("sut").to_dict("records")),
     )
     return run, warnings

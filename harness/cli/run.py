@@ -21,7 +21,7 @@ from harness.cli.arguments import (
 from harness.cli.jobs import PARENT_ONLY, options_argv, run_jobs
 from harness.cli.junit import RUN_CELL, write_junit
 from harness.cli.progress import ProgressReporter
-from harness.cli.suts import describe_sut
+from harness.cli.suts import describe_sut, sut_record
 from harness.exit_codes import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -247,7 +247,7 @@ def _store(
     rows: list[dict],
     coverage: Coverage,
     log: Optional[ExplorationLog],
-    not_loaded: list[SutChoice],
+    suts: list[SutChoice],
 ) -> tuple[StoredRun, Path]:
     """Append the run's records to the store at `out`: what its summary reads of them, and the
     check file's path."""
@@ -258,15 +258,19 @@ def _store(
     explored = None if log is None else records_frame("exploration", log.rows())
     if explored is not None and len(explored):
         append(out, explored, "exploration", meta)
-    not_run = [{"sut": sut.spec, "reason": sut.load_error} for sut in not_loaded]
+    not_run = [{"sut": sut.spec, "reason": sut.load_error} for sut in suts if sut.load_error]
     if not_run:
         append(out, records_frame("not-run", not_run), "not-run", meta)
+    loaded = [record for record in map(sut_record, suts) if record is not None]
+    if loaded:
+        append(out, records_frame("sut", loaded), "sut", meta)
     stored = StoredRun(
         meta,
         checks.assign(source=str(results_path)),
         covered,
         explored,
         tuple(row["reason"] for row in not_run),
+        tuple(loaded),
     )
     return stored, results_path
 
@@ -350,7 +354,7 @@ def _run(arguments: argparse.Namespace, options: RunOptions, exploring: Optional
                 f"{interrupted.unit}; writing the {checked} checks that finished",
                 file=sys.stderr,
             )
-        stored, results_path = _store(options.out, meta, rows, coverage, log, not_loaded)
+        stored, results_path = _store(options.out, meta, rows, coverage, log, suts)
         summary_path = options.out / "summary.md"
         summary = run_summary(stored, options.backend_table, summary_path, interrupted)
         write_text_atomic(summary_path, summary.markdown)

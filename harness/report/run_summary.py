@@ -39,13 +39,15 @@ class StoredRun:
     run checked them, era-table rows (sut ERA_TABLE_SUT) included, each with the `source` file
     it is stored in (its repro path is relative to that file's folder); `coverage`: its
     `coverage` rows; `exploration`: its `exploration` rows, None for a run that did not
-    explore; `not_run`: why each SUT it named was not run (its `not-run` rows)."""
+    explore; `not_run`: why each SUT it named was not run (its `not-run` rows); `suts`: its
+    `sut` rows, one per foreign SUT it loaded."""
 
     meta: dict
     checks: pd.DataFrame
     coverage: pd.DataFrame
     exploration: Optional[pd.DataFrame] = None
     not_run: tuple[str, ...] = ()
+    suts: tuple[dict, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,25 @@ def finding_line(row: dict) -> str:
         f"{text_of(row.get('label'))} `{row['scenario']}`: {text_of(row.get('detail'))} "
         f"(repro: {where})" + (f" {reproduce}" if reproduce else "")
     )
+
+
+def sut_lines(suts: tuple[dict, ...]) -> list[str]:
+    """One line per loaded SUT: its version and era, the backends its own code ran, and its
+    write doors driven."""
+    lines = []
+    for row in suts:
+        real = text_of(row.get("real_code"))
+        doors = row.get("write_doors")
+        lines.append(
+            f"{row['sut']}: version {row['version'] or 'unknown'}, era {row['era'] or 'none'}; "
+            + (f"release code for: {real.replace(',', ', ')}" if real else "no release code run")
+            + (
+                f"; write doors driven: {int(row['write_doors_driven'])} of {int(doors)}"
+                if doors == doors and doors is not None  # NaN: a SUT without a source
+                else ""
+            )
+        )
+    return lines
 
 
 def run_summary(
@@ -105,6 +126,7 @@ def run_summary(
         model_outcomes,
         run.not_run,
         interrupted,
+        sut_lines(run.suts),
     )
     markdown += "\n" + era_table_markdown(era_rows, backends)
     if exploration is not None:

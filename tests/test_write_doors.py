@@ -1,0 +1,94 @@
+"""The write-door census (harness/sut/probe/write_doors.py): every method of a release's pools that
+writes the cache, read from its source, driven through a pool kind or not, with the reason."""
+
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness.sut.load.sglang_loader import POOL_CLASSES
+from harness.sut.probe.write_doors import driven_count, write_doors
+
+
+def _release(tmp_path: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = tmp_path / "sglang" / "srt" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return tmp_path
+
+
+def test_a_door_a_later_release_adds_is_listed_without_a_code_change(tmp_path):
+    root = _release(
+        tmp_path,
+        {
+            "mem_cache/memory_pool.py": """
+                class KVCache:
+                    def set_kv_buffer(self, layer, loc, k, v):
+                        raise NotImplementedError()
+
+                class MHATokenToKVPool(KVCache):
+                    def set_kv_buffer(self, layer, loc, k, v):
+                        self.k[loc] = k
+
+                    def set_dp_buffer_len(self, n):
+                        self.n = n
+            """,
+            "mem_cache/future_pool.py": """
+                class FuturePool:
+                    def set_latent_cache_buffer(self, layer, loc, latent):
+                        self.buffer[loc] = latent
+            """,
+        },
+    )
+    doors = {(d.cls, d.method): d for d in write_doors(root, POOL_CLASSES)}
+    # The abstract interface and a size setter are no doors.
+    assert set(doors) == {
+        ("MHATokenToKVPool", "set_kv_buffer"),
+        ("FuturePool", "set_latent_cache_buffer"),
+    }
+    assert doors["MHATokenToKVPool", "set_kv_buffer"].driven_by == ("mha",)
+    future = doors["FuturePool", "set_latent_cache_buffer"]
+    assert not future.driven_by and future.reason == "not modelled yet"
+    assert "future_pool.py:3" in future.describe()
+    assert driven_count(list(doors.values())) == "write doors driven: 1 of 2"
+
+
+def test_the_installed_release_lists_every_door_driven_or_with_its_reason():
+    spec = importlib.util.find_spec("sglang")
+    if spec is None:
+        pytest.skip("sglang is not installed (requirements/sglang-cpu.txt, README)")
+    root = Path(list(spec.submodule_search_locations)[0]).parent
+    doors = write_doors(root, POOL_CLASSES)
+    driven = {(d.cls, d.method) for d in doors if d.driven_by}
+    assert {
+        ("MHATokenToKVPool", "set_kv_buffer"),
+        ("MLATokenToKVPool", "set_mla_kv_buffer"),
+        ("SWAKVPool", "set_kv_buffer"),
+    } <= driven
+    assert all(d.driven_by or d.reason for d in doors)
+    unified = next(d for d in doors if (d.cls, d.method) == ("UnifiedSWAKVPool", "set_kv_buffer"))
+    assert "physical" in unified.reason
+    fp4 = next(d for d in doors if d.cls == "MHATokenToKVPoolFP4")
+    assert not fp4.driven_by and "loader does not offer it" in fp4.reason
+
+
+def test_the_summary_and_the_dashboard_say_how_many_doors_each_sut_drives(tmp_path, capsys):
+    from harness.cli import main
+
+    if importlib.util.find_spec("sglang") is None:
+        pytest.skip("sglang is not installed (requirements/sglang-cpu.txt, README)")
+    out = tmp_path / "results"
+    arguments = ["--backend", "plain", "--pool", "mha", "--dtype", "bf16", "--out", str(out)]
+    assert main(["run", "--sut", "sglang", *arguments]) == 0
+    summary = (out / "summary.md").read_text()
+    assert "## Systems under test" in summary
+    line = next(line for line in summary.splitlines() if line.startswith("- sglang: version"))
+    assert "release code for: " in line and "write doors driven: 5 of " in line
+    assert main(["report", str(out), "--out", str(tmp_path / "report")]) == 0
+    html = (tmp_path / "report" / "dashboard.html").read_text()
+    assert '<table id="suts">' in html and "5 of " in html
+    capsys.readouterr()

@@ -46,6 +46,8 @@ class Metadata:
     # flashinfer 0.5.23 `_kv_write_scales`: a global-scale (FP4) quant method makes it pass
     # (None, None).
     kv_quant_needs_global_scale: bool = False
+    # What the canonical call passes as KVWriteLoc.full_loc (Scenario.stale_full_loc), or None.
+    full_loc: Optional[torch.Tensor] = None
 
 
 @dataclass

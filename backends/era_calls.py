@@ -19,14 +19,29 @@ FOR_LAYER, FOR_BATCH, BARE = "for_layer", "for_batch", "bare"
 
 
 def loc_arguments(req: WriteRequest, era: str, *, per_layer: bool = True) -> tuple[Any, dict]:
-    """The canonical call (the `plain` backend): the encoder loc paired with its own SWA loc."""
+    """The canonical call (the `plain` backend): the encoder loc paired with its own SWA loc, and
+    in the current era the scenario's stale full_loc where it has one and the SUT's KVWriteLoc
+    carries the field (triton 0.5.15-0.5.20 passed `full_loc=` from a capture-stable buffer)."""
+    loc, swa_loc = req.cache_loc(), req.swa_loc()
+    full_loc = req.metadata.full_loc
+    if era == "current" and full_loc is not None and _takes_full_loc(req):
+        if not has_constructor(req, FOR_LAYER if per_layer else FOR_BATCH):
+            return req.api.KVWriteLoc(loc, swa_loc, full_loc), {}
+        if per_layer:
+            kv_loc = req.api.KVWriteLoc.for_layer
+            return kv_loc(req.forward_batch, req.layer, swa_loc=swa_loc, full_loc=full_loc), {}
+        return req.api.KVWriteLoc.for_batch(
+            req.forward_batch, swa_loc=swa_loc, full_loc=full_loc
+        ), {}
     return write_loc(
-        req,
-        era,
-        loc=req.cache_loc(),
-        swa_loc=req.swa_loc(),
-        current=FOR_LAYER if per_layer else FOR_BATCH,
+        req, era, loc=loc, swa_loc=swa_loc, current=FOR_LAYER if per_layer else FOR_BATCH
     )
+
+
+def _takes_full_loc(req: WriteRequest) -> bool:
+    """Whether the SUT's KVWriteLoc has a full_loc field: what it offers, never its version."""
+    fields = getattr(req.api.KVWriteLoc, "__dataclass_fields__", None)
+    return fields is not None and "full_loc" in fields
 
 
 def decoder_swa(req: WriteRequest, *, cross: str = "paired") -> Optional[torch.Tensor]:

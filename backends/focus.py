@@ -25,6 +25,7 @@ BUILTIN_SCENARIOS = (
     "reach",
     "extreme-scaled",
     "special-values",
+    "stale-full-loc",
 )
 """Every name scenarios.defaults.default_scenarios gives (tests/test_backends.py checks it)."""
 

@@ -194,7 +194,8 @@ class ForwardStaging:
         self.storages: dict[int, torch.Tensor] = {}
 
     def begin(self, forward_index: int) -> dict[str, Optional[torch.Tensor]]:
-        """Apply the forward's remap, then return its loc, encoder loc and their SWA locs."""
+        """Apply the forward's remap, then return its loc, encoder loc, their SWA locs and the
+        stale full_loc the canonical call passes (None unless the scenario has one)."""
         forward = self.scenario.forwards[forward_index]
         if forward.remap is not None:
             self._remap(forward.remap.updates, forward.remap.in_place)
@@ -211,7 +212,18 @@ class ForwardStaging:
             swa, encoder_swa = loc.flip(0), None if encoder is None else encoder.flip(0)
         else:
             swa = encoder_swa = None
-        return {"loc": loc, "encoder": encoder, "swa": swa, "encoder_swa": encoder_swa}
+        full = (
+            torch.full_like(loc, decoy_slot(self.scenario))
+            if self.scenario.stale_full_loc
+            else None
+        )
+        return {
+            "loc": loc,
+            "encoder": encoder,
+            "swa": swa,
+            "encoder_swa": encoder_swa,
+            "full": full,
+        }
 
     def _remap(self, updates: list[list[int]], in_place: bool) -> None:
         target = self.mapping if in_place else self.mapping.clone()

@@ -100,6 +100,10 @@ class Scenario:
     loc_dtype: str = "int64"
     mapping: Optional[list[int]] = None  # full_to_swa_index_mapping without the trailing -1
     stray_swa_loc: bool = False  # non-SWA pools get a junk swa_loc they must ignore
+    # The canonical call passes a full_loc it did not refresh (a capture-stable buffer left by an
+    # earlier replay, the class of #24743 and #37926): every entry the decoy slot. 0.5.23's MHA,
+    # MLA and SWA pools unwrap `loc, swa_loc, _` and ignore it; a pool that reads it writes there.
+    stale_full_loc: bool = False
     name: str = ""
     values: str = "normal"  # one of VALUE_KINDS
     fused_qkv: bool = False  # k/v (MLA: nope/rope) are column slices of one tensor

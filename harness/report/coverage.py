@@ -55,6 +55,7 @@ FEATURES: dict[str, Callable[[Scenario], bool]] = {
     "remap": lambda s: any(f.remap is not None for f in s.forwards),
     "layer subset": lambda s: any(f.layers is not None for f in s.forwards),
     "stray swa_loc": lambda s: s.stray_swa_loc,
+    "stale full_loc": lambda s: s.stale_full_loc,
     "extreme/special values": lambda s: s.values != "normal",
 }
 

@@ -116,7 +116,9 @@ def write_request(
         # The backend receives the latent row (nope ++ rope) as one tensor, as its model hands it.
         k, k_rope = torch.cat([k, k_rope], dim=-1), None
     metadata = Metadata(
-        swa_out_cache_loc=locs["swa"], encoder_swa_out_cache_loc=locs["encoder_swa"]
+        swa_out_cache_loc=locs["swa"],
+        encoder_swa_out_cache_loc=locs["encoder_swa"],
+        full_loc=locs["full"],  # padded, as a capture-stable buffer is: KVWriteLoc cuts it
     )
     k_scale, v_scale = scales
     layer = Layer(

@@ -138,4 +138,5 @@ def scenarios(
     if not life.forwards:  # a pool too small for any token: write the sink only
         life.forward([0])
     fields = draw(data_fields(dtype, special_values))
+    fields["stale_full_loc"] = draw(st.booleans())
     return life.scenario(draw(st.integers(0, 2**32 - 1)), f"hypothesis-{pool}-{dtype}", **fields)

@@ -18,7 +18,7 @@ from backends.call_shapes import (
     swa_site,
 )
 from backends.context import WriteRequest
-from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
+from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import FOR_LAYER, bare_loc, decoder_swa, kv_write, layer_scales, write_loc
 from backends.real_code import GPU_FUNCTION, RealCode
 from backends.skips import BackendSkip, never
@@ -57,7 +57,7 @@ CENSUS = CallSiteModel(
     device_type="cuda",
     pool_kinds=MHA_POOLS + MLA_POOLS + ("mha_fp4", "mla_fp4"),
     modes=EXTEND_AND_DECODE,
-    dtypes=BF16_ONLY,
+    dtypes=BF16_AND_FP8,
     real_code=RealCode(
         "sglang.srt.layers.attention.flashattention_backend",
         "FlashAttentionBackend",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from backends.call_shapes import ATTENTION, LAYER_SCALES, CallSiteModel, swa_site
 from backends.context import WriteRequest
-from backends.entry import BF16_ONLY, MHA_POOLS, register_backend
+from backends.entry import BF16_AND_FP8, MHA_POOLS, register_backend
 from backends.era_calls import decoder_swa, kv_write, layer_scales, write_loc
 from backends.real_code import NO_ATTENTION, RealCode, pool_quant_method
 from backends.skips import BackendSkip, never
@@ -68,7 +68,7 @@ CENSUS = CallSiteModel(
     device_type="cuda",
     pool_kinds=MHA_POOLS,
     modes=(PAGED, RAGGED, DECODE),
-    dtypes=BF16_ONLY,
+    dtypes=BF16_AND_FP8,
     summary="paged extend writes before attention, ragged extend after; 0.5.23 _kv_write_scales",
     skips=(
         BackendSkip(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from backends.call_shapes import ATTENTION, KV, MLA, CallSiteModel, bare_site, merge
 from backends.context import WriteRequest
-from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MLA_POOLS, register_backend
+from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, MLA_POOLS, register_backend
 from backends.era_calls import FOR_BATCH, bare_loc
 from backends.real_code import NO_ATTENTION, RealCode
 
@@ -43,7 +43,7 @@ CENSUS = CallSiteModel(
     device_type="cuda",
     pool_kinds=MLA_POOLS,
     modes=EXTEND_AND_DECODE,
-    dtypes=BF16_ONLY,
+    dtypes=BF16_AND_FP8,
     summary="set_mla_kv_buffer with k_rope, set_kv_buffer without; out_cache_loc",
 )
 def write(req: WriteRequest, era: str, mode: str) -> None:

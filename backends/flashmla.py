@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from backends.call_shapes import ATTENTION, KV, CallSiteModel, bare_site
 from backends.context import WriteRequest
-from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MLA_POOLS, register_backend
+from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, MLA_POOLS, register_backend
 from backends.flashinfer_mla import mla_loc
 from backends.real_code import GPU_CLASS, GPU_FUNCTION, NO_ATTENTION, RealCode
 
@@ -41,7 +41,7 @@ CENSUS = CallSiteModel(
     device_type="cuda",
     pool_kinds=MLA_POOLS,
     modes=EXTEND_AND_DECODE,
-    dtypes=BF16_ONLY,
+    dtypes=BF16_AND_FP8,
     mla_input="latent",
     summary="latent row through set_kv_buffer; out_cache_loc",
 )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from backends.call_shapes import ATTENTION, CallSiteModel, swa_site
 from backends.context import WriteRequest
-from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
+from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import BARE, decoder_swa, kv_write, write_loc
 from backends.real_code import RealCode
 
@@ -28,7 +28,7 @@ CENSUS = CallSiteModel(
     device_type="cpu",
     pool_kinds=MHA_POOLS + MLA_POOLS,
     modes=EXTEND_AND_DECODE,
-    dtypes=BF16_ONLY,
+    dtypes=BF16_AND_FP8,
     mla_input="latent",
     summary="no scales; encoder loc paired with the decoder's SWA loc",
     real_code=RealCode(

@@ -17,7 +17,7 @@ from backends.call_shapes import (
     swa_site,
 )
 from backends.context import WriteRequest
-from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
+from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import BARE
 from backends.fa3 import fa3_style_write
 from backends.real_code import GPU_FUNCTION, RealCode
@@ -57,7 +57,7 @@ CENSUS = CallSiteModel(
     device_type="xpu",
     pool_kinds=MHA_POOLS + MLA_POOLS,
     modes=EXTEND_AND_DECODE,
-    dtypes=BF16_ONLY,
+    dtypes=BF16_AND_FP8,
     summary="fa3's calls, bare KVWriteLoc; MLA decode derives k_rope from k until 0.5.14",
 )
 def write(req: WriteRequest, era: str, mode: str) -> None:

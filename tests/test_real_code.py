@@ -236,11 +236,13 @@ def test_a_finding_on_release_code_names_the_release_frames_of_its_write_call(sg
     assert "in forward_extend" in verdict.findings[0].headline()
 
 
-def _verdict_of(module, backend: str, pool: str, dtype: str, name: str, mode: str = "extend"):
+def _verdict_of(module, backend: str, pool: str, dtype: str, name: str, census: str = ""):
     entry = BACKENDS[backend]
     scenario = scenario_named(pool, dtype, name)
-    candidate = Candidate("sglang", module, "current", "-", "cpu", backend, mode)
-    baselines = run_baselines(scenario, entry, mode, ("current",), 30.0)
+    candidate = Candidate(
+        "sglang", module, "current", "-", "cpu", backend, "extend", census_evidence=census
+    )
+    baselines = run_baselines(scenario, entry, "extend", ("current",), 30.0)
     return decide(baselines, candidate, execute(candidate, scenario, 30.0, entry))
 
 
@@ -263,12 +265,18 @@ def _intel_amx_writing(sglang, scales):
 def test_release_code_that_predates_a_changed_behaviour_of_its_era_writes_as_the_truth(sglang):
     # 0.5.23's intel_amx passes k_scale_float on fp8 (a CHANGED divergence of the current era);
     # a release whose own call site does not yet (0.5.15-0.5.18) writes as the ground truth.
+    # The census saw the call site differ from the current model, as it does on those releases.
+    census = "intel_amx_backend.py: set_kv_buffer(KVWriteLoc(cache_loc, swa_loc)) (planted)"
     older = _intel_amx_writing(sglang, lambda layer: ())
-    verdict = _verdict_of(older, "intel_amx", "mha", "fp8_e4m3", "small-scaled")
+    verdict = _verdict_of(older, "intel_amx", "mha", "fp8_e4m3", "small-scaled", census)
     assert verdict.outcome is Outcome.PASS, verdict
-    # Release code that writes neither way is still a finding.
+    # Where the census saw the current model's call site, the same bytes are a finding: a
+    # release that reverts the change is not excused.
+    verdict = _verdict_of(older, "intel_amx", "mha", "fp8_e4m3", "small-scaled")
+    assert verdict.outcome is Outcome.FINDING, verdict
+    # Release code that writes neither way is a finding either way.
     doubled = _intel_amx_writing(
         sglang, lambda layer: (2 * layer.k_scale_float, 2 * layer.v_scale_float)
     )
-    verdict = _verdict_of(doubled, "intel_amx", "mha", "fp8_e4m3", "small-scaled")
+    verdict = _verdict_of(doubled, "intel_amx", "mha", "fp8_e4m3", "small-scaled", census)
     assert verdict.outcome is Outcome.FINDING, verdict

@@ -144,9 +144,11 @@ def judge_candidate(
     era: str,
     execution: Execution,
     capabilities: Optional[Capabilities] = None,
+    call_site_changed: bool = False,
 ) -> Verdict:
     """A candidate of `era` (whose SUT probed with `capabilities`, if foreign) that ran
-    `execution`."""
+    `execution`; `call_site_changed`: the census found the release's call site is not its era's
+    model (harness/plan/candidate.py census_evidence)."""
     scenario, mode, comparison = baselines.scenario, baselines.mode, baselines.comparison
     own_era = baselines.eras[era]
     run = baselines.runs[era]
@@ -162,10 +164,12 @@ def judge_candidate(
         findings = [replace(f, release_site=", ".join(execution.release_sites)) for f in findings]
     completed = Outcome.BOTH_RAISED if execution.error is not None else Outcome.PASS
 
-    # Release code (backends/real_code.py) wrote with its own call site: where its era's model
-    # carries a changed behaviour, a release whose call site predates the change (0.5.15 to
-    # 0.5.18 intel_amx, before fp8 writes passed k_scale_float) writes as the ground truth.
-    excused_kinds = {FIXED_LATER, CHANGED} if execution.release_sites else {FIXED_LATER}
+    # Release code (backends/real_code.py) wrote with its own call site, which the census found
+    # is not its era's model: where that model carries a changed behaviour, a release whose call
+    # site predates the change (0.5.15 to 0.5.18 intel_amx, before fp8 writes passed
+    # k_scale_float) writes as the ground truth. The census difference is on the row.
+    predates = bool(execution.release_sites) and call_site_changed
+    excused_kinds = {FIXED_LATER, CHANGED} if predates else {FIXED_LATER}
 
     def has_the_fix() -> bool:
         """Every divergence of the era is fixed-later (or, for release code, changed), and the

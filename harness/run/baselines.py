@@ -43,7 +43,13 @@ def run_baselines(
 def decide(baselines: Baselines, candidate: Candidate, execution: Execution) -> Verdict:
     """judge_candidate, then what this machine or driver cannot do (harness/sut/probe/limits.py): a
     finding that explains is a skip."""
-    verdict = judge_candidate(baselines, candidate.era, execution, candidate.capabilities)
+    verdict = judge_candidate(
+        baselines,
+        candidate.era,
+        execution,
+        candidate.capabilities,
+        call_site_changed=bool(candidate.census_evidence),
+    )
     if verdict.outcome is Outcome.FINDING:
         reason = skip_reason(baselines.scenario, candidate, verdict.findings)
         if reason is not None:

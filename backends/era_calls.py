@@ -22,25 +22,21 @@ def loc_arguments(req: WriteRequest, era: str, *, per_layer: bool = True) -> tup
     """The canonical call (the `plain` backend): the encoder loc paired with its own SWA loc, and
     in the current era the scenario's stale full_loc where it has one and the SUT's KVWriteLoc
     carries the field (triton 0.5.15-0.5.20 passed `full_loc=` from a capture-stable buffer)."""
-    loc, swa_loc = req.cache_loc(), req.swa_loc()
     full_loc = req.metadata.full_loc
-    if era == "current" and full_loc is not None and _takes_full_loc(req):
-        if not has_constructor(req, FOR_LAYER if per_layer else FOR_BATCH):
-            return req.api.KVWriteLoc(loc, swa_loc, full_loc), {}
-        if per_layer:
-            kv_loc = req.api.KVWriteLoc.for_layer
-            return kv_loc(req.forward_batch, req.layer, swa_loc=swa_loc, full_loc=full_loc), {}
-        return req.api.KVWriteLoc.for_batch(
-            req.forward_batch, swa_loc=swa_loc, full_loc=full_loc
-        ), {}
     return write_loc(
-        req, era, loc=loc, swa_loc=swa_loc, current=FOR_LAYER if per_layer else FOR_BATCH
+        req,
+        era,
+        loc=req.cache_loc(),
+        swa_loc=req.swa_loc(),
+        current=FOR_LAYER if per_layer else FOR_BATCH,
+        full_loc=full_loc if full_loc is not None and _takes_full_loc(req) else None,
     )
 
 
 def _takes_full_loc(req: WriteRequest) -> bool:
-    """Whether the SUT's KVWriteLoc has a full_loc field: what it offers, never its version."""
-    fields = getattr(req.api.KVWriteLoc, "__dataclass_fields__", None)
+    """Whether the SUT has a KVWriteLoc with a full_loc field (a legacy or kwarg SUT has no
+    KVWriteLoc): what it offers, never its version."""
+    fields = getattr(getattr(req.api, "KVWriteLoc", None), "__dataclass_fields__", None)
     return fields is not None and "full_loc" in fields
 
 
@@ -61,27 +57,31 @@ def write_loc(
     loc: torch.Tensor,
     swa_loc: Optional[torch.Tensor],
     current: str = FOR_LAYER,
+    full_loc: Optional[torch.Tensor] = None,
 ) -> tuple[Any, dict]:
     """The loc positional argument and extra keywords for `era`.
 
     legacy passes the bare loc (the SWA pool translates); kwarg adds `swa_loc=` only on a SWA pool
     (other pools reject the keyword) and only when the site has one; bundled wraps
-    KVWriteLoc(loc, swa_loc); current builds it the way `current` names.
+    KVWriteLoc(loc, swa_loc); current builds it the way `current` names, with `full_loc` where
+    the site passes one.
     """
     if era == "legacy":
         return loc, {}
     if era == "kwarg":
         keep = req.use_sliding_window_kv_pool and swa_loc is not None
         return loc, ({"swa_loc": swa_loc} if keep else {})
-    if era == "bundled" or (era == "current" and current == BARE):
+    if era == "bundled":
         return req.api.KVWriteLoc(loc, swa_loc), {}
     if era == "current":
-        if not has_constructor(req, current):
-            # 0.5.15 to 0.5.21: the release's own sites build it from the same loc themselves.
-            return req.api.KVWriteLoc(loc, swa_loc), {}
+        full = {} if full_loc is None else {"full_loc": full_loc}
+        # No constructor (0.5.15 to 0.5.21): the release's own sites build it from the same loc.
+        if current == BARE or not has_constructor(req, current):
+            return req.api.KVWriteLoc(loc, swa_loc, **full), {}
         if current == FOR_LAYER:
-            return req.api.KVWriteLoc.for_layer(req.forward_batch, req.layer, swa_loc=swa_loc), {}
-        return req.api.KVWriteLoc.for_batch(req.forward_batch, swa_loc=swa_loc), {}
+            kv_loc = req.api.KVWriteLoc.for_layer
+            return kv_loc(req.forward_batch, req.layer, swa_loc=swa_loc, **full), {}
+        return req.api.KVWriteLoc.for_batch(req.forward_batch, swa_loc=swa_loc, **full), {}
     raise ValueError(f"unknown era {era!r}")
 
 

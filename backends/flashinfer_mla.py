@@ -19,6 +19,10 @@ def mla_loc(req: WriteRequest, era: str):
     return bare_loc(req, era, loc=req.forward_batch.out_cache_loc, current=FOR_BATCH)
 
 
+# FlashInferMLA's (and its flashmla subclass's) attention wrappers: fetched from the forward
+# metadata before the write, called only after it.
+MLA_WRAPPERS_LEFT_OUT = {"prefill_wrapper": NO_ATTENTION, "decode_wrapper": NO_ATTENTION}
+
 CENSUS = CallSiteModel(
     (ATTENTION + "flashinfer_mla_backend.py",),
     merge(
@@ -33,10 +37,7 @@ CENSUS = CallSiteModel(
     real_code=RealCode(
         "sglang.srt.layers.attention.flashinfer_mla_backend",
         "FlashInferMLAAttnBackend",
-        metadata=lambda req, mode: {
-            "prefill_wrapper": NO_ATTENTION,
-            "decode_wrapper": NO_ATTENTION,
-        },
+        metadata=lambda req, mode: MLA_WRAPPERS_LEFT_OUT,
     ),
     order=110,
     census=CENSUS,

@@ -9,8 +9,8 @@ from __future__ import annotations
 from backends.call_shapes import ATTENTION, KV, CallSiteModel, bare_site
 from backends.context import WriteRequest
 from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, MLA_POOLS, register_backend
-from backends.flashinfer_mla import mla_loc
-from backends.real_code import GPU_CLASS, GPU_FUNCTION, NO_ATTENTION, RealCode
+from backends.flashinfer_mla import MLA_WRAPPERS_LEFT_OUT, mla_loc
+from backends.real_code import GPU_CLASS, GPU_FUNCTION, RealCode
 
 CENSUS = CallSiteModel(
     (ATTENTION + "flashmla_backend.py",), bare_site(KV, "out_cache_loc", current="for_batch")
@@ -22,10 +22,7 @@ CENSUS = CallSiteModel(
     real_code=RealCode(
         "sglang.srt.layers.attention.flashmla_backend",
         "FlashMLABackend",
-        metadata=lambda req, mode: {
-            "prefill_wrapper": NO_ATTENTION,
-            "decode_wrapper": NO_ATTENTION,
-        },
+        metadata=lambda req, mode: MLA_WRAPPERS_LEFT_OUT,
         standins={
             "flash_mla": {"fused_norm_rope_attn_rope_cast": GPU_FUNCTION},
             "flash_mla.flash_mla_interface": {"FlashMLASchedMeta": GPU_CLASS},

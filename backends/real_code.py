@@ -306,7 +306,7 @@ def drive(real: RealCode, cls: type, req: WriteRequest, mode: str, mla_input: st
         with _stopping_after_write(req.pool, sites):
             forward(query, key, req.v, layer, batch, save_kv_cache=True, **rope)
     except _Written:
-        pass
+        return sites[0]
     except StandInUsed as used:
         raise DriverGap(f"the release's forward calls {used} before its write") from used
-    return sites[0] if sites else ""
+    return ""  # the forward returned without calling a write door

@@ -18,6 +18,7 @@ from reports.finding_groups import SPREAD_COLUMNS, group_findings
 from reports.outcome import Outcome
 from reports.report_data import MATRIX_FILE, Report
 from reports.schema import CELL_COLUMNS, CELL_DETAIL_COLUMNS
+from reports.summary import doors_driven, release_code_of
 
 CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1300px}
@@ -341,16 +342,14 @@ def _suts(report: Report) -> str:
         return '<p class="note">no foreign SUT in these results</p>'
     rows = []
     for row in report.suts.to_dict("records"):
-        doors, driven = row.get("write_doors"), row.get("write_doors_driven")
-        known = doors is not None and doors == doors  # NaN: a SUT without a source
-        real = str(row.get("real_code") or "")
+        real = release_code_of(row)
         rows.append(
             [
                 escape(str(row["sut"])),
                 escape(str(row["version"])),
                 escape(str(row["era"])),
-                escape(f"{len(real.split(',')) if real else 0}: {real.replace(',', ', ')}"),
-                escape(f"{int(driven)} of {int(doors)}" if known else "no source"),
+                escape(f"{len(real)}: {', '.join(real)}"),
+                escape(doors_driven(row) or "no source"),
             ]
         )
     headers = ["SUT", "version", "era", "backends as release code", "write doors driven"]

@@ -72,3 +72,11 @@ def stamped(frame: pd.DataFrame, kind: str, meta: dict, writer: str) -> pd.DataF
         if column not in frame.columns:
             frame[column] = ""
     return frame
+
+
+def text_of(value: object) -> str:
+    """A stored text column's value as text: a column a row left empty reads back from Parquet
+    as None (or NaN, in a frame merged from files that lack it)."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    return str(value)

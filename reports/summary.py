@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 import pandas as pd
 
 from reports.markdown import markdown_table
 from reports.outcome import Outcome, normalised
+from reports.records import text_of
 
 NO_CHECKS = "(no checks)"
 # The outcomes a check row can have, in the order the counts are printed.
@@ -150,6 +151,32 @@ def verdict(
     return f"{head}: {counts_line(outcomes)}{against_model}{missing}{unfinished}"
 
 
+def release_code_of(row: Mapping[str, object]) -> list[str]:
+    """The backends a `sut` row says ran as the SUT's own release code."""
+    text = text_of(row.get("real_code"))
+    return text.split(",") if text else []
+
+
+def doors_driven(row: Mapping[str, object]) -> str:
+    """A `sut` row's write doors driven, `N of M`; "" for a SUT without a package source (the
+    columns read back empty: None, or NaN in a merged frame)."""
+    doors, driven = row.get("write_doors"), row.get("write_doors_driven")
+    if doors is None or doors != doors:
+        return ""
+    return f"{int(driven)} of {int(doors)}"
+
+
+def sut_line(row: Mapping[str, object]) -> str:
+    """One loaded SUT of a run: its version and era, the backends its own release code runs,
+    and its write doors driven."""
+    real, doors = release_code_of(row), doors_driven(row)
+    return (
+        f"{row['sut']}: version {row['version'] or 'unknown'}, era {row['era'] or 'none'}; "
+        + (f"release code for: {', '.join(real)}" if real else "no release code run")
+        + (f"; write doors driven: {doors}" if doors else "")
+    )
+
+
 def summary_markdown(
     frame: pd.DataFrame,
     meta: dict,
@@ -159,7 +186,7 @@ def summary_markdown(
     model_outcomes: Iterable[str] = (),
     not_run: Sequence[str] = (),
     interrupted: Optional[Interruption] = None,
-    sut_lines: Sequence[str] = (),
+    suts: Sequence[Mapping[str, object]] = (),
 ) -> str:
     parts = [
         f"# kvh run {meta['run_id']}",
@@ -175,7 +202,7 @@ def summary_markdown(
         summary_markdown_table(frame),
     ]
     for title, lines in (
-        ("Systems under test", list(sut_lines)),
+        ("Systems under test", [sut_line(row) for row in suts]),
         ("SUTs not run", list(not_run)),
         ("Not finished (interrupted)", list(interrupted.unfinished if interrupted else ())),
         ("Findings", finding_lines),

@@ -192,6 +192,7 @@ class ForwardStaging:
         if self.mapping is not None:
             pool.register_mapping(self.mapping)
         self.storages: dict[int, torch.Tensor] = {}
+        self.stale_slot = decoy_slot(scenario) if scenario.stale_full_loc else None
 
     def begin(self, forward_index: int) -> dict[str, Optional[torch.Tensor]]:
         """Apply the forward's remap, then return its loc, encoder loc, their SWA locs and the
@@ -212,11 +213,7 @@ class ForwardStaging:
             swa, encoder_swa = loc.flip(0), None if encoder is None else encoder.flip(0)
         else:
             swa = encoder_swa = None
-        full = (
-            torch.full_like(loc, decoy_slot(self.scenario))
-            if self.scenario.stale_full_loc
-            else None
-        )
+        full = None if self.stale_slot is None else torch.full_like(loc, self.stale_slot)
         return {
             "loc": loc,
             "encoder": encoder,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.sut.load.sglang_loader import POOL_CLASSES
+from harness.sut.probe.detect import REQUIRED_NAMES
 from harness.sut.probe.write_doors import driven_count, write_doors
 
 
@@ -44,7 +44,7 @@ def test_a_door_a_later_release_adds_is_listed_without_a_code_change(tmp_path):
             """,
         },
     )
-    doors = {(d.cls, d.method): d for d in write_doors(root, POOL_CLASSES)}
+    doors = {(d.cls, d.method): d for d in write_doors(root, REQUIRED_NAMES)}
     # The abstract interface and a size setter are no doors.
     assert set(doors) == {
         ("MHATokenToKVPool", "set_kv_buffer"),
@@ -62,7 +62,7 @@ def test_the_installed_release_lists_every_door_driven_or_with_its_reason():
     if spec is None:
         pytest.skip("sglang is not installed (requirements/sglang-cpu.txt, README)")
     root = Path(list(spec.submodule_search_locations)[0]).parent
-    doors = write_doors(root, POOL_CLASSES)
+    doors = write_doors(root, REQUIRED_NAMES)
     driven = {(d.cls, d.method) for d in doors if d.driven_by}
     assert {
         ("MHATokenToKVPool", "set_kv_buffer"),

@@ -21,11 +21,10 @@ from harness.sut.load.environments import (
     target_dir,
 )
 from harness.sut.load.load_errors import SutLoadError
-from harness.sut.load.sglang_loader import POOL_CLASSES
 from harness.sut.probe.capabilities import Capabilities, probe, probe_source
 from harness.sut.probe.census import census, compare, files_present, notes, unmodelled_files
 from harness.sut.probe.census_call_sites import BACKEND_MODELS, ERA_NAMES
-from harness.sut.probe.detect import describe, era_of, missing_constructors
+from harness.sut.probe.detect import REQUIRED_NAMES, describe, era_of, missing_constructors
 from harness.sut.probe.write_doors import driven_count, write_doors
 
 REQUIREMENTS = SHARED_REQUIREMENTS
@@ -128,7 +127,7 @@ def check(spec: str, forced_era: str | None = None, verbose: bool = False) -> in
         if verbose:
             for line in notes(release, model, era, direct):
                 print(f"  note: {line}")
-    doors = write_doors(Path(root), POOL_CLASSES)
+    doors = write_doors(Path(root), REQUIRED_NAMES)
     print(f"{driven_count(doors)} (write doors: set_*buffer* methods of its pool classes)")
     for door in doors:
         print(f"  {door.describe()}")

@@ -9,15 +9,14 @@ from pathlib import Path
 from typing import Optional
 
 from harness.plan.sut_choice import SutChoice
-from harness.sut.load.sglang_loader import POOL_CLASSES
 from harness.sut.probe.census_call_sites import BACKEND_MODELS
-from harness.sut.probe.detect import describe, missing_constructors
-from harness.sut.probe.write_doors import Door, driven_count, write_doors
+from harness.sut.probe.detect import REQUIRED_NAMES, describe, missing_constructors
+from harness.sut.probe.write_doors import Door, counts, driven_count, write_doors
 
 
 @cache  # a release's source does not change during a run: read its doors once
 def _doors(root: str) -> tuple[Door, ...]:
-    return tuple(write_doors(Path(root), POOL_CLASSES))
+    return tuple(write_doors(Path(root), REQUIRED_NAMES))
 
 
 def sut_record(sut: SutChoice) -> Optional[dict]:
@@ -27,13 +26,14 @@ def sut_record(sut: SutChoice) -> Optional[dict]:
     if loaded is None:
         return None
     doors = _doors(loaded.root) if loaded.root else ()
+    driven, total = counts(doors) if doors else (None, None)
     return {
         "sut": sut.spec,
         "version": loaded.version or "",
         "era": loaded.era or "",
         "real_code": ",".join(loaded.real_code),
-        "write_doors_driven": sum(bool(door.driven_by) for door in doors) if doors else None,
-        "write_doors": len(doors) if doors else None,
+        "write_doors_driven": driven,
+        "write_doors": total,
     }
 
 
@@ -67,7 +67,7 @@ def describe_sut(sut: SutChoice) -> list[str]:
     if not loaded.root:
         lines.append("  no package source to check its call sites against: they run as modelled")
         return lines
-    lines.append(f"  {driven_count(list(_doors(loaded.root)))} (kvh sut check lists them)")
+    lines.append(f"  {driven_count(_doors(loaded.root))} (kvh sut check lists them)")
     total = len(BACKEND_MODELS) * len(sut.eras)
     lines.append(
         f"  call sites read from {loaded.root}: {total - len(sut.unfit_sites)} of {total} fit "

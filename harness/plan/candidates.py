@@ -142,16 +142,15 @@ def _foreign_candidates(
     # against the model of the era its capabilities probe as.
     eras = (loaded.era,) if real_code and loaded.era else sut.eras
     for era in eras:
-        unfit = sut.unfit_sites.get((backend.name, era))
-        if real_code and not unfit:  # what the census saw under a forced era is evidence too
-            unfit = next(
-                (
-                    sut.unfit_sites[backend.name, e]
-                    for e in sut.eras
-                    if (backend.name, e) in sut.unfit_sites
-                ),
-                None,
-            )
+        # What the census saw, under this era or under one --era forced, is evidence too.
+        unfit = next(
+            (
+                sut.unfit_sites[backend.name, seen]
+                for seen in (era, *(sut.eras if real_code else ()))
+                if (backend.name, seen) in sut.unfit_sites
+            ),
+            None,
+        )
         if era not in backend.eras:
             reason = f"backend {backend.name} has no {era} call site"
         elif unfit and not real_code:

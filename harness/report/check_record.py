@@ -54,11 +54,3 @@ def record_of(result: CellResult) -> dict:
             "reproduce": result.reproduce,
         },
     )
-
-
-def text_of(value: object) -> str:
-    """A stored text column's value as text: a column a row left empty reads back from Parquet
-    as None (or NaN, in a frame merged from files that lack it)."""
-    if value is None or (isinstance(value, float) and value != value):
-        return ""
-    return str(value)

@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from harness.report.check_record import text_of
 from reports.markdown import markdown_table
+from reports.records import text_of
 from reports.schema import validate_row
 from scenarios.model import MLA_POOL_KINDS, POOL_KINDS, SCALE_KINDS, Scenario
 

@@ -11,8 +11,8 @@ import pandas as pd
 from backends.divergences import DIVERGENCES, KnownDivergence
 from backends.registry import Backend
 from harness.compare.verdict import divergences_of
-from harness.report.check_record import text_of
 from reports.outcome import Outcome
+from reports.records import text_of
 
 
 def divergence_line(

@@ -10,10 +10,10 @@ from typing import Mapping
 import pandas as pd
 
 from backends.registry import Backend
-from harness.report.check_record import text_of
 from harness.report.divergence_lines import reproduced
 from reports.markdown import markdown_table
 from reports.outcome import Outcome, normalised
+from reports.records import text_of
 
 
 def era_table_markdown(rows: pd.DataFrame, backends: Mapping[str, Backend]) -> str:

@@ -13,14 +13,13 @@ import pandas as pd
 
 from backends.registry import Backend
 from harness.report.cell_result import ERA_TABLE_SUT
-from harness.report.check_record import text_of
 from harness.report.coverage import coverage_markdown
 from harness.report.divergence_lines import reproduced
 from harness.report.era_table import era_table_markdown
 from harness.report.exploration_log import exploration_markdown
 from harness.report.skip_lines import skip_lines
 from reports.outcome import Outcome
-from reports.records import records_frame
+from reports.records import records_frame, text_of
 from reports.summary import (
     Interruption,
     era_table_line,
@@ -74,25 +73,6 @@ def finding_line(row: dict) -> str:
     )
 
 
-def sut_lines(suts: tuple[dict, ...]) -> list[str]:
-    """One line per loaded SUT: its version and era, the backends its own code ran, and its
-    write doors driven."""
-    lines = []
-    for row in suts:
-        real = text_of(row.get("real_code"))
-        doors = row.get("write_doors")
-        lines.append(
-            f"{row['sut']}: version {row['version'] or 'unknown'}, era {row['era'] or 'none'}; "
-            + (f"release code for: {real.replace(',', ', ')}" if real else "no release code run")
-            + (
-                f"; write doors driven: {int(row['write_doors_driven'])} of {int(doors)}"
-                if doors == doors and doors is not None  # NaN: a SUT without a source
-                else ""
-            )
-        )
-    return lines
-
-
 def run_summary(
     run: StoredRun,
     backends: Mapping[str, Backend],
@@ -126,7 +106,7 @@ def run_summary(
         model_outcomes,
         run.not_run,
         interrupted,
-        sut_lines(run.suts),
+        run.suts,
     )
     markdown += "\n" + era_table_markdown(era_rows, backends)
     if exploration is not None:

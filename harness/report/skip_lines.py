@@ -7,9 +7,9 @@ from collections import defaultdict
 
 import pandas as pd
 
-from harness.report.check_record import text_of
 from reports.check_label import check_label
 from reports.outcome import Outcome
+from reports.records import text_of
 
 NOT_CHECKED = (Outcome.SKIPPED.value, Outcome.UNEXPLORED.value)
 # Cells a skip line names; the rest are counted.

@@ -24,9 +24,6 @@ from harness.sut.load import sglang_standins
 from harness.sut.load.load_errors import SutLoadError
 
 INSTALL_HINT = "pip install --no-deps sglang==0.5.23 (deps: requirements/sglang-cpu.txt)"
-# The pool classes a loaded release offers as a SUT (the write doors it drives:
-# harness/sut/probe/write_doors.py).
-POOL_CLASSES = ("MHATokenToKVPool", "MLATokenToKVPool", "SWAKVPool")
 
 # Parameters that some releases require although the SUT protocol never passes
 # them, with the value that keeps the protocol's meaning (0.5.12-0.5.14

@@ -13,10 +13,10 @@ import ast
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
 
 from pools.layouts.kinds import LAYOUT_KINDS
-from scenarios.model import BASE_POOL_KINDS, MLA_POOL_KINDS
+from scenarios.model import MLA_POOL_KINDS
 
 POOL_FOLDERS = ("sglang/srt/mem_cache", "sglang/srt/hardware_backend")
 DOOR_NAME = re.compile(r"^set_\w*buffer\w*$")
@@ -27,13 +27,14 @@ NOT_DOORS = {
     "set_local_dp_buffer_len": "a data-parallel size",
     "set_buffer_context": "a context switch, not a write",
 }
-# The SGLang class each base pool kind is built from (harness/run/pool_factory.py); the layout
-# kinds name theirs in pools/layouts/kinds.py.
-BASE_CLASSES = {
+# The SGLang class each pool kind is built from: the base kinds' in harness/run/pool_factory.py,
+# the layout kinds' in pools/layouts/kinds.py.
+KIND_CLASSES = {
     "mha": "MHATokenToKVPool",
     "mla": "MLATokenToKVPool",
     "swa_mha": "SWAKVPool",
     "swa_mla": "SWAKVPool",
+    **{kind: layout.class_name for kind, layout in LAYOUT_KINDS.items()},
 }
 # Why a door no pool kind drives stays undriven, by class; a class not named here is "not
 # modelled yet", whatever it is. Measured on 0.5.23 (constructing each on this CPU machine).
@@ -62,7 +63,6 @@ FOLDER_REASONS = {
     "/npu/": "an Ascend pool: its store is torch_npu's, and torch_npu is absent here",
     "/mlx/": "a stand-in cache of the MLX (Apple) model runner",
 }
-CLASSES_WITH_A_KIND = set(BASE_CLASSES.values()) | {k.class_name for k in LAYOUT_KINDS.values()}
 NOT_OFFERED = "a pool kind models it, but this SUT's loader does not offer the class"
 
 
@@ -86,18 +86,16 @@ def driven_doors(offered: Iterable[str]) -> dict[tuple[str, str], tuple[str, ...
     """(class, door) -> the pool kinds whose cells call it on a SUT that offers the classes
     `offered`: set_kv_buffer on every kind, set_mla_kv_buffer too on MLA kinds (the MLA
     backends' call)."""
-    classes = {**BASE_CLASSES, **{kind: k.class_name for kind, k in LAYOUT_KINDS.items()}}
     offered = set(offered)
     driven: dict[tuple[str, str], tuple[str, ...]] = {}
-    for kind in BASE_POOL_KINDS + tuple(LAYOUT_KINDS):
-        if classes[kind] not in offered:
+    for kind, cls in KIND_CLASSES.items():
+        if cls not in offered:
             continue
         doors = (
             ("set_kv_buffer", "set_mla_kv_buffer") if kind in MLA_POOL_KINDS else ("set_kv_buffer",)
         )
         for door in doors:
-            key = (classes[kind], door)
-            driven[key] = driven.get(key, ()) + (kind,)
+            driven[cls, door] = driven.get((cls, door), ()) + (kind,)
     return driven
 
 
@@ -138,7 +136,7 @@ def _doors_in(path: Path) -> Iterator[tuple[str, str, int]]:
 
 def write_doors(root: Path, offered: Iterable[str]) -> list[Door]:
     """Every write door under the release root `root` (the folder holding `sglang/`), on a SUT
-    whose loader offers the pool classes `offered` (harness/sut/load/sglang_loader.py)."""
+    that offers the pool classes `offered` (the SUT protocol's: detect.REQUIRED_NAMES)."""
     driven = driven_doors(offered)
     doors = []
     for folder in POOL_FOLDERS:
@@ -151,12 +149,17 @@ def write_doors(root: Path, offered: Iterable[str]) -> list[Door]:
                     continue
                 reason = UNDRIVEN.get(cls) or next(
                     (why for part, why in FOLDER_REASONS.items() if part in relative),
-                    NOT_OFFERED if cls in CLASSES_WITH_A_KIND else "not modelled yet",
+                    NOT_OFFERED if cls in KIND_CLASSES.values() else "not modelled yet",
                 )
                 doors.append(Door(relative, cls, method, line, reason=reason))
     return doors
 
 
-def driven_count(doors: list[Door]) -> str:
+def counts(doors: Sequence[Door]) -> tuple[int, int]:
+    """(driven, all) of `doors`."""
+    return sum(bool(door.driven_by) for door in doors), len(doors)
+
+
+def driven_count(doors: Sequence[Door]) -> str:
     """`write doors driven: N of M`, for the SUT lines of a run."""
-    return f"write doors driven: {sum(bool(d.driven_by) for d in doors)} of {len(doors)}"
+    return "write doors driven: {} of {}".format(*counts(doors))

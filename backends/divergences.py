@@ -281,6 +281,23 @@ DIVERGENCES: tuple[KnownDivergence, ...] = (
         doors=("set_mla_kv_buffer",),
         capability=("mla_door_takes_no_rope", False),
     ),
+    KnownDivergence(
+        "mla-writes-reserved-slot",
+        ("legacy", "kwarg", "bundled", "current"),
+        FIXED_LATER,
+        _mla,
+        every_forward,
+        _every_layer,
+        frozenset({"reserved_slot"}),
+        r"the reserved slot the store's policy skips, was written",
+        "MLATokenToKVPool.set_mla_kv_buffer's store writes every loc, slot 0 included, so "
+        "CUDA-graph padding rows (NaN or not) overwrite the reserved slot (#32477); the store "
+        "that takes reserved_skip_index drops them. Applies to any SUT whose MLA door probes as "
+        "not reaching a reserved_skip_index (on the wheels: 0.5.12 to 0.5.18)",
+        pr="#32477",
+        doors=("set_mla_kv_buffer",),
+        capability=("mla_skips_reserved_slot", False),
+    ),
 )
 
 

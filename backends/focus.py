@@ -26,6 +26,7 @@ BUILTIN_SCENARIOS = (
     "extreme-scaled",
     "special-values",
     "stale-full-loc",
+    "nan-padding",
 )
 """Every name scenarios.defaults.default_scenarios gives (tests/test_backends.py checks it)."""
 

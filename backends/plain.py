@@ -17,7 +17,7 @@ from scenarios.model import BASE_POOL_KINDS, Scenario
 PLAIN_FOCUS = {
     "extend": BUILTIN_SCENARIOS[:6]
     + ("small-param-none", "small-cross", "reach", "extreme-scaled", "special-values")
-    + ("stale-full-loc",)
+    + ("stale-full-loc", "nan-padding")
 }
 """`plain` and `plain_mla`: the pool-sized set, plus what the small set adds to it."""
 

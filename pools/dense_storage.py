@@ -116,6 +116,8 @@ class MHAStorage(TokenPoolStorage):
 
 
 class MLAStorage(TokenPoolStorage):
+    reserved_skip_index = 0  # as SGLang's MLA store: the slot padding tokens point at
+
     def __init__(
         self,
         size: int,
@@ -163,6 +165,11 @@ class MLAStorage(TokenPoolStorage):
         layer_id_override: Optional[int],
     ) -> None:
         index = _layer_index(layer, layer_id_override) - self.start_layer
+        if k_rope is not None and k_rope.numel() > 0 and k_nope.shape[0] == loc.shape[0]:
+            # As SGLang's MLA store: a loc equal to reserved_skip_index (slot 0, where CUDA-graph
+            # padding points) is dropped when a rope part is written.
+            written = loc != self.reserved_skip_index
+            loc, k_nope, k_rope = loc[written], k_nope[written], k_rope[written]
         self.engine.store_nope_rope(
             self.kv_buffer[index], loc, k_nope, k_rope, self.dtype, self.store_dtype
         )

@@ -113,8 +113,9 @@ def _edges(rng: random.Random, g: Geometry, pool: str, dtype: str, seed: int) ->
     """What the profiles pin, in the default run too: the reach scenario (slot 1, 2^15, 2^16,
     2^17 and the last slot, within the ci profile's pool budget), values at and past the
     format's range (divided by 0.5, so past the maximum after scaling), and special values
-    (+-inf, NaN, +-0, subnormals of the input and of an fp8 pool), and a call passing a stale
-    full_loc that every modelled pool ignores."""
+    (+-inf, NaN, +-0, subnormals of the input and of an fp8 pool), a call passing a stale
+    full_loc that every modelled pool ignores, and padding rows of NaN written at slot 0 (the
+    reserved slot a store may skip)."""
     tokens = allocate(rng, g.size, g.page_size, 24)
     scaled = dict(k_scale=Scale("float", 0.5), v_scale=Scale("float", 0.5))
     return [
@@ -124,6 +125,9 @@ def _edges(rng: random.Random, g: Geometry, pool: str, dtype: str, seed: int) ->
         ),
         _scenario(rng, g, [Forward(tokens)], "special-values", seed + 2, values="special"),
         _scenario(rng, g, [Forward(tokens[:12])], "stale-full-loc", seed + 3, stale_full_loc=True),
+        _scenario(
+            rng, g, [Forward(tokens[:12] + [0] * 4)], "nan-padding", seed + 4, nan_padding=True
+        ),
     ]
 
 

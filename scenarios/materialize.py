@@ -120,6 +120,11 @@ def token_tensors(
             dtype_spec(g.dtype).dtype,
         )
     ]
+    if scenario.nan_padding:
+        forward = scenario.forwards[forward_index]
+        padding = torch.tensor([slot == 0 for slot in forward.loc[: forward.tokens]])
+        for part in parts:
+            part[padding] = float("nan")
     if g.is_mla:
         nope, rope = parts[0], parts[1] if len(parts) > 1 else None
         if scenario.fused_qkv and rope is not None:

@@ -104,6 +104,10 @@ class Scenario:
     # earlier replay, the class of #24743 and #37926): every entry the decoy slot. 0.5.23's MHA,
     # MLA and SWA pools unwrap `loc, swa_loc, _` and ignore it; a pool that reads it writes there.
     stale_full_loc: bool = False
+    # Padding tokens (a loc entry of slot 0, within the written tokens) carry NaN in every k/v
+    # (nope/rope) element, as a CUDA-graph padding row may (#32477): a store whose policy skips
+    # the reserved slot must leave slot 0 as it was, so NaN never reaches attention.
+    nan_padding: bool = False
     name: str = ""
     values: str = "normal"  # one of VALUE_KINDS
     fused_qkv: bool = False  # k/v (MLA: nope/rope) are column slices of one tensor

@@ -4,16 +4,14 @@ naming the file and line of the release's write call, and never a skip."""
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import run_kvh
+from tests.helpers.planted_release import copy_release, replace_file
 
 pytestmark = [pytest.mark.sglang, pytest.mark.slow, pytest.mark.e2e]
 
@@ -56,32 +54,15 @@ FAULTS = {
 }
 
 
-def _installed_sglang() -> Path:
-    spec = importlib.util.find_spec("sglang")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("sglang is not installed (requirements/sglang-cpu.txt, README)")
-    return Path(list(spec.submodule_search_locations)[0])
-
-
-def _copy(folder: Path) -> Path:
-    """A copy of the installed release under `folder`, by hard links: the files are only read."""
-    copy = folder / "sglang"
-    shutil.copytree(
-        _installed_sglang(), copy, copy_function=os.link, ignore=shutil.ignore_patterns("*.pyc")
-    )
-    return copy
-
-
 def _release_with(fault: Fault, folder: Path) -> tuple[str, list[int]]:
     """The copy with `fault` planted; returns the SUT spec and the lines changed."""
-    copy = _copy(folder)
+    copy = copy_release(folder)
     source = (copy / TRITON).read_text()
     start = source.index(f"    def {fault.function}(")
     end = source.index("\n    def ", start + 1)
     planted = source[:start] + source[start:end].replace(fault.old, fault.new) + source[end:]
     assert planted != source, f"the release's {fault.function} no longer has {fault.old!r}"
-    (copy / TRITON).unlink()  # a new file: the hard link to the installed one is left untouched
-    (copy / TRITON).write_text(planted)
+    replace_file(copy, TRITON, planted)
     lines = [n for n, line in enumerate(planted.splitlines(), 1) if fault.new in line]
     return f"sglang@{folder}", lines
 
@@ -106,7 +87,7 @@ def test_a_fault_planted_in_a_release_backend_is_a_finding_with_its_file_and_lin
 
 
 def test_the_unplanted_copy_passes_so_the_finding_is_the_fault(tmp_path):
-    _copy(tmp_path / "release")
+    copy_release(tmp_path / "release")
     result = run_kvh(
         "run", "--sut", f"sglang@{tmp_path / 'release'}", "--backend", "triton",
         "--pool", "swa_mha", "--dtype", "bf16", "--out", str(tmp_path / "out"),

@@ -20,6 +20,7 @@ from harness.compare.snapshot import CANARY, Execution
 from harness.compare.values import value_findings
 from pools.fp4.quantiser import dequantize as fp4_dequantize
 from pools.fp4.quantiser import error_bound as fp4_error_bound
+from scenarios.materialize import write_slots
 from scenarios.model import Scenario
 
 Check = Callable[[Scenario, Execution, Execution, Expected], list[Finding]]
@@ -192,6 +193,44 @@ def _untouched(scenario, baseline, candidate, expected) -> list[Finding]:
     return findings
 
 
+def _reserved_slot(scenario, baseline, candidate, expected) -> list[Finding]:
+    """Where the baseline's store skipped the reserved slot (its policy: SGLang's
+    reserved_skip_index), the candidate's slot 0 still holds the canary: no padding row, NaN or
+    not, was written there. Where the policy writes slot 0, its bytes stay don't-care (duplicate
+    padding rows race there)."""
+    findings = []
+    for name in sorted(baseline.kept_sinks):
+        got = candidate.buffers.get(name)
+        if got is None or not got.shape[0]:
+            continue
+        changed = int((got[PADDING_SINK] != CANARY).sum())
+        if not changed:
+            continue
+        layer = int(name.split(".", 1)[0][1:])
+        # The first forward whose tokens point this layer at the slot (None: no token does).
+        forward = next(
+            (
+                index
+                for index, step in enumerate(scenario.forwards)
+                if layer in scenario.layers_of(step)
+                and PADDING_SINK in write_slots(scenario, step, layer)
+            ),
+            None,
+        )
+        findings.append(
+            Finding(
+                "reserved_slot",
+                f"slot {PADDING_SINK}, the reserved slot the store's policy skips, was written "
+                f"({changed} bytes off the canary): padding rows must not reach it",
+                buffer=name,
+                layer=layer,
+                slot=PADDING_SINK,
+                forward=forward,
+            )
+        )
+    return findings
+
+
 def _caller_place(name: str) -> tuple[Optional[int], Optional[int]]:
     """(forward, layer) of a caller tensor's name, "f0.L1.k" (harness/run/execute.py
     caller_bytes)."""
@@ -330,6 +369,12 @@ ORACLES: tuple[Oracle, ...] = (
     ),
     Oracle(
         "untouched", "every slot no token writes keeps its canary bytes", _untouched, alone=True
+    ),
+    Oracle(
+        "reserved_slot",
+        "where the baseline's store skips the reserved slot 0 (SGLang's reserved_skip_index: "
+        "the MLA store with a rope part), the candidate's slot 0 keeps its canary bytes",
+        _reserved_slot,
     ),
     Oracle(
         "caller_tensors", "the caller's k/v after the call equal the baseline's", _caller_tensors

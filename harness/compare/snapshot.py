@@ -62,6 +62,8 @@ class Execution:
     # Where the release's own backend code called a write door ("triton_backend.py:2340 in
     # forward_decode"), when its real code ran (backends/real_code.py).
     release_sites: tuple[str, ...] = ()
+    # The buffers whose reserved slot 0 the store's policy kept (a judge's run says so).
+    kept_sinks: frozenset[str] = frozenset()
 
 
 def as_bytes(tensor: torch.Tensor) -> torch.Tensor:

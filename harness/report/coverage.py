@@ -56,6 +56,9 @@ FEATURES: dict[str, Callable[[Scenario], bool]] = {
     "layer subset": lambda s: any(f.layers is not None for f in s.forwards),
     "stray swa_loc": lambda s: s.stray_swa_loc,
     "stale full_loc": lambda s: s.stale_full_loc,
+    "NaN padding at slot 0": lambda s: (
+        s.nan_padding and any(0 in forward.loc[: forward.tokens] for forward in s.forwards)
+    ),
     "extreme/special values": lambda s: s.values != "normal",
 }
 

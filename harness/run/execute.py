@@ -86,6 +86,24 @@ def buffer_bytes(pool: Any, scenario: Scenario) -> dict[str, torch.Tensor]:
     }
 
 
+def kept_sinks(pool: Any, scenario: Scenario) -> frozenset[str]:
+    """The buffers whose reserved slot the pool's store skipped, by name: only the judge's pools
+    say so (pools/judge/token_major.py), and only a baseline's are read (the sink oracle)."""
+    kept = set(getattr(pool, "kept_sinks", ()))
+    for sub_pool in ("full_kv_pool", "swa_kv_pool"):
+        kept |= set(getattr(getattr(pool, sub_pool, None), "kept_sinks", ()))
+    if not kept:
+        return frozenset()
+    return frozenset(
+        name
+        for layer_id in range(scenario.geometry.layer_num)
+        for name, buffer in zip(
+            buffer_names(scenario, layer_id), _raw_buffers(pool, scenario, layer_id)
+        )
+        if buffer.data_ptr() in kept
+    )
+
+
 def caller_bytes(request: WriteRequest, forward_index: int) -> dict[str, torch.Tensor]:
     """The caller's tensors after the call, as CPU bytes (in-place mutation is observable)."""
     prefix = f"f{forward_index}.L{request.layer.layer_id}"
@@ -195,6 +213,7 @@ def execute(
                     result.caller.update(caller_bytes(request, forward_index))
             place = ErrorPlace(READING)
             result.buffers = buffer_bytes(pool, scenario)
+            result.kept_sinks = kept_sinks(pool, scenario)
     except Exception as error:  # a SUT failure is data, never a harness crash
         place = replace(place, door=door_of(error))
         result.error, result.error_type = describe_error(error), type(error).__name__

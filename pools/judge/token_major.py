@@ -20,6 +20,9 @@ from pools.judge.casts import bits_of, bits_view, cast_bits
 from pools.judge.divide import divide_in_place
 from pools.judge.token_writes import write_columns, write_rows
 
+# The slot CUDA-graph padding rows write (SGLang's reserved_skip_index default).
+RESERVED_SLOT = 0
+
 
 def layer_index(layer: Any, layer_id_override: Optional[int]) -> int:
     return layer_id_override if layer_id_override is not None else layer.layer_id
@@ -156,6 +159,9 @@ class MLAJudgePool(JudgeTokenPool):
         self.kv_lora_rank = kv_lora_rank
         self.qk_rope_head_dim = qk_rope_head_dim
         self.kv_cache_dim = kv_lora_rank + qk_rope_head_dim
+        # The buffers (by data_ptr) whose reserved slot a write skipped: the sink oracle holds
+        # the candidate's slot 0 there to the canary.
+        self.kept_sinks: set[int] = set()
         self._create_buffers()
 
     def _create_buffers(self) -> None:
@@ -183,6 +189,12 @@ class MLAJudgePool(JudgeTokenPool):
     ) -> None:
         buffer = self.kv_buffer[layer_index(layer, layer_id_override) - self.start_layer]
         parts = [self._stored(k_nope)]
+        skipped = None
         if k_rope is not None and k_rope.numel() > 0:
+            # 0.5.23's store (mla_buffer.py set_mla_kv_buffer_naive and the Triton kernel) drops a
+            # loc equal to reserved_skip_index, slot 0, when a rope part is written (#32477);
+            # its rope-less kernel writes every loc.
             parts.append(self._stored(k_rope))
-        write_columns(bits_view(buffer), loc, parts)
+            skipped = RESERVED_SLOT
+            self.kept_sinks.add(buffer.data_ptr())
+        write_columns(bits_view(buffer), loc, parts, skipped)

@@ -67,14 +67,20 @@ def write_rows(
 
 
 def write_columns(
-    buffer: np.ndarray, loc: torch.Tensor, parts: Sequence[Optional[np.ndarray]]
+    buffer: np.ndarray,
+    loc: torch.Tensor,
+    parts: Sequence[Optional[np.ndarray]],
+    skipped_slot: Optional[int] = None,
 ) -> None:
     """Each token's parts side by side along the last dim of its slot's row (MLA nope ++ rope);
-    a missing or zero-wide part takes no columns. Every part has one row per slot."""
+    a missing or zero-wide part takes no columns. Every part has one row per slot. A token whose
+    slot is `skipped_slot` (the reserved slot, where the store's policy skips it) writes nothing."""
     for part in parts:
         if part is not None and part.shape[-1] != 0 and part.shape[0] != loc.shape[0]:
             raise IndexError(f"{loc.shape[0]} slots for {part.shape[0]} rows")
     for token, slot in enumerate(loc.tolist()):
+        if slot == skipped_slot:
+            continue
         column = 0
         for part in parts:
             if part is None or part.shape[-1] == 0:

@@ -139,4 +139,5 @@ def scenarios(
         life.forward([0])
     fields = draw(data_fields(dtype, special_values))
     fields["stale_full_loc"] = draw(st.booleans())
+    fields["nan_padding"] = draw(st.booleans())
     return life.scenario(draw(st.integers(0, 2**32 - 1)), f"hypothesis-{pool}-{dtype}", **fields)

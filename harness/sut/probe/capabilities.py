@@ -26,6 +26,9 @@ from harness.sut.probe.source_probe import (
     reaches_word,
 )
 
+# SGLang's name for the slot a store never writes (mla_buffer.py): a door that reaches it skips.
+SKIP_INDEX = "reserved_skip_index"
+
 # The field a probe sets to None, and why it could not decide.
 Unknown = tuple[str, str]
 
@@ -50,6 +53,9 @@ class Capabilities:
     # set_mla_kv_buffer(layer, loc, nope, None) writes on a pool without rope columns (0.5.14
     # casts and measures k_rope unconditionally and raises); decided only by calling it
     mla_door_takes_no_rope: bool | None = None
+    # set_mla_kv_buffer's store takes a reserved_skip_index (slot 0): with a rope part it never
+    # writes the reserved slot that CUDA-graph padding points at (#32477)
+    mla_skips_reserved_slot: bool | None = None
     unknown: tuple[Unknown, ...] = field(default=())
 
     def reason_unknown(self, name: str) -> str | None:
@@ -150,6 +156,13 @@ def _mla_door_takes_no_rope(module: Any) -> bool:
     return True
 
 
+def _mla_skips_reserved_slot(module: Any) -> bool:
+    door = live_method(module.MLATokenToKVPool, "set_mla_kv_buffer")
+    if door is None:
+        raise LookupError("no readable source for MLATokenToKVPool.set_mla_kv_buffer")
+    return reaches_word(*door, SKIP_INDEX)
+
+
 def _physical_check(module: Any) -> bool:
     return any(
         hasattr(getattr(module, name), attr)
@@ -189,6 +202,7 @@ def probe(module: Any) -> Capabilities:
     attempt("mla_unwraps_write_loc", lambda: _mla_unwraps(module) if has_write_loc else False)
     attempt("physical_check", lambda: _physical_check(module))
     attempt("mla_door_takes_no_rope", lambda: _mla_door_takes_no_rope(module))
+    attempt("mla_skips_reserved_slot", lambda: _mla_skips_reserved_slot(module))
     return Capabilities(**values, unknown=tuple(unknown))
 
 
@@ -292,8 +306,13 @@ def probe_source(package_root: Path) -> Capabilities:
         unknown.append(
             ("mla_door_needs_gpu", "MLATokenToKVPool has no set_mla_kv_buffer in the source")
         )
+        values["mla_skips_reserved_slot"] = None
+        unknown.append(
+            ("mla_skips_reserved_slot", "MLATokenToKVPool has no set_mla_kv_buffer in the source")
+        )
     else:
         values["mla_door_needs_gpu"] = always_launches_kernel(*mla_doors[1])
+        values["mla_skips_reserved_slot"] = reaches_word(*mla_doors[1], SKIP_INDEX)
     unknown.append(("mla_door_takes_no_rope", "decided only by calling the loaded door"))
     if write_loc is not None and values["unwrap_arity"] is None:
         unknown.append(

@@ -27,6 +27,7 @@ BUILTIN_SCENARIOS = (
     "special-values",
     "stale-full-loc",
     "nan-padding",
+    "unmarked-loc",
 )
 """Every name scenarios.defaults.default_scenarios gives (tests/test_backends.py checks it)."""
 

@@ -17,11 +17,11 @@ from scenarios.model import BASE_POOL_KINDS, Scenario
 PLAIN_FOCUS = {
     "extend": BUILTIN_SCENARIOS[:6]
     + ("small-param-none", "small-cross", "reach", "extreme-scaled", "special-values")
-    + ("stale-full-loc", "nan-padding")
+    + ("stale-full-loc", "nan-padding", "unmarked-loc")
 }
 """`plain` and `plain_mla`: the pool-sized set, plus what the small set adds to it."""
 
-PLAIN_LAYOUT_KINDS = ("mha_fp4", "mla_fp4", "mha_hnd", "npu_mha", "mha_aiter5d")
+PLAIN_LAYOUT_KINDS = ("mha_fp4", "mla_fp4", "mha_hnd", "npu_mha", "mha_aiter5d", "unified_mha")
 """The layout kinds `plain` writes through set_kv_buffer (npu_mla means (nope, rope) there)."""
 
 PLAIN_MLA_LAYOUT_KINDS = ("mla_fp4", "npu_mla")
@@ -48,7 +48,7 @@ LAYOUT_DTYPE_SUBSET = BackendSkip(
 # Where the value oracle judges the canonical calls: every pool kind but FP4, whose bytes the
 # fp4_bound oracle judges against the input (harness/compare/values.py collects these).
 PLAIN_VALUES = ValueScope(
-    ("mha", "swa_mha", "mha_hnd", "npu_mha", "mha_aiter5d", "mla", "swa_mla"),
+    ("mha", "swa_mha", "mha_hnd", "npu_mha", "mha_aiter5d", "unified_mha", "mla", "swa_mla"),
     "MHA: k and v divided by the layer's scales (when a cast follows), cast to the "
     "pool dtype; MLA: the latent row nope ++ rope cast, no scales",
 )

@@ -114,8 +114,9 @@ def _edges(rng: random.Random, g: Geometry, pool: str, dtype: str, seed: int) ->
     2^17 and the last slot, within the ci profile's pool budget), values at and past the
     format's range (divided by 0.5, so past the maximum after scaling), and special values
     (+-inf, NaN, +-0, subnormals of the input and of an fp8 pool), a call passing a stale
-    full_loc that every modelled pool ignores, and padding rows of NaN written at slot 0 (the
-    reserved slot a store may skip)."""
+    full_loc that every modelled pool ignores, padding rows of NaN written at slot 0 (the
+    reserved slot a store may skip), and a batch whose loc is not marked physical (a unified
+    pool refuses it)."""
     tokens = allocate(rng, g.size, g.page_size, 24)
     scaled = dict(k_scale=Scale("float", 0.5), v_scale=Scale("float", 0.5))
     return [
@@ -128,6 +129,7 @@ def _edges(rng: random.Random, g: Geometry, pool: str, dtype: str, seed: int) ->
         _scenario(
             rng, g, [Forward(tokens[:12] + [0] * 4)], "nan-padding", seed + 4, nan_padding=True
         ),
+        _scenario(rng, g, [Forward(tokens[:12])], "unmarked-loc", seed + 5, unmarked_loc=True),
     ]
 
 

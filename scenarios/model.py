@@ -10,7 +10,15 @@ from typing import Optional
 
 BASE_POOL_KINDS = ("mha", "mla", "swa_mha", "swa_mla")
 # Kinds whose storage is not token-major rows or not plain dtype casts (pools/layouts/kinds.py).
-LAYOUT_POOL_KINDS = ("mha_fp4", "mla_fp4", "mha_hnd", "npu_mha", "npu_mla", "mha_aiter5d")
+LAYOUT_POOL_KINDS = (
+    "mha_fp4",
+    "mla_fp4",
+    "mha_hnd",
+    "npu_mha",
+    "npu_mla",
+    "mha_aiter5d",
+    "unified_mha",
+)
 POOL_KINDS = BASE_POOL_KINDS + LAYOUT_POOL_KINDS
 MLA_POOL_KINDS = ("mla", "swa_mla", "mla_fp4", "npu_mla")
 SCALE_KINDS = ("none", "float", "tensor", "param")
@@ -108,6 +116,10 @@ class Scenario:
     # (nope/rope) element, as a CUDA-graph padding row may (#32477): a store whose policy skips
     # the reserved slot must leave slot 0 as it was, so NaN never reaches attention.
     nan_padding: bool = False
+    # The batch's out_cache_loc is not marked physical (ForwardBatch.out_cache_loc_is_physical
+    # False: virtual ids no plan translated, the class of #35245 and #27459). KVWriteLoc.for_batch
+    # and for_layer carry the mark; a unified pool refuses the write, every other pool ignores it.
+    unmarked_loc: bool = False
     name: str = ""
     values: str = "normal"  # one of VALUE_KINDS
     fused_qkv: bool = False  # k/v (MLA: nope/rope) are column slices of one tensor

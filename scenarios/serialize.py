@@ -80,6 +80,12 @@ def layout_problem(g: Geometry) -> Optional[str]:
         x = 16 // dtype_spec(g.dtype).store_dtype.itemsize
         if any(width % x for width in (g.head_dim, g.v_head_dim or g.head_dim, g.page_size)):
             return f"mha_aiter5d needs head_dim, v_head_dim and page_size divisible by X = {x}"
+    if g.pool == "unified_mha":
+        item = dtype_spec(g.dtype).store_dtype.itemsize
+        if any(
+            g.head_num * width * item % 16 for width in (g.head_dim, g.v_head_dim or g.head_dim)
+        ):
+            return "unified_mha needs every K and V row (heads x dim x element size) in 16 bytes"
     return None
 
 

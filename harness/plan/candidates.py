@@ -16,7 +16,7 @@ from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import SutChoice
 from harness.sut.probe.limits import limit_before
 from pools.builtin_sut import builtin_module
-from pools.layouts.kinds import LAYOUT_KINDS
+from pools.layouts.kinds import LAYOUT_KINDS, served_eras
 from reports.check_label import check_label
 
 
@@ -63,6 +63,10 @@ def _engines_named(options: RunOptions, sut: SutChoice) -> bool:
     return sut.spec != "builtin" or options.engines_named
 
 
+def _unserved(pool: str, era: str) -> str:
+    return f"{pool} pools serve no {era} call site (pools/layouts/kinds.py eras)"
+
+
 def _missing_class(module: object, pool: Optional[str]) -> Optional[str]:
     """The SGLang class name a layout pool kind needs that a foreign SUT does not offer."""
     kind = LAYOUT_KINDS.get(pool or "")
@@ -97,6 +101,9 @@ def candidates_for(
             continue
         for era in backend.eras:
             if era not in options.eras:
+                continue
+            if pool and era not in served_eras(pool, backend.eras):
+                yield Skip("builtin", era, "-", backend.name, mode, _unserved(pool, era))
                 continue
             for engine in sut.engines:
                 # An engine that is opt-in on this device (interpreted Triton on CPU) is left out
@@ -153,6 +160,8 @@ def _foreign_candidates(
         )
         if era not in backend.eras:
             reason = f"backend {backend.name} has no {era} call site"
+        elif pool and era not in served_eras(pool, backend.eras):
+            reason = _unserved(pool, era)
         elif unfit and not real_code:
             reason = unfit
         elif missing:

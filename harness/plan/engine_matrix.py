@@ -30,6 +30,8 @@ LAYOUTS: dict[str, str] = {
     "the real torch_npu scatter ops are not driven yet)",
     "aiter5d": "aiter vectorized_5d: K (blocks, heads, dim/X, page, X), "
     "V (blocks, heads, page/X, dim, X)",
+    "unified": "unified memory pool: one byte buffer, a slot's entry holds every layer's K and V "
+    "rows; per-layer (slots, heads, dim) views with the entry as slot stride",
 }
 
 

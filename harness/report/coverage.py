@@ -59,6 +59,7 @@ FEATURES: dict[str, Callable[[Scenario], bool]] = {
     "NaN padding at slot 0": lambda s: (
         s.nan_padding and any(0 in forward.loc[: forward.tokens] for forward in s.forwards)
     ),
+    "unmarked loc": lambda s: s.unmarked_loc,
     "extreme/special values": lambda s: s.values != "normal",
 }
 

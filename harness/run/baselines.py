@@ -16,6 +16,7 @@ from harness.plan.baseline import baseline_for
 from harness.plan.candidate import Candidate
 from harness.run.execute import execute
 from harness.sut.probe.limits import skip_reason
+from pools.layouts.kinds import served_eras
 from reports.outcome import Outcome
 from scenarios.model import Scenario
 
@@ -30,13 +31,14 @@ def run_baselines(
 ) -> Baselines:
     """The baseline through the ground truth's call site and each of `eras`' (backend.eras order).
     `judge_caller=False` leaves the caller's tensors out (a CP rank's k/v are its shares)."""
-    wanted = set(eras) | {backend.eras[0]}
+    served = served_eras(scenario.geometry.pool, backend.eras)
+    wanted = set(eras) | {served[0]}
     runs = {}
-    for era in (era for era in backend.eras if era in wanted):
+    for era in (era for era in served if era in wanted):
         run = execute(baseline_for(backend, mode, era), scenario, timeout_s, backend)
         runs[era] = run if judge_caller else replace(run, caller={})
     return Baselines(
-        scenario, mode, backend.eras[0], runs, expected_writes(scenario), divergences_of(backend)
+        scenario, mode, served[0], runs, expected_writes(scenario), divergences_of(backend)
     )
 
 

@@ -28,6 +28,7 @@ from pools.judge.layouts import (
     NPUMLAJudgePool,
 )
 from pools.judge.token_major import MHAJudgePool, MLAJudgePool
+from pools.judge.unified import UnifiedMHAJudgePool
 
 # SGLang's class name for each pool the judge offers beyond the token-major three (the names
 # pools/layouts/kinds.py declares; tests/test_judge.py keeps the two in step): (storage, door).
@@ -38,6 +39,7 @@ LAYOUT_CLASSES: dict[str, tuple[type, str]] = {
     "NPUMHATokenToKVPool": (NPUMHAJudgePool, "mha"),
     "NPUMLATokenToKVPool": (NPUMLAJudgePool, "mla"),
     "MHATokenToKVPoolAiter5D": (Aiter5DJudgePool, "mha"),
+    "UnifiedMHATokenToKVPool": (UnifiedMHAJudgePool, "mha"),
 }
 
 

@@ -9,7 +9,7 @@ buffers: (name suffix, pool attribute, how a layer's buffer becomes (slots, ...)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 import torch
 
@@ -17,6 +17,7 @@ from pools.fp4.fp4_storage import MHAFP4Storage, MLAFP4Storage
 from pools.layouts.layout_storage import Aiter5DStorage, HNDStorage
 from pools.layouts.npu import NPUMHAStorage, NPUMLAStorage, token_rows
 from pools.layouts.paged import AITER_K, AITER_V, HND_LAYOUT
+from pools.layouts.unified import UnifiedMHAStorage
 
 SlotView = Callable[[torch.Tensor], torch.Tensor]
 
@@ -34,10 +35,21 @@ class LayoutKind:
     buffers: tuple[tuple[str, str, SlotView], ...]
     layout: str  # the capability matrix's layout axis
     fp4: bool = False
+    # The eras whose call sites the kind serves (None: every era); its ground truth is the
+    # first of them.
+    eras: Optional[tuple[str, ...]] = None
 
     @property
     def is_mla(self) -> bool:
         return self.era_class == "MLATokenToKVPool"
+
+
+def served_eras(pool: str, eras: tuple[str, ...]) -> tuple[str, ...]:
+    """Those of `eras` whose call sites a pool of kind `pool` serves, in their order."""
+    kind = LAYOUT_KINDS.get(pool)
+    if kind is None or kind.eras is None:
+        return eras
+    return tuple(era for era in eras if era in kind.eras)
 
 
 LAYOUT_KINDS: dict[str, LayoutKind] = {
@@ -97,6 +109,17 @@ LAYOUT_KINDS: dict[str, LayoutKind] = {
             "MHATokenToKVPool",
             (("k", "k_buffer", AITER_K.slot_view), ("v", "v_buffer", AITER_V.slot_view)),
             "aiter5d",
+        ),
+        # Its locs carry the physical mark, which only the current era's KVWriteLoc has (0.5.22
+        # on): no older call site ever wrote a unified pool.
+        LayoutKind(
+            "unified_mha",
+            "UnifiedMHATokenToKVPool",
+            UnifiedMHAStorage,
+            "MHATokenToKVPool",
+            (("k", "k_buffer", _rows), ("v", "v_buffer", _rows)),
+            "unified",
+            eras=("current",),
         ),
     )
 }

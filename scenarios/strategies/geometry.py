@@ -68,7 +68,7 @@ def _row_multiple(pool: str, dtype: str) -> int:
     blocks, and aiter's 5-D layout splits rows into 16-byte words."""
     if pool in ("mha_fp4", "mla_fp4"):
         return FP4_BLOCK
-    if pool == "mha_aiter5d":
+    if pool in ("mha_aiter5d", "unified_mha"):  # 16-byte words, 16-byte rows
         return 16 // dtype_spec(dtype).store_dtype.itemsize
     return 1
 

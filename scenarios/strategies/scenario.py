@@ -140,4 +140,5 @@ def scenarios(
     fields = draw(data_fields(dtype, special_values))
     fields["stale_full_loc"] = draw(st.booleans())
     fields["nan_padding"] = draw(st.booleans())
+    fields["unmarked_loc"] = draw(st.sampled_from((False, False, False, True)))
     return life.scenario(draw(st.integers(0, 2**32 - 1)), f"hypothesis-{pool}-{dtype}", **fields)

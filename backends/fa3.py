@@ -21,7 +21,7 @@ from backends.context import WriteRequest
 from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import FOR_LAYER, bare_loc, decoder_swa, kv_write, layer_scales, write_loc
 from backends.real_code import GPU_FUNCTION, RealCode
-from backends.skips import BackendSkip, never
+from backends.skips import FP4_NON_FINITE, BackendSkip, never
 
 
 def fa3_style_write(
@@ -80,6 +80,7 @@ CENSUS = CallSiteModel(
             never,
             "flashattention_backend.py 0.5.23",
         ),
+        FP4_NON_FINITE,
     ),
 )
 def write(req: WriteRequest, era: str, mode: str) -> None:

@@ -65,7 +65,7 @@ PLAIN_MLA_VALUES = ValueScope(
     pool_kinds=BASE_POOL_KINDS + PLAIN_LAYOUT_KINDS,
     modes=("extend",),
     focus=PLAIN_FOCUS,
-    skips=(LAYOUT_DTYPE_SUBSET,),
+    skips=(LAYOUT_DTYPE_SUBSET, skips.FP4_NON_FINITE),
     mla_input="latent",
     value_scope=PLAIN_VALUES,
     summary="each era's canonical set_kv_buffer call, no backend quirks",
@@ -90,7 +90,7 @@ def write_set_kv_buffer(req: WriteRequest, era: str, mode: str = "extend") -> No
     pool_kinds=("mla", "swa_mla") + PLAIN_MLA_LAYOUT_KINDS,
     modes=("extend",),
     focus=PLAIN_FOCUS,
-    skips=(LAYOUT_DTYPE_SUBSET,),
+    skips=(LAYOUT_DTYPE_SUBSET, skips.FP4_NON_FINITE),
     value_scope=PLAIN_MLA_VALUES,
     summary="each era's canonical set_mla_kv_buffer call (nope, rope)",
 )

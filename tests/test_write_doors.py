@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.sut.load.optional_pools import offered_classes
 from harness.sut.probe.detect import REQUIRED_NAMES
-from harness.sut.probe.write_doors import driven_count, write_doors
+from harness.sut.probe.write_doors import cpu_count, driven_count, write_doors
 
 
 def _release(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -52,7 +53,8 @@ def test_a_door_a_later_release_adds_is_listed_without_a_code_change(tmp_path):
     }
     assert doors["MHATokenToKVPool", "set_kv_buffer"].driven_by == ("mha",)
     future = doors["FuturePool", "set_latent_cache_buffer"]
-    assert not future.driven_by and future.reason == "not modelled yet"
+    assert not future.driven_by and future.reason.startswith("not modelled yet")
+    assert not future.constructs_here  # nothing measured it
     assert "future_pool.py:3" in future.describe()
     assert driven_count(list(doors.values())) == "write doors driven: 1 of 2"
 
@@ -72,8 +74,23 @@ def test_the_installed_release_lists_every_door_driven_or_with_its_reason():
     assert all(d.driven_by or d.reason for d in doors)
     unified = next(d for d in doors if (d.cls, d.method) == ("UnifiedSWAKVPool", "set_kv_buffer"))
     assert "physical" in unified.reason
-    fp4 = next(d for d in doors if d.cls == "MHATokenToKVPoolFP4")
-    assert not fp4.driven_by and "loader does not offer it" in fp4.reason
+    mla_fp4 = next(d for d in doors if d.cls == "MLATokenToKVPoolFP4")
+    assert not mla_fp4.driven_by and "needs a GPU" in mla_fp4.reason
+
+
+def test_the_loaders_optional_pools_drive_the_doors_they_define_or_inherit():
+    spec = importlib.util.find_spec("sglang")
+    if spec is None:
+        pytest.skip("sglang is not installed (requirements/sglang-cpu.txt, README)")
+    root = Path(list(spec.submodule_search_locations)[0]).parent
+    offered = offered_classes(root)
+    assert {"MHATokenToKVPoolFP4", "UnifiedMHATokenToKVPool"} <= set(offered)
+    doors = {(d.cls, d.method): d for d in write_doors(root, offered)}
+    assert doors["MHATokenToKVPoolFP4", "set_kv_buffer"].driven_by == ("mha_fp4",)
+    # UnifiedMHATokenToKVPool defines no door: it runs the one it inherits.
+    assert "unified_mha" in doors["MHATokenToKVPool", "set_kv_buffer"].driven_by
+    line = cpu_count(list(doors.values()))
+    assert line.startswith("of the ") and "whose class constructs on a CPU" in line
 
 
 def test_the_summary_and_the_dashboard_say_how_many_doors_each_sut_drives(tmp_path, capsys):
@@ -87,8 +104,8 @@ def test_the_summary_and_the_dashboard_say_how_many_doors_each_sut_drives(tmp_pa
     summary = (out / "summary.md").read_text()
     assert "## Systems under test" in summary
     line = next(line for line in summary.splitlines() if line.startswith("- sglang: version"))
-    assert "release code for: " in line and "write doors driven: 5 of " in line
+    assert "release code for: " in line and "write doors driven: 6 of " in line
     assert main(["report", str(out), "--out", str(tmp_path / "report")]) == 0
     html = (tmp_path / "report" / "dashboard.html").read_text()
-    assert '<table id="suts">' in html and "5 of " in html
+    assert '<table id="suts">' in html and "6 of " in html
     capsys.readouterr()

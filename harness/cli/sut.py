@@ -21,11 +21,12 @@ from harness.sut.load.environments import (
     target_dir,
 )
 from harness.sut.load.load_errors import SutLoadError
+from harness.sut.load.optional_pools import offered_classes
 from harness.sut.probe.capabilities import Capabilities, probe, probe_source
 from harness.sut.probe.census import census, compare, files_present, notes, unmodelled_files
 from harness.sut.probe.census_call_sites import BACKEND_MODELS, ERA_NAMES
-from harness.sut.probe.detect import REQUIRED_NAMES, describe, era_of, missing_constructors
-from harness.sut.probe.write_doors import driven_count, write_doors
+from harness.sut.probe.detect import describe, era_of, missing_constructors
+from harness.sut.probe.write_doors import cpu_count, driven_count, write_doors
 
 REQUIREMENTS = SHARED_REQUIREMENTS
 
@@ -127,8 +128,11 @@ def check(spec: str, forced_era: str | None = None, verbose: bool = False) -> in
         if verbose:
             for line in notes(release, model, era, direct):
                 print(f"  note: {line}")
-    doors = write_doors(Path(root), REQUIRED_NAMES)
-    print(f"{driven_count(doors)} (write doors: set_*buffer* methods of its pool classes)")
+    doors = write_doors(Path(root), offered_classes(Path(root)))
+    print(
+        f"{driven_count(doors)} (write doors: set_*buffer* methods of its pool classes); "
+        f"{cpu_count(doors)}"
+    )
     for door in doors:
         print(f"  {door.describe()}")
     others = unmodelled_files(release)

@@ -9,14 +9,15 @@ from pathlib import Path
 from typing import Optional
 
 from harness.plan.sut_choice import SutChoice
+from harness.sut.load.optional_pools import offered_classes
 from harness.sut.probe.census_call_sites import BACKEND_MODELS
-from harness.sut.probe.detect import REQUIRED_NAMES, describe, missing_constructors
-from harness.sut.probe.write_doors import Door, counts, driven_count, write_doors
+from harness.sut.probe.detect import describe, missing_constructors
+from harness.sut.probe.write_doors import Door, counts, cpu_count, driven_count, write_doors
 
 
 @cache  # a release's source does not change during a run: read its doors once
 def _doors(root: str) -> tuple[Door, ...]:
-    return tuple(write_doors(Path(root), REQUIRED_NAMES))
+    return tuple(write_doors(Path(root), offered_classes(Path(root))))
 
 
 def sut_record(sut: SutChoice) -> Optional[dict]:
@@ -67,7 +68,8 @@ def describe_sut(sut: SutChoice) -> list[str]:
     if not loaded.root:
         lines.append("  no package source to check its call sites against: they run as modelled")
         return lines
-    lines.append(f"  {driven_count(_doors(loaded.root))} (kvh sut check lists them)")
+    doors = _doors(loaded.root)
+    lines.append(f"  {driven_count(doors)}, {cpu_count(doors)} (kvh sut check lists them)")
     total = len(BACKEND_MODELS) * len(sut.eras)
     lines.append(
         f"  call sites read from {loaded.root}: {total - len(sut.unfit_sites)} of {total} fit "

@@ -18,10 +18,11 @@ import os
 import sys
 import types
 import warnings
-from typing import Any, Callable
+from typing import Any
 
 from harness.sut.load import sglang_standins
 from harness.sut.load.load_errors import SutLoadError
+from harness.sut.load.optional_pools import offer_optional_pools
 
 INSTALL_HINT = "pip install --no-deps sglang==0.5.23 (deps: requirements/sglang-cpu.txt)"
 
@@ -162,64 +163,9 @@ def load_sglang(sys_path_prefix: str | None = None) -> types.SimpleNamespace:
     for optional in ("KVWriteLoc", "unwrap_write_loc"):
         if hasattr(memory_pool, optional):
             setattr(ns, optional, getattr(memory_pool, optional))
-    unified = _unified_mha_pool()
-    if unified is not None:
-        ns.UnifiedMHATokenToKVPool = unified
+    offer_optional_pools(ns)
     ns.real_backends, ns.real_backends_missing = _real_backends()
     return ns
-
-
-UNIFIED_NAMES = ("UnifiedKVPool", "MHASubPoolSpec", "UnifiedMHATokenToKVPool")
-
-
-def _unified_mha_pool() -> Callable[..., Any] | None:
-    """The release's UnifiedMHATokenToKVPool behind the SUT protocol's MHA constructor (None
-    where the release has no unified pools): a UnifiedKVPool of size + page_size entries whose
-    grow-up sub-pool holds the pool's layers, beside the one-layer grow-down sub-pool the buffer
-    requires and nothing writes. The release builds the entry layout and the strided views."""
-    try:
-        unified = importlib.import_module("sglang.srt.mem_cache.unified_memory_pool")
-    except Exception:  # noqa: BLE001 - a release without unified pools, or one that fails here
-        return None
-    if not all(hasattr(unified, name) for name in UNIFIED_NAMES):
-        return None
-
-    def build(
-        size: int,
-        page_size: int,
-        dtype: Any,
-        head_num: int,
-        head_dim: int,
-        layer_num: int,
-        device: str,
-        enable_memory_saver: bool = False,
-        v_head_dim: int | None = None,
-        start_layer: int | None = None,
-        end_layer: int | None = None,
-    ) -> Any:
-        import torch
-
-        store = torch.uint8 if dtype.itemsize == 1 and dtype.is_floating_point else dtype
-        shape = dict(store_dtype=store, kv_cache_dtype=dtype)
-        pool = unified.MHASubPoolSpec(
-            name="kv", layer_num=layer_num, grow_direction="up", head_num=head_num,
-            head_dim=head_dim, v_head_dim=v_head_dim, **shape,
-        )  # fmt: skip
-        spare = unified.MHASubPoolSpec(
-            name="spare", layer_num=1, grow_direction="down", head_num=1,
-            head_dim=16 // store.itemsize, **shape,
-        )  # fmt: skip
-        buffer = unified.UnifiedKVPool(
-            total_bytes=(size + page_size) * pool.entry_bytes(), sub_pool_specs=[pool, spare],
-            device=device, enable_memory_saver=False, page_size=page_size,
-        )  # fmt: skip
-        return unified.UnifiedMHATokenToKVPool(
-            unified_buffer=buffer, sub_pool_name="kv", page_size=page_size,
-            start_layer=start_layer, end_layer=end_layer,
-        )  # fmt: skip
-
-    build.__name__ = build.__qualname__ = "UnifiedMHATokenToKVPool"
-    return build
 
 
 def _real_backends() -> tuple[dict[str, type], dict[str, str]]:

@@ -13,7 +13,7 @@ import ast
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Sequence
 
 from pools.layouts.kinds import LAYOUT_KINDS
 from scenarios.model import MLA_POOL_KINDS
@@ -36,34 +36,80 @@ KIND_CLASSES = {
     "swa_mla": "SWAKVPool",
     **{kind: layout.class_name for kind, layout in LAYOUT_KINDS.items()},
 }
-# Why a door no pool kind drives stays undriven, by class; a class not named here is "not
-# modelled yet", whatever it is. Measured on 0.5.23 (constructing each on this CPU machine).
-_FP4 = (
-    "the loader does not offer it: measured on 0.5.23, MLATokenToKVPoolFP4's doors launch a "
-    "Triton kernel on a CPU ('0 active drivers'), and on MHATokenToKVPoolFP4 the judge has no "
-    "FP4 block scale for a non-finite block, where SGLang casts inf to uint8"
+# What each class's doors do on this CPU machine, measured on 0.5.23 by constructing the class
+# with the smallest arguments and calling each door once (the write-door census of issue 27):
+# (class, door) or (class, "*") -> (status, what was measured). A class measured nowhere here is
+# "not measured yet".
+WRITES, NEEDS_DEVICE, NO_CONSTRUCT, REFUSES = (
+    "writes on a CPU",
+    "constructs on a CPU, its door needs a GPU",
+    "does not construct on a CPU",
+    "refuses by design",
 )
-UNDRIVEN = {
-    "MHATokenToKVPoolFP4": _FP4,
-    "MLATokenToKVPoolFP4": _FP4,
-    "NoOpMHATokenToKVPool": "writes nothing by design (a pool for layers without a KV cache)",
-    "MHATokenToKVPoolMXFP8": "not modelled yet: the MXFP8 store's torch path and its scale "
-    "buffers (slot 0 kept, test_mxfp8_kv_reserved_slot.py) have no pool kind",
-    "HybridLinearKVPool": "not modelled yet: constructs on a CPU with mamba_pool=None; its full "
-    "layers write at full_loc, which no scenario passes",
-    "MHATokenToKOnlyPool": "not modelled yet: a K-only index pool (set_k_buffer) with no pool kind",
-    "MiniMaxSparseKVPool": "not modelled yet: constructs on a CPU with explicit start/end layers; "
-    "its set_kv_buffer refuses on purpose and its index pool is K-only",
-    "UnifiedSWAKVPool": "not modelled yet: refuses a loc not marked physical, and writes full "
-    "layers at full_loc; no scenario marks locs",
-    "UnifiedMHAKVPool": "not modelled yet: strided per-layer views and the physical mark",
-    "UnifiedMLAKVPool": "not modelled yet: strided per-layer views and the physical mark",
+_TRITON = "launches a Triton kernel ('0 active drivers' on a CPU)"
+MEASURED: dict[tuple[str, str], tuple[str, str]] = {
+    ("MHATokenToKVPool", "set_kv_buffer_prefix_valid"): (
+        WRITES,
+        "its CPU path masks the committed rows and calls set_kv_buffer with a bare loc",
+    ),
+    ("MHATokenToKVPoolFP4", "*"): (
+        WRITES,
+        "with dtype float4_e2m1fn_x2 (a non-finite block is undefined: the skip fp4-non-finite)",
+    ),
+    ("MLATokenToKVPoolFP4", "*"): (NEEDS_DEVICE, _TRITON),
+    ("NoOpMHATokenToKVPool", "*"): (REFUSES, "RuntimeError: a pool for layers without a KV cache"),
+    ("MHATokenToKVPoolMXFP8", "*"): (NEEDS_DEVICE, "`assert _is_cuda` in the MXFP8 store"),
+    ("HybridLinearKVPool", "set_kv_buffer"): (WRITES, "with mamba_pool=None; writes at full_loc"),
+    ("HybridLinearKVPool", "set_mla_kv_buffer"): (WRITES, "with mamba_pool=None and use_mla"),
+    ("HybridLinearKVPool", "set_index_k_scale_buffer"): (NEEDS_DEVICE, "use_dsa: " + _TRITON),
+    ("DSATokenToKVPool", "set_index_k_scale_buffer"): (NEEDS_DEVICE, _TRITON),
+    ("MHATokenToKOnlyPool", "*"): (WRITES, "a K-only index pool; layer_id is the local index"),
+    ("MiniMaxSparseKVPool", "*"): (WRITES, "with explicit start_layer and end_layer"),
+    ("SWAKVPool", "set_index_k_scale_buffer"): (NEEDS_DEVICE, "a DSA full pool: " + _TRITON),
+    ("UnifiedSWAKVPool", "*"): (
+        WRITES,
+        "with a loc marked physical; its sub-pools' views share the buffer's bytes from byte 0, "
+        "so full and SWA slots must come from the buffer's two ends",
+    ),
+    ("HiSparseMHAMainPool", "*"): (WRITES, "at mapping[loc] after register_mapping"),
+    ("HiSparseDSATokenToKVPool", "*"): (WRITES, "at mapping[loc] after register_mapping"),
+    ("LayerSplitDSATokenToKVPool", "*"): (
+        WRITES,
+        "only with an attention context-parallel group stood in",
+    ),
+    ("UnifiedDraftSWAKVPool", "*"): (WRITES, "with a fused-draft placement; ignores full_loc"),
+    ("PageInterleaveMHATokenToKVPool", "*"): (WRITES, "only with a process group stood in"),
+    ("PageInterleaveMLATokenToKVPool", "*"): (WRITES, "only with a process group stood in"),
+    ("PageInterleaveDSATokenToKVPool", "*"): (WRITES, "only with a process group stood in"),
+    ("DeepSeekV4UniformFP8KVPool", "*"): (WRITES, "pure torch"),
+    ("DeepSeekV4SingleKVPool", "*"): (NEEDS_DEVICE, _TRITON + " or a CUDA JIT build"),
+    ("HiSparseC4DevicePool", "*"): (NEEDS_DEVICE, _TRITON + " or a CUDA JIT build"),
+    ("DeepSeekV4IndexerPool", "*"): (NEEDS_DEVICE, _TRITON + " or a CUDA JIT build"),
+    ("DeepSeekV4TokenToKVPool", "*"): (
+        NO_CONSTRUCT,
+        "ValueError: config namespace 'exec' not published (it needs ServerArgs with a model)",
+    ),
+    ("MiniMaxM3Nvfp4IndexKPool", "set_quantized_k_buffer"): (WRITES, "its quantised input"),
+    ("MiniMaxM3Nvfp4MainKVPool", "set_quantized_kv_buffer"): (WRITES, "its quantised input"),
+    ("MiniMaxM3Nvfp4IndexKPool", "*"): (NEEDS_DEVICE, "NVFP4 quantisation asserts SM90+"),
+    ("MiniMaxM3Nvfp4MainKVPool", "*"): (NEEDS_DEVICE, "NVFP4 quantisation asserts SM90+"),
+    ("MiniMaxM3Nvfp4KVPool", "*"): (NEEDS_DEVICE, "NVFP4 quantisation asserts SM90+"),
+    ("QSATokenToKVPool", "*"): (WRITES, "page_size > 1, a multiple of the compress ratio"),
 }
-FOLDER_REASONS = {
-    "/npu/": "an Ascend pool: its store is torch_npu's, and torch_npu is absent here",
-    "/mlx/": "a stand-in cache of the MLX (Apple) model runner",
+FOLDER_MEASURED = {
+    "/npu/": (NO_CONSTRUCT, "an Ascend pool: its store is torch_npu's, and torch_npu is absent"),
+    "/mlx/": (NO_CONSTRUCT, "a stand-in cache of the MLX (Apple) model runner"),
 }
 NOT_OFFERED = "a pool kind models it, but this SUT's loader does not offer the class"
+NOT_MEASURED = ("", "")
+
+
+def measured(file: str, cls: str, method: str) -> tuple[str, str]:
+    """(status, note) of a door on this machine: MEASURED, else its folder's, else unknown."""
+    found = MEASURED.get((cls, method)) or MEASURED.get((cls, "*"))
+    if found:
+        return found
+    return next((why for part, why in FOLDER_MEASURED.items() if part in file), NOT_MEASURED)
 
 
 @dataclass(frozen=True)
@@ -74,6 +120,16 @@ class Door:
     line: int
     driven_by: tuple[str, ...] = ()  # the pool kinds whose cells call it
     reason: str = ""  # why no pool kind drives it
+    status: str = ""  # what it does on this machine (MEASURED), "" where not measured
+
+    @property
+    def constructs_here(self) -> bool:
+        """Its class constructs on this CPU machine (driven or measured so)."""
+        return bool(self.driven_by) or self.status in (WRITES, NEEDS_DEVICE, REFUSES)
+
+    @property
+    def writes_here(self) -> bool:
+        return bool(self.driven_by) or self.status == WRITES
 
     def describe(self) -> str:
         where = f"{self.cls}.{self.method} ({Path(self.file).name}:{self.line})"
@@ -82,10 +138,34 @@ class Door:
         return f"{where}: not driven: {self.reason}"
 
 
-def driven_doors(offered: Iterable[str]) -> dict[tuple[str, str], tuple[str, ...]]:
+@dataclass(frozen=True)
+class _Class:
+    bases: tuple[str, ...]
+    doors: dict[str, int]  # door name -> line
+
+
+def _defining(cls: str, door: str, classes: dict[str, _Class]) -> str | None:
+    """The class whose `door` an instance of `cls` runs: cls, else the first of its bases (depth
+    first, left to right, as a single-inheritance MRO) that defines it in the release."""
+    seen: set[str] = set()
+    stack = [cls]
+    while stack:
+        name = stack.pop(0)
+        if name in seen or name not in classes:
+            continue
+        seen.add(name)
+        if door in classes[name].doors:
+            return name
+        stack = list(classes[name].bases) + stack
+    return None
+
+
+def driven_doors(
+    offered: Iterable[str], classes: dict[str, _Class]
+) -> dict[tuple[str, str], tuple[str, ...]]:
     """(class, door) -> the pool kinds whose cells call it on a SUT that offers the classes
     `offered`: set_kv_buffer on every kind, set_mla_kv_buffer too on MLA kinds (the MLA
-    backends' call)."""
+    backends' call), each where the kind's class defines or inherits it."""
     offered = set(offered)
     driven: dict[tuple[str, str], tuple[str, ...]] = {}
     for kind, cls in KIND_CLASSES.items():
@@ -95,7 +175,8 @@ def driven_doors(offered: Iterable[str]) -> dict[tuple[str, str], tuple[str, ...
             ("set_kv_buffer", "set_mla_kv_buffer") if kind in MLA_POOL_KINDS else ("set_kv_buffer",)
         )
         for door in doors:
-            driven[cls, door] = driven.get((cls, door), ()) + (kind,)
+            owner = _defining(cls, door, classes) or cls
+            driven[owner, door] = driven.get((owner, door), ()) + (kind,)
     return driven
 
 
@@ -114,44 +195,64 @@ def _abstract(function: ast.AST) -> bool:
     return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
 
 
-def _doors_in(path: Path) -> Iterator[tuple[str, str, int]]:
+def _base_name(node: ast.expr) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+
+
+def _classes_in(path: Path) -> dict[str, _Class]:
     text = path.read_text(errors="replace")
-    if "def set_" not in text:
-        return
+    if "class " not in text:
+        return {}
     try:
         tree = ast.parse(text)
     except SyntaxError:
-        return
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
-            for item in node.body:
-                if (
-                    isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
-                    and DOOR_NAME.match(item.name)
-                    and item.name not in NOT_DOORS
-                    and not _abstract(item)
-                ):
-                    yield node.name, item.name, item.lineno
+        return {}
+    return {
+        node.name: _Class(
+            tuple(_base_name(base) for base in node.bases),
+            {
+                item.name: item.lineno
+                for item in node.body
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and DOOR_NAME.match(item.name)
+                and item.name not in NOT_DOORS
+                and not _abstract(item)
+            },
+        )
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+    }
 
 
 def write_doors(root: Path, offered: Iterable[str]) -> list[Door]:
     """Every write door under the release root `root` (the folder holding `sglang/`), on a SUT
-    that offers the pool classes `offered` (the SUT protocol's: detect.REQUIRED_NAMES)."""
-    driven = driven_doors(offered)
+    that offers the pool classes `offered` (what its loader offers: the SUT protocol's three,
+    detect.REQUIRED_NAMES, and harness/sut/load/sglang_loader.py `offered_classes`)."""
+    files = {
+        str(path.relative_to(root)): _classes_in(path)
+        for folder in POOL_FOLDERS
+        for path in sorted((root / folder).rglob("*.py"))
+    }
+    classes = {name: found for found_in in files.values() for name, found in found_in.items()}
+    driven = driven_doors(offered, classes)
     doors = []
-    for folder in POOL_FOLDERS:
-        for path in sorted((root / folder).rglob("*.py")):
-            relative = str(path.relative_to(root))
-            for cls, method, line in _doors_in(path):
+    for relative, found_in in files.items():
+        for cls, found in found_in.items():
+            for method, line in found.doors.items():
                 kinds = driven.get((cls, method), ())
+                status, note = measured(relative, cls, method)
                 if kinds:
-                    doors.append(Door(relative, cls, method, line, kinds))
+                    doors.append(Door(relative, cls, method, line, kinds, status=status))
                     continue
-                reason = UNDRIVEN.get(cls) or next(
-                    (why for part, why in FOLDER_REASONS.items() if part in relative),
-                    NOT_OFFERED if cls in KIND_CLASSES.values() else "not modelled yet",
-                )
-                doors.append(Door(relative, cls, method, line, reason=reason))
+                if cls in KIND_CLASSES.values():
+                    reason = f"{NOT_OFFERED} ({status}: {note})" if status else NOT_OFFERED
+                elif not status:
+                    reason = "not modelled yet (not measured on a CPU yet)"
+                elif status == WRITES:
+                    reason = f"not modelled yet ({status}: {note})"
+                else:
+                    reason = f"{status}: {note}"
+                doors.append(Door(relative, cls, method, line, reason=reason, status=status))
     return doors
 
 
@@ -163,3 +264,16 @@ def counts(doors: Sequence[Door]) -> tuple[int, int]:
 def driven_count(doors: Sequence[Door]) -> str:
     """`write doors driven: N of M`, for the SUT lines of a run."""
     return "write doors driven: {} of {}".format(*counts(doors))
+
+
+def cpu_count(doors: Sequence[Door]) -> str:
+    """How many of the doors whose class constructs here, and of those that write here, are
+    driven (measured on this CPU machine: MEASURED)."""
+    constructs = [door for door in doors if door.constructs_here]
+    writes = [door for door in constructs if door.writes_here]
+    return (
+        "of the {} whose class constructs on a CPU, {} driven; of the {} that also write on a "
+        "CPU, {} driven".format(
+            len(constructs), counts(constructs)[0], len(writes), counts(writes)[0]
+        )
+    )

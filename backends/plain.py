@@ -12,7 +12,7 @@ from backends.entry import ValueScope, register_backend
 from backends.era_calls import loc_arguments
 from backends.focus import BUILTIN_SCENARIOS, LAYOUT_DTYPES
 from backends.skips import BackendSkip
-from scenarios.model import BASE_POOL_KINDS, Scenario
+from scenarios.model import BASE_POOL_KINDS, HYBRID_LINEAR_KINDS, Scenario
 
 PLAIN_FOCUS = {
     "extend": BUILTIN_SCENARIOS[:6]
@@ -48,12 +48,13 @@ LAYOUT_DTYPE_SUBSET = BackendSkip(
 # Where the value oracle judges the canonical calls: every pool kind but FP4, whose bytes the
 # fp4_bound oracle judges against the input (harness/compare/values.py collects these).
 PLAIN_VALUES = ValueScope(
-    ("mha", "swa_mha", "mha_hnd", "npu_mha", "mha_aiter5d", "unified_mha", "mla", "swa_mla"),
+    ("mha", "swa_mha", "mha_hnd", "npu_mha", "mha_aiter5d", "unified_mha", "mla", "swa_mla")
+    + HYBRID_LINEAR_KINDS,
     "MHA: k and v divided by the layer's scales (when a cast follows), cast to the "
     "pool dtype; MLA: the latent row nope ++ rope cast, no scales",
 )
 PLAIN_MLA_VALUES = ValueScope(
-    ("mla", "swa_mla", "npu_mla"),
+    ("mla", "swa_mla", "npu_mla", "hybrid_linear_mla"),
     "nope ++ rope cast, no scales (NPU MLA: nope and rope in their own buffers)",
 )
 
@@ -62,10 +63,10 @@ PLAIN_MLA_VALUES = ValueScope(
     name="plain",
     order=0,
     device_type="any",
-    pool_kinds=BASE_POOL_KINDS + PLAIN_LAYOUT_KINDS,
+    pool_kinds=BASE_POOL_KINDS + PLAIN_LAYOUT_KINDS + HYBRID_LINEAR_KINDS,
     modes=("extend",),
     focus=PLAIN_FOCUS,
-    skips=(LAYOUT_DTYPE_SUBSET, skips.FP4_NON_FINITE),
+    skips=(LAYOUT_DTYPE_SUBSET, skips.FP4_NON_FINITE, skips.FULL_LOC_ON_HYBRID_LINEAR),
     mla_input="latent",
     value_scope=PLAIN_VALUES,
     summary="each era's canonical set_kv_buffer call, no backend quirks",
@@ -87,10 +88,10 @@ def write_set_kv_buffer(req: WriteRequest, era: str, mode: str = "extend") -> No
     name="plain_mla",
     order=1,
     device_type="any",
-    pool_kinds=("mla", "swa_mla") + PLAIN_MLA_LAYOUT_KINDS,
+    pool_kinds=("mla", "swa_mla", "hybrid_linear_mla") + PLAIN_MLA_LAYOUT_KINDS,
     modes=("extend",),
     focus=PLAIN_FOCUS,
-    skips=(LAYOUT_DTYPE_SUBSET, skips.FP4_NON_FINITE),
+    skips=(LAYOUT_DTYPE_SUBSET, skips.FP4_NON_FINITE, skips.FULL_LOC_ON_HYBRID_LINEAR),
     value_scope=PLAIN_MLA_VALUES,
     summary="each era's canonical set_mla_kv_buffer call (nope, rope)",
 )

@@ -85,6 +85,22 @@ FP4_NON_FINITE = BackendSkip(
 )
 
 
+def _full_loc_on_hybrid_linear(scenario: Scenario, mode: str) -> bool:
+    return scenario.geometry.is_hybrid_linear and scenario.stale_full_loc
+
+
+FULL_LOC_ON_HYBRID_LINEAR = BackendSkip(
+    "hybrid-linear-full-loc",
+    "hybrid linear pools in scenarios whose call passes a full_loc (stale-full-loc)",
+    "HybridLinearKVPool.set_kv_buffer writes at full_loc by design (the unified pool's "
+    "pre-translated physical loc) and set_mla_kv_buffer ignores it, while the expected slots "
+    "come from the scenario's loc alone; tests/test_hybrid_linear.py pins both routes against "
+    "the installed release instead",
+    _full_loc_on_hybrid_linear,
+    "memory_pool.py 0.5.23 HybridLinearKVPool.set_kv_buffer",
+)
+
+
 def no_cross_attention(backend: str, where: str) -> BackendSkip:
     return BackendSkip(
         "no-cross-attention",

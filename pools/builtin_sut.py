@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 from pools.engines import make_engine
 from pools.eras import era_named
+from pools.hybrid_linear_storage import HybridLinearStorage
 from pools.layouts.kinds import LAYOUT_KINDS
 
 
@@ -20,10 +21,14 @@ def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
     mha = type("MHATokenToKVPool", (source.MHATokenToKVPool,), {"engine": engine})
     mla = type("MLATokenToKVPool", (source.MLATokenToKVPool,), {"engine": engine})
     swa = type("SWAKVPool", (source.SWAKVPool,), {"default_sub_pool_class": mha})
+    hybrid_linear = type(
+        "HybridLinearKVPool", (HybridLinearStorage,), {"mha_pool_class": mha, "mla_pool_class": mla}
+    )
     names = {
         "MHATokenToKVPool": mha,
         "MLATokenToKVPool": mla,
         "SWAKVPool": swa,
+        "HybridLinearKVPool": hybrid_linear,
         "name": f"builtin:{era_name}:{engine_name}",
         "version": "builtin",
     }

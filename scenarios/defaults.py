@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from pools.dtypes import dtype_spec
 from scenarios.allocator import allocate, swa_mapping
-from scenarios.model import MLA_POOL_KINDS, Forward, Geometry, Scale, Scenario
+from scenarios.model import HYBRID_LINEAR_KINDS, MLA_POOL_KINDS, Forward, Geometry, Scale, Scenario
 from scenarios.profiles import profile_named
 from scenarios.reach import reach_scenario
 
@@ -34,13 +34,16 @@ def geometry(pool: str, dtype: str, page_size: int = 16, size: int = 256) -> Geo
         layer_num=layer_num,
         swa_layer_ids=swa_layer_ids,
         size_swa=size // 2 if swa_layer_ids else 0,
+        # A hybrid linear model's layers 0 and 2 are linear attention (no KV in the pool).
+        linear_layer_ids=[0, 2] if pool in HYBRID_LINEAR_KINDS else [],
     )
     if pool in MLA_POOL_KINDS:  # rank and rope are FP4 block (16) multiples
         return Geometry(kv_lora_rank=64, qk_rope_head_dim=16, **common)
     if pool in (
         "mha_fp4",
         "mha_aiter5d",
-    ):  # FP4: v_head_dim == head_dim; 5-D: dims % X (8 for bf16)
+        "hybrid_linear_mha",
+    ):  # FP4 and the hybrid linear pool: v_head_dim == head_dim; 5-D: dims % X (8 for bf16)
         return Geometry(head_num=2, head_dim=32, **common)
     if pool == "mha_hnd":  # page_size == head_num: a swapped (head, offset) index shows
         return Geometry(head_num=page_size, head_dim=16, v_head_dim=8, **common)
@@ -136,13 +139,15 @@ def _edges(rng: random.Random, g: Geometry, pool: str, dtype: str, seed: int) ->
 def _small(
     rng: random.Random, pool: str, dtype: str, seed: int, scaled_input: str
 ) -> list[Scenario]:
-    """Two layers (layer 1 is the SWA layer) and 64 slots, cheap enough for ~14 backends x modes
+    """Two layers (layer 1 is the SWA layer; a hybrid linear pool has a linear layer 1 between
+    them, three in all) and 64 slots, cheap enough for ~14 backends x modes
     (the backends' focus, backends/focus.py FOCUS): scale kinds (tensor, parameter, none,
     float) on a differing input dtype, narrowing, decode steps and cross-attention."""
     g = replace(
         geometry(pool, dtype, size=64),
-        layer_num=2,
+        layer_num=3 if pool in HYBRID_LINEAR_KINDS else 2,
         swa_layer_ids=[1] if pool.startswith("swa_") else [],
+        linear_layer_ids=[1] if pool in HYBRID_LINEAR_KINDS else [],
     )
     tokens = allocate(rng, g.size, g.page_size, 20)
     decode = allocate(rng, g.size, g.page_size, 3)

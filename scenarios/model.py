@@ -19,8 +19,11 @@ LAYOUT_POOL_KINDS = (
     "mha_aiter5d",
     "unified_mha",
 )
-POOL_KINDS = BASE_POOL_KINDS + LAYOUT_POOL_KINDS
-MLA_POOL_KINDS = ("mla", "swa_mla", "mla_fp4", "npu_mla")
+# HybridLinearKVPool over MHA or MLA: linear-attention layers keep no KV in it, full-attention
+# layers write one dense pool (pools/hybrid_linear_storage.py).
+HYBRID_LINEAR_KINDS = ("hybrid_linear_mha", "hybrid_linear_mla")
+POOL_KINDS = BASE_POOL_KINDS + LAYOUT_POOL_KINDS + HYBRID_LINEAR_KINDS
+MLA_POOL_KINDS = ("mla", "swa_mla", "mla_fp4", "npu_mla", "hybrid_linear_mla")
 SCALE_KINDS = ("none", "float", "tensor", "param")
 # How k/v values are drawn: normal draws, values near the pool dtype's range limit, or normal
 # draws sprinkled with ±0, subnormals, ±inf and NaN (opt-in: some pools legitimately differ on NaN).
@@ -41,6 +44,8 @@ class Geometry:
     qk_rope_head_dim: int = 0
     swa_layer_ids: list[int] = field(default_factory=list)
     size_swa: int = 0
+    # A hybrid linear pool's linear-attention layers: no KV cache, no write, no buffer.
+    linear_layer_ids: list[int] = field(default_factory=list)
 
     @property
     def is_swa(self) -> bool:
@@ -55,11 +60,22 @@ class Geometry:
         return self.pool.endswith("_fp4")
 
     @property
+    def is_hybrid_linear(self) -> bool:
+        return self.pool in HYBRID_LINEAR_KINDS
+
+    @property
+    def kv_layer_ids(self) -> list[int]:
+        """The layers that keep K/V in the pool: all but the linear-attention ones."""
+        return [layer for layer in range(self.layer_num) if layer not in self.linear_layer_ids]
+
+    @property
     def full_layer_ids(self) -> list[int]:
-        return [layer for layer in range(self.layer_num) if layer not in self.swa_layer_ids]
+        return [layer for layer in self.kv_layer_ids if layer not in self.swa_layer_ids]
 
     def rows(self, layer_id: int) -> int:
-        """Buffer height of the sub-pool that holds `layer_id`."""
+        """Buffer height of the sub-pool that holds `layer_id` (0: a linear layer has none)."""
+        if layer_id in self.linear_layer_ids:
+            return 0
         size = self.size_swa if layer_id in self.swa_layer_ids else self.size
         return size + self.page_size
 
@@ -135,7 +151,7 @@ class Scenario:
         return mapping
 
     def layers_of(self, forward: Forward) -> list[int]:
-        return list(range(self.geometry.layer_num)) if forward.layers is None else forward.layers
+        return self.geometry.kv_layer_ids if forward.layers is None else forward.layers
 
     @property
     def narrowed(self) -> bool:

@@ -110,6 +110,16 @@ def validate(scenario: Scenario) -> None:
     problem = layout_problem(g)
     if problem:
         raise ScenarioError(problem)
+    if g.linear_layer_ids and not g.is_hybrid_linear:
+        raise ScenarioError(f"only a hybrid linear pool has linear layers, not {g.pool}")
+    if g.is_hybrid_linear:
+        if not g.full_layer_ids or any(not 0 <= i < g.layer_num for i in g.linear_layer_ids):
+            raise ScenarioError(
+                "a hybrid linear pool needs a full-attention layer and linear layer ids in "
+                f"[0, {g.layer_num})"
+            )
+        if not g.is_mla and g.v_head_dim not in (None, g.head_dim):
+            raise ScenarioError("a hybrid linear MHA pool stores V with head_dim")
     if g.is_swa:
         if not g.swa_layer_ids or not g.full_layer_ids:
             raise ScenarioError("a SWA pool needs at least one SWA and one full layer")
@@ -126,6 +136,8 @@ def validate(scenario: Scenario) -> None:
         for layer in scenario.layers_of(forward) + forward.cross_layers:
             if not 0 <= layer < g.layer_num:
                 raise ScenarioError(f"{where}: layer {layer} outside [0, {g.layer_num})")
+            if layer in g.linear_layer_ids:
+                raise ScenarioError(f"{where}: layer {layer} is a linear layer, with no KV cache")
         if forward.cross_layers:
             if forward.encoder_loc is None or len(forward.encoder_loc) != len(forward.loc):
                 raise ScenarioError(

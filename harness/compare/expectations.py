@@ -33,7 +33,7 @@ class Expected(Mapping):
     def __init__(self, scenario: Scenario):
         self.scenario = scenario
         self._writers: dict[str, dict[int, Writer]] = {}
-        for layer_id in range(scenario.geometry.layer_num):
+        for layer_id in scenario.geometry.kv_layer_ids:
             for name in buffer_names(scenario, layer_id):
                 self._writers[name] = {}
         for forward_index, forward in enumerate(scenario.forwards):

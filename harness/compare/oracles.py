@@ -303,7 +303,7 @@ def _fp4_within_bound(scenario, baseline, candidate, expected) -> list[Finding]:
     if not g.is_fp4:
         return []
     parts = ("kv",) if g.is_mla else ("k", "v")
-    for layer_id in range(g.layer_num):
+    for layer_id in g.kv_layer_ids:
         for part in parts:
             name = f"L{layer_id}.{part}"
             writers = expected.get(name)

@@ -14,9 +14,10 @@ from harness.plan.devices import device_type, natural_device, unavailable_reason
 from harness.plan.engine_matrix import cell_status, layout_of
 from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import SutChoice
+from harness.sut.load.loader import LoadedSut
 from harness.sut.probe.limits import limit_before
 from pools.builtin_sut import builtin_module
-from pools.layouts.kinds import LAYOUT_KINDS, served_eras
+from pools.layouts.kinds import class_name_of, served_eras
 from reports.check_label import check_label
 
 
@@ -67,10 +68,12 @@ def _unserved(pool: str, era: str) -> str:
     return f"{pool} pools serve no {era} call site (pools/layouts/kinds.py eras)"
 
 
-def _missing_class(module: object, pool: Optional[str]) -> Optional[str]:
-    """The SGLang class name a layout pool kind needs that a foreign SUT does not offer."""
-    kind = LAYOUT_KINDS.get(pool or "")
-    return None if kind is None or hasattr(module, kind.class_name) else kind.class_name
+def _missing_class(loaded: LoadedSut, pool: Optional[str]) -> Optional[str]:
+    """The SGLang class name a pool kind needs that a foreign SUT does not offer."""
+    if not pool:
+        return None
+    name = class_name_of(pool)
+    return None if loaded.offers(name) else name
 
 
 def candidates_for(
@@ -142,7 +145,7 @@ def _foreign_candidates(
     """A foreign SUT through each of its call conventions, unless its capabilities, its own
     call site or this machine rule the cell out (each a Skip with the reason)."""
     loaded = sut.loaded
-    missing = _missing_class(loaded.module, pool)
+    missing = _missing_class(loaded, pool)
     limit = limit_before(loaded.capabilities, pool, device_type(device)) if pool else None
     real_code = backend.name in loaded.real_code and _real_code_runs(backend, mode)
     # The release's own code speaks its own convention whatever --era forces: it is judged

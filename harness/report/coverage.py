@@ -11,7 +11,7 @@ import pandas as pd
 from reports.markdown import markdown_table
 from reports.records import text_of
 from reports.schema import validate_row
-from scenarios.model import MLA_POOL_KINDS, POOL_KINDS, SCALE_KINDS, Scenario
+from scenarios.model import HYBRID_LINEAR_KINDS, MLA_POOL_KINDS, POOL_KINDS, SCALE_KINDS, Scenario
 
 
 def _written(s: Scenario) -> set[int]:
@@ -80,8 +80,13 @@ UNREACHABLE: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     "head_dim % 64": (MLA_POOL_KINDS, "an MLA pool has no head_dim"),
     "v_head_dim != head_dim": (
-        (*MLA_POOL_KINDS, "mha_fp4"),
-        "an MLA pool has no v_head_dim, and the FP4 pool stores k and v alike",
+        (*MLA_POOL_KINDS, "mha_fp4", "hybrid_linear_mha"),
+        "an MLA pool has no v_head_dim, and the FP4 and hybrid linear MHA pools store k and v "
+        "alike",
+    ),
+    "stale full_loc": (
+        HYBRID_LINEAR_KINDS,
+        "a hybrid linear pool writes at full_loc by design (the skip hybrid-linear-full-loc)",
     ),
     "remap": (
         tuple(kind for kind in POOL_KINDS if kind not in _SWA_KINDS),

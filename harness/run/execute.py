@@ -70,7 +70,7 @@ def _raw_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Ten
 
 
 def fill_canary(pool: Any, scenario: Scenario) -> None:
-    for layer_id in range(scenario.geometry.layer_num):
+    for layer_id in scenario.geometry.kv_layer_ids:
         for buffer in _raw_buffers(pool, scenario, layer_id):
             buffer.view(torch.uint8).fill_(CANARY)
 
@@ -79,7 +79,7 @@ def buffer_bytes(pool: Any, scenario: Scenario) -> dict[str, torch.Tensor]:
     """Every buffer of every layer as CPU bytes, by name."""
     return {
         name: as_bytes(buffer)
-        for layer_id in range(scenario.geometry.layer_num)
+        for layer_id in scenario.geometry.kv_layer_ids
         for name, buffer in zip(
             buffer_names(scenario, layer_id), pool_buffers(pool, scenario, layer_id)
         )
@@ -96,7 +96,7 @@ def kept_sinks(pool: Any, scenario: Scenario) -> frozenset[str]:
         return frozenset()
     return frozenset(
         name
-        for layer_id in range(scenario.geometry.layer_num)
+        for layer_id in scenario.geometry.kv_layer_ids
         for name, buffer in zip(
             buffer_names(scenario, layer_id), _raw_buffers(pool, scenario, layer_id)
         )

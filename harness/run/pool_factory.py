@@ -55,12 +55,36 @@ def _layout_pool(module: Any, scenario: Scenario, device: str) -> Any:
     )
 
 
+def _hybrid_linear_pool(module: Any, scenario: Scenario, dtype: Any, device: str) -> Any:
+    g = scenario.geometry
+    cls = getattr(module, "HybridLinearKVPool", None)
+    if cls is None:
+        raise TypeError(f"this SUT has no HybridLinearKVPool (pool kind {g.pool})")
+    if g.is_mla:  # SGLang's MLA hybrid reads head_num/head_dim only for its size accounting
+        shape = dict(use_mla=True, head_num=1, head_dim=g.kv_lora_rank + g.qk_rope_head_dim)
+        shape.update(_mla_kwargs(scenario))
+    else:
+        shape = dict(head_num=g.head_num, head_dim=g.head_dim)
+    return cls(
+        size=g.size,
+        dtype=dtype,
+        page_size=g.page_size,
+        full_attention_layer_ids=g.full_layer_ids,
+        device=device,
+        mamba_pool=None,
+        enable_memory_saver=False,
+        **shape,
+    )
+
+
 def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
     g = scenario.geometry
     if g.pool in LAYOUT_KINDS:
         return _layout_pool(module, scenario, device)
     dtype = dtype_spec(g.dtype).dtype
     common = dict(page_size=g.page_size, device=device, enable_memory_saver=False)
+    if g.is_hybrid_linear:
+        return _hybrid_linear_pool(module, scenario, dtype, device)
     if g.pool == "mha":
         return module.MHATokenToKVPool(
             size=g.size,

@@ -21,6 +21,7 @@ from types import SimpleNamespace
 from pools.judge.eras import ERA_FRONTS
 from pools.judge.fp4_pools import MHAFP4JudgePool, MLAFP4JudgePool
 from pools.judge.hybrid import JudgeHybridPool
+from pools.judge.hybrid_linear import JudgeHybridLinearPool
 from pools.judge.layouts import (
     Aiter5DJudgePool,
     HNDJudgePool,
@@ -56,10 +57,16 @@ def judge_module(era: str) -> SimpleNamespace:
     mha = type("MHATokenToKVPool", (MHAJudgePool, front.mha), dict(marks))
     mla = type("MLATokenToKVPool", (MLAJudgePool, front.mla), dict(marks))
     swa = type("SWAKVPool", (JudgeHybridPool, front.swa), {**marks, "default_sub_pool_class": mha})
+    hybrid_linear = type(
+        "HybridLinearKVPool",
+        (JudgeHybridLinearPool,),
+        {"mha_pool_class": mha, "mla_pool_class": mla},
+    )
     names = {
         "MHATokenToKVPool": mha,
         "MLATokenToKVPool": mla,
         "SWAKVPool": swa,
+        "HybridLinearKVPool": hybrid_linear,
         "name": f"judge:{era}",
         "version": "judge",
     }

@@ -44,12 +44,35 @@ class LayoutKind:
         return self.era_class == "MLATokenToKVPool"
 
 
+# The SGLang class each pool kind is built from (harness/run/pool_factory.py builds them).
+BASE_CLASSES = {
+    "mha": "MHATokenToKVPool",
+    "mla": "MLATokenToKVPool",
+    "swa_mha": "SWAKVPool",
+    "swa_mla": "SWAKVPool",
+    "hybrid_linear_mha": "HybridLinearKVPool",
+    "hybrid_linear_mla": "HybridLinearKVPool",
+}
+
+
+def class_name_of(pool: str) -> str:
+    """The SGLang class a SUT must offer for `pool` cells."""
+    kind = LAYOUT_KINDS.get(pool)
+    return kind.class_name if kind is not None else BASE_CLASSES[pool]
+
+
+# The base kinds that serve some eras only (a layout kind says so on its LayoutKind): the hybrid
+# linear pools read KVWriteLoc.full_loc, which only the current era has.
+KIND_ERAS = {"hybrid_linear_mha": ("current",), "hybrid_linear_mla": ("current",)}
+
+
 def served_eras(pool: str, eras: tuple[str, ...]) -> tuple[str, ...]:
     """Those of `eras` whose call sites a pool of kind `pool` serves, in their order."""
     kind = LAYOUT_KINDS.get(pool)
-    if kind is None or kind.eras is None:
+    served = KIND_ERAS.get(pool) or (kind.eras if kind is not None else None)
+    if served is None:
         return eras
-    return tuple(era for era in eras if era in kind.eras)
+    return tuple(era for era in eras if era in served)
 
 
 LAYOUT_KINDS: dict[str, LayoutKind] = {

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from pools.dtypes import dtype_spec
 from pools.fp4.quantiser import BLOCK as FP4_BLOCK
-from scenarios.model import MLA_POOL_KINDS, Geometry
+from scenarios.model import HYBRID_LINEAR_KINDS, MLA_POOL_KINDS, Geometry
 
 PAGE_SIZES = (1, 16, 64, 128)
 HEAD_NUMS = (1, 2, 4, 8, 32)
@@ -50,6 +50,17 @@ def layer_patterns(draw: st.DrawFn, swa: bool) -> list[bool]:
     if all(pattern) or not any(pattern):
         pattern[-1] = not pattern[-1]
     return pattern
+
+
+def _two_sided(pool: str) -> bool:
+    """A kind whose layers are of two sorts: SWA and full, or linear and full attention."""
+    return pool.startswith("swa_") or pool in HYBRID_LINEAR_KINDS
+
+
+def _sides(pool: str, pattern: list[bool]) -> tuple[list[int], list[int]]:
+    """(SWA layer ids, linear-attention layer ids) of a layer pattern's flagged layers."""
+    flagged = [layer for layer, flag in enumerate(pattern) if flag]
+    return ([], flagged) if pool in HYBRID_LINEAR_KINDS else (flagged, [])
 
 
 LARGE_SWA_PAGES = 4  # a large hybrid pool's SWA sub-pool: a few pages
@@ -111,18 +122,20 @@ def large_geometry(
     """A pool whose last slot passes `reach` where `pool_bytes` allows (the largest that fits
     otherwise), `extra_pages` more pages past it: the narrowest rows the kind accepts, one full
     layer (and one SWA layer of `swa_pages` pages on hybrid pools)."""
-    pattern = [False, True] if pool.startswith("swa_") else [False]
+    pattern = [False, True] if _two_sided(pool) else [False]
     page_size = _page_size(pool, page_size)
+    # A linear layer keeps no rows: only the SWA kinds' flagged layers are rows of their own.
+    rows_pattern = pattern if pool.startswith("swa_") else [False]
     shape = _narrow_shape(
-        pool, dtype, _large_rows(reach, PAGE_SIZES[-1], pattern, swa_pages), pool_bytes
+        pool, dtype, _large_rows(reach, PAGE_SIZES[-1], rows_pattern, swa_pages), pool_bytes
     )
-    swa_layer_ids = [layer for layer, is_swa in enumerate(pattern) if is_swa]
+    swa_layer_ids, linear_layer_ids = _sides(pool, pattern)
     probe = Geometry(
         pool=pool, dtype=dtype, size=1, page_size=page_size, layer_num=len(pattern), **shape
     )
     # Pages 1..pages are handed out, so the last slot is pages * page_size + page_size - 1:
     # past `reach` from pages == reach // page_size on, where the byte budget allows.
-    fits = pool_bytes // _row_bytes(probe) - _large_rows(0, page_size, pattern, swa_pages)
+    fits = pool_bytes // _row_bytes(probe) - _large_rows(0, page_size, rows_pattern, swa_pages)
     max_pages = max(1, min(MAX_SLOTS, fits) // page_size)
     pages = min(max_pages, reach // page_size + extra_pages)
     swa_pages = min(swa_pages, max(1, pages - 1))
@@ -134,6 +147,7 @@ def large_geometry(
         layer_num=len(pattern),
         swa_layer_ids=swa_layer_ids,
         size_swa=page_size * swa_pages if swa_layer_ids else 0,
+        linear_layer_ids=linear_layer_ids,
         **shape,
     )
 
@@ -148,8 +162,8 @@ def geometries(draw: st.DrawFn, pool: str, dtype: str, pool_bytes: int = POOL_BY
     2^16 or 2^17 when the byte budget allows). A small pool's choices are drawn first in both
     cases, so a large pool is never the shorter choice sequence, which Hypothesis's shrinker
     would take for the simpler: a minimal failing scenario is a small pool where one fails."""
-    pattern = draw(layer_patterns(pool.startswith("swa_")))
-    swa_layer_ids = [layer for layer, is_swa in enumerate(pattern) if is_swa]
+    pattern = draw(layer_patterns(_two_sided(pool)))
+    swa_layer_ids, linear_layer_ids = _sides(pool, pattern)
     shape: dict = {}
     if pool in MLA_POOL_KINDS:  # every MLA shape is an FP4 block (16) multiple
         shape["kv_lora_rank"], shape["qk_rope_head_dim"] = draw(st.sampled_from(_mla_shapes(pool)))
@@ -158,7 +172,9 @@ def geometries(draw: st.DrawFn, pool: str, dtype: str, pool_bytes: int = POOL_BY
         shape["head_dim"] = draw(st.sampled_from(HEAD_DIMS))
         v_head_dim = draw(st.sampled_from(V_HEAD_DIMS))
         shape["v_head_dim"] = (
-            v_head_dim if v_head_dim != shape["head_dim"] and pool != "mha_fp4" else None
+            v_head_dim
+            if v_head_dim != shape["head_dim"] and pool not in ("mha_fp4", "hybrid_linear_mha")
+            else None
         )
     # page_size == head_num is its own case: a transposed page-major write looks right there.
     page_size = draw(st.sampled_from(PAGE_SIZES + ("head_num",)))
@@ -194,5 +210,6 @@ def geometries(draw: st.DrawFn, pool: str, dtype: str, pool_bytes: int = POOL_BY
         layer_num=len(pattern),
         swa_layer_ids=swa_layer_ids,
         size_swa=size_swa,
+        linear_layer_ids=linear_layer_ids,
         **shape,
     )

@@ -134,6 +134,7 @@ def load_isolated(spec: str) -> LoadedSut:
         real_code=tuple(worker.loaded.get("real_code", ())),
         real_code_missing=tuple(map(tuple, worker.loaded.get("real_code_missing", ()))),
         in_worker=True,
+        offered=tuple(worker.loaded.get("offered", ())),
     )
 
 

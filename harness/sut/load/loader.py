@@ -33,6 +33,14 @@ class LoadedSut:
     # Its module is a worker process's client (harness/sut/worker/client.py IsolatedSut): a
     # candidate of it executes there, only differing bytes travelling back.
     in_worker: bool = False
+    # The pool classes it offers by SGLang's name (its module's, or its worker's hello): a pool
+    # kind whose class it lacks is skipped (pools/layouts/kinds.py class_name_of). None: what
+    # its module has (`offered_pool_classes`).
+    offered: Optional[tuple[str, ...]] = None
+
+    def offers(self, name: str) -> bool:
+        offered = self.offered if self.offered is not None else offered_pool_classes(self.module)
+        return name in offered
 
     @property
     def unfit_reason(self) -> str:
@@ -41,6 +49,14 @@ class LoadedSut:
             f"SUT {self.spec}: its capabilities fit no modelled call convention "
             f"(missing: {self.unfit})"
         )
+
+
+def offered_pool_classes(module: Any) -> tuple[str, ...]:
+    """The pool kinds' SGLang classes `module` has."""
+    from pools.layouts.kinds import class_name_of
+    from scenarios.model import POOL_KINDS
+
+    return tuple(sorted({name for name in map(class_name_of, POOL_KINDS) if hasattr(module, name)}))
 
 
 def parse_builtin(spec: str) -> Optional[str]:
@@ -108,4 +124,5 @@ def load_foreign(spec: str, prefix: Optional[str] = None) -> LoadedSut:
         root=package_root(module),
         real_code=tuple(getattr(module, "real_backends", None) or ()),
         real_code_missing=tuple((getattr(module, "real_backends_missing", None) or {}).items()),
+        offered=offered_pool_classes(module),
     )

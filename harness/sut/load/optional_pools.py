@@ -73,6 +73,12 @@ class OptionalPool:
 
 OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
     OptionalPool(
+        "HybridLinearKVPool",
+        MEMORY_POOL,
+        ("HybridLinearKVPool",),
+        lambda memory_pool: memory_pool.HybridLinearKVPool,
+    ),
+    OptionalPool(
         "MHATokenToKVPoolFP4",
         MEMORY_POOL,
         ("MHATokenToKVPoolFP4",),

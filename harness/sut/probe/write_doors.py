@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from pools.layouts.kinds import LAYOUT_KINDS
-from scenarios.model import MLA_POOL_KINDS
+from pools.layouts.kinds import class_name_of
+from scenarios.model import MLA_POOL_KINDS, POOL_KINDS
 
 POOL_FOLDERS = ("sglang/srt/mem_cache", "sglang/srt/hardware_backend")
 DOOR_NAME = re.compile(r"^set_\w*buffer\w*$")
@@ -27,15 +27,8 @@ NOT_DOORS = {
     "set_local_dp_buffer_len": "a data-parallel size",
     "set_buffer_context": "a context switch, not a write",
 }
-# The SGLang class each pool kind is built from: the base kinds' in harness/run/pool_factory.py,
-# the layout kinds' in pools/layouts/kinds.py.
-KIND_CLASSES = {
-    "mha": "MHATokenToKVPool",
-    "mla": "MLATokenToKVPool",
-    "swa_mha": "SWAKVPool",
-    "swa_mla": "SWAKVPool",
-    **{kind: layout.class_name for kind, layout in LAYOUT_KINDS.items()},
-}
+# The SGLang class each pool kind is built from (pools/layouts/kinds.py class_name_of).
+KIND_CLASSES = {kind: class_name_of(kind) for kind in POOL_KINDS}
 # What each class's doors do on this CPU machine, measured on 0.5.23 by constructing the class
 # with the smallest arguments and calling each door once (the write-door census of issue 27):
 # (class, door) or (class, "*") -> (status, what was measured). A class measured nowhere here is

@@ -77,6 +77,7 @@ def serve(spec: str, prefix: str | None) -> int:
                 root=loaded.root,
                 real_code=loaded.real_code,
                 real_code_missing=loaded.real_code_missing,
+                offered=loaded.offered,
                 pid=os.getpid(),
             )
         elif request["op"] == "execute":

@@ -21,10 +21,18 @@ PLAIN_FOCUS = {
 }
 """`plain` and `plain_mla`: the pool-sized set, plus what the small set adds to it."""
 
-PLAIN_LAYOUT_KINDS = ("mha_fp4", "mla_fp4", "mha_hnd", "npu_mha", "mha_aiter5d", "unified_mha")
+PLAIN_LAYOUT_KINDS = (
+    "mha_fp4",
+    "mla_fp4",
+    "mha_hnd",
+    "npu_mha",
+    "mha_aiter5d",
+    "unified_mha",
+    "unified_mla",
+)
 """The layout kinds `plain` writes through set_kv_buffer (npu_mla means (nope, rope) there)."""
 
-PLAIN_MLA_LAYOUT_KINDS = ("mla_fp4", "npu_mla")
+PLAIN_MLA_LAYOUT_KINDS = ("mla_fp4", "npu_mla", "unified_mla")
 """The layout kinds `plain_mla` writes through its (nope, rope) door."""
 
 
@@ -49,12 +57,13 @@ LAYOUT_DTYPE_SUBSET = BackendSkip(
 # fp4_bound oracle judges against the input (harness/compare/values.py collects these).
 PLAIN_VALUES = ValueScope(
     ("mha", "swa_mha", "mha_hnd", "npu_mha", "mha_aiter5d", "unified_mha", "mla", "swa_mla")
+    + ("unified_mla",)
     + HYBRID_LINEAR_KINDS,
     "MHA: k and v divided by the layer's scales (when a cast follows), cast to the "
     "pool dtype; MLA: the latent row nope ++ rope cast, no scales",
 )
 PLAIN_MLA_VALUES = ValueScope(
-    ("mla", "swa_mla", "npu_mla", "hybrid_linear_mla"),
+    ("mla", "swa_mla", "npu_mla", "unified_mla", "hybrid_linear_mla"),
     "nope ++ rope cast, no scales (NPU MLA: nope and rope in their own buffers)",
 )
 

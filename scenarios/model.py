@@ -18,12 +18,13 @@ LAYOUT_POOL_KINDS = (
     "npu_mla",
     "mha_aiter5d",
     "unified_mha",
+    "unified_mla",
 )
 # HybridLinearKVPool over MHA or MLA: linear-attention layers keep no KV in it, full-attention
 # layers write one dense pool (pools/hybrid_linear_storage.py).
 HYBRID_LINEAR_KINDS = ("hybrid_linear_mha", "hybrid_linear_mla")
 POOL_KINDS = BASE_POOL_KINDS + LAYOUT_POOL_KINDS + HYBRID_LINEAR_KINDS
-MLA_POOL_KINDS = ("mla", "swa_mla", "mla_fp4", "npu_mla", "hybrid_linear_mla")
+MLA_POOL_KINDS = ("mla", "swa_mla", "mla_fp4", "npu_mla", "unified_mla", "hybrid_linear_mla")
 SCALE_KINDS = ("none", "float", "tensor", "param")
 # How k/v values are drawn: normal draws, values near the pool dtype's range limit, or normal
 # draws sprinkled with ±0, subnormals, ±inf and NaN (opt-in: some pools legitimately differ on NaN).

@@ -80,6 +80,10 @@ def layout_problem(g: Geometry) -> Optional[str]:
         x = 16 // dtype_spec(g.dtype).store_dtype.itemsize
         if any(width % x for width in (g.head_dim, g.v_head_dim or g.head_dim, g.page_size)):
             return f"mha_aiter5d needs head_dim, v_head_dim and page_size divisible by X = {x}"
+    if g.pool == "unified_mla":
+        item = dtype_spec(g.dtype).store_dtype.itemsize
+        if g.qk_rope_head_dim <= 0 or (g.kv_lora_rank + g.qk_rope_head_dim) * item % 16:
+            return "unified_mla needs a rope part and a latent row (rank + rope) in 16 bytes"
     if g.pool == "unified_mha":
         item = dtype_spec(g.dtype).store_dtype.itemsize
         if any(

@@ -86,3 +86,31 @@ def test_a_faulty_unified_pool_is_caught(fixture, profile, tmp_path, capsys):
     else:
         caught_by = ("[bytes]", "[untouched]")
     assert any(oracle in out for oracle in caught_by), out[-2000:]
+
+
+MLA_GEOMETRY = dict(
+    size=16, page_size=1, dtype=torch.bfloat16, kv_lora_rank=48, qk_rope_head_dim=16,
+    layer_num=3, device="cpu",
+)  # fmt: skip
+
+
+@pytest.mark.sglang
+def test_the_installed_unified_mla_pool_lays_out_and_refuses_as_the_judge_says():
+    try:
+        sglang = load_sglang()
+    except SutLoadError as error:
+        pytest.skip(f"sglang did not load: {error}")
+    if not hasattr(sglang, "UnifiedMLATokenToKVPool"):
+        pytest.skip("the installed release has no unified pools")
+    release = sglang.UnifiedMLATokenToKVPool(**MLA_GEOMETRY)
+    judge = judge_module("current").UnifiedMLATokenToKVPool(**MLA_GEOMETRY)
+    assert release.kv_buffer[2].stride() == judge.kv_buffer[2].stride()
+    assert release.kv_buffer[2].storage_offset() == judge.kv_buffer[2].storage_offset()
+    assert judge.kv_buffer[0].stride(0) > 48 + 16  # slot stride past one latent row
+    nope, rope = _rows(0, 2, 1, 48), _rows(1, 2, 1, 16)
+    for pool, write_loc in ((release, sglang.KVWriteLoc), (judge, CurrentWriteLoc)):
+        with pytest.raises(ValueError, match="not marked physical"):
+            pool.set_mla_kv_buffer(LAYER, write_loc(torch.tensor([3, 5])), nope, rope)
+        pool.set_mla_kv_buffer(LAYER, write_loc(torch.tensor([3, 5]), physical=True), nope, rope)
+    raw = release._unified_buffer._raw
+    assert judge.raw.any() and torch.equal(raw[: judge.raw.shape[0]], judge.raw)

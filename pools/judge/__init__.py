@@ -29,7 +29,7 @@ from pools.judge.layouts import (
     NPUMLAJudgePool,
 )
 from pools.judge.token_major import MHAJudgePool, MLAJudgePool
-from pools.judge.unified import UnifiedMHAJudgePool
+from pools.judge.unified import UnifiedMHAJudgePool, UnifiedMLAJudgePool
 
 # SGLang's class name for each pool the judge offers beyond the token-major three (the names
 # pools/layouts/kinds.py declares; tests/test_judge.py keeps the two in step): (storage, door).
@@ -41,6 +41,7 @@ LAYOUT_CLASSES: dict[str, tuple[type, str]] = {
     "NPUMLATokenToKVPool": (NPUMLAJudgePool, "mla"),
     "MHATokenToKVPoolAiter5D": (Aiter5DJudgePool, "mha"),
     "UnifiedMHATokenToKVPool": (UnifiedMHAJudgePool, "mha"),
+    "UnifiedMLATokenToKVPool": (UnifiedMLAJudgePool, "mla"),
 }
 
 

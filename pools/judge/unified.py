@@ -1,58 +1,88 @@
-"""The judge's unified MHA pool, as SGLang 0.5.23's UnifiedMHATokenToKVPool over a UnifiedKVPool
-(mem_cache/unified_memory_pool.py, layout/token_major.py):
+"""The judge's unified MHA and MLA pools, as SGLang 0.5.23's UnifiedMHATokenToKVPool and
+UnifiedMLATokenToKVPool over a UnifiedKVPool (mem_cache/unified_memory_pool.py,
+layout/token_major.py):
 
-- one uint8 buffer of (size + page_size) entries; a slot's entry is [K_0 | V_0 | K_1 | V_1 | ...],
-  every K and V row a multiple of 16 bytes, the entry padded to a multiple of 32;
-- layer l's K view is (slots, heads, head_dim) with the entry as slot stride, starting at byte
-  l * (K row + V row); its V view starts one K row later;
-- `requires_physical_write_loc`: set_kv_buffer refuses a loc that is not a KVWriteLoc marked
+- one uint8 buffer of (size + page_size) entries. MHA: a slot's entry is
+  [K_0 | V_0 | K_1 | V_1 | ...]; MLA: [latent_0 | latent_1 | ...] with rope > 0. Every row is a
+  multiple of 16 bytes, the entry padded to a multiple of 32;
+- a layer's buffer is a (slots, *row) view with the entry as slot stride, starting at its rows'
+  byte offset within the entry;
+- `requires_physical_write_loc`: every door refuses a loc that is not a KVWriteLoc marked
   physical with ValueError (memory_pool.py `_check_physical_write_loc`), before any byte moves.
 
 Stores go row by row through the views (pools/judge/token_writes.py), so a slot's bytes land at
-entry * slot + offset, and nothing writes the bytes between a layer's rows.
+entry * slot + offset, and nothing writes the bytes of another slot or layer.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import torch
 
-from pools.judge.token_major import MHAJudgePool
+from pools.judge.token_major import MHAJudgePool, MLAJudgePool
+
+
+def _refuse_unmarked(loc_info: Any, door: str) -> None:
+    if not getattr(loc_info, "physical", False):  # a bare loc has no mark
+        raise ValueError(f"{door}: write loc is not marked physical")
+
+
+def _entry(pool: Any, parts: list[tuple[int, ...]]) -> list[list[torch.Tensor]]:
+    """Allocate `pool.raw` and return, per part (row shapes in entry order), its layer views."""
+    width = torch.empty(0, dtype=pool.store_dtype).element_size()
+    sizes = [int(np.prod(shape)) * width for shape in parts]
+    for row_bytes in sizes:
+        if row_bytes % 16 != 0:
+            raise ValueError(
+                f"a unified pool needs every row to be a multiple of 16 bytes; this pool has a "
+                f"{row_bytes}-byte row"
+            )
+    per_layer = sum(sizes)
+    pool.entry_bytes = (pool.layer_num * per_layer + 31) // 32 * 32
+    slots = pool.size + pool.page_size
+    pool.raw = torch.zeros(slots * pool.entry_bytes, dtype=torch.uint8)
+    elements = pool.raw.view(pool.store_dtype)
+    views: list[list[torch.Tensor]] = [[] for _ in parts]
+    for layer in range(pool.layer_num):
+        start = layer * per_layer
+        for index, shape in enumerate(parts):
+            inner = [int(np.prod(shape[axis + 1 :])) for axis in range(len(shape))]
+            views[index].append(
+                elements.as_strided(
+                    (slots, *shape), (pool.entry_bytes // width, *inner), start // width
+                )
+            )
+            start += sizes[index]
+    return views
 
 
 class UnifiedMHAJudgePool(MHAJudgePool):
     requires_physical_write_loc = True
 
     def _create_buffers(self) -> None:
-        width = torch.finfo(self.store_dtype).bits // 8 if self.store_dtype.is_floating_point else 1
-        k_bytes = self.head_num * self.head_dim * width
-        v_bytes = self.head_num * self.v_head_dim * width
-        for part, row_bytes in (("K", k_bytes), ("V", v_bytes)):
-            if row_bytes % 16 != 0:
-                raise ValueError(
-                    f"a unified pool needs every KV row to be a multiple of 16 bytes; this pool "
-                    f"has a {row_bytes}-byte {part} row"
-                )
-        per_layer = k_bytes + v_bytes
-        entry = (self.layer_num * per_layer + 31) // 32 * 32
-        slots = self.size + self.page_size
-        self.entry_bytes = entry
-        self.raw = torch.zeros(slots * entry, dtype=torch.uint8)
-        elements = self.raw.view(self.store_dtype)
-        self.k_buffer, self.v_buffer = [], []
-        for layer in range(self.layer_num):
-            for views, start, dim in (
-                (self.k_buffer, layer * per_layer, self.head_dim),
-                (self.v_buffer, layer * per_layer + k_bytes, self.v_head_dim),
-            ):
-                views.append(
-                    elements.as_strided(
-                        (slots, self.head_num, dim), (entry // width, dim, 1), start // width
-                    )
-                )
+        self.k_buffer, self.v_buffer = _entry(
+            self, [(self.head_num, self.head_dim), (self.head_num, self.v_head_dim)]
+        )
 
     def set_kv_buffer(self, layer: Any, loc_info: Any, *args: Any, **kwargs: Any) -> None:
-        if not getattr(loc_info, "physical", False):  # a bare loc has no mark
-            raise ValueError("set_kv_buffer (MHA): write loc is not marked physical")
+        _refuse_unmarked(loc_info, "set_kv_buffer (MHA)")
         super().set_kv_buffer(layer, loc_info, *args, **kwargs)
+
+
+class UnifiedMLAJudgePool(MLAJudgePool):
+    requires_physical_write_loc = True
+
+    def _create_buffers(self) -> None:
+        if not self.qk_rope_head_dim > 0:
+            raise ValueError("a unified MLA pool needs qk_rope_head_dim > 0")
+        (self.kv_buffer,) = _entry(self, [(1, self.kv_cache_dim)])
+
+    def set_kv_buffer(self, layer: Any, loc_info: Any, *args: Any, **kwargs: Any) -> None:
+        _refuse_unmarked(loc_info, "set_kv_buffer (MLA)")
+        super().set_kv_buffer(layer, loc_info, *args, **kwargs)
+
+    def set_mla_kv_buffer(self, layer: Any, loc_info: Any, *args: Any, **kwargs: Any) -> None:
+        _refuse_unmarked(loc_info, "set_mla_kv_buffer (MLA)")
+        super().set_mla_kv_buffer(layer, loc_info, *args, **kwargs)

@@ -17,7 +17,7 @@ from pools.fp4.fp4_storage import MHAFP4Storage, MLAFP4Storage
 from pools.layouts.layout_storage import Aiter5DStorage, HNDStorage
 from pools.layouts.npu import NPUMHAStorage, NPUMLAStorage, token_rows
 from pools.layouts.paged import AITER_K, AITER_V, HND_LAYOUT
-from pools.layouts.unified import UnifiedMHAStorage
+from pools.layouts.unified import UnifiedMHAStorage, UnifiedMLAStorage
 
 SlotView = Callable[[torch.Tensor], torch.Tensor]
 
@@ -141,6 +141,15 @@ LAYOUT_KINDS: dict[str, LayoutKind] = {
             UnifiedMHAStorage,
             "MHATokenToKVPool",
             (("k", "k_buffer", _rows), ("v", "v_buffer", _rows)),
+            "unified",
+            eras=("current",),
+        ),
+        LayoutKind(
+            "unified_mla",
+            "UnifiedMLATokenToKVPool",
+            UnifiedMLAStorage,
+            "MLATokenToKVPool",
+            (("kv", "kv_buffer", _rows),),
             "unified",
             eras=("current",),
         ),

@@ -1,10 +1,13 @@
-"""Storage for SGLang 0.5.23's unified MHA pool (mem_cache/unified_memory_pool.py): every layer's
-K and V rows of a slot live side by side in one entry of one byte buffer, and each layer's
-`k_buffer` / `v_buffer` is a strided view into it (slot stride = the whole entry, more than
-heads x dim). Its doors take physical ids only: a loc not marked physical is refused.
+"""Storage for SGLang 0.5.23's unified MHA and MLA pools (mem_cache/unified_memory_pool.py): every
+layer's rows of a slot live side by side in one entry of one byte buffer, and each layer's buffer
+is a strided view into it (slot stride = the whole entry, more than one row). Their doors take
+physical ids only: a loc not marked physical is refused.
 
-Era front-ends come from pools.builtin_sut (the era's MHATokenToKVPool after this class in the
-MRO, so the physical check runs first, then the era's set_kv_buffer parses the loc).
+- MHA: the entry is [K_0 | V_0 | K_1 | V_1 | ...]; MLA: [latent_0 | latent_1 | ...] (rope > 0).
+- Every row is a whole number of ROW_BYTES; the entry is padded to a whole number of ENTRY_BYTES.
+
+Era front-ends come from pools.builtin_sut (the era's pool class after this one in the MRO, so
+the physical check runs first, then the era's door parses the loc).
 """
 
 from __future__ import annotations
@@ -13,52 +16,93 @@ from typing import Any
 
 import torch
 
-from pools.dense_storage import MHAStorage
+from pools.dense_storage import MHAStorage, MLAStorage
 
-ROW_BYTES = 16  # every K and V row is a whole number of these (SGLang's ROW_ALIGN_BYTES)
-ENTRY_BYTES = 32  # a slot's entry is padded to a whole number of these (ENTRY_ALIGN_BYTES)
-
-
-def _rounded_up(count: int, unit: int) -> int:
-    return -(-count // unit) * unit
+ROW_BYTES = 16  # SGLang's ROW_ALIGN_BYTES
+ENTRY_BYTES = 32  # SGLang's ENTRY_ALIGN_BYTES
 
 
-class UnifiedMHAStorage(MHAStorage):
-    kv_cache_layout = "unified"
+class _UnifiedBuffer:
+    """One byte buffer of (size + page_size) entries, and per-layer strided views into it."""
 
-    def _create_buffers(self) -> None:
+    size: int
+    page_size: int
+    layer_num: int
+    store_dtype: torch.dtype
+    device: str
+
+    def _entry_views(self, rows: dict[str, tuple[int, ...]]) -> dict[str, list[torch.Tensor]]:
+        """For each part (name -> row shape, in entry order within a layer), its view per layer."""
         item = torch.empty((), dtype=self.store_dtype).element_size()
-        k_row = self.head_num * self.head_dim * item
-        v_row = self.head_num * self.v_head_dim * item
-        for part, row in (("K", k_row), ("V", v_row)):
-            if row % ROW_BYTES:
+        row_bytes = {name: item * _count(shape) for name, shape in rows.items()}
+        for name, width in row_bytes.items():
+            if width % ROW_BYTES:
                 raise ValueError(
-                    f"a unified pool needs every KV row to be a multiple of {ROW_BYTES} bytes; "
-                    f"this pool has a {row}-byte {part} row"
+                    f"a unified pool needs every row to be a multiple of {ROW_BYTES} bytes; this "
+                    f"pool has a {width}-byte {name} row"
                 )
-        self.entry_bytes = _rounded_up(self.layer_num * (k_row + v_row), ENTRY_BYTES)
+        layer_bytes = sum(row_bytes.values())
+        self.entry_bytes = -(-self.layer_num * layer_bytes // ENTRY_BYTES) * ENTRY_BYTES
         slots = self.size + self.page_size
         self.raw = torch.zeros(slots * self.entry_bytes, dtype=torch.uint8, device=self.device)
         typed = self.raw.view(self.store_dtype)
-        slot_stride = self.entry_bytes // item
+        views: dict[str, list[torch.Tensor]] = {name: [] for name in rows}
+        for layer in range(self.layer_num):
+            offset = layer * layer_bytes
+            for name, shape in rows.items():
+                strides = (self.entry_bytes // item, *_dense_strides(shape))
+                views[name].append(
+                    torch.as_strided(typed, (slots, *shape), strides, offset // item)
+                )
+                offset += row_bytes[name]
+        return views
 
-        def view(offset_bytes: int, dim: int) -> torch.Tensor:
-            return torch.as_strided(
-                typed, (slots, self.head_num, dim), (slot_stride, dim, 1), offset_bytes // item
-            )
 
-        layer_bytes = k_row + v_row
-        self.k_buffer = [
-            view(layer * layer_bytes, self.head_dim) for layer in range(self.layer_num)
-        ]
-        self.v_buffer = [
-            view(layer * layer_bytes + k_row, self.v_head_dim) for layer in range(self.layer_num)
-        ]
+def _count(shape: tuple[int, ...]) -> int:
+    total = 1
+    for size in shape:
+        total *= size
+    return total
+
+
+def _dense_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(_count(shape[index + 1 :]) for index in range(len(shape)))
+
+
+def _check_physical(loc_info: Any, door: str) -> None:
+    if not getattr(loc_info, "physical", False):
+        raise ValueError(
+            f"{door}: write loc is not marked physical. Hand the pool "
+            "KVWriteLoc.for_batch(forward_batch) or KVWriteLoc(loc, physical=True)"
+        )
+
+
+class UnifiedMHAStorage(_UnifiedBuffer, MHAStorage):
+    kv_cache_layout = "unified"
+
+    def _create_buffers(self) -> None:
+        views = self._entry_views(
+            {"K": (self.head_num, self.head_dim), "V": (self.head_num, self.v_head_dim)}
+        )
+        self.k_buffer, self.v_buffer = views["K"], views["V"]
 
     def set_kv_buffer(self, layer: Any, loc_info: Any, *args: Any, **kwargs: Any) -> None:
-        if not getattr(loc_info, "physical", False):
-            raise ValueError(
-                "set_kv_buffer (MHA): write loc is not marked physical. Hand the pool "
-                "KVWriteLoc.for_batch(forward_batch) or KVWriteLoc(loc, physical=True)"
-            )
+        _check_physical(loc_info, "set_kv_buffer (MHA)")
         super().set_kv_buffer(layer, loc_info, *args, **kwargs)
+
+
+class UnifiedMLAStorage(_UnifiedBuffer, MLAStorage):
+    kv_cache_layout = "unified"
+
+    def _create_buffers(self) -> None:
+        if self.qk_rope_head_dim <= 0:
+            raise ValueError("a unified MLA pool needs qk_rope_head_dim > 0")
+        self.kv_buffer = self._entry_views({"latent": (1, self.kv_cache_dim)})["latent"]
+
+    def set_kv_buffer(self, layer: Any, loc_info: Any, *args: Any, **kwargs: Any) -> None:
+        _check_physical(loc_info, "set_kv_buffer (MLA)")
+        super().set_kv_buffer(layer, loc_info, *args, **kwargs)
+
+    def set_mla_kv_buffer(self, layer: Any, loc_info: Any, *args: Any, **kwargs: Any) -> None:
+        _check_physical(loc_info, "set_mla_kv_buffer (MLA)")
+        super().set_mla_kv_buffer(layer, loc_info, *args, **kwargs)

@@ -79,13 +79,13 @@ def _row_multiple(pool: str, dtype: str) -> int:
     blocks, and aiter's 5-D layout splits rows into 16-byte words."""
     if pool in ("mha_fp4", "mla_fp4"):
         return FP4_BLOCK
-    if pool in ("mha_aiter5d", "unified_mha"):  # 16-byte words, 16-byte rows
+    if pool in ("mha_aiter5d", "unified_mha", "unified_mla"):  # 16-byte words, 16-byte rows
         return 16 // dtype_spec(dtype).store_dtype.itemsize
     return 1
 
 
 def _narrow(pool: str, width: int) -> dict:
-    if pool == "npu_mla":  # the NPU MLA pool keeps rope in a buffer of its own: never zero wide
+    if pool in ("npu_mla", "unified_mla"):  # rope in its own buffer, or asserted > 0
         return {"kv_lora_rank": width, "qk_rope_head_dim": width}
     if pool in MLA_POOL_KINDS:
         return {"kv_lora_rank": width, "qk_rope_head_dim": 0}
@@ -153,7 +153,10 @@ def large_geometry(
 
 
 def _mla_shapes(pool: str) -> tuple[tuple[int, int], ...]:
-    return tuple(shape for shape in MLA_SHAPES if shape[1]) if pool == "npu_mla" else MLA_SHAPES
+    # The NPU MLA pool keeps rope in a buffer of its own, the unified MLA spec asserts rope > 0.
+    if pool in ("npu_mla", "unified_mla"):
+        return tuple(shape for shape in MLA_SHAPES if shape[1])
+    return MLA_SHAPES
 
 
 @st.composite

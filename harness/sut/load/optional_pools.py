@@ -63,6 +63,41 @@ def _unified_mha(unified: ModuleType) -> Callable[..., Any]:
     return UnifiedMHATokenToKVPool
 
 
+def _unified_mla(unified: ModuleType) -> Callable[..., Any]:
+    """The release's UnifiedMLATokenToKVPool behind the MLA constructor, as _unified_mha."""
+
+    def UnifiedMLATokenToKVPool(  # noqa: N802 - SGLang's class name, as the pool kind names it
+        size: int,
+        page_size: int,
+        dtype: Any,
+        kv_lora_rank: int,
+        qk_rope_head_dim: int,
+        layer_num: int,
+        device: str,
+        enable_memory_saver: bool = False,
+    ) -> Any:
+        import torch
+
+        store = torch.uint8 if dtype.itemsize == 1 and dtype.is_floating_point else dtype
+        pool = unified.MLASubPoolSpec(
+            name="kv", layer_num=layer_num, grow_direction="up", kv_lora_rank=kv_lora_rank,
+            qk_rope_head_dim=qk_rope_head_dim, store_dtype=store,
+        )  # fmt: skip
+        spare = unified.MHASubPoolSpec(
+            name="spare", layer_num=1, grow_direction="down", head_num=1,
+            head_dim=16 // store.itemsize, store_dtype=store, kv_cache_dtype=dtype,
+        )  # fmt: skip
+        buffer = unified.UnifiedKVPool(
+            total_bytes=(size + page_size) * pool.entry_bytes(), sub_pool_specs=[pool, spare],
+            device=device, enable_memory_saver=False, page_size=page_size,
+        )  # fmt: skip
+        return unified.UnifiedMLATokenToKVPool(
+            unified_buffer=buffer, sub_pool_name="kv", kv_cache_dtype=dtype, page_size=page_size
+        )
+
+    return UnifiedMLATokenToKVPool
+
+
 @dataclass(frozen=True)
 class OptionalPool:
     name: str  # the class name the pool kind asks the SUT for
@@ -89,6 +124,12 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         UNIFIED,
         ("UnifiedKVPool", "MHASubPoolSpec", "UnifiedMHATokenToKVPool"),
         _unified_mha,
+    ),
+    OptionalPool(
+        "UnifiedMLATokenToKVPool",
+        UNIFIED,
+        ("UnifiedKVPool", "MLASubPoolSpec", "MHASubPoolSpec", "UnifiedMLATokenToKVPool"),
+        _unified_mla,
     ),
 )
 

@@ -16,8 +16,10 @@ from harness.sut.probe.write_doors import Door, counts, cpu_count, driven_count,
 
 
 @cache  # a release's source does not change during a run: read its doors once
-def _doors(root: str) -> tuple[Door, ...]:
-    return tuple(write_doors(Path(root), offered_classes(Path(root))))
+def _doors(root: str, offered: Optional[tuple[str, ...]] = None) -> tuple[Door, ...]:
+    """Its doors, driven where the loaded SUT offers the classes (`offered`; None: what its
+    source says the loader would offer)."""
+    return tuple(write_doors(Path(root), offered or offered_classes(Path(root))))
 
 
 def sut_record(sut: SutChoice) -> Optional[dict]:
@@ -26,7 +28,7 @@ def sut_record(sut: SutChoice) -> Optional[dict]:
     loaded = sut.loaded
     if loaded is None:
         return None
-    doors = _doors(loaded.root) if loaded.root else ()
+    doors = _doors(loaded.root, loaded.offered) if loaded.root else ()
     driven, total = counts(doors) if doors else (None, None)
     return {
         "sut": sut.spec,
@@ -68,7 +70,7 @@ def describe_sut(sut: SutChoice) -> list[str]:
     if not loaded.root:
         lines.append("  no package source to check its call sites against: they run as modelled")
         return lines
-    doors = _doors(loaded.root)
+    doors = _doors(loaded.root, loaded.offered)
     lines.append(f"  {driven_count(doors)}, {cpu_count(doors)} (kvh sut check lists them)")
     total = len(BACKEND_MODELS) * len(sut.eras)
     lines.append(

@@ -168,7 +168,8 @@ def _foreign_candidates(
         elif unfit and not real_code:
             reason = unfit
         elif missing:
-            reason = f"the SUT offers no {missing} for {pool} pools"
+            why = dict(loaded.unoffered).get(missing)
+            reason = f"the SUT offers no {missing} for {pool} pools" + (f" ({why})" if why else "")
         elif limit:
             reason = f"{limit.name}: {limit.reason}"
         else:

@@ -135,6 +135,7 @@ def load_isolated(spec: str) -> LoadedSut:
         real_code_missing=tuple(map(tuple, worker.loaded.get("real_code_missing", ()))),
         in_worker=True,
         offered=tuple(worker.loaded.get("offered", ())),
+        unoffered=tuple(map(tuple, worker.loaded.get("unoffered", ()))),
     )
 
 

@@ -37,6 +37,8 @@ class LoadedSut:
     # kind whose class it lacks is skipped (pools/layouts/kinds.py class_name_of). None: what
     # its module has (`offered_pool_classes`).
     offered: Optional[tuple[str, ...]] = None
+    # (class, why its loader does not offer it): harness/sut/load/optional_pools.py
+    unoffered: tuple[tuple[str, str], ...] = ()
 
     def offers(self, name: str) -> bool:
         offered = self.offered if self.offered is not None else offered_pool_classes(self.module)
@@ -125,4 +127,5 @@ def load_foreign(spec: str, prefix: Optional[str] = None) -> LoadedSut:
         real_code=tuple(getattr(module, "real_backends", None) or ()),
         real_code_missing=tuple((getattr(module, "real_backends_missing", None) or {}).items()),
         offered=offered_pool_classes(module),
+        unoffered=tuple((getattr(module, "optional_pools_missing", None) or {}).items()),
     )

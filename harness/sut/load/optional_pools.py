@@ -98,12 +98,49 @@ def _unified_mla(unified: ModuleType) -> Callable[..., Any]:
     return UnifiedMLATokenToKVPool
 
 
+# A tiny pool of each shape, built once at load time: a class that does not construct on this
+# machine (0.5.12's FP4 pool imports a quantiser its release lacks) is not offered.
+_MHA_TRIAL = dict(size=4, page_size=1, head_num=1, head_dim=16, layer_num=1, device="cpu")
+_MLA_TRIAL = dict(
+    size=4, page_size=1, kv_lora_rank=16, qk_rope_head_dim=16, layer_num=1, device="cpu"
+)
+
+
 @dataclass(frozen=True)
 class OptionalPool:
     name: str  # the class name the pool kind asks the SUT for
     module: str
     parts: tuple[str, ...]  # what the module must define
     build: Callable[[ModuleType], Callable[..., Any]]
+    trial: Callable[[], dict]  # the keywords of a tiny pool that must construct here
+    # Attributes the release's class must have for the kind's model to be its semantics: the
+    # unified kinds model pools that refuse an unmarked loc (0.5.22 on; earlier unified pools
+    # took no physical mark and are another design).
+    marks: tuple[str, ...] = ()
+    # The layer a one-token bare-loc set_kv_buffer writes on the tiny pool (None: no write), for
+    # a class whose door imports what it needs only when it first writes (0.5.12's FP4 pool).
+    trial_write_layer: int | None = None
+
+
+def _dtype(name: str) -> Callable[[], dict]:
+    def trial() -> dict:
+        import torch
+
+        shape = _MLA_TRIAL if name == "mla" else _MHA_TRIAL
+        if name == "fp4":
+            return dict(shape, dtype=torch.float4_e2m1fn_x2, enable_memory_saver=False)
+        return dict(shape, dtype=torch.bfloat16, enable_memory_saver=False)
+
+    return trial
+
+
+def _hybrid_trial() -> dict:
+    import torch
+
+    return dict(
+        size=4, dtype=torch.bfloat16, page_size=1, head_num=1, head_dim=16,
+        full_attention_layer_ids=[1], device="cpu", mamba_pool=None,
+    )  # fmt: skip
 
 
 OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
@@ -112,46 +149,88 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         MEMORY_POOL,
         ("HybridLinearKVPool",),
         lambda memory_pool: memory_pool.HybridLinearKVPool,
+        _hybrid_trial,
+        trial_write_layer=1,
     ),
     OptionalPool(
         "MHATokenToKVPoolFP4",
         MEMORY_POOL,
         ("MHATokenToKVPoolFP4",),
         lambda memory_pool: memory_pool.MHATokenToKVPoolFP4,
+        _dtype("fp4"),
+        trial_write_layer=0,
     ),
     OptionalPool(
         "UnifiedMHATokenToKVPool",
         UNIFIED,
         ("UnifiedKVPool", "MHASubPoolSpec", "UnifiedMHATokenToKVPool"),
         _unified_mha,
+        _dtype("mha"),
+        marks=("requires_physical_write_loc",),
     ),
     OptionalPool(
         "UnifiedMLATokenToKVPool",
         UNIFIED,
         ("UnifiedKVPool", "MLASubPoolSpec", "MHASubPoolSpec", "UnifiedMLATokenToKVPool"),
         _unified_mla,
+        _dtype("mla"),
+        marks=("requires_physical_write_loc",),
     ),
 )
 
 
+def _why_not(pool: OptionalPool, module: ModuleType) -> str:
+    """Why the release's `pool.name` is not offered ("" when it is)."""
+    if not all(hasattr(module, part) for part in pool.parts):
+        return f"{pool.module} has no {', '.join(pool.parts)}"
+    cls = getattr(module, pool.name)
+    missing = [mark for mark in pool.marks if not getattr(cls, mark, False)]
+    if missing:
+        return f"its {pool.name} has no {', '.join(missing)}: not the design the kind models"
+    try:
+        built = pool.build(module)(**pool.trial())
+    except Exception as error:  # noqa: BLE001 - any failure means: it does not construct here
+        return f"its {pool.name} does not construct here: {type(error).__name__}: {error}"[:300]
+    if pool.trial_write_layer is None:
+        return ""
+    import torch
+
+    layer = SimpleNamespace(layer_id=pool.trial_write_layer, is_cross_attention=False)
+    row = torch.ones((1, 1, 16), dtype=torch.bfloat16)
+    try:
+        built.set_kv_buffer(layer, torch.tensor([1]), row, row.clone())
+    except Exception as error:  # noqa: BLE001 - any failure means: it does not write here
+        return f"its {pool.name} does not write here: {type(error).__name__}: {error}"[:300]
+    return ""
+
+
 def offer_optional_pools(namespace: SimpleNamespace) -> None:
-    """Set each optional pool the imported release has on the loader's namespace."""
+    """Set each optional pool the imported release has and that constructs here on the loader's
+    namespace; `optional_pools_missing` says why each other one is not offered."""
+    namespace.optional_pools_missing = {}
     for pool in OPTIONAL_POOLS:
         try:
             module = importlib.import_module(pool.module)
-        except Exception:  # noqa: BLE001 - a release without it, or one where it fails here
+        except Exception as error:  # noqa: BLE001 - a release without it, or one failing here
+            namespace.optional_pools_missing[pool.name] = f"{pool.module} does not import: {error}"
             continue
-        if all(hasattr(module, part) for part in pool.parts):
+        why = _why_not(pool, module)
+        if why:
+            namespace.optional_pools_missing[pool.name] = why
+        else:
             setattr(namespace, pool.name, pool.build(module))
 
 
 def offered_classes(root: Path) -> tuple[str, ...]:
     """The pool classes the loader offers from the release under `root` (the folder holding
-    `sglang/`), read from its source so that an unimportable release is described too."""
+    `sglang/`), read from its source so that an unimportable release is described too (its
+    classes' marks are read as text; whether they construct is only known once loaded)."""
     offered = list(REQUIRED_NAMES)
     for pool in OPTIONAL_POOLS:
         path = root.joinpath(*pool.module.split(".")).with_suffix(".py")
         text = path.read_text(errors="replace") if path.is_file() else ""
-        if all(re.search(rf"^class {part}\b", text, re.MULTILINE) for part in pool.parts):
+        if all(re.search(rf"^class {part}\b", text, re.MULTILINE) for part in pool.parts) and all(
+            mark in text for mark in pool.marks
+        ):
             offered.append(pool.name)
     return tuple(offered)

@@ -78,6 +78,7 @@ def serve(spec: str, prefix: str | None) -> int:
                 real_code=loaded.real_code,
                 real_code_missing=loaded.real_code_missing,
                 offered=loaded.offered,
+                unoffered=loaded.unoffered,
                 pid=os.getpid(),
             )
         elif request["op"] == "execute":

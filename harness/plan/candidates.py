@@ -105,9 +105,7 @@ def candidates_for(
         for era in backend.eras:
             if era not in options.eras:
                 continue
-            if pool and era not in served_eras(pool, backend.eras):
-                yield Skip("builtin", era, "-", backend.name, mode, _unserved(pool, era))
-                continue
+            unserved = pool and era not in served_eras(pool, backend.eras)
             for engine in sut.engines:
                 # An engine that is opt-in on this device (interpreted Triton on CPU) is left out
                 # unless named, together with every skip it would otherwise report.
@@ -123,6 +121,9 @@ def candidates_for(
                     device_reason,
                 )
                 if status.status == "opt-in" and not _engines_named(options, sut):
+                    continue
+                if unserved:
+                    yield Skip("builtin", era, engine, backend.name, mode, _unserved(pool, era))
                     continue
                 if status.status == "skipped":
                     yield Skip("builtin", era, engine, backend.name, mode, status.reason)

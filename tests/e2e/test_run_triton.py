@@ -14,11 +14,13 @@ from tests.conftest import check_records, run_kvh, scenario_named
 
 
 def _small_scaled(pool: str, dtype: str) -> dict:
-    """The builtin scaled scenario cut to two layers (one of them SWA on SWA pools)."""
+    """The builtin scaled scenario cut to two layers (one of them SWA on SWA pools, linear
+    attention on hybrid linear pools)."""
     scenario = scenario_named(pool, dtype, "scaled-tensor")
     g = scenario.geometry
     g.layer_num = 2
     g.swa_layer_ids = [1] if g.is_swa else []
+    g.linear_layer_ids = [0] if g.is_hybrid_linear else []
     return to_dict(scenario)
 
 

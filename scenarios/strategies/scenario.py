@@ -140,6 +140,10 @@ def scenarios(
     fields = draw(data_fields(dtype, special_values))
     # A hybrid linear pool writes at full_loc by design: the skip hybrid-linear-full-loc.
     fields["stale_full_loc"] = draw(st.booleans()) and pool not in HYBRID_LINEAR_KINDS
-    fields["nan_padding"] = draw(st.booleans())
+    # NaN padding on unscaled writes only: torch's in-place division of a NaN row leaves a NaN
+    # whose bits depend on its vectorised or scalar path (bf16 0xFFFF or 0x7FC0), so no judge can
+    # predict the caller's tensors after a scaled write there (measured at --profile ci).
+    unscaled = fields["k_scale"].kind == "none" and fields["v_scale"].kind == "none"
+    fields["nan_padding"] = draw(st.booleans()) and unscaled
     fields["unmarked_loc"] = draw(st.sampled_from((False, False, False, True)))
     return life.scenario(draw(st.integers(0, 2**32 - 1)), f"hypothesis-{pool}-{dtype}", **fields)

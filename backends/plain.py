@@ -39,16 +39,17 @@ PLAIN_MLA_LAYOUT_KINDS = ("mla_fp4", "npu_mla", "unified_mla")
 @skips.by_cell
 def _layout_dtype_outside_subset(scenario: Scenario, mode: str) -> bool:
     g = scenario.geometry
-    if g.pool not in PLAIN_LAYOUT_KINDS + PLAIN_MLA_LAYOUT_KINDS:
+    if g.pool not in PLAIN_LAYOUT_KINDS + PLAIN_MLA_LAYOUT_KINDS + HYBRID_LINEAR_KINDS:
         return False
     return g.dtype != "bf16" if g.is_fp4 else g.dtype not in LAYOUT_DTYPES
 
 
 LAYOUT_DTYPE_SUBSET = BackendSkip(
     "layout-dtype-subset",
-    "layout pool kinds on dtypes other than bf16 and fp8_e4m3 (FP4: bf16)",
-    "the layout kinds test where a slot's bytes land; every cast is covered by the base kinds, and "
-    "an FP4 pool's dtype is packed e2m1 whatever the caller's",
+    "layout and hybrid linear pool kinds on dtypes other than bf16 and fp8_e4m3 (FP4: bf16)",
+    "the layout kinds test where a slot's bytes land and the hybrid linear kinds which layer and "
+    "loc a write reaches; every cast is covered by the base kinds, and an FP4 pool's dtype is "
+    "packed e2m1 whatever the caller's",
     _layout_dtype_outside_subset,
 )
 """The skip that keeps the layout kinds to LAYOUT_DTYPES."""

@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from harness.cli import main
-from harness.sut.load.sglang_loader import SutLoadError, load_sglang
 from pools.judge import judge_module
 from pools.write_loc import CurrentWriteLoc
+from tests.helpers.installed_release import release_offering
 
 FULL_IDS = [1, 3]
 
@@ -68,12 +68,7 @@ def test_the_judge_routes_full_loc_and_dense_layer_ids(use_mla):
 @pytest.mark.sglang
 @pytest.mark.parametrize("use_mla", [False, True])
 def test_the_installed_release_routes_as_the_judge_says(use_mla):
-    try:
-        sglang = load_sglang()
-    except SutLoadError as error:
-        pytest.skip(f"sglang did not load: {error}")
-    if not hasattr(sglang, "HybridLinearKVPool"):
-        pytest.skip("the installed release offers no HybridLinearKVPool")
+    sglang = release_offering("HybridLinearKVPool")
     release = _routes(sglang, sglang.KVWriteLoc, use_mla)
     assert release == _routes(judge_module("current"), CurrentWriteLoc, use_mla)
 

@@ -18,21 +18,14 @@ from harness.compare.verdict import judge_candidate
 from harness.plan.candidate import Candidate
 from harness.run.baselines import run_baselines
 from harness.run.execute import execute
-from harness.sut.load.sglang_loader import SutLoadError, load_sglang
 from reports.outcome import Outcome
 from tests.conftest import run_kvh, scenario_named
+from tests.helpers.installed_release import release_offering
 from tests.helpers.planted_release import copy_release, replace_file
 
 MLA_STORE = Path("kernels/ops/kvcache/mla_buffer.py")
 SKIPS = "        is_valid = loc != reserved_skip_index\n"
 WRITES_ALL = "        is_valid = torch.ones_like(loc, dtype=torch.bool)\n"
-
-
-def _sglang():
-    try:
-        return load_sglang()
-    except SutLoadError as error:
-        pytest.skip(f"sglang did not load: {error}")
 
 
 def test_the_nan_padding_scenario_points_padding_rows_of_nan_at_slot_0():
@@ -51,7 +44,7 @@ def test_the_nan_padding_scenario_points_padding_rows_of_nan_at_slot_0():
 @pytest.mark.sglang
 def test_the_installed_mla_store_skips_slot_0_with_a_rope_part_and_writes_it_without():
     """SGLang's own pool, called directly: the claim the judge models."""
-    sglang = _sglang()
+    sglang = release_offering()
 
     def slot_0_after(rope_dim: int) -> torch.Tensor:
         pool = sglang.MLATokenToKVPool(
@@ -74,7 +67,7 @@ def test_the_installed_mla_store_skips_slot_0_with_a_rope_part_and_writes_it_wit
 @pytest.mark.sglang
 @pytest.mark.parametrize("pool", ["mla", "swa_mla"])
 def test_the_installed_release_keeps_slot_0_as_the_judge_says(pool):
-    sglang = _sglang()
+    sglang = release_offering()
     scenario = scenario_named(pool, "bf16", "nan-padding")
     backend = BACKENDS["plain_mla"]
     candidate = Candidate("sglang", sglang, "current", "-", "cpu", "plain_mla")

@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from harness.cli import main
-from harness.sut.load.sglang_loader import SutLoadError, load_sglang
 from pools.judge import judge_module
 from pools.write_loc import CurrentWriteLoc
+from tests.helpers.installed_release import release_offering
 
 GEOMETRY = dict(
     size=16, page_size=1, dtype=torch.bfloat16, head_num=2, head_dim=32, layer_num=3,
@@ -53,12 +53,7 @@ def test_the_judge_refuses_a_loc_not_marked_physical():
 
 @pytest.mark.sglang
 def test_the_installed_release_lays_out_and_refuses_as_the_judge_says():
-    try:
-        sglang = load_sglang()
-    except SutLoadError as error:
-        pytest.skip(f"sglang did not load: {error}")
-    if not hasattr(sglang, "UnifiedMHATokenToKVPool"):
-        pytest.skip("the installed release has no unified pools")
+    sglang = release_offering("UnifiedMHATokenToKVPool")
     release = sglang.UnifiedMHATokenToKVPool(**GEOMETRY)
     judge = judge_module("current").UnifiedMHATokenToKVPool(**GEOMETRY)
     assert release.k_buffer[1].stride() == judge.k_buffer[1].stride()
@@ -96,12 +91,7 @@ MLA_GEOMETRY = dict(
 
 @pytest.mark.sglang
 def test_the_installed_unified_mla_pool_lays_out_and_refuses_as_the_judge_says():
-    try:
-        sglang = load_sglang()
-    except SutLoadError as error:
-        pytest.skip(f"sglang did not load: {error}")
-    if not hasattr(sglang, "UnifiedMLATokenToKVPool"):
-        pytest.skip("the installed release has no unified pools")
+    sglang = release_offering("UnifiedMLATokenToKVPool")
     release = sglang.UnifiedMLATokenToKVPool(**MLA_GEOMETRY)
     judge = judge_module("current").UnifiedMLATokenToKVPool(**MLA_GEOMETRY)
     assert release.kv_buffer[2].stride() == judge.kv_buffer[2].stride()

@@ -20,11 +20,32 @@ MEMORY_POOL = "sglang.srt.mem_cache.memory_pool"
 UNIFIED = "sglang.srt.mem_cache.unified_memory_pool"
 
 
+def _store_dtype(dtype: Any) -> Any:
+    """SGLang's storage dtype for a cache dtype: fp8 is kept as uint8."""
+    import torch
+
+    return torch.uint8 if dtype.itemsize == 1 and dtype.is_floating_point else dtype
+
+
+def _unified_buffer(
+    unified: ModuleType, pool: Any, size: int, page_size: int, dtype: Any, device: str
+) -> Any:
+    """A UnifiedKVPool of size + page_size entries of the sub-pool `pool` (grow-up, named "kv"),
+    beside the one-layer grow-down sub-pool a UnifiedKVPool requires, which nothing writes."""
+    store = _store_dtype(dtype)
+    spare = unified.MHASubPoolSpec(
+        name="spare", layer_num=1, grow_direction="down", head_num=1,
+        head_dim=16 // store.itemsize, store_dtype=store, kv_cache_dtype=dtype,
+    )  # fmt: skip
+    return unified.UnifiedKVPool(
+        total_bytes=(size + page_size) * pool.entry_bytes(), sub_pool_specs=[pool, spare],
+        device=device, enable_memory_saver=False, page_size=page_size,
+    )  # fmt: skip
+
+
 def _unified_mha(unified: ModuleType) -> Callable[..., Any]:
-    """The release's UnifiedMHATokenToKVPool behind the MHA constructor: a UnifiedKVPool of
-    size + page_size entries whose grow-up sub-pool holds the pool's layers, beside the one-layer
-    grow-down sub-pool a UnifiedKVPool requires, which nothing writes. The release builds the
-    entry layout and the strided views itself."""
+    """The release's UnifiedMHATokenToKVPool behind the MHA constructor, over _unified_buffer.
+    The release builds the entry layout and the strided views itself."""
 
     def UnifiedMHATokenToKVPool(  # noqa: N802 - SGLang's class name, as the pool kind names it
         size: int,
@@ -39,25 +60,14 @@ def _unified_mha(unified: ModuleType) -> Callable[..., Any]:
         start_layer: int | None = None,
         end_layer: int | None = None,
     ) -> Any:
-        import torch
-
-        store = torch.uint8 if dtype.itemsize == 1 and dtype.is_floating_point else dtype
-        shape = dict(store_dtype=store, kv_cache_dtype=dtype)
         pool = unified.MHASubPoolSpec(
             name="kv", layer_num=layer_num, grow_direction="up", head_num=head_num,
-            head_dim=head_dim, v_head_dim=v_head_dim, **shape,
-        )  # fmt: skip
-        spare = unified.MHASubPoolSpec(
-            name="spare", layer_num=1, grow_direction="down", head_num=1,
-            head_dim=16 // store.itemsize, **shape,
-        )  # fmt: skip
-        buffer = unified.UnifiedKVPool(
-            total_bytes=(size + page_size) * pool.entry_bytes(), sub_pool_specs=[pool, spare],
-            device=device, enable_memory_saver=False, page_size=page_size,
+            head_dim=head_dim, v_head_dim=v_head_dim, store_dtype=_store_dtype(dtype),
+            kv_cache_dtype=dtype,
         )  # fmt: skip
         return unified.UnifiedMHATokenToKVPool(
-            unified_buffer=buffer, sub_pool_name="kv", page_size=page_size,
-            start_layer=start_layer, end_layer=end_layer,
+            unified_buffer=_unified_buffer(unified, pool, size, page_size, dtype, device),
+            sub_pool_name="kv", page_size=page_size, start_layer=start_layer, end_layer=end_layer,
         )  # fmt: skip
 
     return UnifiedMHATokenToKVPool
@@ -76,24 +86,14 @@ def _unified_mla(unified: ModuleType) -> Callable[..., Any]:
         device: str,
         enable_memory_saver: bool = False,
     ) -> Any:
-        import torch
-
-        store = torch.uint8 if dtype.itemsize == 1 and dtype.is_floating_point else dtype
         pool = unified.MLASubPoolSpec(
             name="kv", layer_num=layer_num, grow_direction="up", kv_lora_rank=kv_lora_rank,
-            qk_rope_head_dim=qk_rope_head_dim, store_dtype=store,
-        )  # fmt: skip
-        spare = unified.MHASubPoolSpec(
-            name="spare", layer_num=1, grow_direction="down", head_num=1,
-            head_dim=16 // store.itemsize, store_dtype=store, kv_cache_dtype=dtype,
-        )  # fmt: skip
-        buffer = unified.UnifiedKVPool(
-            total_bytes=(size + page_size) * pool.entry_bytes(), sub_pool_specs=[pool, spare],
-            device=device, enable_memory_saver=False, page_size=page_size,
+            qk_rope_head_dim=qk_rope_head_dim, store_dtype=_store_dtype(dtype),
         )  # fmt: skip
         return unified.UnifiedMLATokenToKVPool(
-            unified_buffer=buffer, sub_pool_name="kv", kv_cache_dtype=dtype, page_size=page_size
-        )
+            unified_buffer=_unified_buffer(unified, pool, size, page_size, dtype, device),
+            sub_pool_name="kv", kv_cache_dtype=dtype, page_size=page_size,
+        )  # fmt: skip
 
     return UnifiedMLATokenToKVPool
 

@@ -15,11 +15,10 @@ import torch
 
 from harness.compare.byte_compare import bytes_equal, off_canary
 from harness.compare.expectations import PADDING_SINK, Expected
-from harness.compare.findings import Finding, first_difference, locate
+from harness.compare.findings import Finding, first_difference
+from harness.compare.fp4_bound import fp4_bound_findings
 from harness.compare.snapshot import CANARY, Execution
 from harness.compare.values import value_findings
-from pools.fp4.quantiser import dequantize as fp4_dequantize
-from pools.fp4.quantiser import error_bound as fp4_error_bound
 from scenarios.materialize import write_slots
 from scenarios.model import Scenario
 
@@ -298,47 +297,6 @@ def _before_the_raise(scenario, baseline, candidate, expected) -> list[Finding]:
     return findings + _caller_tensors(scenario, baseline, candidate, expected)
 
 
-def _fp4_within_bound(scenario, baseline, candidate, expected) -> list[Finding]:
-    """Dequantised FP4 bytes are within the e2m1 rounding bound of the input: catches a quantiser
-    that is wrong the same way in the reference and the candidate."""
-    g = scenario.geometry
-    if not g.is_fp4:
-        return []
-    parts = ("kv",) if g.is_mla else ("k", "v")
-    for layer_id in g.kv_layer_ids:
-        for part in parts:
-            name = f"L{layer_id}.{part}"
-            writers = expected.get(name)
-            data, scales = candidate.buffers.get(name), candidate.buffers.get(f"{name}_scale")
-            if not writers or data is None or scales is None:
-                continue
-            slots = expected.slots(name)
-            want = expected.fp4_inputs(name, part, layer_id)
-            index = expected.slot_index(name)
-            got = fp4_dequantize(data[index], scales[index])
-            bad = ~((got - want).abs() <= fp4_error_bound(want))
-            if bool(bad.any()):
-                row, element = (int(i) for i in bad.nonzero()[0])
-                writer = writers[slots[row]]
-                _, sub_pool, head = locate(scenario, name, element // 2)
-                return [
-                    Finding(
-                        "fp4_bound",
-                        f"dequantised FP4 value {float(got[row, element]):g} is "
-                        f"not within the e2m1 bound of the input {float(want[row, element]):g}",
-                        buffer=name,
-                        layer=layer_id,
-                        slot=slots[row],
-                        head=head,
-                        byte_offset=element // 2,
-                        mismatched_rows=int(bad.any(1).sum()),
-                        written_by=f"forward {writer.forward}, token {writer.token}",
-                        forward=writer.forward,
-                    )
-                ]
-    return []
-
-
 def _values(scenario, baseline, candidate, expected) -> list[Finding]:
     """Every written slot holds what the scenario implies (harness/compare/values.py): catches a
     fault
@@ -393,7 +351,7 @@ ORACLES: tuple[Oracle, ...] = (
         "fp4_bound",
         "FP4 pools only: dequantised data and block scales are within the e2m1 "
         "rounding bound of the (scaled) input, independently of the baseline",
-        _fp4_within_bound,
+        fp4_bound_findings,
         alone=True,
     ),
 )

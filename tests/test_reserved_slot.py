@@ -80,6 +80,15 @@ def test_the_installed_release_keeps_slot_0_as_the_judge_says(pool):
         assert bool((execution.buffers[name][0] == CANARY).all())
 
 
+@pytest.mark.parametrize("pool", ["mla", "swa_mla", "unified_mla", "hybrid_linear_mla"])
+def test_the_judge_keeps_the_sink_of_every_kv_layer_a_rope_write_reaches(pool):
+    """Hybrid pools report their sub-pools' kept sinks; a linear layer has none to keep."""
+    scenario = scenario_named(pool, "bf16", "nan-padding")
+    baselines = run_baselines(scenario, BACKENDS["plain_mla"], "extend", ("current",), 30.0)
+    kept = baselines.runs["current"].kept_sinks
+    assert kept == {f"L{layer}.kv" for layer in scenario.geometry.kv_layer_ids}
+
+
 def test_a_write_through_set_kv_buffer_keeps_no_sink():
     """plain writes MLA pools through set_kv_buffer, whose store writes every loc."""
     scenario = scenario_named("mla", "bf16", "nan-padding")

@@ -88,10 +88,9 @@ def buffer_bytes(pool: Any, scenario: Scenario) -> dict[str, torch.Tensor]:
 
 def kept_sinks(pool: Any, scenario: Scenario) -> frozenset[str]:
     """The buffers whose reserved slot the pool's store skipped, by name: only the judge's pools
-    say so (pools/judge/token_major.py), and only a baseline's are read (the sink oracle)."""
-    kept = set(getattr(pool, "kept_sinks", ()))
-    for sub_pool in ("full_kv_pool", "swa_kv_pool"):
-        kept |= set(getattr(getattr(pool, sub_pool, None), "kept_sinks", ()))
+    say so (pools/judge/token_major.py, and its hybrid pools for their sub-pools), and only a
+    baseline's are read (the reserved_slot oracle)."""
+    kept = getattr(pool, "kept_sinks", None)
     if not kept:
         return frozenset()
     return frozenset(

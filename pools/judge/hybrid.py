@@ -99,6 +99,13 @@ class JudgeHybridPool:
                 self.layers_mapping[global_id] = (local_id, is_swa)
         self.full_to_swa_index_mapping: Optional[torch.Tensor] = None
 
+    @property
+    def kept_sinks(self) -> set[int]:
+        """Its sub-pools' buffers whose reserved slot a write skipped (token_major.MLAJudgePool)."""
+        return set().union(
+            *(getattr(pool, "kept_sinks", ()) for pool in (self.full_kv_pool, self.swa_kv_pool))
+        )
+
     def register_mapping(self, full_to_swa_index_mapping: torch.Tensor) -> None:
         self.full_to_swa_index_mapping = full_to_swa_index_mapping
 

@@ -62,6 +62,11 @@ class JudgeHybridLinearPool:
         for index, layer_id in enumerate(full_attention_layer_ids):
             self.full_attention_layer_id_mapping[layer_id] = index
 
+    @property
+    def kept_sinks(self) -> set[int]:
+        """Its dense pool's buffers whose reserved slot a write skipped."""
+        return set(getattr(self.full_kv_pool, "kept_sinks", ()))
+
     def _transfer_full_attention_id(self, layer_id: int) -> int:
         try:
             return self.full_attention_layer_id_mapping[layer_id]

@@ -9,7 +9,7 @@ buffers: (name suffix, pool attribute, how a layer's buffer becomes (slots, ...)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable
 
 import torch
 
@@ -35,9 +35,6 @@ class LayoutKind:
     buffers: tuple[tuple[str, str, SlotView], ...]
     layout: str  # the capability matrix's layout axis
     fp4: bool = False
-    # The eras whose call sites the kind serves (None: every era); its ground truth is the
-    # first of them.
-    eras: Optional[tuple[str, ...]] = None
 
     @property
     def is_mla(self) -> bool:
@@ -61,15 +58,21 @@ def class_name_of(pool: str) -> str:
     return kind.class_name if kind is not None else BASE_CLASSES[pool]
 
 
-# The base kinds that serve some eras only (a layout kind says so on its LayoutKind): the hybrid
-# linear pools read KVWriteLoc.full_loc, which only the current era has.
-KIND_ERAS = {"hybrid_linear_mha": ("current",), "hybrid_linear_mla": ("current",)}
+# The kinds that serve the current era's call sites only (every other kind serves every era);
+# a kind's ground truth is the first era it serves. The unified pools' locs carry the physical
+# mark and the hybrid linear pools read KVWriteLoc.full_loc: only the current era has either,
+# and no older call site ever wrote such a pool.
+KIND_ERAS = {
+    "unified_mha": ("current",),
+    "unified_mla": ("current",),
+    "hybrid_linear_mha": ("current",),
+    "hybrid_linear_mla": ("current",),
+}
 
 
 def served_eras(pool: str, eras: tuple[str, ...]) -> tuple[str, ...]:
     """Those of `eras` whose call sites a pool of kind `pool` serves, in their order."""
-    kind = LAYOUT_KINDS.get(pool)
-    served = KIND_ERAS.get(pool) or (kind.eras if kind is not None else None)
+    served = KIND_ERAS.get(pool)
     if served is None:
         return eras
     return tuple(era for era in eras if era in served)
@@ -133,8 +136,6 @@ LAYOUT_KINDS: dict[str, LayoutKind] = {
             (("k", "k_buffer", AITER_K.slot_view), ("v", "v_buffer", AITER_V.slot_view)),
             "aiter5d",
         ),
-        # Its locs carry the physical mark, which only the current era's KVWriteLoc has (0.5.22
-        # on): no older call site ever wrote a unified pool.
         LayoutKind(
             "unified_mha",
             "UnifiedMHATokenToKVPool",
@@ -142,7 +143,6 @@ LAYOUT_KINDS: dict[str, LayoutKind] = {
             "MHATokenToKVPool",
             (("k", "k_buffer", _rows), ("v", "v_buffer", _rows)),
             "unified",
-            eras=("current",),
         ),
         LayoutKind(
             "unified_mla",
@@ -151,7 +151,6 @@ LAYOUT_KINDS: dict[str, LayoutKind] = {
             "MLATokenToKVPool",
             (("kv", "kv_buffer", _rows),),
             "unified",
-            eras=("current",),
         ),
     )
 }

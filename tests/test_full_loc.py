@@ -26,11 +26,15 @@ def test_the_stale_full_loc_is_passed_and_differs_from_the_loc():
     written = set(scenario.forwards[0].loc)
 
     class Pool:
-        def register_mapping(self, mapping):
-            pass
+        registered = None
 
-    full = ForwardStaging(scenario, "cpu", Pool()).begin(0)["full"]
+        def register_mapping(self, mapping):
+            self.registered = mapping
+
+    pool = Pool()
+    full = ForwardStaging(scenario, "cpu", pool).begin(0)["full"]
     assert full is not None and not set(full.tolist()) & written
+    assert pool.registered is not None  # a SWA pool's mapping is staged before the first forward
 
 
 def test_a_swa_pool_writing_full_layers_at_full_loc_is_caught_by_the_default_run(tmp_path, capsys):

@@ -14,6 +14,8 @@ from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any, Callable
 
+import torch
+
 from harness.sut.probe.detect import REQUIRED_NAMES
 
 MEMORY_POOL = "sglang.srt.mem_cache.memory_pool"
@@ -22,8 +24,6 @@ UNIFIED = "sglang.srt.mem_cache.unified_memory_pool"
 
 def _store_dtype(dtype: Any) -> Any:
     """SGLang's storage dtype for a cache dtype: fp8 is kept as uint8."""
-    import torch
-
     return torch.uint8 if dtype.itemsize == 1 and dtype.is_floating_point else dtype
 
 
@@ -100,10 +100,18 @@ def _unified_mla(unified: ModuleType) -> Callable[..., Any]:
 
 # A tiny pool of each shape, built once at load time: a class that does not construct on this
 # machine (0.5.12's FP4 pool imports a quantiser its release lacks) is not offered.
-_MHA_TRIAL = dict(size=4, page_size=1, head_num=1, head_dim=16, layer_num=1, device="cpu")
+_MHA_TRIAL = dict(
+    size=4, page_size=1, head_num=1, head_dim=16, layer_num=1, device="cpu",
+    enable_memory_saver=False,
+)  # fmt: skip
 _MLA_TRIAL = dict(
-    size=4, page_size=1, kv_lora_rank=16, qk_rope_head_dim=16, layer_num=1, device="cpu"
-)
+    size=4, page_size=1, kv_lora_rank=16, qk_rope_head_dim=16, layer_num=1, device="cpu",
+    enable_memory_saver=False,
+)  # fmt: skip
+_HYBRID_TRIAL = dict(
+    size=4, page_size=1, head_num=1, head_dim=16, full_attention_layer_ids=[1], device="cpu",
+    mamba_pool=None,
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -112,7 +120,7 @@ class OptionalPool:
     module: str
     parts: tuple[str, ...]  # what the module must define
     build: Callable[[ModuleType], Callable[..., Any]]
-    trial: Callable[[], dict]  # the keywords of a tiny pool that must construct here
+    trial: dict  # the keywords of a tiny pool that must construct here
     # Attributes the release's class must have for the kind's model to be its semantics: the
     # unified kinds model pools that refuse an unmarked loc (0.5.22 on; earlier unified pools
     # took no physical mark and are another design).
@@ -122,34 +130,13 @@ class OptionalPool:
     trial_write_layer: int | None = None
 
 
-def _dtype(name: str) -> Callable[[], dict]:
-    def trial() -> dict:
-        import torch
-
-        shape = _MLA_TRIAL if name == "mla" else _MHA_TRIAL
-        if name == "fp4":
-            return dict(shape, dtype=torch.float4_e2m1fn_x2, enable_memory_saver=False)
-        return dict(shape, dtype=torch.bfloat16, enable_memory_saver=False)
-
-    return trial
-
-
-def _hybrid_trial() -> dict:
-    import torch
-
-    return dict(
-        size=4, dtype=torch.bfloat16, page_size=1, head_num=1, head_dim=16,
-        full_attention_layer_ids=[1], device="cpu", mamba_pool=None,
-    )  # fmt: skip
-
-
 OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
     OptionalPool(
         "HybridLinearKVPool",
         MEMORY_POOL,
         ("HybridLinearKVPool",),
         lambda memory_pool: memory_pool.HybridLinearKVPool,
-        _hybrid_trial,
+        dict(_HYBRID_TRIAL, dtype=torch.bfloat16),
         trial_write_layer=1,
     ),
     OptionalPool(
@@ -157,7 +144,7 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         MEMORY_POOL,
         ("MHATokenToKVPoolFP4",),
         lambda memory_pool: memory_pool.MHATokenToKVPoolFP4,
-        _dtype("fp4"),
+        dict(_MHA_TRIAL, dtype=torch.float4_e2m1fn_x2),
         trial_write_layer=0,
     ),
     OptionalPool(
@@ -165,7 +152,7 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         UNIFIED,
         ("UnifiedKVPool", "MHASubPoolSpec", "UnifiedMHATokenToKVPool"),
         _unified_mha,
-        _dtype("mha"),
+        dict(_MHA_TRIAL, dtype=torch.bfloat16),
         marks=("requires_physical_write_loc",),
     ),
     OptionalPool(
@@ -173,7 +160,7 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         UNIFIED,
         ("UnifiedKVPool", "MLASubPoolSpec", "MHASubPoolSpec", "UnifiedMLATokenToKVPool"),
         _unified_mla,
-        _dtype("mla"),
+        dict(_MLA_TRIAL, dtype=torch.bfloat16),
         marks=("requires_physical_write_loc",),
     ),
 )
@@ -188,13 +175,11 @@ def _why_not(pool: OptionalPool, module: ModuleType) -> str:
     if missing:
         return f"its {pool.name} has no {', '.join(missing)}: not the design the kind models"
     try:
-        built = pool.build(module)(**pool.trial())
+        built = pool.build(module)(**pool.trial)
     except Exception as error:  # noqa: BLE001 - any failure means: it does not construct here
         return f"its {pool.name} does not construct here: {type(error).__name__}: {error}"[:300]
     if pool.trial_write_layer is None:
         return ""
-    import torch
-
     layer = SimpleNamespace(layer_id=pool.trial_write_layer, is_cross_attention=False)
     row = torch.ones((1, 1, 16), dtype=torch.bfloat16)
     try:

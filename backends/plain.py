@@ -57,8 +57,8 @@ LAYOUT_DTYPE_SUBSET = BackendSkip(
 # Where the value oracle judges the canonical calls: every pool kind but FP4, whose bytes the
 # fp4_bound oracle judges against the input (harness/compare/values.py collects these).
 PLAIN_VALUES = ValueScope(
-    ("mha", "swa_mha", "mha_hnd", "npu_mha", "mha_aiter5d", "unified_mha", "mla", "swa_mla")
-    + ("unified_mla",)
+    ("mha", "swa_mha", "mha_hnd", "npu_mha", "mha_aiter5d", "unified_mha")
+    + ("mla", "swa_mla", "unified_mla")
     + HYBRID_LINEAR_KINDS,
     "MHA: k and v divided by the layer's scales (when a cast follows), cast to the "
     "pool dtype; MLA: the latent row nope ++ rope cast, no scales",

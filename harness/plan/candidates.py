@@ -65,7 +65,7 @@ def _engines_named(options: RunOptions, sut: SutChoice) -> bool:
 
 
 def _unserved(pool: str, era: str) -> str:
-    return f"{pool} pools serve no {era} call site (pools/layouts/kinds.py eras)"
+    return f"{pool} pools serve no {era} call site (pools/layouts/kinds.py KIND_ERAS)"
 
 
 def _missing_class(loaded: LoadedSut, pool: Optional[str]) -> Optional[str]:

@@ -36,6 +36,9 @@ class Layer:
     v_scale_float: Optional[float] = None
     sliding_window_size: int = -1  # > 0 on sliding-window layers, as RadixAttention has it
     v_head_dim: int = 0  # MLA: kv_lora_rank (xpu derives k_rope from k[..., v_head_dim:])
+    # A MiniMax sparse layer's index-branch scales (the model hands the layer's k/v scales on).
+    idx_k_scale_float: Optional[float] = None
+    idx_v_scale_float: Optional[float] = None
 
 
 @dataclass
@@ -60,6 +63,10 @@ class WriteRequest:
     k: torch.Tensor  # MHA: (n, heads, head_dim); MLA: nope (n, 1, kv_lora_rank)
     v: torch.Tensor  # MHA: (n, heads, v_head_dim); MLA: unused by the pool
     k_rope: Optional[torch.Tensor] = None  # MLA only: (n, 1, qk_rope_head_dim) or None
+    # A MiniMax sparse layer's index k and v: (n, 1, index_head_dim); idx_v None where the layer
+    # keeps no index V (Geometry.index_parts).
+    idx_k: Optional[torch.Tensor] = None
+    idx_v: Optional[torch.Tensor] = None
     is_mla: bool = False
     use_sliding_window_kv_pool: bool = False
     save_kv_cache: bool = True

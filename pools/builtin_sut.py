@@ -12,6 +12,7 @@ from pools.engines import make_engine
 from pools.eras import era_named
 from pools.hybrid_linear_storage import HybridLinearStorage
 from pools.layouts.kinds import LAYOUT_KINDS
+from pools.minimax_sparse_storage import KOnlyStorage, MiniMaxSparseStorage
 
 
 def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
@@ -24,7 +25,15 @@ def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
     hybrid_linear = type(
         "HybridLinearKVPool", (HybridLinearStorage,), {"mha_pool_class": mha, "mla_pool_class": mla}
     )
+    k_only = type("MHATokenToKOnlyPool", (KOnlyStorage,), {"engine": engine})
+    minimax_sparse = type(
+        "MiniMaxSparseKVPool",
+        (MiniMaxSparseStorage,),
+        {"mha_pool_class": mha, "k_only_pool_class": k_only},
+    )
     names = {
+        "MiniMaxSparseKVPool": minimax_sparse,
+        "MHATokenToKOnlyPool": k_only,
         "MHATokenToKVPool": mha,
         "MLATokenToKVPool": mla,
         "SWAKVPool": swa,

@@ -15,7 +15,15 @@ from dataclasses import replace
 
 from pools.dtypes import dtype_spec
 from scenarios.allocator import allocate, swa_mapping
-from scenarios.model import HYBRID_LINEAR_KINDS, MLA_POOL_KINDS, Forward, Geometry, Scale, Scenario
+from scenarios.model import (
+    HYBRID_LINEAR_KINDS,
+    MLA_POOL_KINDS,
+    SPARSE_INDEX_KINDS,
+    Forward,
+    Geometry,
+    Scale,
+    Scenario,
+)
 from scenarios.profiles import profile_named
 from scenarios.reach import reach_scenario
 
@@ -37,6 +45,9 @@ def geometry(pool: str, dtype: str, page_size: int = 16, size: int = 256) -> Geo
         # A hybrid linear model's layers 0 and 2 are linear attention (no KV in the pool).
         linear_layer_ids=[0, 2] if pool in HYBRID_LINEAR_KINDS else [],
     )
+    if pool in SPARSE_INDEX_KINDS:  # dense layer 0, index K/V on 1 and 3, index K only on 2
+        sparse = dict(sparse_layer_ids=[1, 2, 3], k_only_layer_ids=[2], index_head_dim=16)
+        return Geometry(head_num=2, head_dim=32, **common, **sparse)
     if pool in MLA_POOL_KINDS:  # rank and rope are FP4 block (16) multiples
         return Geometry(kv_lora_rank=64, qk_rope_head_dim=16, **common)
     if pool in (
@@ -145,10 +156,12 @@ def _small(
     float) on a differing input dtype, narrowing, decode steps and cross-attention."""
     g = replace(
         geometry(pool, dtype, size=64),
-        layer_num=3 if pool in HYBRID_LINEAR_KINDS else 2,
+        layer_num=3 if pool in HYBRID_LINEAR_KINDS + SPARSE_INDEX_KINDS else 2,
         swa_layer_ids=[1] if pool.startswith("swa_") else [],
         linear_layer_ids=[1] if pool in HYBRID_LINEAR_KINDS else [],
     )
+    if g.is_sparse_index:  # dense layer 0, index K/V on 1, index K only on 2
+        g = replace(g, sparse_layer_ids=[1, 2], k_only_layer_ids=[2])
     tokens = allocate(rng, g.size, g.page_size, 20)
     decode = allocate(rng, g.size, g.page_size, 3)
     scenarios = [
@@ -184,7 +197,7 @@ def _small(
             v_scale=Scale("float", 2.0),
         ),
     ]
-    if not g.is_mla:  # MLA models have no cross-attention
+    if not g.is_mla and not g.is_sparse_index:  # nor MLA nor MiniMax models cross-attend
         # Layer 0 (a full-attention layer on SWA pools) writes at the encoder loc.
         slots = allocate(rng, g.size, g.page_size, 20)
         scenarios.append(

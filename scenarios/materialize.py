@@ -101,8 +101,9 @@ def _fused(parts: list[torch.Tensor], lead: int, device: str) -> list[torch.Tens
 def token_tensors(
     scenario: Scenario, forward_index: int, layer_id: int, device: str
 ) -> dict[str, Optional[torch.Tensor]]:
-    """The caller's k/v (MHA) or k nope/rope (MLA) for one (forward, layer), `tokens` rows.
-    Every call returns fresh tensors (a pool may divide them in place)."""
+    """The caller's k/v (MHA) or k nope/rope (MLA) for one (forward, layer), `tokens` rows, and
+    a sparse layer's index k/v (Geometry.index_parts). Every call returns fresh tensors (a pool
+    may divide them in place)."""
     g = scenario.geometry
     parts = [
         part.clone()
@@ -120,11 +121,32 @@ def token_tensors(
             dtype_spec(g.dtype).dtype,
         )
     ]
+    index_parts = g.index_parts(layer_id)
+    # A sparse layer's index k/v: one head of index_head_dim, drawn from a stream of its own.
+    index_rows = (
+        [
+            part.clone()
+            for part in _drawn(
+                scenario.seed,
+                forward_index,
+                -1 - layer_id,
+                scenario.forwards[forward_index].tokens,
+                False,
+                (1, g.index_head_dim, g.index_head_dim),
+                input_dtype(scenario),
+                scenario.values,
+                dtype_spec(g.dtype).dtype,
+            )
+        ][: len(index_parts)]
+        if index_parts
+        else []
+    )
     if scenario.nan_padding:
         forward = scenario.forwards[forward_index]
         padding = torch.tensor([slot == 0 for slot in forward.loc[: forward.tokens]])
-        for part in parts:
+        for part in parts + index_rows:
             part[padding] = float("nan")
+    index = {name: rows.to(device) for name, rows in zip(index_parts, index_rows)}
     if g.is_mla:
         nope, rope = parts[0], parts[1] if len(parts) > 1 else None
         if scenario.fused_qkv and rope is not None:
@@ -137,7 +159,7 @@ def token_tensors(
     k, v = parts
     if scenario.fused_qkv:
         k, v = _fused([k, v], g.head_num * g.head_dim, device)  # the q columns lead
-    return {"k": k.to(device), "v": v.to(device), "k_rope": None}
+    return {"k": k.to(device), "v": v.to(device), "k_rope": None, **index}
 
 
 # The baseline through each era and every candidate draw the same (forward, layer) tensors of one

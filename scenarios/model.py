@@ -23,7 +23,11 @@ LAYOUT_POOL_KINDS = (
 # HybridLinearKVPool over MHA or MLA: linear-attention layers keep no KV in it, full-attention
 # layers write one dense pool (pools/hybrid_linear_storage.py).
 HYBRID_LINEAR_KINDS = ("hybrid_linear_mha", "hybrid_linear_mla")
-POOL_KINDS = BASE_POOL_KINDS + LAYOUT_POOL_KINDS + HYBRID_LINEAR_KINDS
+# MiniMaxSparseKVPool: every layer's K/V in one main MHA pool; sparse layers also keep an index
+# K (and, unless value-disabled, an index V) in index sub-pools of one head
+# (pools/judge/minimax_sparse.py).
+SPARSE_INDEX_KINDS = ("minimax_sparse",)
+POOL_KINDS = BASE_POOL_KINDS + LAYOUT_POOL_KINDS + HYBRID_LINEAR_KINDS + SPARSE_INDEX_KINDS
 MLA_POOL_KINDS = ("mla", "swa_mla", "mla_fp4", "npu_mla", "unified_mla", "hybrid_linear_mla")
 SCALE_KINDS = ("none", "float", "tensor", "param")
 # How k/v values are drawn: normal draws, values near the pool dtype's range limit, or normal
@@ -47,6 +51,11 @@ class Geometry:
     size_swa: int = 0
     # A hybrid linear pool's linear-attention layers: no KV cache, no write, no buffer.
     linear_layer_ids: list[int] = field(default_factory=list)
+    # A MiniMax sparse pool's sparse layers (the others are dense), those of them whose index
+    # branch keeps no V (SGLang's disable_value_sparse_layer_ids), and the index head's width.
+    sparse_layer_ids: list[int] = field(default_factory=list)
+    k_only_layer_ids: list[int] = field(default_factory=list)
+    index_head_dim: int = 0
 
     @property
     def is_swa(self) -> bool:
@@ -63,6 +72,17 @@ class Geometry:
     @property
     def is_hybrid_linear(self) -> bool:
         return self.pool in HYBRID_LINEAR_KINDS
+
+    @property
+    def is_sparse_index(self) -> bool:
+        return self.pool in SPARSE_INDEX_KINDS
+
+    def index_parts(self, layer_id: int) -> tuple[str, ...]:
+        """The index buffers a layer keeps beside its K/V: ("idx_k", "idx_v"), ("idx_k",) for a
+        value-disabled sparse layer, () for a dense one."""
+        if layer_id not in self.sparse_layer_ids:
+            return ()
+        return ("idx_k",) if layer_id in self.k_only_layer_ids else ("idx_k", "idx_v")
 
     @property
     def kv_layer_ids(self) -> list[int]:

@@ -124,6 +124,7 @@ def validate(scenario: Scenario) -> None:
             )
         if not g.is_mla and g.v_head_dim not in (None, g.head_dim):
             raise ScenarioError("a hybrid linear MHA pool stores V with head_dim")
+    _check_sparse(g)
     if g.is_swa:
         if not g.swa_layer_ids or not g.full_layer_ids:
             raise ScenarioError("a SWA pool needs at least one SWA and one full layer")
@@ -151,6 +152,21 @@ def validate(scenario: Scenario) -> None:
         _check_view(forward, where)
         if forward.remap is not None:
             _check_remap(scenario, forward.remap, f"{where}.remap")
+
+
+def _check_sparse(g: Geometry) -> None:
+    if not g.is_sparse_index:
+        if g.sparse_layer_ids or g.k_only_layer_ids or g.index_head_dim:
+            raise ScenarioError(f"only a MiniMax sparse pool has sparse layers, not {g.pool}")
+        return
+    if any(not 0 <= i < g.layer_num for i in g.sparse_layer_ids):
+        raise ScenarioError(f"sparse layer ids must be in [0, {g.layer_num})")
+    if not set(g.k_only_layer_ids) <= set(g.sparse_layer_ids):
+        raise ScenarioError("k_only_layer_ids must be sparse layers")
+    if g.sparse_layer_ids and g.index_head_dim < 1:
+        raise ScenarioError("a MiniMax sparse pool with sparse layers needs index_head_dim >= 1")
+    if g.v_head_dim not in (None, g.head_dim):
+        raise ScenarioError("a MiniMax sparse pool stores V with head_dim")
 
 
 def _check_view(forward: Forward, where: str) -> None:

@@ -16,7 +16,7 @@ from scenarios.model import Scenario
 CANARY = 0xA5
 
 
-CALLER_TENSORS = ("k", "v", "k_rope")
+CALLER_TENSORS = ("k", "v", "k_rope", "idx_k", "idx_v")
 
 
 BUILDING, STAGING, WRITING, READING = (
@@ -78,6 +78,6 @@ def buffer_names(scenario: Scenario, layer_id: int) -> tuple[str, ...]:
     kind = LAYOUT_KINDS.get(scenario.geometry.pool)
     if kind is not None:
         return tuple(f"L{layer_id}.{suffix}" for suffix, _, _ in kind.buffers)
-    return (
-        (f"L{layer_id}.kv",) if scenario.geometry.is_mla else (f"L{layer_id}.k", f"L{layer_id}.v")
-    )
+    g = scenario.geometry
+    parts = ("kv",) if g.is_mla else ("k", "v")
+    return tuple(f"L{layer_id}.{part}" for part in parts + g.index_parts(layer_id))

@@ -98,6 +98,11 @@ def value_findings(
     return []
 
 
+# The layer scale that divides each MHA part: a MiniMax sparse layer's index k and v take the
+# index scales, which its model hands on from the layer's k and v scales.
+SCALE_OF_PART = {"k": "k", "v": "v", "idx_k": "k", "idx_v": "v"}
+
+
 class _ValueModel:
     """Expected row bytes per (buffer, writer), the caller's tensors regenerated once per
     (forward, layer)."""
@@ -127,12 +132,16 @@ class _ValueModel:
                 parts["rope"] = self._cast(rope)
                 parts["kv"] = torch.cat([parts["kv"], parts["rope"]], dim=-1)
             return {name: _row_bytes(values) for name, values in parts.items()}
-        k, v = tensors["k"].clone(), tensors["v"].clone()
-        if k.dtype != self.pool_dtype:  # the pool divides only on the way to a cast
-            for part, values in (("k", k), ("v", v)):
-                if self.scales[part] is not None:
-                    values.div_(self.scales[part])
-        return {"k": _row_bytes(self._cast(k)), "v": _row_bytes(self._cast(v))}
+        rows = {}
+        for part, scale in SCALE_OF_PART.items():
+            if tensors.get(part) is None:
+                continue
+            values = tensors[part].clone()
+            # The pool divides only on the way to a cast.
+            if values.dtype != self.pool_dtype and self.scales[scale] is not None:
+                values.div_(self.scales[scale])
+            rows[part] = _row_bytes(self._cast(values))
+        return rows
 
     def _cast(self, values: torch.Tensor) -> torch.Tensor:
         return values.to(self.pool_dtype) if values.dtype != self.pool_dtype else values

@@ -11,7 +11,14 @@ import pandas as pd
 from reports.markdown import markdown_table
 from reports.records import text_of
 from reports.schema import validate_row
-from scenarios.model import HYBRID_LINEAR_KINDS, MLA_POOL_KINDS, POOL_KINDS, SCALE_KINDS, Scenario
+from scenarios.model import (
+    HYBRID_LINEAR_KINDS,
+    MLA_POOL_KINDS,
+    POOL_KINDS,
+    SCALE_KINDS,
+    SPARSE_INDEX_KINDS,
+    Scenario,
+)
 
 
 def _written(s: Scenario) -> set[int]:
@@ -75,14 +82,15 @@ UNREACHABLE: dict[str, tuple[tuple[str, ...], str]] = {
         "never handed out",
     ),
     "cross-attention": (
-        MLA_POOL_KINDS,
-        "encoder-decoder models have no MLA layers: cross-attention is drawn on MHA pools",
+        MLA_POOL_KINDS + SPARSE_INDEX_KINDS,
+        "encoder-decoder models have no MLA layers and no MiniMax sparse layers: cross-attention "
+        "is drawn on the other MHA pools",
     ),
     "head_dim % 64": (MLA_POOL_KINDS, "an MLA pool has no head_dim"),
     "v_head_dim != head_dim": (
-        (*MLA_POOL_KINDS, "mha_fp4", "hybrid_linear_mha"),
-        "an MLA pool has no v_head_dim, and the FP4 and hybrid linear MHA pools store k and v "
-        "alike",
+        (*MLA_POOL_KINDS, "mha_fp4", "hybrid_linear_mha", *SPARSE_INDEX_KINDS),
+        "an MLA pool has no v_head_dim, and the FP4, hybrid linear and MiniMax sparse MHA pools "
+        "store k and v alike",
     ),
     "stale full_loc": (
         HYBRID_LINEAR_KINDS,

@@ -42,6 +42,12 @@ POOL_METHODS = (
     "get_key_buffer",
     "get_value_buffer",
     "translate_loc_from_full_to_swa",
+    "set_fused_kv_index_buffer",
+    "set_index_kv_buffer",
+    "set_index_k_buffer",
+    "set_k_buffer",
+    "get_index_k_buffer",
+    "get_index_kv_buffer",
 )
 
 
@@ -56,7 +62,12 @@ def pool_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Ten
         ]
     if scenario.geometry.is_mla:
         return [pool.get_key_buffer(layer_id)]
-    return [pool.get_key_buffer(layer_id), pool.get_value_buffer(layer_id)]
+    index_parts = scenario.geometry.index_parts(layer_id)
+    if index_parts == ("idx_k",):
+        index = [pool.get_index_k_buffer(layer_id)]
+    else:
+        index = list(pool.get_index_kv_buffer(layer_id)) if index_parts else []
+    return [pool.get_key_buffer(layer_id), pool.get_value_buffer(layer_id), *index]
 
 
 def _raw_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Tensor]:
@@ -147,6 +158,8 @@ def write_request(
         v_scale_float=None if v_scale is None else float(v_scale),
         sliding_window_size=g.size_swa if layer_id in g.swa_layer_ids else -1,
         v_head_dim=g.kv_lora_rank if g.is_mla else (g.v_head_dim or g.head_dim),
+        idx_k_scale_float=None if k_scale is None else float(k_scale),
+        idx_v_scale_float=None if v_scale is None else float(v_scale),
     )
     encoder = None if locs["encoder"] is None else locs["encoder"][: forward.tokens]
     batch = ForwardBatch(
@@ -165,6 +178,8 @@ def write_request(
         k=k,
         v=tensors["v"],
         k_rope=k_rope,
+        idx_k=tensors.get("idx_k"),
+        idx_v=tensors.get("idx_v"),
         is_mla=g.is_mla,
         use_sliding_window_kv_pool=g.is_swa,
     )

@@ -77,6 +77,21 @@ def _hybrid_linear_pool(module: Any, scenario: Scenario, dtype: Any, device: str
     )
 
 
+def _minimax_sparse_pool(module: Any, scenario: Scenario, dtype: Any, device: str) -> Any:
+    g = scenario.geometry
+    cls = getattr(module, "MiniMaxSparseKVPool", None)
+    if cls is None:
+        raise TypeError(f"this SUT has no MiniMaxSparseKVPool (pool kind {g.pool})")
+    return cls(
+        size=g.size, page_size=g.page_size, dtype=dtype, head_num=g.head_num,
+        head_dim=g.head_dim, idx_head_dim=g.index_head_dim,
+        dense_layer_ids=[i for i in range(g.layer_num) if i not in g.sparse_layer_ids],
+        sparse_layer_ids=list(g.sparse_layer_ids),
+        disable_value_sparse_layer_ids=list(g.k_only_layer_ids), device=device,
+        enable_memory_saver=False, start_layer=0, end_layer=g.layer_num,
+    )  # fmt: skip
+
+
 def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
     g = scenario.geometry
     if g.pool in LAYOUT_KINDS:
@@ -85,6 +100,8 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
     common = dict(page_size=g.page_size, device=device, enable_memory_saver=False)
     if g.is_hybrid_linear:
         return _hybrid_linear_pool(module, scenario, dtype, device)
+    if g.is_sparse_index:
+        return _minimax_sparse_pool(module, scenario, dtype, device)
     if g.pool == "mha":
         return module.MHATokenToKVPool(
             size=g.size,

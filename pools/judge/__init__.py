@@ -28,6 +28,7 @@ from pools.judge.layouts import (
     NPUMHAJudgePool,
     NPUMLAJudgePool,
 )
+from pools.judge.minimax_sparse import JudgeKOnlyPool, JudgeMiniMaxSparsePool
 from pools.judge.token_major import MHAJudgePool, MLAJudgePool
 from pools.judge.unified import UnifiedMHAJudgePool, UnifiedMLAJudgePool
 
@@ -63,7 +64,10 @@ def judge_module(era: str) -> SimpleNamespace:
         (JudgeHybridLinearPool,),
         {"mha_pool_class": mha, "mla_pool_class": mla},
     )
+    minimax_sparse = type("MiniMaxSparseKVPool", (JudgeMiniMaxSparsePool,), {"mha_pool_class": mha})
     names = {
+        "MiniMaxSparseKVPool": minimax_sparse,
+        "MHATokenToKOnlyPool": JudgeKOnlyPool,
         "MHATokenToKVPool": mha,
         "MLATokenToKVPool": mla,
         "SWAKVPool": swa,

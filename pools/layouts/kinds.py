@@ -49,6 +49,7 @@ BASE_CLASSES = {
     "swa_mla": "SWAKVPool",
     "hybrid_linear_mha": "HybridLinearKVPool",
     "hybrid_linear_mla": "HybridLinearKVPool",
+    "minimax_sparse": "MiniMaxSparseKVPool",
 }
 
 
@@ -61,12 +62,14 @@ def class_name_of(pool: str) -> str:
 # The kinds that serve the current era's call sites only (every other kind serves every era);
 # a kind's ground truth is the first era it serves. The unified pools' locs carry the physical
 # mark and the hybrid linear pools read KVWriteLoc.full_loc: only the current era has either,
-# and no older call site ever wrote such a pool.
+# and no older call site ever wrote such a pool. The MiniMax sparse pool is the current
+# release's (its dense layers take the current KVWriteLoc).
 KIND_ERAS = {
     "unified_mha": ("current",),
     "unified_mla": ("current",),
     "hybrid_linear_mha": ("current",),
     "hybrid_linear_mla": ("current",),
+    "minimax_sparse": ("current",),
 }
 
 

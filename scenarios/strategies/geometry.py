@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from pools.dtypes import dtype_spec
 from pools.fp4.quantiser import BLOCK as FP4_BLOCK
-from scenarios.model import HYBRID_LINEAR_KINDS, MLA_POOL_KINDS, Geometry
+from scenarios.model import HYBRID_LINEAR_KINDS, MLA_POOL_KINDS, SPARSE_INDEX_KINDS, Geometry
 
 PAGE_SIZES = (1, 16, 64, 128)
 HEAD_NUMS = (1, 2, 4, 8, 32)
@@ -24,6 +24,7 @@ MAX_SLOTS = 2**17 + 2**10
 REACH = (2**15, 2**16, 2**17)  # a large pool's last slot passes one of these
 NARROW_DIMS = (16, 8, 4, 2)  # a large pool's head_dim (MLA: kv_lora_rank), widest first
 MAX_LAYERS = 6
+INDEX_HEAD_DIMS = (128, 64, 16)  # a MiniMax sparse layer's index head (MiniMax-M3: 128)
 POOL_BYTES = 40 * 2**20  # default cap per pool, every layer and sub-pool together
 
 
@@ -35,7 +36,7 @@ def _row_bytes(g: Geometry) -> int:
     width = (
         g.kv_lora_rank + g.qk_rope_head_dim
         if g.is_mla
-        else g.head_num * (g.head_dim + (g.v_head_dim or g.head_dim))
+        else g.head_num * (g.head_dim + (g.v_head_dim or g.head_dim)) + 2 * g.index_head_dim
     )
     return width * dtype_spec(g.dtype).store_dtype.itemsize
 
@@ -53,14 +54,30 @@ def layer_patterns(draw: st.DrawFn, swa: bool) -> list[bool]:
 
 
 def _two_sided(pool: str) -> bool:
-    """A kind whose layers are of two sorts: SWA and full, or linear and full attention."""
-    return pool.startswith("swa_") or pool in HYBRID_LINEAR_KINDS
+    """A kind whose layers are of two sorts: SWA and full, linear and full attention, or sparse
+    and dense."""
+    return pool.startswith("swa_") or pool in HYBRID_LINEAR_KINDS + SPARSE_INDEX_KINDS
 
 
 def _sides(pool: str, pattern: list[bool]) -> tuple[list[int], list[int]]:
     """(SWA layer ids, linear-attention layer ids) of a layer pattern's flagged layers."""
     flagged = [layer for layer, flag in enumerate(pattern) if flag]
+    if pool in SPARSE_INDEX_KINDS:
+        return [], []
     return ([], flagged) if pool in HYBRID_LINEAR_KINDS else (flagged, [])
+
+
+def _sparse(pool: str, pattern: list[bool], k_only: list[bool], index_head_dim: int) -> dict:
+    """A MiniMax sparse pool's sparse layers (the flagged ones), those of them whose index keeps
+    no V (`k_only`, one flag per sparse layer) and its index head width; {} for other kinds."""
+    if pool not in SPARSE_INDEX_KINDS:
+        return {}
+    sparse = [layer for layer, flag in enumerate(pattern) if flag]
+    return dict(
+        sparse_layer_ids=sparse,
+        k_only_layer_ids=[layer for layer, flag in zip(sparse, k_only) if flag],
+        index_head_dim=index_head_dim,
+    )
 
 
 LARGE_SWA_PAGES = 4  # a large hybrid pool's SWA sub-pool: a few pages
@@ -89,6 +106,8 @@ def _narrow(pool: str, width: int) -> dict:
         return {"kv_lora_rank": width, "qk_rope_head_dim": width}
     if pool in MLA_POOL_KINDS:
         return {"kv_lora_rank": width, "qk_rope_head_dim": 0}
+    if pool in SPARSE_INDEX_KINDS:  # the index rows as wide, so that the budget counts them
+        return {"head_num": 1, "head_dim": width, "v_head_dim": None, "index_head_dim": width}
     return {"head_num": 1, "head_dim": width, "v_head_dim": None}
 
 
@@ -122,17 +141,24 @@ def large_geometry(
     """A pool whose last slot passes `reach` where `pool_bytes` allows (the largest that fits
     otherwise), `extra_pages` more pages past it: the narrowest rows the kind accepts, one full
     layer (and one SWA layer of `swa_pages` pages on hybrid pools)."""
-    pattern = [False, True] if _two_sided(pool) else [False]
+    # A sparse pool: one sparse layer whose index keeps no V, within an fp32 budget (its main
+    # K/V rows are the main pool's, as a dense layer's; its index K the K-only pool's).
+    pattern = [True] if pool in SPARSE_INDEX_KINDS else [False, True]
+    pattern = pattern if _two_sided(pool) else [False]
     page_size = _page_size(pool, page_size)
-    # A linear layer keeps no rows: only the SWA kinds' flagged layers are rows of their own.
-    rows_pattern = pattern if pool.startswith("swa_") else [False]
+    # A linear layer keeps no rows: only the SWA kinds' flagged layers are rows of their own, and
+    # a sparse pool's layers are all full-height rows (its index rows are in _row_bytes).
+    kv_layers = len(pattern) - len(_sides(pool, pattern)[1])
+    rows_pattern = pattern if pool.startswith("swa_") else [False] * kv_layers
     shape = _narrow_shape(
         pool, dtype, _large_rows(reach, PAGE_SIZES[-1], rows_pattern, swa_pages), pool_bytes
     )
     swa_layer_ids, linear_layer_ids = _sides(pool, pattern)
+    sparse = _sparse(pool, pattern, [True], shape.pop("index_head_dim", 0))
     probe = Geometry(
-        pool=pool, dtype=dtype, size=1, page_size=page_size, layer_num=len(pattern), **shape
-    )
+        pool=pool, dtype=dtype, size=1, page_size=page_size, layer_num=len(pattern), **shape,
+        **sparse,
+    )  # fmt: skip
     # Pages 1..pages are handed out, so the last slot is pages * page_size + page_size - 1:
     # past `reach` from pages == reach // page_size on, where the byte budget allows.
     fits = pool_bytes // _row_bytes(probe) - _large_rows(0, page_size, rows_pattern, swa_pages)
@@ -149,6 +175,7 @@ def large_geometry(
         size_swa=page_size * swa_pages if swa_layer_ids else 0,
         linear_layer_ids=linear_layer_ids,
         **shape,
+        **sparse,
     )
 
 
@@ -176,9 +203,16 @@ def geometries(draw: st.DrawFn, pool: str, dtype: str, pool_bytes: int = POOL_BY
         v_head_dim = draw(st.sampled_from(V_HEAD_DIMS))
         shape["v_head_dim"] = (
             v_head_dim
-            if v_head_dim != shape["head_dim"] and pool not in ("mha_fp4", "hybrid_linear_mha")
+            if v_head_dim != shape["head_dim"]
+            and pool not in ("mha_fp4", "hybrid_linear_mha", *SPARSE_INDEX_KINDS)
             else None
         )
+    sparse = {}
+    if pool in SPARSE_INDEX_KINDS:
+        k_only = draw(
+            st.lists(st.booleans(), min_size=pattern.count(True), max_size=pattern.count(True))
+        )
+        sparse = _sparse(pool, pattern, k_only, draw(st.sampled_from(INDEX_HEAD_DIMS)))
     # page_size == head_num is its own case: a transposed page-major write looks right there.
     page_size = draw(st.sampled_from(PAGE_SIZES + ("head_num",)))
     page_size = _page_size(pool, shape.get("head_num", 1) if page_size == "head_num" else page_size)
@@ -199,6 +233,7 @@ def geometries(draw: st.DrawFn, pool: str, dtype: str, pool_bytes: int = POOL_BY
         layer_num=len(pattern),
         swa_layer_ids=swa_layer_ids,
         **shape,
+        **sparse,
     )
     max_pages = max(
         1, min(MAX_SLOTS, pool_bytes // (_row_bytes(probe) * len(pattern))) // page_size
@@ -215,4 +250,5 @@ def geometries(draw: st.DrawFn, pool: str, dtype: str, pool_bytes: int = POOL_BY
         size_swa=size_swa,
         linear_layer_ids=linear_layer_ids,
         **shape,
+        **sparse,
     )

@@ -15,12 +15,13 @@ from tests.conftest import check_records, run_kvh, scenario_named
 
 def _small_scaled(pool: str, dtype: str) -> dict:
     """The builtin scaled scenario cut to two layers (one of them SWA on SWA pools, linear
-    attention on hybrid linear pools)."""
+    attention on hybrid linear pools, both sparse on MiniMax sparse pools)."""
     scenario = scenario_named(pool, dtype, "scaled-tensor")
     g = scenario.geometry
     g.layer_num = 2
     g.swa_layer_ids = [1] if g.is_swa else []
     g.linear_layer_ids = [0] if g.is_hybrid_linear else []
+    g.sparse_layer_ids, g.k_only_layer_ids = ([0, 1], [1]) if g.is_sparse_index else ([], [])
     return to_dict(scenario)
 
 
@@ -43,7 +44,7 @@ def test_kvh_run_engine_triton_has_zero_findings_on_every_pool_kind_and_dtype(
         "--era",
         "current",
         "--backend",
-        "plain,plain_mla",
+        "plain,plain_mla,minimax_sparse",
         *files,
         "--out",
         str(out),

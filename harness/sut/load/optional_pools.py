@@ -148,6 +148,27 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         trial_write_layer=0,
     ),
     OptionalPool(
+        "MiniMaxSparseKVPool",
+        MEMORY_POOL,
+        ("MiniMaxSparseKVPool", "MHATokenToKOnlyPool"),
+        lambda memory_pool: memory_pool.MiniMaxSparseKVPool,
+        dict(
+            size=4,
+            page_size=1,
+            dtype=torch.bfloat16,
+            head_num=1,
+            head_dim=16,
+            idx_head_dim=16,
+            dense_layer_ids=[0],
+            sparse_layer_ids=[1, 2],
+            disable_value_sparse_layer_ids=[2],
+            device="cpu",
+            start_layer=0,
+            end_layer=3,
+        ),  # fmt: skip
+        trial_write_layer=0,
+    ),
+    OptionalPool(
         "UnifiedMHATokenToKVPool",
         UNIFIED,
         ("UnifiedKVPool", "MHASubPoolSpec", "UnifiedMHATokenToKVPool"),

@@ -93,6 +93,17 @@ FOLDER_MEASURED = {
     "/npu/": (NO_CONSTRUCT, "an Ascend pool: its store is torch_npu's, and torch_npu is absent"),
     "/mlx/": (NO_CONSTRUCT, "a stand-in cache of the MLX (Apple) model runner"),
 }
+# The doors a kind's cells call beyond set_kv_buffer (and an MLA kind's set_mla_kv_buffer): a
+# door of the kind's class, or (class, door) of a sub-pool class it hands the write on to. The
+# MiniMax sparse pool's fused door runs its separate stores on a CPU (backends/minimax_sparse.py).
+KIND_DOORS: dict[str, tuple[str | tuple[str, str], ...]] = {
+    "minimax_sparse": (
+        "set_fused_kv_index_buffer",
+        "set_index_kv_buffer",
+        "set_index_k_buffer",
+        ("MHATokenToKOnlyPool", "set_k_buffer"),
+    ),
+}
 NOT_OFFERED = "a pool kind models it, but this SUT's loader does not offer the class"
 NOT_MEASURED = ("", "")
 
@@ -158,7 +169,7 @@ def driven_doors(
 ) -> dict[tuple[str, str], tuple[str, ...]]:
     """(class, door) -> the pool kinds whose cells call it on a SUT that offers the classes
     `offered`: set_kv_buffer on every kind, set_mla_kv_buffer too on MLA kinds (the MLA
-    backends' call), each where the kind's class defines or inherits it."""
+    backends' call) and KIND_DOORS, each where the class defines or inherits it."""
     offered = set(offered)
     driven: dict[tuple[str, str], tuple[str, ...]] = {}
     for kind, cls in KIND_CLASSES.items():
@@ -166,9 +177,10 @@ def driven_doors(
             continue
         doors = (
             ("set_kv_buffer", "set_mla_kv_buffer") if kind in MLA_POOL_KINDS else ("set_kv_buffer",)
-        )
+        ) + KIND_DOORS.get(kind, ())
         for door in doors:
-            owner = _defining(cls, door, classes) or cls
+            on, door = door if isinstance(door, tuple) else (cls, door)
+            owner = _defining(on, door, classes) or on
             driven[owner, door] = driven.get((owner, door), ()) + (kind,)
     return driven
 

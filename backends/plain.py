@@ -59,7 +59,8 @@ LAYOUT_DTYPE_SUBSET = BackendSkip(
 PLAIN_VALUES = ValueScope(
     ("mha", "swa_mha", "mha_hnd", "npu_mha", "mha_aiter5d", "unified_mha")
     + ("mla", "swa_mla", "unified_mla")
-    + HYBRID_LINEAR_KINDS,
+    + HYBRID_LINEAR_KINDS
+    + ("hisparse_mha",),
     "MHA: k and v divided by the layer's scales (when a cast follows), cast to the "
     "pool dtype; MLA: the latent row nope ++ rope cast, no scales",
 )
@@ -73,7 +74,7 @@ PLAIN_MLA_VALUES = ValueScope(
     name="plain",
     order=0,
     device_type="any",
-    pool_kinds=BASE_POOL_KINDS + PLAIN_LAYOUT_KINDS + HYBRID_LINEAR_KINDS,
+    pool_kinds=BASE_POOL_KINDS + PLAIN_LAYOUT_KINDS + HYBRID_LINEAR_KINDS + ("hisparse_mha",),
     modes=("extend",),
     focus=PLAIN_FOCUS,
     skips=(LAYOUT_DTYPE_SUBSET, skips.FP4_NON_FINITE, skips.FULL_LOC_ON_HYBRID_LINEAR),

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 from pools.engines import make_engine
 from pools.eras import era_named
+from pools.hisparse_storage import HiSparseDSAStorage, HiSparseMHAStorage
 from pools.hybrid_linear_storage import HybridLinearStorage
 from pools.layouts.kinds import LAYOUT_KINDS
 from pools.minimax_sparse_storage import KOnlyStorage, MiniMaxSparseStorage
@@ -32,6 +33,8 @@ def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
         {"mha_pool_class": mha, "k_only_pool_class": k_only},
     )
     names = {
+        "HiSparseMHAMainPool": type("HiSparseMHAMainPool", (HiSparseMHAStorage, mha), {}),
+        "HiSparseDSATokenToKVPool": type("HiSparseDSATokenToKVPool", (HiSparseDSAStorage, mla), {}),
         "MiniMaxSparseKVPool": minimax_sparse,
         "MHATokenToKOnlyPool": k_only,
         "MHATokenToKVPool": mha,

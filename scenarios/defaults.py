@@ -33,6 +33,8 @@ REACH_POOL_BYTES = profile_named("ci").pool_bytes
 
 def geometry(pool: str, dtype: str, page_size: int = 16, size: int = 256) -> Geometry:
     layer_num = 4
+    if pool == "hisparse_dsa":  # DSA pools have 64-token pages
+        page_size = 64
     swa_layer_ids = [1, 3] if pool.startswith("swa_") else []
     common = dict(
         pool=pool,
@@ -54,7 +56,8 @@ def geometry(pool: str, dtype: str, page_size: int = 16, size: int = 256) -> Geo
         "mha_fp4",
         "mha_aiter5d",
         "hybrid_linear_mha",
-    ):  # FP4 and the hybrid linear pool: v_head_dim == head_dim; 5-D: dims % X (8 for bf16)
+        "hisparse_mha",
+    ):  # FP4, hybrid linear, HiSparse: v_head_dim == head_dim; 5-D: dims % X (8 for bf16)
         return Geometry(head_num=2, head_dim=32, **common)
     if pool == "mha_hnd":  # page_size == head_num: a swapped (head, offset) index shows
         return Geometry(head_num=page_size, head_dim=16, v_head_dim=8, **common)

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from pools.dtypes import DTYPES, dtype_spec
-from scenarios.model import Forward, Scale, Scenario
+from scenarios.model import Forward, Geometry, Scale, Scenario
 
 # fp8 e4m3 saturates at 448: keep draws well inside it after division by scales down to 1/4.
 AMPLITUDE = 8.0
@@ -39,6 +39,24 @@ def mapping_tensor(scenario: Scenario, device: str) -> Optional[torch.Tensor]:
         return None
     values = np.fromiter(scenario.mapping, dtype=np.int64, count=len(scenario.mapping))
     return torch.from_numpy(np.append(values, -1)).to(device, copy=True)
+
+
+def hisparse_device_slot(g: Geometry, slot: int) -> int:
+    """The device slot of logical token id `slot` in a HiSparse pool's mapping: each page one
+    page up, the last page to page 1 (page 0, the padding sink, stays), offsets kept. A pool
+    that writes the logical id, or translates twice, writes a page off; the reach scenario's
+    high ids stay high, and its last page lands on slot 1."""
+    page, pages = g.page_size, g.size // g.page_size
+    number, offset = divmod(slot, page)
+    return slot if number == 0 else (number % pages + 1) * page + offset
+
+
+def hisparse_mapping_tensor(g: Geometry, device: str) -> torch.Tensor:
+    """full_to_hisparse_device_index_mapping over every logical id the pool's loc can hold."""
+    page, pages = g.page_size, g.size // g.page_size
+    slots = torch.arange(g.size + page, dtype=torch.int64)
+    number, offset = slots // page, slots % page
+    return torch.where(number == 0, slots, (number % pages + 1) * page + offset).to(device)
 
 
 def scale_object(scale: Scale, device: str) -> Any:
@@ -193,8 +211,9 @@ def _drawn(
     return k, draw(head_num, v_head_dim)
 
 
-def write_slots(scenario: Scenario, forward: Forward, layer_id: int) -> list[int]:
-    """The slots a correct pool writes for this (forward, layer), in token order."""
+def write_slots(scenario: Scenario, forward: Forward, layer_id: int) -> list[Optional[int]]:
+    """The slots a correct pool writes for this (forward, layer), in token order; None for a
+    token the call does not write (a draft token past its row's commit length)."""
     g = scenario.geometry
     source = forward.encoder_loc if layer_id in forward.cross_layers else forward.loc
     slots = source[: forward.tokens]
@@ -202,6 +221,12 @@ def write_slots(scenario: Scenario, forward: Forward, layer_id: int) -> list[int
         index = next(i for i, f in enumerate(scenario.forwards) if f is forward)
         mapping = scenario.mapping_at(index)
         return [mapping[slot] for slot in slots]
+    if g.is_hisparse:
+        return [hisparse_device_slot(g, slot) for slot in slots]
+    if forward.commit_lens is not None:  # only each row's committed prefix
+        width = len(forward.loc) // len(forward.commit_lens)
+        lens = forward.commit_lens
+        return [slot if i % width < lens[i // width] else None for i, slot in enumerate(slots)]
     return list(slots)
 
 
@@ -218,6 +243,8 @@ class ForwardStaging:
         self.mapping = mapping_tensor(scenario, device)
         if self.mapping is not None:
             pool.register_mapping(self.mapping)
+        if scenario.geometry.is_hisparse:
+            pool.register_mapping(hisparse_mapping_tensor(scenario.geometry, device))
         self.storages: dict[int, torch.Tensor] = {}
         self.stale_slot = decoy_slot(scenario) if scenario.stale_full_loc else None
 

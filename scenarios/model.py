@@ -27,8 +27,15 @@ HYBRID_LINEAR_KINDS = ("hybrid_linear_mha", "hybrid_linear_mla")
 # K (and, unless value-disabled, an index V) in index sub-pools of one head
 # (pools/judge/minimax_sparse.py).
 SPARSE_INDEX_KINDS = ("minimax_sparse",)
-POOL_KINDS = BASE_POOL_KINDS + LAYOUT_POOL_KINDS + HYBRID_LINEAR_KINDS + SPARSE_INDEX_KINDS
-MLA_POOL_KINDS = ("mla", "swa_mla", "mla_fp4", "npu_mla", "unified_mla", "hybrid_linear_mla")
+# HiSparse device pools: every write lands at full_to_hisparse_device_index_mapping[loc], the
+# device slot of a logical token id (scenarios.materialize.hisparse_device_slot).
+HISPARSE_KINDS = ("hisparse_mha", "hisparse_dsa")
+POOL_KINDS = (
+    BASE_POOL_KINDS + LAYOUT_POOL_KINDS + HYBRID_LINEAR_KINDS + SPARSE_INDEX_KINDS + HISPARSE_KINDS
+)
+MLA_POOL_KINDS = (
+    "mla", "swa_mla", "mla_fp4", "npu_mla", "unified_mla", "hybrid_linear_mla", "hisparse_dsa",
+)  # fmt: skip
 SCALE_KINDS = ("none", "float", "tensor", "param")
 # How k/v values are drawn: normal draws, values near the pool dtype's range limit, or normal
 # draws sprinkled with ±0, subnormals, ±inf and NaN (opt-in: some pools legitimately differ on NaN).
@@ -72,6 +79,10 @@ class Geometry:
     @property
     def is_hybrid_linear(self) -> bool:
         return self.pool in HYBRID_LINEAR_KINDS
+
+    @property
+    def is_hisparse(self) -> bool:
+        return self.pool in HISPARSE_KINDS
 
     @property
     def is_sparse_index(self) -> bool:
@@ -128,6 +139,10 @@ class Forward:
     loc_storage: Optional[int] = None
     loc_offset: int = 0
     remap: Optional[Remap] = None  # applied before this forward's writes
+    # A speculative draft's commit (models/dspark.py): loc is len(commit_lens) requests' rows of
+    # equal width, and only each row's first commit_lens[r] tokens are written
+    # (MHATokenToKVPool.set_kv_buffer_prefix_valid). None: every token is written.
+    commit_lens: Optional[list[int]] = None
 
     @property
     def tokens(self) -> int:

@@ -125,6 +125,7 @@ def validate(scenario: Scenario) -> None:
         if not g.is_mla and g.v_head_dim not in (None, g.head_dim):
             raise ScenarioError("a hybrid linear MHA pool stores V with head_dim")
     _check_sparse(g)
+    _check_hisparse(g)
     if g.is_swa:
         if not g.swa_layer_ids or not g.full_layer_ids:
             raise ScenarioError("a SWA pool needs at least one SWA and one full layer")
@@ -150,8 +151,16 @@ def validate(scenario: Scenario) -> None:
                 )
             _check_slots(forward.encoder_loc, g.size + g.page_size, f"{where}.encoder_loc")
         _check_view(forward, where)
+        _check_commit(forward, where)
         if forward.remap is not None:
             _check_remap(scenario, forward.remap, f"{where}.remap")
+
+
+def _check_hisparse(g: Geometry) -> None:
+    if g.pool == "hisparse_dsa" and g.page_size != 64:
+        raise ScenarioError("a DSA pool has 64-token pages")
+    if g.pool == "hisparse_mha" and g.v_head_dim not in (None, g.head_dim):
+        raise ScenarioError("a HiSparse MHA pool stores V with head_dim")
 
 
 def _check_sparse(g: Geometry) -> None:
@@ -167,6 +176,19 @@ def _check_sparse(g: Geometry) -> None:
         raise ScenarioError("a MiniMax sparse pool with sparse layers needs index_head_dim >= 1")
     if g.v_head_dim not in (None, g.head_dim):
         raise ScenarioError("a MiniMax sparse pool stores V with head_dim")
+
+
+def _check_commit(forward: Forward, where: str) -> None:
+    lens = forward.commit_lens
+    if lens is None:
+        return
+    if not lens or len(forward.loc) % len(lens):
+        raise ScenarioError(f"{where}.commit_lens needs rows that split loc evenly")
+    width = len(forward.loc) // len(lens)
+    if any(not 0 <= n <= width for n in lens):
+        raise ScenarioError(f"{where}.commit_lens entries must be in [0, {width}]")
+    if forward.narrow is not None or forward.cross_layers:
+        raise ScenarioError(f"{where}: a draft commit is neither narrowed nor cross-attention")
 
 
 def _check_view(forward: Forward, where: str) -> None:

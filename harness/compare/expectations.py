@@ -41,7 +41,7 @@ class Expected(Mapping):
                 slots = write_slots(scenario, forward, layer_id)
                 for name in buffer_names(scenario, layer_id):
                     for token, slot in enumerate(slots):
-                        if slot != PADDING_SINK:
+                        if slot is not None and slot != PADDING_SINK:
                             self._writers[name][slot] = Writer(forward_index, token)
         self._slots: dict[str, list[int]] = {}
         self._slot_index: dict[str, torch.Tensor] = {}

@@ -88,9 +88,9 @@ UNREACHABLE: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     "head_dim % 64": (MLA_POOL_KINDS, "an MLA pool has no head_dim"),
     "v_head_dim != head_dim": (
-        (*MLA_POOL_KINDS, "mha_fp4", "hybrid_linear_mha", *SPARSE_INDEX_KINDS),
-        "an MLA pool has no v_head_dim, and the FP4, hybrid linear and MiniMax sparse MHA pools "
-        "store k and v alike",
+        (*MLA_POOL_KINDS, "mha_fp4", "hybrid_linear_mha", "hisparse_mha", *SPARSE_INDEX_KINDS),
+        "an MLA pool has no v_head_dim, and the FP4, hybrid linear, HiSparse and MiniMax sparse "
+        "MHA pools store k and v alike",
     ),
     "stale full_loc": (
         HYBRID_LINEAR_KINDS,

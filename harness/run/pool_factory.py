@@ -11,8 +11,11 @@ from typing import Any
 
 from pools.dtypes import dtype_spec
 from pools.fp4.fp4_storage import FP4_DTYPE
-from pools.layouts.kinds import LAYOUT_KINDS
+from pools.layouts.kinds import LAYOUT_KINDS, class_name_of
 from scenarios.model import Scenario
+
+# The DSA indexer's key width (DeepSeek V3.2's; its buffers are not written by the doors driven).
+DSA_INDEX_HEAD_DIM = 128
 
 
 def _accepts(cls: type, name: str) -> bool:
@@ -92,6 +95,23 @@ def _minimax_sparse_pool(module: Any, scenario: Scenario, dtype: Any, device: st
     )  # fmt: skip
 
 
+def _hisparse_pool(module: Any, scenario: Scenario, dtype: Any, device: str) -> Any:
+    g = scenario.geometry
+    name = class_name_of(g.pool)
+    cls = getattr(module, name, None)
+    if cls is None:
+        raise TypeError(f"this SUT has no {name} (pool kind {g.pool})")
+    common = dict(size=g.size, page_size=g.page_size, dtype=dtype, layer_num=g.layer_num,
+                  device=device, enable_memory_saver=False)  # fmt: skip
+    if not g.is_mla:
+        return cls(head_num=g.head_num, head_dim=g.head_dim, **common)
+    return cls(
+        kv_lora_rank=g.kv_lora_rank, qk_rope_head_dim=g.qk_rope_head_dim,
+        kv_cache_dim=g.kv_lora_rank + g.qk_rope_head_dim, index_head_dim=DSA_INDEX_HEAD_DIM,
+        **common,
+    )  # fmt: skip
+
+
 def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
     g = scenario.geometry
     if g.pool in LAYOUT_KINDS:
@@ -102,6 +122,8 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
         return _hybrid_linear_pool(module, scenario, dtype, device)
     if g.is_sparse_index:
         return _minimax_sparse_pool(module, scenario, dtype, device)
+    if g.is_hisparse:
+        return _hisparse_pool(module, scenario, dtype, device)
     if g.pool == "mha":
         return module.MHATokenToKVPool(
             size=g.size,

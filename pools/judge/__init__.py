@@ -20,6 +20,7 @@ from types import SimpleNamespace
 
 from pools.judge.eras import ERA_FRONTS
 from pools.judge.fp4_pools import MHAFP4JudgePool, MLAFP4JudgePool
+from pools.judge.hisparse import HiSparseDSAJudgePool, HiSparseMHAJudgePool
 from pools.judge.hybrid import JudgeHybridPool
 from pools.judge.hybrid_linear import JudgeHybridLinearPool
 from pools.judge.layouts import (
@@ -66,6 +67,10 @@ def judge_module(era: str) -> SimpleNamespace:
     )
     minimax_sparse = type("MiniMaxSparseKVPool", (JudgeMiniMaxSparsePool,), {"mha_pool_class": mha})
     names = {
+        "HiSparseMHAMainPool": type("HiSparseMHAMainPool", (HiSparseMHAJudgePool, mha), {}),
+        "HiSparseDSATokenToKVPool": type(
+            "HiSparseDSATokenToKVPool", (HiSparseDSAJudgePool, mla), {}
+        ),
         "MiniMaxSparseKVPool": minimax_sparse,
         "MHATokenToKOnlyPool": JudgeKOnlyPool,
         "MHATokenToKVPool": mha,

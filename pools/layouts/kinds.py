@@ -50,6 +50,8 @@ BASE_CLASSES = {
     "hybrid_linear_mha": "HybridLinearKVPool",
     "hybrid_linear_mla": "HybridLinearKVPool",
     "minimax_sparse": "MiniMaxSparseKVPool",
+    "hisparse_mha": "HiSparseMHAMainPool",
+    "hisparse_dsa": "HiSparseDSATokenToKVPool",
 }
 
 
@@ -63,13 +65,16 @@ def class_name_of(pool: str) -> str:
 # a kind's ground truth is the first era it serves. The unified pools' locs carry the physical
 # mark and the hybrid linear pools read KVWriteLoc.full_loc: only the current era has either,
 # and no older call site ever wrote such a pool. The MiniMax sparse pool is the current
-# release's (its dense layers take the current KVWriteLoc).
+# release's (its dense layers take the current KVWriteLoc), and the HiSparse pools unwrap the
+# current era's three-field loc.
 KIND_ERAS = {
     "unified_mha": ("current",),
     "unified_mla": ("current",),
     "hybrid_linear_mha": ("current",),
     "hybrid_linear_mla": ("current",),
     "minimax_sparse": ("current",),
+    "hisparse_mha": ("current",),
+    "hisparse_dsa": ("current",),
 }
 
 

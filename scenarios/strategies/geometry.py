@@ -25,6 +25,10 @@ REACH = (2**15, 2**16, 2**17)  # a large pool's last slot passes one of these
 NARROW_DIMS = (16, 8, 4, 2)  # a large pool's head_dim (MLA: kv_lora_rank), widest first
 MAX_LAYERS = 6
 INDEX_HEAD_DIMS = (128, 64, 16)  # a MiniMax sparse layer's index head (MiniMax-M3: 128)
+# MLA kinds whose rope part is never empty: the NPU MLA pool keeps rope in a buffer of its own,
+# the unified MLA spec asserts rope > 0, a DSA write always has one, and 0.5.23's FP4 MLA store
+# reads k_rope's shape.
+ROPE_KINDS = ("npu_mla", "unified_mla", "hisparse_dsa", "mla_fp4")
 POOL_BYTES = 40 * 2**20  # default cap per pool, every layer and sub-pool together
 
 
@@ -102,7 +106,7 @@ def _row_multiple(pool: str, dtype: str) -> int:
 
 
 def _narrow(pool: str, width: int) -> dict:
-    if pool in ("npu_mla", "unified_mla"):  # rope in its own buffer, or asserted > 0
+    if pool in ROPE_KINDS:
         return {"kv_lora_rank": width, "qk_rope_head_dim": width}
     if pool in MLA_POOL_KINDS:
         return {"kv_lora_rank": width, "qk_rope_head_dim": 0}
@@ -125,7 +129,10 @@ def _narrow_shape(pool: str, dtype: str, rows: int, pool_bytes: int) -> dict:
 
 
 def _page_size(pool: str, page_size: int) -> int:
-    """aiter's 5-D layout: page_size is a multiple of X (16 bytes / element), at least 16."""
+    """aiter's 5-D layout: page_size is a multiple of X (16 bytes / element), at least 16; a DSA
+    pool's pages hold 64 tokens."""
+    if pool == "hisparse_dsa":
+        return 64
     return max(16, page_size - page_size % 16) if pool == "mha_aiter5d" else page_size
 
 
@@ -180,8 +187,7 @@ def large_geometry(
 
 
 def _mla_shapes(pool: str) -> tuple[tuple[int, int], ...]:
-    # The NPU MLA pool keeps rope in a buffer of its own, the unified MLA spec asserts rope > 0.
-    if pool in ("npu_mla", "unified_mla"):
+    if pool in ROPE_KINDS:
         return tuple(shape for shape in MLA_SHAPES if shape[1])
     return MLA_SHAPES
 
@@ -204,7 +210,7 @@ def geometries(draw: st.DrawFn, pool: str, dtype: str, pool_bytes: int = POOL_BY
         shape["v_head_dim"] = (
             v_head_dim
             if v_head_dim != shape["head_dim"]
-            and pool not in ("mha_fp4", "hybrid_linear_mha", *SPARSE_INDEX_KINDS)
+            and pool not in ("mha_fp4", "hybrid_linear_mha", "hisparse_mha", *SPARSE_INDEX_KINDS)
             else None
         )
     sparse = {}

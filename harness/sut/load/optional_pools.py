@@ -8,6 +8,7 @@ the release's own class. The write-door census (harness/sut/probe/write_doors.py
 from __future__ import annotations
 
 import importlib
+import inspect
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from harness.sut.probe.detect import REQUIRED_NAMES
 
 MEMORY_POOL = "sglang.srt.mem_cache.memory_pool"
 UNIFIED = "sglang.srt.mem_cache.unified_memory_pool"
+HISPARSE = "sglang.srt.mem_cache.hisparse_memory_pool"
 
 
 def _store_dtype(dtype: Any) -> Any:
@@ -125,6 +127,9 @@ class OptionalPool:
     # unified kinds model pools that refuse an unmarked loc (0.5.22 on; earlier unified pools
     # took no physical mark and are another design).
     marks: tuple[str, ...] = ()
+    # (method, parameter) the class's doors must take for the kind's call to be the release's:
+    # 0.5.15 and 0.5.16's MiniMax fused door takes no scales, and their backend passes none.
+    parameters: tuple[tuple[str, str], ...] = ()
     # The layer a one-token bare-loc set_kv_buffer writes on the tiny pool (None: no write), for
     # a class whose door imports what it needs only when it first writes (0.5.12's FP4 pool).
     trial_write_layer: int | None = None
@@ -147,6 +152,16 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         dict(_MHA_TRIAL, dtype=torch.float4_e2m1fn_x2),
         trial_write_layer=0,
     ),
+    # Its store is a Triton kernel: it writes here under the interpreter (TRITON_INTERPRET=1,
+    # which pools/engines/triton_mode.py sets on a machine without a GPU).
+    OptionalPool(
+        "MLATokenToKVPoolFP4",
+        MEMORY_POOL,
+        ("MLATokenToKVPoolFP4",),
+        lambda memory_pool: memory_pool.MLATokenToKVPoolFP4,
+        dict(_MLA_TRIAL, dtype=torch.float4_e2m1fn_x2, qk_rope_head_dim=0),
+        trial_write_layer=0,
+    ),
     OptionalPool(
         "MiniMaxSparseKVPool",
         MEMORY_POOL,
@@ -166,7 +181,34 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
             start_layer=0,
             end_layer=3,
         ),  # fmt: skip
+        parameters=(("set_fused_kv_index_buffer", "idx_v_scale"),),
         trial_write_layer=0,
+    ),
+    # Their doors translate through a mapping the trial does not register: construction only.
+    OptionalPool(
+        "HiSparseMHAMainPool",
+        HISPARSE,
+        ("HiSparseMHAMainPool",),
+        lambda hisparse: hisparse.HiSparseMHAMainPool,
+        dict(_MHA_TRIAL, dtype=torch.bfloat16),
+    ),
+    OptionalPool(
+        "HiSparseDSATokenToKVPool",
+        HISPARSE,
+        ("HiSparseDSATokenToKVPool",),
+        lambda hisparse: hisparse.HiSparseDSATokenToKVPool,
+        dict(
+            size=64,
+            page_size=64,
+            kv_lora_rank=16,
+            qk_rope_head_dim=16,
+            layer_num=1,
+            device="cpu",
+            enable_memory_saver=False,
+            dtype=torch.bfloat16,
+            index_head_dim=128,
+            kv_cache_dim=32,
+        ),  # fmt: skip
     ),
     OptionalPool(
         "UnifiedMHATokenToKVPool",
@@ -195,6 +237,9 @@ def _why_not(pool: OptionalPool, module: ModuleType) -> str:
     missing = [mark for mark in pool.marks if not getattr(cls, mark, False)]
     if missing:
         return f"its {pool.name} has no {', '.join(missing)}: not the design the kind models"
+    for method, parameter in pool.parameters:
+        if parameter not in inspect.signature(getattr(cls, method)).parameters:
+            return f"its {pool.name}.{method} takes no {parameter}: not the call the kind models"
     try:
         built = pool.build(module)(**pool.trial)
     except Exception as error:  # noqa: BLE001 - any failure means: it does not construct here
@@ -235,8 +280,9 @@ def offered_classes(root: Path) -> tuple[str, ...]:
     for pool in OPTIONAL_POOLS:
         path = root.joinpath(*pool.module.split(".")).with_suffix(".py")
         text = path.read_text(errors="replace") if path.is_file() else ""
+        marks = pool.marks + tuple(parameter for _, parameter in pool.parameters)
         if all(re.search(rf"^class {part}\b", text, re.MULTILINE) for part in pool.parts) and all(
-            mark in text for mark in pool.marks
+            mark in text for mark in marks
         ):
             offered.append(pool.name)
     return tuple(offered)

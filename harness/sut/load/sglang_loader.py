@@ -20,6 +20,10 @@ import types
 import warnings
 from typing import Any
 
+# Before any release kernel is decorated: on a machine without a GPU the release's Triton
+# kernels are interpreted too (TRITON_INTERPRET=1), as the harness's own are, so a door whose
+# store is a Triton kernel (MLATokenToKVPoolFP4's) writes here.
+import pools.engines.triton_mode  # noqa: F401,I001
 from harness.sut.load import sglang_standins
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.optional_pools import offer_optional_pools

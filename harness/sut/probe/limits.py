@@ -42,7 +42,7 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         "mla-door-needs-gpu",
         "mla_door_needs_gpu",
         True,
-        ("mla", "swa_mla"),
+        ("mla", "swa_mla", "hisparse_dsa"),  # the HiSparse DSA door calls the MLA pool's
         ("cpu",),
         r"active drivers",
         "MLATokenToKVPool.set_mla_kv_buffer launches a Triton kernel on every path (SGLang before "

@@ -1,0 +1,40 @@
+"""dsa (layers/attention/dsa_backend.py, CUDA): DeepSeek V3.2's sparse attention, here on a
+HiSparse DSA pool (the `hisparse_dsa` kind).
+
+Every write site of 0.5.15 to 0.5.23 (forward_extend, forward_decode and the trtllm_mla path)
+calls `set_mla_kv_buffer(layer, cache_loc, k, k_rope)`: the bare loc, encoder_out_cache_loc on
+a cross-attention layer, no KVWriteLoc. 0.5.15 to 0.5.21's HiSparse DSA doors index their mapping
+with the loc as given, so the bare loc is what they must take; 0.5.22 on unwrap either.
+"""
+
+from __future__ import annotations
+
+from backends.call_shapes import ATTENTION, ERA_NAMES, MLA, CallSiteModel, Shape
+from backends.context import WriteRequest
+from backends.entry import EXTEND_AND_DECODE, ValueScope, register_backend
+from backends.plain import PLAIN_FOCUS
+
+CENSUS = CallSiteModel(
+    (ATTENTION + "dsa_backend.py",),
+    {era: (Shape(MLA, "bare", "cache_loc"),) for era in ERA_NAMES},
+)
+
+
+@register_backend(
+    name="dsa",
+    order=96,
+    census=CENSUS,
+    device_type="cuda",
+    pool_kinds=("hisparse_dsa",),
+    modes=EXTEND_AND_DECODE,
+    eras=("current",),
+    focus={"extend": PLAIN_FOCUS["extend"], "decode": ("decode", "small-decode")},
+    value_scope=ValueScope(("hisparse_dsa",), "nope ++ rope cast, no scales"),
+    real_code_gap="the release driver builds no DSA indexer metadata (its forward reads the "
+    "indexer's top-k plan before the write); the census-checked model runs",
+    summary="set_mla_kv_buffer(layer, cache_loc, k, k_rope) with the bare loc, every mode",
+)
+def write(req: WriteRequest, era: str, mode: str) -> None:
+    if not req.save_kv_cache:
+        return
+    req.pool.set_mla_kv_buffer(req.layer, req.cache_loc(), req.k, req.k_rope)

@@ -1,0 +1,92 @@
+"""The judge's HiSparse device pools, as SGLang 0.5.23's (mem_cache/hisparse_memory_pool.py):
+an MHA or DSA (MLA) pool whose writes land at a logical token id's device slot.
+
+- register_mapping(full_to_hisparse_device_index_mapping) keeps the tensor it is handed.
+- Each door unwraps (loc, _, _) and writes at mapping[loc] (torch indexing: a negative id counts
+  from the end, one past the end raises IndexError; with no mapping registered the MHA pool's
+  assert raises AssertionError, the DSA pool's missing attribute AttributeError), as a
+  bare loc, through the era's MHA or MLA door: HiSparseMHAMainPool.set_kv_buffer hands any scales
+  on, HiSparseDSATokenToKVPool.set_kv_buffer and set_mla_kv_buffer take none.
+- The DSA pool requires 64-token pages (DSATokenToKVPool asserts it with one index K pool); its
+  index K buffers are not written by these doors and are not modelled.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+import torch
+
+from pools.write_loc import unwrap_current
+
+DSA_PAGE_SIZE = 64
+
+
+class HiSparseTranslation:
+    device_slots: Optional[torch.Tensor] = None
+    unregistered: type = AssertionError  # what a write raises before register_mapping
+
+    def register_mapping(self, full_to_hisparse_device_index_mapping: torch.Tensor) -> None:
+        self.device_slots = full_to_hisparse_device_index_mapping
+
+    def _device(self, loc_info: Any) -> torch.Tensor:
+        loc, _, _ = unwrap_current(loc_info)
+        if not isinstance(loc, torch.Tensor):  # what indexing the mapping with it raises
+            raise IndexError(f"only tensors index the mapping (got {type(loc).__name__})")
+        if self.device_slots is None:
+            raise self.unregistered("no HiSparse mapping registered")
+        mapping = self.device_slots.cpu().numpy()
+        slots = loc.cpu().numpy().astype(np.int64)
+        if slots.size and (slots.max() >= len(mapping) or slots.min() < -len(mapping)):
+            raise IndexError(f"a loc outside the mapping's {len(mapping)} entries")
+        return torch.from_numpy(mapping[slots].copy())
+
+
+class HiSparseMHAJudgePool(HiSparseTranslation):
+    """Before the era's MHATokenToKVPool in the MRO (pools/judge/__init__.py)."""
+
+    def set_kv_buffer(
+        self, layer: Any, loc: Any, cache_k: torch.Tensor, cache_v: torch.Tensor, *args, **kwargs
+    ) -> None:
+        super().set_kv_buffer(layer, self._device(loc), cache_k, cache_v, *args, **kwargs)
+
+
+class HiSparseDSAJudgePool(HiSparseTranslation):
+    """Before the era's MLATokenToKVPool in the MRO, with DSATokenToKVPool's constructor."""
+
+    unregistered = AttributeError
+
+    def __init__(
+        self,
+        size: int,
+        page_size: int,
+        kv_lora_rank: int,
+        dtype: torch.dtype,
+        qk_rope_head_dim: int,
+        layer_num: int,
+        device: str,
+        index_head_dim: int,
+        enable_memory_saver: bool,
+        kv_cache_dim: int,
+        start_layer: Optional[int] = None,
+        end_layer: Optional[int] = None,
+        **_ignored: Any,
+    ):
+        if page_size != DSA_PAGE_SIZE:
+            raise AssertionError(f"DSA requires 64-token physical pages, got {page_size}")
+        super().__init__(
+            size=size, page_size=page_size, dtype=dtype, kv_lora_rank=kv_lora_rank,
+            qk_rope_head_dim=qk_rope_head_dim, layer_num=layer_num, device=device,
+            start_layer=start_layer, end_layer=end_layer,
+        )  # fmt: skip
+
+    def set_kv_buffer(
+        self, layer: Any, loc_info: Any, cache_k: torch.Tensor, cache_v: torch.Tensor
+    ) -> None:
+        super().set_kv_buffer(layer, self._device(loc_info), cache_k, cache_v)
+
+    def set_mla_kv_buffer(
+        self, layer: Any, loc_info: Any, cache_k_nope: torch.Tensor, cache_k_rope: Any
+    ) -> None:
+        super().set_mla_kv_buffer(layer, self._device(loc_info), cache_k_nope, cache_k_rope)

@@ -51,6 +51,9 @@ class Metadata:
     kv_quant_needs_global_scale: bool = False
     # What the canonical call passes as KVWriteLoc.full_loc (Scenario.stale_full_loc), or None.
     full_loc: Optional[torch.Tensor] = None
+    # A speculative draft's commit lengths, one per request row of out_cache_loc (dspark's
+    # write_commit_lens); None where the forward commits every token.
+    commit_lens: Optional[torch.Tensor] = None
 
 
 @dataclass

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Callable, Optional
 
+from backends import skips
 from backends.call_shapes import CallSiteModel
 from backends.context import WriteRequest
 from backends.divergences import KnownDivergence
@@ -28,7 +29,15 @@ MHA_POOLS, MLA_POOLS = ("mha", "swa_mha"), ("mla",)
 # Why most backends run bf16 only: docs/notes/bf16-only-backends.md.
 BF16_ONLY, BF16_AND_FP8 = ("bf16",), ("bf16", "fp8_e4m3")
 
-_ENTRY = "backend_entry"  # the attribute register_backend sets on a write function
+_ENTRY = "backend_entry"
+
+DRAFT_COMMIT = BackendSkip(
+    "draft-commit",
+    "scenarios whose forwards commit a draft's row prefixes (Forward.commit_lens)",
+    "only a call site that commits drafts (dspark) writes a prefix of each row; every other one "
+    "writes every token",
+    skips.never,
+)  # the attribute register_backend sets on a write function
 
 
 @dataclass(frozen=True)
@@ -65,6 +74,9 @@ class Backend:
     # None: the call-site model runs on every SUT.
     real_code: Optional[RealCode] = None
     real_code_gap: str = ""  # why a backend with a release file has no RealCode (kvh matrix)
+    # Its call site commits a speculative draft's rows (Forward.commit_lens); every other call
+    # site writes every token, so a scenario with a draft commit is skipped there (DRAFT_COMMIT).
+    writes_draft_commits: bool = False
 
     def run_write(self, req: WriteRequest, era: str, mode: str) -> Optional[str]:
         """One write: the release's own backend code where the SUT carries it (returning where it
@@ -85,6 +97,10 @@ class Backend:
             and scenario.name not in self.focus.get(mode, ())
         ):
             return OUT_OF_FOCUS
+        if not self.writes_draft_commits and any(
+            forward.commit_lens is not None for forward in scenario.forwards
+        ):
+            return DRAFT_COMMIT
         return next((skip for skip in self.skips if skip.applies(scenario, mode)), None)
 
     def as_dict(self) -> dict:

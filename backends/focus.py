@@ -28,6 +28,8 @@ BUILTIN_SCENARIOS = (
     "stale-full-loc",
     "nan-padding",
     "unmarked-loc",
+    "prefix-valid",
+    "prefix-valid-scaled",
 )
 """Every name scenarios.defaults.default_scenarios gives (tests/test_backends.py checks it)."""
 

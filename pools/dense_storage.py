@@ -114,6 +114,39 @@ class MHAStorage(TokenPoolStorage):
             self.store_dtype,
         )
 
+    def set_kv_buffer_prefix_valid(
+        self,
+        layer: Any,
+        loc_2d: torch.Tensor,
+        commit_lens: torch.Tensor,
+        cache_k: torch.Tensor,
+        cache_v: torch.Tensor,
+        k_scale: Scale = None,
+        v_scale: Scale = None,
+        layer_id_override: Optional[int] = None,
+    ) -> None:
+        """SGLang 0.5.23's CPU path of a draft's commit: the first commit_lens[r] tokens of each
+        row of loc_2d go through set_kv_buffer, their k/v rows selected (copied) first."""
+        if loc_2d.ndim != 2 or commit_lens.ndim != 1 or commit_lens.shape[0] != loc_2d.shape[0]:
+            raise ValueError("loc_2d must be rank-2 and commit_lens one length per row of it")
+        if cache_k.shape[0] != loc_2d.numel() or cache_v.shape[0] != loc_2d.numel():
+            raise ValueError("KV rows must match loc_2d size")
+        offsets = torch.arange(loc_2d.shape[1], device=loc_2d.device)
+        valid = (offsets[None, :] < commit_lens.to(torch.int64)[:, None]).reshape(-1)
+        picked = torch.nonzero(valid).flatten()
+        if picked.numel() == 0:
+            return
+        layer_id = _layer_index(layer, layer_id_override)
+        self.set_kv_buffer(
+            layer,
+            loc_2d.reshape(-1).index_select(0, picked),
+            cache_k.index_select(0, picked),
+            cache_v.index_select(0, picked),
+            k_scale,
+            v_scale,
+            layer_id_override=layer_id,
+        )
+
 
 class MLAStorage(TokenPoolStorage):
     reserved_skip_index = 0  # as SGLang's MLA store: the slot padding tokens point at

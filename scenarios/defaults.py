@@ -123,7 +123,23 @@ def default_scenarios(pool: str, dtype: str, seed: int) -> list[Scenario]:
         ]
         + _small(rng, pool, dtype, seed + 6, scaled_input)
         + _edges(rng, g, pool, dtype, seed + 11)
+        + (_draft_commits(rng, g, seed + 17, scaled_input) if pool == "mha" else [])
     )
+
+
+def _draft_commits(rng: random.Random, g: Geometry, seed: int, scaled_input: str) -> list[Scenario]:
+    """A speculative draft's commit (the dspark model's write, an MHA pool): four requests' rows
+    of six locs, of which 6, 3, 0 and 1 tokens are committed; unscaled, and scaled on the way to
+    a cast (where dividing the caller's tensors or a copy of them shows)."""
+    loc = allocate(rng, g.size, g.page_size, 24)
+    commit = Forward(loc, commit_lens=[6, 3, 0, 1])
+    scaled = dict(
+        input_dtype=scaled_input, k_scale=Scale("float", 0.5), v_scale=Scale("tensor", 2.0)
+    )
+    return [
+        _scenario(rng, g, [commit], "prefix-valid", seed),
+        _scenario(rng, g, [replace(commit)], "prefix-valid-scaled", seed + 1, **scaled),
+    ]
 
 
 def _edges(rng: random.Random, g: Geometry, pool: str, dtype: str, seed: int) -> list[Scenario]:

@@ -74,8 +74,12 @@ def test_the_installed_release_lists_every_door_driven_or_with_its_reason():
     assert all(d.driven_by or d.reason for d in doors)
     unified = next(d for d in doors if (d.cls, d.method) == ("UnifiedSWAKVPool", "set_kv_buffer"))
     assert "physical" in unified.reason
+    # With only the protocol's three offered, a kind's class the loader would offer is not driven,
+    # and its measured status says why it still could be (a Triton store, interpreted here).
     mla_fp4 = next(d for d in doors if d.cls == "MLATokenToKVPoolFP4")
-    assert not mla_fp4.driven_by and "needs a GPU" in mla_fp4.reason
+    assert not mla_fp4.driven_by and "TRITON_INTERPRET=1" in mla_fp4.reason
+    dspark = next(d for d in doors if d.method == "set_kv_buffer_prefix_valid")
+    assert dspark.driven_by == ("mha",)  # the draft commit the dspark call site makes
 
 
 def test_the_loaders_optional_pools_drive_the_doors_they_define_or_inherit():
@@ -89,6 +93,10 @@ def test_the_loaders_optional_pools_drive_the_doors_they_define_or_inherit():
     assert doors["MHATokenToKVPoolFP4", "set_kv_buffer"].driven_by == ("mha_fp4",)
     # UnifiedMHATokenToKVPool defines no door: it runs the one it inherits.
     assert "unified_mha" in doors["MHATokenToKVPool", "set_kv_buffer"].driven_by
+    # The DSA call site writes through set_mla_kv_buffer only, and the census says so.
+    dsa = doors["HiSparseDSATokenToKVPool", "set_kv_buffer"]
+    assert not dsa.driven_by and "no modelled call site calls this door" in dsa.reason
+    assert doors["MHATokenToKOnlyPool", "set_k_buffer"].driven_by == ("minimax_sparse",)
     line = cpu_count(list(doors.values()))
     assert line.startswith("of the ") and "whose class constructs on a CPU" in line
 

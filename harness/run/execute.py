@@ -48,6 +48,7 @@ POOL_METHODS = (
     "set_k_buffer",
     "get_index_k_buffer",
     "get_index_kv_buffer",
+    "set_kv_buffer_prefix_valid",
 )
 
 
@@ -147,6 +148,9 @@ def write_request(
         swa_out_cache_loc=locs["swa"],
         encoder_swa_out_cache_loc=locs["encoder_swa"],
         full_loc=locs["full"],  # padded, as a capture-stable buffer is: KVWriteLoc cuts it
+        commit_lens=None
+        if forward.commit_lens is None
+        else torch.tensor(forward.commit_lens, dtype=torch.int32, device=device),
     )
     k_scale, v_scale = scales
     layer = Layer(

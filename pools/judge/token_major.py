@@ -137,6 +137,42 @@ class MHAJudgePool(JudgeTokenPool):
     def _write(self, buffer: torch.Tensor, loc: torch.Tensor, rows: np.ndarray, part: str) -> None:
         write_rows(bits_view(buffer), loc, rows)
 
+    def set_kv_buffer_prefix_valid(
+        self,
+        layer: Any,
+        loc_2d: torch.Tensor,
+        commit_lens: torch.Tensor,
+        cache_k: torch.Tensor,
+        cache_v: torch.Tensor,
+        k_scale: Any = None,
+        v_scale: Any = None,
+        layer_id_override: Optional[int] = None,
+    ) -> None:
+        """A draft's commit, as 0.5.23's CPU path: of each request row of loc_2d only the first
+        commit_lens[r] tokens, through set_kv_buffer with a bare loc and *copies* of their k/v
+        rows (so a scale divides the copies, never the caller's tensors)."""
+        if loc_2d.ndim != 2:
+            raise ValueError(f"loc_2d must be rank-2, got shape={tuple(loc_2d.shape)}.")
+        if commit_lens.ndim != 1 or commit_lens.shape[0] != loc_2d.shape[0]:
+            raise ValueError("commit_lens must match loc_2d batch size")
+        rows, width = loc_2d.shape
+        if cache_k.shape[0] != rows * width or cache_v.shape[0] != rows * width:
+            raise ValueError("KV rows must match loc_2d size")
+        lens, slots = commit_lens.tolist(), loc_2d.reshape(-1).tolist()
+        committed = [i for i in range(rows * width) if i % width < lens[i // width]]
+        if not committed:
+            return
+        picked = torch.tensor(committed)
+        self.set_kv_buffer(
+            layer,
+            torch.tensor([slots[i] for i in committed]),
+            cache_k[picked],
+            cache_v[picked],
+            k_scale,
+            v_scale,
+            layer_id_override=layer_index(layer, layer_id_override),
+        )
+
 
 class MLAJudgePool(JudgeTokenPool):
     def __init__(

@@ -56,6 +56,11 @@ class Capabilities:
     # set_mla_kv_buffer's store takes a reserved_skip_index (slot 0): with a rope part it never
     # writes the reserved slot that CUDA-graph padding points at (#32477)
     mla_skips_reserved_slot: bool | None = None
+    # MHATokenToKVPool has set_kv_buffer_prefix_valid (a speculative draft's commit, 0.5.14 on)
+    prefix_valid_door: bool | None = None
+    # its CPU path divides the caller's k and v in place before selecting the committed rows
+    # (0.5.14 to 0.5.21); 0.5.22 on divides a copy of those rows. Decided only by calling it
+    prefix_valid_divides_caller: bool | None = None
     unknown: tuple[Unknown, ...] = field(default=())
 
     def reason_unknown(self, name: str) -> str | None:
@@ -163,6 +168,22 @@ def _mla_skips_reserved_slot(module: Any) -> bool:
     return reaches_word(*door, SKIP_INDEX)
 
 
+def _prefix_valid_divides_caller(module: Any) -> bool:
+    """Whether a scaled prefix-valid write of fp32 rows to a bf16 pool changes the caller's k."""
+    import torch
+
+    pool = module.MHATokenToKVPool(
+        size=4, page_size=1, dtype=torch.bfloat16, head_num=1, head_dim=16, layer_num=1,
+        device="cpu", enable_memory_saver=False,
+    )  # fmt: skip
+    layer = SimpleNamespace(layer_id=0, is_cross_attention=False)
+    k, v = torch.full((2, 1, 16), 3.0), torch.full((2, 1, 16), 3.0)
+    pool.set_kv_buffer_prefix_valid(
+        layer, torch.tensor([[1, 2]]), torch.tensor([1]), k, v, 2.0, 2.0
+    )
+    return not bool((k == 3.0).all())
+
+
 def _physical_check(module: Any) -> bool:
     return any(
         hasattr(getattr(module, name), attr)
@@ -203,6 +224,13 @@ def probe(module: Any) -> Capabilities:
     attempt("physical_check", lambda: _physical_check(module))
     attempt("mla_door_takes_no_rope", lambda: _mla_door_takes_no_rope(module))
     attempt("mla_skips_reserved_slot", lambda: _mla_skips_reserved_slot(module))
+    values["prefix_valid_door"] = callable(
+        getattr(getattr(module, "MHATokenToKVPool", None), "set_kv_buffer_prefix_valid", None)
+    )
+    if values["prefix_valid_door"]:
+        attempt("prefix_valid_divides_caller", lambda: _prefix_valid_divides_caller(module))
+    else:
+        unknown.append(("prefix_valid_divides_caller", "no set_kv_buffer_prefix_valid"))
     return Capabilities(**values, unknown=tuple(unknown))
 
 
@@ -314,6 +342,10 @@ def probe_source(package_root: Path) -> Capabilities:
         values["mla_door_needs_gpu"] = always_launches_kernel(*mla_doors[1])
         values["mla_skips_reserved_slot"] = reaches_word(*mla_doors[1], SKIP_INDEX)
     unknown.append(("mla_door_takes_no_rope", "decided only by calling the loaded door"))
+    values["prefix_valid_door"] = "set_kv_buffer_prefix_valid" in _methods(
+        pools.get("MHATokenToKVPool")
+    )
+    unknown.append(("prefix_valid_divides_caller", "decided only by calling the loaded door"))
     if write_loc is not None and values["unwrap_arity"] is None:
         unknown.append(
             ("unwrap_arity", "unwrap_write_loc is absent or returns tuples of several sizes")

@@ -50,6 +50,17 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         doors=("set_mla_kv_buffer",),
     ),
     SutLimit(
+        "no-prefix-valid-door",
+        "prefix_valid_door",
+        False,
+        ("mha",),
+        (),
+        r"set_kv_buffer_prefix_valid",
+        "MHATokenToKVPool has no set_kv_buffer_prefix_valid (SGLang before 0.5.14): a draft's "
+        "commit has no door to go through",
+        doors=("set_kv_buffer_prefix_valid",),
+    ),
+    SutLimit(
         "no-swa-over-mla",
         "swa_over_mla",
         False,

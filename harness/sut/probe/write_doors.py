@@ -102,6 +102,7 @@ FOLDER_MEASURED = {
 # hands the write on to. The MiniMax sparse pool's fused door runs its separate stores on a CPU
 # (backends/minimax_sparse.py); the DSA backend writes through set_mla_kv_buffer only.
 KIND_DOORS: dict[str, tuple[str | tuple[str, str], ...]] = {
+    "mha": ("set_kv_buffer", "set_kv_buffer_prefix_valid"),  # the latter: dspark's draft commit
     "hisparse_dsa": ("set_mla_kv_buffer",),
     "minimax_sparse": (
         "set_kv_buffer",

@@ -6,6 +6,10 @@ loc and swa_loc and, as 0.5.23's does, never full_loc."""
 
 from __future__ import annotations
 
+from typing import Any, Optional
+
+import torch
+
 from mutants import base_bundled
 from pools.write_loc import CurrentWriteLoc as KVWriteLoc
 from pools.write_loc import unwrap_current as unwrap_write_loc
@@ -15,6 +19,37 @@ __all__ = ["KVWriteLoc", "MHATokenToKVPool", "MLATokenToKVPool", "SWAKVPool", "u
 
 class MHATokenToKVPool(base_bundled.MHATokenToKVPool):
     unwrap = staticmethod(unwrap_write_loc)
+
+    def set_kv_buffer_prefix_valid(
+        self,
+        layer: Any,
+        loc_2d: torch.Tensor,
+        commit_lens: torch.Tensor,
+        cache_k: torch.Tensor,
+        cache_v: torch.Tensor,
+        k_scale: Any = None,
+        v_scale: Any = None,
+        layer_id_override: Optional[int] = None,
+    ) -> None:
+        """A draft's commit, 0.5.23's CPU path: each row's first commit_lens[r] tokens through
+        set_kv_buffer, with copies of their rows."""
+        if loc_2d.ndim != 2 or tuple(commit_lens.shape) != (loc_2d.shape[0],):
+            raise ValueError("loc_2d must be rank-2 with one commit length per row")
+        if cache_k.shape[0] != loc_2d.numel() or cache_v.shape[0] != loc_2d.numel():
+            raise ValueError("KV rows must match loc_2d size")
+        width = loc_2d.shape[1]
+        kept = [
+            row * width + column
+            for row, length in enumerate(commit_lens.tolist())
+            for column in range(min(max(length, 0), width))
+        ]
+        if kept:
+            rows = torch.tensor(kept, dtype=torch.long)
+            layer_id = layer.layer_id if layer_id_override is None else layer_id_override
+            self.set_kv_buffer(
+                layer, loc_2d.reshape(-1)[rows], cache_k[rows], cache_v[rows], k_scale, v_scale,
+                layer_id_override=layer_id,
+            )  # fmt: skip
 
 
 class MLATokenToKVPool(base_bundled.MLATokenToKVPool):

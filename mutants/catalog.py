@@ -23,6 +23,7 @@ FAULT_CLASSES = (
     "cross-attention",
     "translation-cache",
     "cp-gather",
+    "draft-commit",
 )
 
 
@@ -384,6 +385,16 @@ CATALOG: tuple[Mutant, ...] = (
         MHA,
         ("cp",),
         "slip: CP shares written in zigzag order, token order not restored",
+    ),
+    # a speculative draft's commit
+    Mutant(
+        "prefix_valid_writes_all",
+        "draft-commit",
+        "current",
+        MHA,
+        ("dspark",),
+        "slip: set_kv_buffer_prefix_valid ignores commit_lens; rejected draft tokens are written",
+        dtypes=FP8,  # the regression draft-commit-fp8 is the draft commit every profile runs
     ),
 )
 

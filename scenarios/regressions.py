@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from scenarios.lifecycle import PoolLife, View
-from scenarios.model import Geometry, Scale, Scenario
+from scenarios.model import Forward, Geometry, Scale, Scenario
 
 
 @dataclass(frozen=True)
@@ -110,6 +110,19 @@ def _mla_nope_528() -> Scenario:
     return _one_forward(_mla(kv_lora_rank=528), 40, 15522)
 
 
+def _draft_commit_fp8() -> Scenario:
+    """Three drafts of eight tokens on an fp8 cache, 8, 5 and 0 of them committed, scaled."""
+    commit = Forward(list(range(16, 40)), commit_lens=[8, 5, 0])
+    return Scenario(
+        geometry=_mha("fp8_e4m3"),
+        forwards=[commit],
+        seed=22,
+        input_dtype="bf16",
+        k_scale=Scale("float", 0.5),
+        v_scale=Scale("float", 2.0),
+    )
+
+
 REGRESSIONS: tuple[Regression, ...] = (
     Regression(
         "mla-scaled-kvwriteloc",
@@ -150,6 +163,14 @@ REGRESSIONS: tuple[Regression, ...] = (
         "an MLA kernel assumed nope_dim a multiple of its block: "
         "with 528 it wrote across the nope/rope boundary",
         _mla_nope_528,
+    ),
+    Regression(
+        "draft-commit-fp8",
+        "no PR (0.5.14-0.5.21; gone in 0.5.22)",
+        "set_kv_buffer_prefix_valid's CPU path cast the draft's rows to fp8 and then handed "
+        "them to set_kv_buffer, which cast the uint8 view again (wrong bytes) or divided it "
+        "(raised)",
+        _draft_commit_fp8,
     ),
 )
 

@@ -1,7 +1,7 @@
 """A speculative draft's commit (issue 27): MHATokenToKVPool.set_kv_buffer_prefix_valid writes
 each request row's first commit_lens[r] tokens, as models/dspark.py calls it. The judge is
 pinned against the installed release, bytes and caller tensors; the probe that tells 0.5.14 to
-0.5.21's in-place division apart is run on it; a door that writes every row is caught."""
+0.5.21's in-place division apart is run on it; a door that writes every row (a mutant) is caught."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def test_the_probe_reads_whether_the_door_divides_the_callers_tensors():
 
 def test_a_door_writing_every_row_is_caught_by_the_default_run(tmp_path, capsys):
     status = main(
-        ["run", "--sut", "tests/fixtures/prefix_valid_writes_all.py", "--pool", "mha",
+        ["run", "--sut", "mutants.zoo.prefix_valid_writes_all", "--pool", "mha",
          "--backend", "dspark", "--dtype", "bf16", "--out", str(tmp_path)]
     )  # fmt: skip
     out = capsys.readouterr().out

@@ -147,7 +147,9 @@ def _foreign_candidates(
     call site or this machine rule the cell out (each a Skip with the reason)."""
     loaded = sut.loaded
     missing = _missing_class(loaded, pool)
-    limit = limit_before(loaded.capabilities, pool, device_type(device)) if pool else None
+    limit = (
+        limit_before(loaded.capabilities, pool, device_type(device), backend.name) if pool else None
+    )
     real_code = backend.name in loaded.real_code and _real_code_runs(backend, mode)
     # The release's own code speaks its own convention whatever --era forces: it is judged
     # against the model of the era its capabilities probe as.

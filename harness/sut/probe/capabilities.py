@@ -169,13 +169,17 @@ def _mla_skips_reserved_slot(module: Any) -> bool:
 
 
 def _prefix_valid_divides_caller(module: Any) -> bool:
-    """Whether a scaled prefix-valid write of fp32 rows to a bf16 pool changes the caller's k."""
+    """Whether a scaled draft commit of fp32 rows to a bf16 pool changes the caller's k. Only
+    the door's own steps run: the pool's set_kv_buffer, which it hands the committed rows to, is
+    replaced on the instance by one that writes nothing, so a SUT whose write hangs or kills the
+    process is not run before any check has a timeout around it."""
     import torch
 
     pool = module.MHATokenToKVPool(
         size=4, page_size=1, dtype=torch.bfloat16, head_num=1, head_dim=16, layer_num=1,
         device="cpu", enable_memory_saver=False,
     )  # fmt: skip
+    pool.set_kv_buffer = lambda *args, **kwargs: None
     layer = SimpleNamespace(layer_id=0, is_cross_attention=False)
     k, v = torch.full((2, 1, 16), 3.0), torch.full((2, 1, 16), 3.0)
     pool.set_kv_buffer_prefix_valid(

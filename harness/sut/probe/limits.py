@@ -35,6 +35,7 @@ class SutLimit:
     error: str  # regex the only finding (an exception) matches when decided after the run
     reason: str
     doors: tuple[str, ...] = ()  # the pool methods it is about; () the whole pool kind
+    backends: tuple[str, ...] = ()  # the call sites whose cells it rules out; () every one
 
 
 SUT_LIMITS: tuple[SutLimit, ...] = (
@@ -56,9 +57,9 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         ("mha",),
         (),
         r"set_kv_buffer_prefix_valid",
-        "MHATokenToKVPool has no set_kv_buffer_prefix_valid (SGLang before 0.5.14): a draft's "
-        "commit has no door to go through",
-        doors=("set_kv_buffer_prefix_valid",),
+        "MHATokenToKVPool has no set_kv_buffer_prefix_valid (SGLang before 0.5.14, and pools "
+        "that model no draft commit): the dspark call site has no door to commit through",
+        backends=("dspark",),
     ),
     SutLimit(
         "no-swa-over-mla",
@@ -77,14 +78,16 @@ def _holds_here(limit: SutLimit, pool: str, device_type: str) -> bool:
 
 
 def limit_before(
-    capabilities: Optional[Capabilities], pool: str, device_type: str
+    capabilities: Optional[Capabilities], pool: str, device_type: str, backend: str = ""
 ) -> Optional[SutLimit]:
-    """The limit a SUT's probed capabilities bring to `pool` cells on `device_type`, if any."""
+    """The limit a SUT's probed capabilities bring to `pool` cells of `backend`'s call site on
+    `device_type`, if any."""
     if capabilities is None:
         return None
     for limit in SUT_LIMITS:
         if (
             not limit.doors
+            and (not limit.backends or backend in limit.backends)
             and _holds_here(limit, pool, device_type)
             and getattr(capabilities, limit.capability) is limit.value
         ):
@@ -121,6 +124,7 @@ def limit_for(
         if (
             decided_after
             and through
+            and (not limit.backends or candidate.backend in limit.backends)
             and _holds_here(limit, scenario.geometry.pool, device_type)
             and re.search(limit.error, text)
         ):

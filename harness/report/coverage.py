@@ -77,9 +77,14 @@ _SWA_KINDS = tuple(kind for kind in POOL_KINDS if kind.startswith("swa_"))
 # a user's, exercised it after all), never as a gap to fill. feature -> (pool kinds, why)
 UNREACHABLE: dict[str, tuple[tuple[str, ...], str]] = {
     "slot 1": (
-        ("mha_aiter5d",),
-        "aiter's 5-D pages hold at least 16 slots and page 0 is the padding sink, so slot 1 is "
-        "never handed out",
+        ("mha_aiter5d", "hisparse_dsa"),
+        "aiter's 5-D pages hold at least 16 slots and a DSA pool's 64, and page 0 is the "
+        "padding sink, so slot 1 is never handed out",
+    ),
+    "extreme/special values": (
+        ("mha_fp4", "mla_fp4"),
+        "past the format's range after scaling, or special, a value makes its block non-finite, "
+        "which has no FP4 scale (SGLang casts inf to uint8): the declared skip fp4-non-finite",
     ),
     "cross-attention": (
         MLA_POOL_KINDS + SPARSE_INDEX_KINDS,

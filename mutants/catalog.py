@@ -10,39 +10,9 @@ argument has no observable difference and is not run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from mutants.entry import FAULT_CLASSES, Mutant
 
-FAULT_CLASSES = (
-    "unwrap",
-    "swa-routing",
-    "narrowing",
-    "scale",
-    "layer-id",
-    "layout",
-    "dtype-cast",
-    "cross-attention",
-    "translation-cache",
-    "cp-gather",
-    "draft-commit",
-)
-
-
-@dataclass(frozen=True)
-class Mutant:
-    name: str
-    fault: str
-    era: str
-    pools: tuple[str, ...]
-    backends: tuple[str, ...]
-    models: str
-    dtypes: tuple[str, ...] = ("bf16",)
-    equivalent: str = ""
-    sut: str = ""  # the SUT spec (--sut semantics); default mutants.zoo.<name>
-
-    @property
-    def module(self) -> str:
-        return self.sut or f"mutants.zoo.{self.name}"
-
+__all__ = ["CATALOG", "FAULT_CLASSES", "Mutant", "mutant_named"]
 
 MHA, MLA, SWA_MHA, SWA_MLA = ("mha",), ("mla",), ("swa_mha",), ("swa_mla",)
 FP8 = ("fp8_e4m3",)

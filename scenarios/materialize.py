@@ -41,18 +41,11 @@ def mapping_tensor(scenario: Scenario, device: str) -> Optional[torch.Tensor]:
     return torch.from_numpy(np.append(values, -1)).to(device, copy=True)
 
 
-def hisparse_device_slot(g: Geometry, slot: int) -> int:
-    """The device slot of logical token id `slot` in a HiSparse pool's mapping: each page one
-    page up, the last page to page 1 (page 0, the padding sink, stays), offsets kept. A pool
-    that writes the logical id, or translates twice, writes a page off; the reach scenario's
-    high ids stay high, and its last page lands on slot 1."""
-    page, pages = g.page_size, g.size // g.page_size
-    number, offset = divmod(slot, page)
-    return slot if number == 0 else (number % pages + 1) * page + offset
-
-
 def hisparse_mapping_tensor(g: Geometry, device: str) -> torch.Tensor:
-    """full_to_hisparse_device_index_mapping over every logical id the pool's loc can hold."""
+    """full_to_hisparse_device_index_mapping over every logical id the pool's loc can hold: each
+    page one page up, the last page to page 1 (page 0, the padding sink, stays), offsets kept. A
+    pool that writes the logical id, or translates twice, writes a page off; the reach
+    scenario's high ids stay high, and its last page lands on slot 1."""
     page, pages = g.page_size, g.size // g.page_size
     slots = torch.arange(g.size + page, dtype=torch.int64)
     number, offset = slots // page, slots % page
@@ -222,7 +215,7 @@ def write_slots(scenario: Scenario, forward: Forward, layer_id: int) -> list[Opt
         mapping = scenario.mapping_at(index)
         return [mapping[slot] for slot in slots]
     if g.is_hisparse:
-        return [hisparse_device_slot(g, slot) for slot in slots]
+        return hisparse_mapping_tensor(g, "cpu")[list(slots)].tolist()
     if forward.commit_lens is not None:  # only each row's committed prefix
         width = len(forward.loc) // len(forward.commit_lens)
         lens = forward.commit_lens

@@ -28,7 +28,7 @@ HYBRID_LINEAR_KINDS = ("hybrid_linear_mha", "hybrid_linear_mla")
 # (pools/judge/minimax_sparse.py).
 SPARSE_INDEX_KINDS = ("minimax_sparse",)
 # HiSparse device pools: every write lands at full_to_hisparse_device_index_mapping[loc], the
-# device slot of a logical token id (scenarios.materialize.hisparse_device_slot).
+# device slot of a logical token id (scenarios.materialize.hisparse_mapping_tensor).
 HISPARSE_KINDS = ("hisparse_mha", "hisparse_dsa")
 POOL_KINDS = (
     BASE_POOL_KINDS + LAYOUT_POOL_KINDS + HYBRID_LINEAR_KINDS + SPARSE_INDEX_KINDS + HISPARSE_KINDS

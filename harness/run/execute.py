@@ -153,17 +153,20 @@ def write_request(
         else torch.tensor(forward.commit_lens, dtype=torch.int32, device=device),
     )
     k_scale, v_scale = scales
+    k_scale_float = None if k_scale is None else float(k_scale)
+    v_scale_float = None if v_scale is None else float(v_scale)
     layer = Layer(
         layer_id,
         is_cross_attention=layer_id in forward.cross_layers,
         k_scale=k_scale,
         v_scale=v_scale,
-        k_scale_float=None if k_scale is None else float(k_scale),
-        v_scale_float=None if v_scale is None else float(v_scale),
+        k_scale_float=k_scale_float,
+        v_scale_float=v_scale_float,
         sliding_window_size=g.size_swa if layer_id in g.swa_layer_ids else -1,
         v_head_dim=g.kv_lora_rank if g.is_mla else (g.v_head_dim or g.head_dim),
-        idx_k_scale_float=None if k_scale is None else float(k_scale),
-        idx_v_scale_float=None if v_scale is None else float(v_scale),
+        # A MiniMax model hands its index branch the layer's own scales.
+        idx_k_scale_float=k_scale_float,
+        idx_v_scale_float=v_scale_float,
     )
     encoder = None if locs["encoder"] is None else locs["encoder"][: forward.tokens]
     batch = ForwardBatch(

@@ -12,7 +12,7 @@ from backends.entry import ValueScope, register_backend
 from backends.era_calls import loc_arguments
 from backends.focus import BUILTIN_SCENARIOS, LAYOUT_DTYPES
 from backends.skips import BackendSkip
-from scenarios.model import BASE_POOL_KINDS, HYBRID_LINEAR_KINDS, Scenario
+from scenarios.model import BASE_POOL_KINDS, HYBRID_LINEAR_KINDS, PAGE_INTERLEAVE_KINDS, Scenario
 
 PLAIN_FOCUS = {
     "extend": BUILTIN_SCENARIOS[:6]
@@ -39,17 +39,21 @@ PLAIN_MLA_LAYOUT_KINDS = ("mla_fp4", "npu_mla", "unified_mla")
 @skips.by_cell
 def _layout_dtype_outside_subset(scenario: Scenario, mode: str) -> bool:
     g = scenario.geometry
-    if g.pool not in PLAIN_LAYOUT_KINDS + PLAIN_MLA_LAYOUT_KINDS + HYBRID_LINEAR_KINDS:
+    if g.pool not in (
+        PLAIN_LAYOUT_KINDS + PLAIN_MLA_LAYOUT_KINDS + HYBRID_LINEAR_KINDS + PAGE_INTERLEAVE_KINDS
+    ):
         return False
     return g.dtype != "bf16" if g.is_fp4 else g.dtype not in LAYOUT_DTYPES
 
 
 LAYOUT_DTYPE_SUBSET = BackendSkip(
     "layout-dtype-subset",
-    "layout and hybrid linear pool kinds on dtypes other than bf16 and fp8_e4m3 (FP4: bf16)",
-    "the layout kinds test where a slot's bytes land and the hybrid linear kinds which layer and "
-    "loc a write reaches; every cast is covered by the base kinds, and an FP4 pool's dtype is "
-    "packed e2m1 whatever the caller's",
+    "layout, hybrid linear and page-interleave pool kinds on dtypes other than bf16 and fp8_e4m3 "
+    "(FP4: bf16)",
+    "the layout kinds test where a slot's bytes land, the hybrid linear kinds which layer and loc "
+    "a write reaches and the page-interleave kinds which tokens a rank keeps, and where; every "
+    "cast is covered by the base kinds, and an FP4 pool's dtype is packed e2m1 whatever the "
+    "caller's",
     _layout_dtype_outside_subset,
 )
 """The skip that keeps the layout kinds to LAYOUT_DTYPES."""
@@ -60,12 +64,13 @@ PLAIN_VALUES = ValueScope(
     ("mha", "swa_mha", "mha_hnd", "npu_mha", "mha_aiter5d", "unified_mha")
     + ("mla", "swa_mla", "unified_mla")
     + HYBRID_LINEAR_KINDS
-    + ("hisparse_mha",),
+    + ("hisparse_mha",)
+    + PAGE_INTERLEAVE_KINDS,
     "MHA: k and v divided by the layer's scales (when a cast follows), cast to the "
     "pool dtype; MLA: the latent row nope ++ rope cast, no scales",
 )
 PLAIN_MLA_VALUES = ValueScope(
-    ("mla", "swa_mla", "npu_mla", "unified_mla", "hybrid_linear_mla"),
+    ("mla", "swa_mla", "npu_mla", "unified_mla", "hybrid_linear_mla", "page_interleave_mla"),
     "nope ++ rope cast, no scales (NPU MLA: nope and rope in their own buffers)",
 )
 
@@ -74,7 +79,11 @@ PLAIN_MLA_VALUES = ValueScope(
     name="plain",
     order=0,
     device_type="any",
-    pool_kinds=BASE_POOL_KINDS + PLAIN_LAYOUT_KINDS + HYBRID_LINEAR_KINDS + ("hisparse_mha",),
+    pool_kinds=BASE_POOL_KINDS
+    + PLAIN_LAYOUT_KINDS
+    + HYBRID_LINEAR_KINDS
+    + ("hisparse_mha",)
+    + PAGE_INTERLEAVE_KINDS,
     modes=("extend",),
     focus=PLAIN_FOCUS,
     skips=(LAYOUT_DTYPE_SUBSET, skips.FP4_NON_FINITE, skips.FULL_LOC_ON_HYBRID_LINEAR),
@@ -99,7 +108,8 @@ def write_set_kv_buffer(req: WriteRequest, era: str, mode: str = "extend") -> No
     name="plain_mla",
     order=1,
     device_type="any",
-    pool_kinds=("mla", "swa_mla", "hybrid_linear_mla") + PLAIN_MLA_LAYOUT_KINDS,
+    pool_kinds=("mla", "swa_mla", "hybrid_linear_mla", "page_interleave_mla")
+    + PLAIN_MLA_LAYOUT_KINDS,
     modes=("extend",),
     focus=PLAIN_FOCUS,
     skips=(LAYOUT_DTYPE_SUBSET, skips.FP4_NON_FINITE, skips.FULL_LOC_ON_HYBRID_LINEAR),

@@ -14,6 +14,7 @@ from pools.hisparse_storage import HiSparseDSAStorage, HiSparseMHAStorage
 from pools.hybrid_linear_storage import HybridLinearStorage
 from pools.layouts.kinds import LAYOUT_KINDS
 from pools.minimax_sparse_storage import KOnlyStorage, MiniMaxSparseStorage
+from pools.page_interleave_storage import PageInterleaveMHAStorage, PageInterleaveMLAStorage
 
 
 def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
@@ -35,6 +36,12 @@ def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
     names = {
         "HiSparseMHAMainPool": type("HiSparseMHAMainPool", (HiSparseMHAStorage, mha), {}),
         "HiSparseDSATokenToKVPool": type("HiSparseDSATokenToKVPool", (HiSparseDSAStorage, mla), {}),
+        "PageInterleaveMHATokenToKVPool": type(
+            "PageInterleaveMHATokenToKVPool", (PageInterleaveMHAStorage, mha), {}
+        ),
+        "PageInterleaveMLATokenToKVPool": type(
+            "PageInterleaveMLATokenToKVPool", (PageInterleaveMLAStorage, mla), {}
+        ),
         "MiniMaxSparseKVPool": minimax_sparse,
         "MHATokenToKOnlyPool": k_only,
         "MHATokenToKVPool": mha,

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from pools.dtypes import DTYPES, dtype_spec
-from scenarios.model import Forward, Geometry, Scale, Scenario
+from scenarios.model import PAGE_SHARD_RANK, PAGE_SHARD_SIZE, Forward, Geometry, Scale, Scenario
 
 # fp8 e4m3 saturates at 448: keep draws well inside it after division by scales down to 1/4.
 AMPLITUDE = 8.0
@@ -50,6 +50,24 @@ def hisparse_mapping_tensor(g: Geometry, device: str) -> torch.Tensor:
     slots = torch.arange(g.size + page, dtype=torch.int64)
     number, offset = slots // page, slots % page
     return torch.where(number == 0, slots, (number % pages + 1) * page + offset).to(device)
+
+
+def page_interleave_row(g: Geometry, slot: int) -> Optional[int]:
+    """The local row of logical token id `slot` on the page-interleave pool's rank, None where
+    another rank owns its page: logical pages are dealt round-robin over PAGE_SHARD_SIZE ranks,
+    and a rank's k-th owned page is its local page k, offsets kept."""
+    page = g.page_size
+    logical_page, offset = divmod(slot, page)
+    if logical_page % PAGE_SHARD_SIZE != PAGE_SHARD_RANK:
+        return None
+    return logical_page // PAGE_SHARD_SIZE * page + offset
+
+
+def page_interleave_id(g: Geometry, row: int) -> int:
+    """The logical token id whose local row on the page-interleave pool's rank is `row` (the
+    inverse of page_interleave_row)."""
+    local_page, offset = divmod(row, g.page_size)
+    return (local_page * PAGE_SHARD_SIZE + PAGE_SHARD_RANK) * g.page_size + offset
 
 
 def scale_object(scale: Scale, device: str) -> Any:
@@ -206,7 +224,8 @@ def _drawn(
 
 def write_slots(scenario: Scenario, forward: Forward, layer_id: int) -> list[Optional[int]]:
     """The slots a correct pool writes for this (forward, layer), in token order; None for a
-    token the call does not write (a draft token past its row's commit length)."""
+    token the call does not write (a draft token past its row's commit length, a token of a page
+    another page-interleave rank owns)."""
     g = scenario.geometry
     source = forward.encoder_loc if layer_id in forward.cross_layers else forward.loc
     slots = source[: forward.tokens]
@@ -216,6 +235,8 @@ def write_slots(scenario: Scenario, forward: Forward, layer_id: int) -> list[Opt
         return [mapping[slot] for slot in slots]
     if g.is_hisparse:
         return hisparse_mapping_tensor(g, "cpu")[list(slots)].tolist()
+    if g.is_page_interleave:
+        return [page_interleave_row(g, slot) for slot in slots]
     if forward.commit_lens is not None:  # only each row's committed prefix
         width = len(forward.loc) // len(forward.commit_lens)
         lens = forward.commit_lens

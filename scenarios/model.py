@@ -30,11 +30,23 @@ SPARSE_INDEX_KINDS = ("minimax_sparse",)
 # HiSparse device pools: every write lands at full_to_hisparse_device_index_mapping[loc], the
 # device slot of a logical token id (scenarios.materialize.hisparse_mapping_tensor).
 HISPARSE_KINDS = ("hisparse_mha", "hisparse_dsa")
+# Page-interleave pools: pages striped across a shard group; each rank keeps only the tokens of
+# the logical pages it owns, at its local rows (scenarios.materialize.page_interleave_row).
+PAGE_INTERLEAVE_KINDS = ("page_interleave_mha", "page_interleave_mla")
+# The rank a page-interleave pool is built as, of a group of PAGE_SHARD_SIZE: rank 0 owns
+# logical page 0, so the reach scenario's slot 1 lands on local row 1.
+PAGE_SHARD_RANK, PAGE_SHARD_SIZE = 0, 2
 POOL_KINDS = (
-    BASE_POOL_KINDS + LAYOUT_POOL_KINDS + HYBRID_LINEAR_KINDS + SPARSE_INDEX_KINDS + HISPARSE_KINDS
+    BASE_POOL_KINDS
+    + LAYOUT_POOL_KINDS
+    + HYBRID_LINEAR_KINDS
+    + SPARSE_INDEX_KINDS
+    + HISPARSE_KINDS
+    + PAGE_INTERLEAVE_KINDS
 )
 MLA_POOL_KINDS = (
     "mla", "swa_mla", "mla_fp4", "npu_mla", "unified_mla", "hybrid_linear_mla", "hisparse_dsa",
+    "page_interleave_mla",
 )  # fmt: skip
 SCALE_KINDS = ("none", "float", "tensor", "param")
 # How k/v values are drawn: normal draws, values near the pool dtype's range limit, or normal
@@ -85,6 +97,10 @@ class Geometry:
         return self.pool in HISPARSE_KINDS
 
     @property
+    def is_page_interleave(self) -> bool:
+        return self.pool in PAGE_INTERLEAVE_KINDS
+
+    @property
     def is_sparse_index(self) -> bool:
         return self.pool in SPARSE_INDEX_KINDS
 
@@ -103,6 +119,13 @@ class Geometry:
     @property
     def full_layer_ids(self) -> list[int]:
         return [layer for layer in self.kv_layer_ids if layer not in self.swa_layer_ids]
+
+    @property
+    def loc_slots(self) -> int:
+        """How many token ids a loc may hold: the pool's size + page_size rows, or on a
+        page-interleave pool every rank's (a rank's rows are 1/PAGE_SHARD_SIZE of the ids)."""
+        rows = self.size + self.page_size
+        return rows * PAGE_SHARD_SIZE if self.is_page_interleave else rows
 
     def rows(self, layer_id: int) -> int:
         """Buffer height of the sub-pool that holds `layer_id` (0: a linear layer has none)."""

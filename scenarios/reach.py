@@ -12,6 +12,7 @@ fp32, FP4 and aiter 5-D rows do not fit, and it writes the top pages of the larg
 from __future__ import annotations
 
 from scenarios.lifecycle import PoolLife
+from scenarios.materialize import page_interleave_id
 from scenarios.model import Scenario
 from scenarios.strategies.geometry import large_geometry
 
@@ -29,7 +30,7 @@ def reach_scenario(pool: str, dtype: str, pool_bytes: int, seed: int) -> Scenari
     pool's last slot, a page tail). On hybrid pools every token is in its request's window, so
     the SWA layer writes each of those pages' SWA pages too. Where the budget holds no pool past
     2^17, the two pages are its top ones but the last, and the marks it does not reach are left
-    out."""
+    out. On a page-interleave pool it writes the ids whose rows on its rank those are."""
     g = large_geometry(
         pool,
         dtype,
@@ -52,5 +53,7 @@ def reach_scenario(pool: str, dtype: str, pool_bytes: int, seed: int) -> Scenari
     below = max(0, top - 3 - len(marks))  # the pick repeats as the list closes up
     loc += life.grow(1 + len(marks), 2 * page, [below, below], window=2 * page)
     loc += life.grow(2 + len(marks), page, [-1], window=page)
+    if g.is_page_interleave:  # the pages' ids on this rank: its rows are the ones pinned
+        loc = [page_interleave_id(g, row) for row in loc]
     life.forward(loc)
     return life.scenario(seed, f"reach-2^17-{pool}-{dtype}")

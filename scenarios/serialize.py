@@ -136,7 +136,7 @@ def validate(scenario: Scenario) -> None:
         _check_slots(scenario.mapping, g.size_swa + g.page_size, "mapping")
     for index, forward in enumerate(scenario.forwards):
         where = f"forwards[{index}]"
-        _check_slots(forward.loc, g.size + g.page_size, f"{where}.loc")
+        _check_slots(forward.loc, g.loc_slots, f"{where}.loc")
         if forward.narrow is not None and not 0 <= forward.narrow <= len(forward.loc):
             raise ScenarioError(f"{where}.narrow={forward.narrow} outside [0, {len(forward.loc)}]")
         for layer in scenario.layers_of(forward) + forward.cross_layers:
@@ -149,7 +149,7 @@ def validate(scenario: Scenario) -> None:
                 raise ScenarioError(
                     f"{where}: cross-attention layers need an encoder_loc as long as loc"
                 )
-            _check_slots(forward.encoder_loc, g.size + g.page_size, f"{where}.encoder_loc")
+            _check_slots(forward.encoder_loc, g.loc_slots, f"{where}.encoder_loc")
         _check_view(forward, where)
         _check_commit(forward, where)
         if forward.remap is not None:

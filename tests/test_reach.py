@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, find, settings
 
 from pools.dtypes import DTYPES
 from scenarios.defaults import random_scenarios
+from scenarios.materialize import page_interleave_row
 from scenarios.model import POOL_KINDS, Geometry, Scenario
 from scenarios.profiles import profile_named
 from scenarios.reach import reach_scenario
@@ -31,7 +32,11 @@ def last_slot(g: Geometry) -> int:
 
 
 def written(scenario: Scenario) -> set[int]:
-    return {slot for forward in scenario.forwards for slot in forward.loc[: forward.tokens]}
+    """The slots written: on a page-interleave pool its rank's rows, whose ids are twice as high."""
+    slots = {slot for forward in scenario.forwards for slot in forward.loc[: forward.tokens]}
+    if scenario.geometry.is_page_interleave:
+        return {page_interleave_row(scenario.geometry, slot) for slot in slots} - {None}
+    return slots
 
 
 @pytest.mark.parametrize("pool", POOL_KINDS)

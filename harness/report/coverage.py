@@ -11,6 +11,7 @@ import pandas as pd
 from reports.markdown import markdown_table
 from reports.records import text_of
 from reports.schema import validate_row
+from scenarios.materialize import page_interleave_row
 from scenarios.model import (
     HYBRID_LINEAR_KINDS,
     MLA_POOL_KINDS,
@@ -22,9 +23,14 @@ from scenarios.model import (
 
 
 def _written(s: Scenario) -> set[int]:
-    return {
+    """The slots written, but slot 0; a page-interleave rank's own rows (its ids are twice as
+    high, and its peers' are not written)."""
+    slots = {
         slot for f in s.forwards for slot in f.loc[: f.tokens] + (f.encoder_loc or [])[: f.tokens]
-    } - {0}
+    }
+    if s.geometry.is_page_interleave:
+        slots = {page_interleave_row(s.geometry, slot) for slot in slots} - {None}
+    return slots - {0}
 
 
 def _last_slot(s: Scenario) -> int:

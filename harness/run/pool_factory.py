@@ -12,7 +12,7 @@ from typing import Any
 from pools.dtypes import dtype_spec
 from pools.fp4.fp4_storage import FP4_DTYPE
 from pools.layouts.kinds import LAYOUT_KINDS, class_name_of
-from scenarios.model import Scenario
+from scenarios.model import PAGE_SHARD_RANK, PAGE_SHARD_SIZE, Scenario
 
 # The DSA indexer's key width (DeepSeek V3.2's; its buffers are not written by the doors driven).
 DSA_INDEX_HEAD_DIM = 128
@@ -112,6 +112,22 @@ def _hisparse_pool(module: Any, scenario: Scenario, dtype: Any, device: str) -> 
     )  # fmt: skip
 
 
+def _page_interleave_pool(module: Any, scenario: Scenario, dtype: Any, device: str) -> Any:
+    """The MHA or MLA constructor's keywords, and the shard this pool is: rank PAGE_SHARD_RANK of
+    PAGE_SHARD_SIZE (the loader builds the release's PageShardSpec and shard group from them)."""
+    g = scenario.geometry
+    name = class_name_of(g.pool)
+    cls = getattr(module, name, None)
+    if cls is None:
+        raise TypeError(f"this SUT has no {name} (pool kind {g.pool})")
+    shape = _mla_kwargs(scenario) if g.is_mla else _mha_kwargs(cls, scenario)
+    return cls(
+        size=g.size, page_size=g.page_size, dtype=dtype, layer_num=g.layer_num, device=device,
+        enable_memory_saver=False, shard_rank=PAGE_SHARD_RANK, shard_size=PAGE_SHARD_SIZE,
+        **shape,
+    )  # fmt: skip
+
+
 def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
     g = scenario.geometry
     if g.pool in LAYOUT_KINDS:
@@ -124,6 +140,8 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
         return _minimax_sparse_pool(module, scenario, dtype, device)
     if g.is_hisparse:
         return _hisparse_pool(module, scenario, dtype, device)
+    if g.is_page_interleave:
+        return _page_interleave_pool(module, scenario, dtype, device)
     if g.pool == "mha":
         return module.MHATokenToKVPool(
             size=g.size,

@@ -30,6 +30,7 @@ from pools.judge.layouts import (
     NPUMLAJudgePool,
 )
 from pools.judge.minimax_sparse import JudgeKOnlyPool, JudgeMiniMaxSparsePool
+from pools.judge.page_interleave import PageInterleaveMHAJudgePool, PageInterleaveMLAJudgePool
 from pools.judge.token_major import MHAJudgePool, MLAJudgePool
 from pools.judge.unified import UnifiedMHAJudgePool, UnifiedMLAJudgePool
 
@@ -70,6 +71,12 @@ def judge_module(era: str) -> SimpleNamespace:
         "HiSparseMHAMainPool": type("HiSparseMHAMainPool", (HiSparseMHAJudgePool, mha), {}),
         "HiSparseDSATokenToKVPool": type(
             "HiSparseDSATokenToKVPool", (HiSparseDSAJudgePool, mla), {}
+        ),
+        "PageInterleaveMHATokenToKVPool": type(
+            "PageInterleaveMHATokenToKVPool", (PageInterleaveMHAJudgePool, mha), {}
+        ),
+        "PageInterleaveMLATokenToKVPool": type(
+            "PageInterleaveMLATokenToKVPool", (PageInterleaveMLAJudgePool, mla), {}
         ),
         "MiniMaxSparseKVPool": minimax_sparse,
         "MHATokenToKOnlyPool": JudgeKOnlyPool,

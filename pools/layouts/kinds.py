@@ -52,6 +52,8 @@ BASE_CLASSES = {
     "minimax_sparse": "MiniMaxSparseKVPool",
     "hisparse_mha": "HiSparseMHAMainPool",
     "hisparse_dsa": "HiSparseDSATokenToKVPool",
+    "page_interleave_mha": "PageInterleaveMHATokenToKVPool",
+    "page_interleave_mla": "PageInterleaveMLATokenToKVPool",
 }
 
 
@@ -65,8 +67,8 @@ def class_name_of(pool: str) -> str:
 # a kind's ground truth is the first era it serves. The unified pools' locs carry the physical
 # mark and the hybrid linear pools read KVWriteLoc.full_loc: only the current era has either,
 # and no older call site ever wrote such a pool. The MiniMax sparse pool is the current
-# release's (its dense layers take the current KVWriteLoc), and the HiSparse pools unwrap the
-# current era's three-field loc.
+# release's (its dense layers take the current KVWriteLoc), and the HiSparse and page-interleave
+# pools unwrap the current era's three-field loc.
 KIND_ERAS = {
     "unified_mha": ("current",),
     "unified_mla": ("current",),
@@ -75,6 +77,8 @@ KIND_ERAS = {
     "minimax_sparse": ("current",),
     "hisparse_mha": ("current",),
     "hisparse_dsa": ("current",),
+    "page_interleave_mha": ("current",),
+    "page_interleave_mla": ("current",),
 }
 
 

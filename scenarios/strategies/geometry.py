@@ -27,8 +27,8 @@ MAX_LAYERS = 6
 INDEX_HEAD_DIMS = (128, 64, 16)  # a MiniMax sparse layer's index head (MiniMax-M3: 128)
 # MLA kinds whose rope part is never empty: the NPU MLA pool keeps rope in a buffer of its own,
 # the unified MLA spec asserts rope > 0, a DSA write always has one, and 0.5.23's FP4 MLA store
-# reads k_rope's shape.
-ROPE_KINDS = ("npu_mla", "unified_mla", "hisparse_dsa", "mla_fp4")
+# reads k_rope's shape, as the page-interleave MLA door index_selects its rows.
+ROPE_KINDS = ("npu_mla", "unified_mla", "hisparse_dsa", "mla_fp4", "page_interleave_mla")
 POOL_BYTES = 40 * 2**20  # default cap per pool, every layer and sub-pool together
 
 

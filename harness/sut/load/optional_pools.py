@@ -22,6 +22,7 @@ from harness.sut.probe.detect import REQUIRED_NAMES
 MEMORY_POOL = "sglang.srt.mem_cache.memory_pool"
 UNIFIED = "sglang.srt.mem_cache.unified_memory_pool"
 HISPARSE = "sglang.srt.mem_cache.hisparse_memory_pool"
+PAGE_INTERLEAVE = "sglang.srt.mem_cache.page_interleave_pool"
 
 
 def _store_dtype(dtype: Any) -> Any:
@@ -98,6 +99,38 @@ def _unified_mla(unified: ModuleType) -> Callable[..., Any]:
         )  # fmt: skip
 
     return UnifiedMLATokenToKVPool
+
+
+def _page_interleave(class_name: str) -> Callable[[ModuleType], Callable[..., Any]]:
+    """The release's page-interleave pool `class_name` behind the MHA or MLA constructor plus
+    (shard_rank, shard_size). The shard group is stood in: a GroupCoordinator of shard_size ranks
+    whose cpu_group is a one-rank StatelessProcessGroup, so the release's PyNcclCommunicator is
+    built and disabled (world size 1), as on any single rank. Its gathers serve reads during a
+    sharded extend, which the doors modelled here do not start."""
+
+    def build(page_interleave_pool: ModuleType) -> Callable[..., Any]:
+        from sglang.srt.distributed.utils import StatelessProcessGroup
+        from sglang.srt.mem_cache.page_interleave import PageShardSpec
+
+        cls = getattr(page_interleave_pool, class_name)
+
+        def construct(*, page_size: int, device: str, shard_rank: int, shard_size: int,
+                      **kwargs: Any) -> Any:  # fmt: skip
+            spec = PageShardSpec(
+                shard_rank=shard_rank, shard_size=shard_size, page_size=page_size,
+                max_prefix_tokens=shard_size * page_size, chunk_tokens=page_size,
+            )  # fmt: skip
+            group = SimpleNamespace(
+                world_size=shard_size, rank_in_group=shard_rank, device=torch.device(device),
+                cpu_group=StatelessProcessGroup(rank=0, world_size=1, store=None),
+            )  # fmt: skip
+            return cls(page_size=page_size, device=device, shard_spec=spec, shard_group=group,
+                       **kwargs)  # fmt: skip
+
+        construct.__name__ = class_name
+        return construct
+
+    return build
 
 
 # A tiny pool of each shape, built once at load time: a class that does not construct on this
@@ -209,6 +242,21 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
             index_head_dim=128,
             kv_cache_dim=32,
         ),  # fmt: skip
+    ),
+    OptionalPool(
+        "PageInterleaveMHATokenToKVPool",
+        PAGE_INTERLEAVE,
+        ("PageInterleaveMHATokenToKVPool",),
+        _page_interleave("PageInterleaveMHATokenToKVPool"),
+        dict(_MHA_TRIAL, dtype=torch.bfloat16, shard_rank=0, shard_size=2),
+        trial_write_layer=0,
+    ),
+    OptionalPool(
+        "PageInterleaveMLATokenToKVPool",
+        PAGE_INTERLEAVE,
+        ("PageInterleaveMLATokenToKVPool",),
+        _page_interleave("PageInterleaveMLATokenToKVPool"),
+        dict(_MLA_TRIAL, dtype=torch.bfloat16, shard_rank=0, shard_size=2),
     ),
     OptionalPool(
         "UnifiedMHATokenToKVPool",

@@ -213,9 +213,16 @@ def _base_name(node: ast.expr) -> str:
     return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
 
 
+# A file that defines no door is not parsed: most of the folders' files, and most of the census's
+# time. A door class whose bases only such files define ends its MRO walk (_defining) there,
+# which can only undercount the doors driven, never overcount them; on 0.5.12 to 0.5.23 the
+# census is the same either way.
+DOOR_DEF = re.compile(r"def set_\w*buffer")
+
+
 def _classes_in(path: Path) -> dict[str, _Class]:
     text = path.read_text(errors="replace")
-    if "class " not in text:
+    if "class " not in text or not DOOR_DEF.search(text):
         return {}
     try:
         tree = ast.parse(text)

@@ -54,6 +54,12 @@ class Metadata:
     # A speculative draft's commit lengths, one per request row of out_cache_loc (dspark's
     # write_commit_lens); None where the forward commits every token.
     commit_lens: Optional[torch.Tensor] = None
+    # A QSA layer's indexer plan (qsa/metadata.py): each token's pending-ring row and RoPE
+    # position, and of the tokens that end a group their rows in the batch and compressed rows.
+    qsa_ring_slots: Optional[torch.Tensor] = None
+    qsa_positions: Optional[torch.Tensor] = None
+    qsa_group_rows: Optional[torch.Tensor] = None
+    qsa_write_locs: Optional[torch.Tensor] = None
 
 
 @dataclass
@@ -70,6 +76,11 @@ class WriteRequest:
     # keeps no index V (Geometry.index_parts).
     idx_k: Optional[torch.Tensor] = None
     idx_v: Optional[torch.Tensor] = None
+    # A QSA full layer's indexer keys, (n, QSA_INDEX_HEADS, QSA_INDEX_HEAD_DIM): each token's key
+    # for the pending ring, and a compressed key per token of which the call passes the rows of
+    # the tokens that end a group (Metadata.qsa_group_rows).
+    qsa_state: Optional[torch.Tensor] = None
+    qsa_ck: Optional[torch.Tensor] = None
     is_mla: bool = False
     use_sliding_window_kv_pool: bool = False
     save_kv_cache: bool = True

@@ -47,6 +47,9 @@ class ValueScope:
 
     pools: tuple[str, ...]
     call: str
+    # Whether the call hands the layer's k/v scales to the pool; False: it passes none, and the
+    # door's defaults (1.0, an exact division) apply.
+    scaled: bool = True
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from pools.hybrid_linear_storage import HybridLinearStorage
 from pools.layouts.kinds import LAYOUT_KINDS
 from pools.minimax_sparse_storage import KOnlyStorage, MiniMaxSparseStorage
 from pools.page_interleave_storage import PageInterleaveMHAStorage, PageInterleaveMLAStorage
+from pools.qsa_storage import QSAStorage
 
 
 def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
@@ -48,6 +49,9 @@ def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
         "MLATokenToKVPool": mla,
         "SWAKVPool": swa,
         "HybridLinearKVPool": hybrid_linear,
+        "QSATokenToKVPool": type(
+            "QSATokenToKVPool", (QSAStorage,), {"mha_pool_class": mha, "mla_pool_class": mla}
+        ),
         "name": f"builtin:{era_name}:{engine_name}",
         "version": "builtin",
     }

@@ -16,7 +16,7 @@ from dataclasses import replace
 from pools.dtypes import dtype_spec
 from scenarios.allocator import allocate, swa_mapping
 from scenarios.model import (
-    HYBRID_LINEAR_KINDS,
+    LINEAR_LAYER_KINDS,
     MLA_POOL_KINDS,
     SPARSE_INDEX_KINDS,
     Forward,
@@ -45,7 +45,7 @@ def geometry(pool: str, dtype: str, page_size: int = 16, size: int = 256) -> Geo
         swa_layer_ids=swa_layer_ids,
         size_swa=size // 2 if swa_layer_ids else 0,
         # A hybrid linear model's layers 0 and 2 are linear attention (no KV in the pool).
-        linear_layer_ids=[0, 2] if pool in HYBRID_LINEAR_KINDS else [],
+        linear_layer_ids=[0, 2] if pool in LINEAR_LAYER_KINDS else [],
     )
     if pool in SPARSE_INDEX_KINDS:  # dense layer 0, index K/V on 1 and 3, index K only on 2
         sparse = dict(sparse_layer_ids=[1, 2, 3], k_only_layer_ids=[2], index_head_dim=16)
@@ -57,7 +57,8 @@ def geometry(pool: str, dtype: str, page_size: int = 16, size: int = 256) -> Geo
         "mha_aiter5d",
         "hybrid_linear_mha",
         "hisparse_mha",
-    ):  # FP4, hybrid linear, HiSparse: v_head_dim == head_dim; 5-D: dims % X (8 for bf16)
+        "qsa",
+    ):  # FP4, hybrid linear, HiSparse, QSA: v_head_dim == head_dim; 5-D: dims % X (8 for bf16)
         return Geometry(head_num=2, head_dim=32, **common)
     if pool == "mha_hnd":  # page_size == head_num: a swapped (head, offset) index shows
         return Geometry(head_num=page_size, head_dim=16, v_head_dim=8, **common)
@@ -175,9 +176,9 @@ def _small(
     float) on a differing input dtype, narrowing, decode steps and cross-attention."""
     g = replace(
         geometry(pool, dtype, size=64),
-        layer_num=3 if pool in HYBRID_LINEAR_KINDS + SPARSE_INDEX_KINDS else 2,
+        layer_num=3 if pool in LINEAR_LAYER_KINDS + SPARSE_INDEX_KINDS else 2,
         swa_layer_ids=[1] if pool.startswith("swa_") else [],
-        linear_layer_ids=[1] if pool in HYBRID_LINEAR_KINDS else [],
+        linear_layer_ids=[1] if pool in LINEAR_LAYER_KINDS else [],
     )
     if g.is_sparse_index:  # dense layer 0, index K/V on 1, index K only on 2
         g = replace(g, sparse_layer_ids=[1, 2], k_only_layer_ids=[2])
@@ -216,7 +217,8 @@ def _small(
             v_scale=Scale("float", 2.0),
         ),
     ]
-    if not g.is_mla and not g.is_sparse_index:  # nor MLA nor MiniMax models cross-attend
+    # Nor MLA, nor MiniMax, nor QSA models cross-attend.
+    if not g.is_mla and not g.is_sparse_index and not g.is_qsa:
         # Layer 0 (a full-attention layer on SWA pools) writes at the encoder loc.
         slots = allocate(rng, g.size, g.page_size, 20)
         scenarios.append(

@@ -13,7 +13,18 @@ import numpy as np
 import torch
 
 from pools.dtypes import DTYPES, dtype_spec
-from scenarios.model import PAGE_SHARD_RANK, PAGE_SHARD_SIZE, Forward, Geometry, Scale, Scenario
+from scenarios.model import (
+    PAGE_SHARD_RANK,
+    PAGE_SHARD_SIZE,
+    QSA_COMPRESS_RATIO,
+    QSA_INDEX_HEAD_DIM,
+    QSA_INDEX_HEADS,
+    QSA_PARTS,
+    Forward,
+    Geometry,
+    Scale,
+    Scenario,
+)
 
 # fp8 e4m3 saturates at 448: keep draws well inside it after division by scales down to 1/4.
 AMPLITUDE = 8.0
@@ -68,6 +79,46 @@ def page_interleave_id(g: Geometry, row: int) -> int:
     inverse of page_interleave_row)."""
     local_page, offset = divmod(row, g.page_size)
     return (local_page * PAGE_SHARD_SIZE + PAGE_SHARD_RANK) * g.page_size + offset
+
+
+def qsa_compressed_dtype(g: Geometry) -> torch.dtype:
+    """The QSA indexer's compressed-key dtype: fp8 e4m3 beside an fp8 e4m3 KV cache, else bf16
+    (--qsa-indexer-dtype's two storage dtypes)."""
+    return torch.float8_e4m3fn if g.dtype == "fp8_e4m3" else torch.bfloat16
+
+
+def qsa_ring_slot(token: int, slot: int) -> int:
+    """The pending-ring row of a forward's `token`-th token at full slot `slot`, as a decode
+    batch's (each token its own request, req_pool_idx = token + 1; its position is its slot):
+    req_pool_idx * ratio + position % ratio. A padding token (slot 0) is request 0's, the ring's
+    inert dump."""
+    return 0 if slot == 0 else (token + 1) * QSA_COMPRESS_RATIO + slot % QSA_COMPRESS_RATIO
+
+
+def qsa_compressed_slot(slot: int) -> Optional[int]:
+    """The compressed-key row a token at full slot `slot` writes: full_slot // ratio where it
+    ends a group of `ratio` positions, else None (it completes no group)."""
+    if slot == 0 or slot % QSA_COMPRESS_RATIO != QSA_COMPRESS_RATIO - 1:
+        return None
+    return slot // QSA_COMPRESS_RATIO
+
+
+def qsa_request_slots(scenario: Scenario) -> int:
+    """Request slots for the pending ring: one per token of the largest forward, and slot 0."""
+    return 1 + max(forward.tokens for forward in scenario.forwards)
+
+
+def part_slots(
+    scenario: Scenario, forward: Forward, layer_id: int, part: str
+) -> list[Optional[int]]:
+    """The rows a correct write of buffer part `part` touches for this (forward, layer), in token
+    order: the pending ring's and the compressed keys' on a QSA layer, else write_slots."""
+    if part not in QSA_PARTS + ("qsa_rope",):
+        return write_slots(scenario, forward, layer_id)
+    slots = forward.loc[: forward.tokens]
+    if part == "qsa_ck":
+        return [qsa_compressed_slot(slot) for slot in slots]
+    return [qsa_ring_slot(token, slot) for token, slot in enumerate(slots)]
 
 
 def scale_object(scale: Scale, device: str) -> Any:
@@ -131,8 +182,9 @@ def token_tensors(
     scenario: Scenario, forward_index: int, layer_id: int, device: str
 ) -> dict[str, Optional[torch.Tensor]]:
     """The caller's k/v (MHA) or k nope/rope (MLA) for one (forward, layer), `tokens` rows, and
-    a sparse layer's index k/v (Geometry.index_parts). Every call returns fresh tensors (a pool
-    may divide them in place)."""
+    a sparse layer's index k/v (Geometry.index_parts) or a QSA full layer's token keys
+    (`qsa_state`) and compressed keys (`qsa_ck`; the call passes the rows of the tokens that end
+    a group). Every call returns fresh tensors (a pool may divide them in place)."""
     g = scenario.geometry
     parts = [
         part.clone()
@@ -151,7 +203,13 @@ def token_tensors(
         )
     ]
     index_parts = g.index_parts(layer_id)
-    # A sparse layer's index k/v: one head of index_head_dim, drawn from a stream of its own.
+    index_dims = (1, g.index_head_dim, g.index_head_dim)
+    if g.qsa_parts(layer_id):  # a QSA full layer's token keys and compressed keys, one a token
+        index_parts, index_dims = (
+            QSA_PARTS,
+            (QSA_INDEX_HEADS, QSA_INDEX_HEAD_DIM, QSA_INDEX_HEAD_DIM),
+        )
+    # A sparse layer's index k/v (a QSA layer's keys): drawn from a stream of their own.
     index_rows = (
         [
             part.clone()
@@ -161,7 +219,7 @@ def token_tensors(
                 -1 - layer_id,
                 scenario.forwards[forward_index].tokens,
                 False,
-                (1, g.index_head_dim, g.index_head_dim),
+                index_dims,
                 input_dtype(scenario),
                 scenario.values,
                 dtype_spec(g.dtype).dtype,

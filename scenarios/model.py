@@ -36,6 +36,16 @@ PAGE_INTERLEAVE_KINDS = ("page_interleave_mha", "page_interleave_mla")
 # The rank a page-interleave pool is built as, of a group of PAGE_SHARD_SIZE: rank 0 owns
 # logical page 0, so the reach scenario's slot 1 lands on local row 1.
 PAGE_SHARD_RANK, PAGE_SHARD_SIZE = 0, 2
+# QSATokenToKVPool (Qwen4-Exp's compressed sparse attention): a hybrid linear MHA pool whose
+# full-attention layers also keep the QSA indexer's pending key ring, the ring's RoPE positions
+# (one buffer for all layers) and the compressed keys (pools/judge/qsa.py).
+QSA_KINDS = ("qsa",)
+# The QSA indexer as the harness builds it: groups of QSA_COMPRESS_RATIO tokens, index keys of
+# QSA_INDEX_HEADS heads of QSA_INDEX_HEAD_DIM (two heads, so a transposed head shows).
+QSA_COMPRESS_RATIO, QSA_INDEX_HEADS, QSA_INDEX_HEAD_DIM, QSA_TOKEN_TOPK = 4, 2, 32, 16
+QSA_PARTS = ("qsa_state", "qsa_ck")  # a full layer's index buffers; "qsa_rope" on the first
+# The kinds with linear-attention layers (no KV cache, no write).
+LINEAR_LAYER_KINDS = HYBRID_LINEAR_KINDS + QSA_KINDS
 POOL_KINDS = (
     BASE_POOL_KINDS
     + LAYOUT_POOL_KINDS
@@ -43,6 +53,7 @@ POOL_KINDS = (
     + SPARSE_INDEX_KINDS
     + HISPARSE_KINDS
     + PAGE_INTERLEAVE_KINDS
+    + QSA_KINDS
 )
 MLA_POOL_KINDS = (
     "mla", "swa_mla", "mla_fp4", "npu_mla", "unified_mla", "hybrid_linear_mla", "hisparse_dsa",
@@ -90,7 +101,19 @@ class Geometry:
 
     @property
     def is_hybrid_linear(self) -> bool:
-        return self.pool in HYBRID_LINEAR_KINDS
+        """A HybridLinearKVPool: the hybrid linear kinds, and QSA's pool, which is one."""
+        return self.pool in LINEAR_LAYER_KINDS
+
+    @property
+    def is_qsa(self) -> bool:
+        return self.pool in QSA_KINDS
+
+    def qsa_parts(self, layer_id: int) -> tuple[str, ...]:
+        """A QSA full layer's index buffers (the shared RoPE positions with the first's)."""
+        if not self.is_qsa or layer_id not in self.kv_layer_ids:
+            return ()
+        first = layer_id == self.kv_layer_ids[0]
+        return QSA_PARTS + (("qsa_rope",) if first else ())
 
     @property
     def is_hisparse(self) -> bool:

@@ -8,6 +8,7 @@ from typing import Any, Optional
 from pools.dtypes import DTYPES, dtype_spec
 from scenarios.model import (
     POOL_KINDS,
+    QSA_COMPRESS_RATIO,
     SCALE_KINDS,
     VALUE_KINDS,
     Forward,
@@ -126,6 +127,10 @@ def validate(scenario: Scenario) -> None:
             raise ScenarioError("a hybrid linear MHA pool stores V with head_dim")
     _check_sparse(g)
     _check_hisparse(g)
+    if g.is_qsa and (g.page_size <= 1 or g.page_size % QSA_COMPRESS_RATIO):
+        raise ScenarioError(
+            f"a QSA pool's pages are a multiple of the compress ratio {QSA_COMPRESS_RATIO}, above 1"
+        )
     if g.is_swa:
         if not g.swa_layer_ids or not g.full_layer_ids:
             raise ScenarioError("a SWA pool needs at least one SWA and one full layer")

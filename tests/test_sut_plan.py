@@ -4,7 +4,10 @@ the release's own call sites fit the model. None of it reads a version string.""
 
 from __future__ import annotations
 
+import inspect
 import shutil
+from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 
@@ -91,6 +94,42 @@ def test_a_door_limit_explains_only_a_raise_through_its_door_on_a_device_without
     assert limit_for(scenario, able, [through]) is None
     assert limit_for(scenario, needs_gpu, [wrong]) is None
     assert limit_for(scenario, needs_gpu, [through, through]) is None  # only a lone raise
+
+
+def test_a_dtype_limit_explains_the_raise_of_its_dtype_s_cells_only():
+    """0.5.20 and 0.5.21's QSA pool takes no indexer dtype: only the cells whose indexer is fp8
+    (an fp8_e4m3 cache) are the limit, and the pool factory's refusal is what they raise."""
+    from harness.plan.candidate import Candidate
+    from harness.run.pool_factory import build_pool
+
+    fp8, bf16 = (scenario_named("qsa", dtype, "prefill") for dtype in ("fp8_e4m3", "bf16"))
+    base = builtin_module("current", "torch")
+
+    def without_indexer_dtype(**kwargs):
+        return base.QSATokenToKVPool(**kwargs)
+
+    signature = inspect.signature(base.QSATokenToKVPool)
+    without_indexer_dtype.__signature__ = signature.replace(
+        parameters=[
+            parameter
+            for parameter in signature.parameters.values()
+            if parameter.name != "qsa_indexer_dtype" and parameter.kind is not parameter.VAR_KEYWORD
+        ]
+    )
+
+    older = SimpleNamespace(QSATokenToKVPool=without_indexer_dtype)
+    with pytest.raises(TypeError) as refused:
+        build_pool(older, fp8, "cpu")
+    build_pool(older, bf16, "cpu")  # a bf16 indexer needs no keyword
+    raised = Finding("exception", f"raised where the baseline did not: {refused.value}")
+    bf16_only = Candidate(
+        "x", None, "current", "-", "cpu", "qsa", capabilities=Capabilities(qsa_indexer_dtype=False)
+    )
+    able = replace(bf16_only, capabilities=Capabilities(qsa_indexer_dtype=True))
+    assert limit_for(fp8, bf16_only, [raised]).name == "qsa-bf16-indexer-only"
+    assert limit_for(bf16, bf16_only, [raised]) is None
+    assert limit_for(fp8, able, [raised]) is None  # probed able: the raise is a finding
+    assert limit_before(bf16_only.capabilities, "qsa", "cpu", "qsa") is None  # after the run
 
 
 def test_an_unknown_capability_falls_back_to_the_limits_error_and_only_to_it():

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import torch
 
 from harness.compare.snapshot import buffer_names
-from scenarios.materialize import scale_object, token_tensors, write_slots
+from scenarios.materialize import part_slots, scale_object, token_tensors
 from scenarios.model import Scenario
 
 # Slot 0 is the padding sink: padded tokens and unmapped SWA tokens land there, some writers skip
@@ -38,8 +38,8 @@ class Expected(Mapping):
                 self._writers[name] = {}
         for forward_index, forward in enumerate(scenario.forwards):
             for layer_id in scenario.layers_of(forward):
-                slots = write_slots(scenario, forward, layer_id)
                 for name in buffer_names(scenario, layer_id):
+                    slots = part_slots(scenario, forward, layer_id, name.split(".", 1)[1])
                     for token, slot in enumerate(slots):
                         if slot is not None and slot != PADDING_SINK:
                             self._writers[name][slot] = Writer(forward_index, token)

@@ -16,7 +16,7 @@ from scenarios.model import Scenario
 CANARY = 0xA5
 
 
-CALLER_TENSORS = ("k", "v", "k_rope", "idx_k", "idx_v")
+CALLER_TENSORS = ("k", "v", "k_rope", "idx_k", "idx_v", "qsa_state", "qsa_ck")
 
 
 BUILDING, STAGING, WRITING, READING = (
@@ -80,4 +80,5 @@ def buffer_names(scenario: Scenario, layer_id: int) -> tuple[str, ...]:
         return tuple(f"L{layer_id}.{suffix}" for suffix, _, _ in kind.buffers)
     g = scenario.geometry
     parts = ("kv",) if g.is_mla else ("k", "v")
-    return tuple(f"L{layer_id}.{part}" for part in parts + g.index_parts(layer_id))
+    parts += g.index_parts(layer_id) + g.qsa_parts(layer_id)
+    return tuple(f"L{layer_id}.{part}" for part in parts)

@@ -25,7 +25,7 @@ from harness.compare.expectations import Expected
 from harness.compare.findings import Finding, first_difference
 from harness.compare.snapshot import Execution
 from pools.dtypes import dtype_spec
-from scenarios.materialize import scale_object, token_tensors
+from scenarios.materialize import qsa_compressed_dtype, scale_object, token_tensors
 from scenarios.model import Scenario
 
 ORACLE = "value"
@@ -56,17 +56,20 @@ def value_findings(
         return []
     # Built on first need; then the rows come from expected's memo.
     value_models: list[_ValueModel] = []
+    scaled = VALUE_SCOPE[backend].scaled
 
     def rows(name: str, slots: list[int]) -> torch.Tensor:
         if not value_models:
-            value_models.append(_ValueModel(scenario))
+            value_models.append(_ValueModel(scenario, scaled))
         return torch.stack([value_models[0].row(name, expected[name][slot]) for slot in slots])
 
     for name in expected:
         slots = expected.slots(name)
         if not slots:
             continue
-        want = expected.memo((ORACLE, name), lambda name=name, slots=slots: rows(name, slots))
+        want = expected.memo(
+            (ORACLE, name, scaled), lambda name=name, slots=slots: rows(name, slots)
+        )
         got = execution.buffers.get(name)
         if got is None or got.shape[1:] != want.shape[1:] or got.shape[0] <= slots[-1]:
             return [
@@ -107,12 +110,12 @@ class _ValueModel:
     """Expected row bytes per (buffer, writer), the caller's tensors regenerated once per
     (forward, layer)."""
 
-    def __init__(self, scenario: Scenario):
+    def __init__(self, scenario: Scenario, scaled: bool = True):
         self.scenario = scenario
         self.pool_dtype = dtype_spec(scenario.geometry.dtype).dtype
         self.scales = {
-            "k": scale_object(scenario.k_scale, "cpu"),
-            "v": scale_object(scenario.v_scale, "cpu"),
+            "k": scale_object(scenario.k_scale, "cpu") if scaled else None,
+            "v": scale_object(scenario.v_scale, "cpu") if scaled else None,
         }
         self._rows: dict[tuple[int, int], dict[str, torch.Tensor]] = {}
 
@@ -141,7 +144,20 @@ class _ValueModel:
             if values.dtype != self.pool_dtype and self.scales[scale] is not None:
                 values.div_(self.scales[scale])
             rows[part] = _row_bytes(self._cast(values))
+        if tensors.get("qsa_state") is not None:
+            rows.update(self._qsa_parts(forward, tensors))
         return rows
+
+    def _qsa_parts(self, forward: int, tensors: dict) -> dict[str, torch.Tensor]:
+        """A QSA layer's ring keys (bf16 always), compressed keys (the indexer's dtype) and the
+        ring's positions: each token's position, its slot, three times (the door's 1-D form)."""
+        g, step = self.scenario.geometry, self.scenario.forwards[forward]
+        positions = torch.tensor(step.loc[: step.tokens], dtype=torch.int64)
+        return {
+            "qsa_state": _row_bytes(tensors["qsa_state"].to(torch.bfloat16)),
+            "qsa_ck": _row_bytes(tensors["qsa_ck"].to(qsa_compressed_dtype(g))),
+            "qsa_rope": _row_bytes(positions[:, None].expand(-1, 3)),
+        }
 
     def _cast(self, values: torch.Tensor) -> torch.Tensor:
         return values.to(self.pool_dtype) if values.dtype != self.pool_dtype else values

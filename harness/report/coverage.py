@@ -16,6 +16,7 @@ from scenarios.model import (
     HYBRID_LINEAR_KINDS,
     MLA_POOL_KINDS,
     POOL_KINDS,
+    QSA_KINDS,
     SCALE_KINDS,
     SPARSE_INDEX_KINDS,
     Scenario,
@@ -83,9 +84,9 @@ _SWA_KINDS = tuple(kind for kind in POOL_KINDS if kind.startswith("swa_"))
 # a user's, exercised it after all), never as a gap to fill. feature -> (pool kinds, why)
 UNREACHABLE: dict[str, tuple[tuple[str, ...], str]] = {
     "slot 1": (
-        ("mha_aiter5d", "hisparse_dsa"),
-        "aiter's 5-D pages hold at least 16 slots and a DSA pool's 64, and page 0 is the "
-        "padding sink, so slot 1 is never handed out",
+        ("mha_aiter5d", "hisparse_dsa", *QSA_KINDS),
+        "aiter's 5-D pages hold at least 16 slots, a DSA pool's 64 and a QSA pool's a multiple "
+        "of its compress ratio (4), and page 0 is the padding sink, so slot 1 is never handed out",
     ),
     "extreme/special values": (
         ("mha_fp4", "mla_fp4"),
@@ -93,19 +94,21 @@ UNREACHABLE: dict[str, tuple[tuple[str, ...], str]] = {
         "which has no FP4 scale (SGLang casts inf to uint8): the declared skip fp4-non-finite",
     ),
     "cross-attention": (
-        MLA_POOL_KINDS + SPARSE_INDEX_KINDS,
-        "encoder-decoder models have no MLA layers and no MiniMax sparse layers: cross-attention "
-        "is drawn on the other MHA pools",
+        MLA_POOL_KINDS + SPARSE_INDEX_KINDS + QSA_KINDS,
+        "encoder-decoder models have no MLA layers, no MiniMax sparse and no QSA layers: "
+        "cross-attention is drawn on the other MHA pools",
     ),
     "head_dim % 64": (MLA_POOL_KINDS, "an MLA pool has no head_dim"),
     "v_head_dim != head_dim": (
-        (*MLA_POOL_KINDS, "mha_fp4", "hybrid_linear_mha", "hisparse_mha", *SPARSE_INDEX_KINDS),
-        "an MLA pool has no v_head_dim, and the FP4, hybrid linear, HiSparse and MiniMax sparse "
-        "MHA pools store k and v alike",
+        (*MLA_POOL_KINDS, "mha_fp4", "hybrid_linear_mha", "hisparse_mha", *SPARSE_INDEX_KINDS)
+        + QSA_KINDS,
+        "an MLA pool has no v_head_dim, and the FP4, hybrid linear, HiSparse, MiniMax sparse and "
+        "QSA MHA pools store k and v alike",
     ),
     "stale full_loc": (
-        HYBRID_LINEAR_KINDS,
-        "a hybrid linear pool writes at full_loc by design (the skip hybrid-linear-full-loc)",
+        HYBRID_LINEAR_KINDS + QSA_KINDS,
+        "a hybrid linear pool writes at full_loc by design (the skip hybrid-linear-full-loc), "
+        "and the QSA call site passes a bare loc",
     ),
     "remap": (
         tuple(kind for kind in POOL_KINDS if kind not in _SWA_KINDS),

@@ -6,6 +6,7 @@ and every caller tensor comes back as CPU bytes.
 
 from __future__ import annotations
 
+import functools
 import time
 import traceback
 from dataclasses import replace
@@ -31,7 +32,13 @@ from harness.plan.candidate import Candidate
 from harness.run.pool_factory import build_pool
 from harness.run.timeout import time_limit
 from pools.layouts.kinds import LAYOUT_KINDS
-from scenarios.materialize import ForwardStaging, scale_object, token_tensors
+from scenarios.materialize import (
+    ForwardStaging,
+    qsa_compressed_slot,
+    qsa_ring_slot,
+    scale_object,
+    token_tensors,
+)
 from scenarios.model import Scenario
 
 # The pool methods a call site or the harness calls: the door an exception came through.
@@ -49,6 +56,11 @@ POOL_METHODS = (
     "get_index_k_buffer",
     "get_index_kv_buffer",
     "set_kv_buffer_prefix_valid",
+    "set_qsa_key_state_buffer",
+    "set_qsa_rope_position_buffer",
+    "set_qsa_compressed_k_buffer",
+    "get_qsa_key_state_buffer",
+    "get_qsa_compressed_k_buffer",
 )
 
 
@@ -68,6 +80,13 @@ def pool_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Ten
         index = [pool.get_index_k_buffer(layer_id)]
     else:
         index = list(pool.get_index_kv_buffer(layer_id)) if index_parts else []
+    qsa_parts = scenario.geometry.qsa_parts(layer_id)
+    if qsa_parts:
+        index = [
+            pool.get_qsa_key_state_buffer(layer_id),
+            pool.get_qsa_compressed_k_buffer(layer_id),
+        ]
+        index += [pool.qsa_rope_position_buffer] if "qsa_rope" in qsa_parts else []
     return [pool.get_key_buffer(layer_id), pool.get_value_buffer(layer_id), *index]
 
 
@@ -125,6 +144,23 @@ def caller_bytes(request: WriteRequest, forward_index: int) -> dict[str, torch.T
     }
 
 
+def _qsa_plan(forward: Any, loc: torch.Tensor, device: str) -> dict[str, torch.Tensor]:
+    """A QSA layer's indexer plan for one forward (scenarios.materialize qsa_ring_slot and
+    qsa_compressed_slot): ring rows and positions (int64, as build_pending_ring_slots gives
+    them), and the group ends' batch rows and compressed rows (in the loc's dtype)."""
+    slots = forward.loc[: forward.tokens]
+    ends = [token for token, slot in enumerate(slots) if qsa_compressed_slot(slot) is not None]
+    as_tensor = functools.partial(torch.tensor, dtype=torch.int64, device=device)
+    return dict(
+        qsa_ring_slots=as_tensor([qsa_ring_slot(token, slot) for token, slot in enumerate(slots)]),
+        qsa_positions=as_tensor(slots),
+        qsa_group_rows=as_tensor(ends),
+        qsa_write_locs=as_tensor([qsa_compressed_slot(slots[token]) for token in ends]).to(
+            loc.dtype
+        ),
+    )
+
+
 def write_request(
     module: Any,
     device: str,
@@ -151,6 +187,7 @@ def write_request(
         commit_lens=None
         if forward.commit_lens is None
         else torch.tensor(forward.commit_lens, dtype=torch.int32, device=device),
+        **(_qsa_plan(forward, locs["loc"], device) if g.qsa_parts(layer_id) else {}),
     )
     k_scale, v_scale = scales
     k_scale_float = None if k_scale is None else float(k_scale)
@@ -187,6 +224,8 @@ def write_request(
         k_rope=k_rope,
         idx_k=tensors.get("idx_k"),
         idx_v=tensors.get("idx_v"),
+        qsa_state=tensors.get("qsa_state"),
+        qsa_ck=tensors.get("qsa_ck"),
         is_mla=g.is_mla,
         use_sliding_window_kv_pool=g.is_swa,
     )

@@ -9,10 +9,21 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+import torch
+
 from pools.dtypes import dtype_spec
 from pools.fp4.fp4_storage import FP4_DTYPE
 from pools.layouts.kinds import LAYOUT_KINDS, class_name_of
-from scenarios.model import PAGE_SHARD_RANK, PAGE_SHARD_SIZE, Scenario
+from scenarios.materialize import qsa_compressed_dtype, qsa_request_slots
+from scenarios.model import (
+    PAGE_SHARD_RANK,
+    PAGE_SHARD_SIZE,
+    QSA_COMPRESS_RATIO,
+    QSA_INDEX_HEAD_DIM,
+    QSA_INDEX_HEADS,
+    QSA_TOKEN_TOPK,
+    Scenario,
+)
 
 # The DSA indexer's key width (DeepSeek V3.2's; its buffers are not written by the doors driven).
 DSA_INDEX_HEAD_DIM = 128
@@ -59,10 +70,25 @@ def _layout_pool(module: Any, scenario: Scenario, device: str) -> Any:
 
 
 def _hybrid_linear_pool(module: Any, scenario: Scenario, dtype: Any, device: str) -> Any:
+    """A HybridLinearKVPool, or on a QSA kind the QSATokenToKVPool with the indexer's shape
+    (scenarios/model.py QSA_*) and a ring row per token of the largest forward."""
     g = scenario.geometry
-    cls = getattr(module, "HybridLinearKVPool", None)
+    name = class_name_of(g.pool)
+    cls = getattr(module, name, None)
     if cls is None:
-        raise TypeError(f"this SUT has no HybridLinearKVPool (pool kind {g.pool})")
+        raise TypeError(f"this SUT has no {name} (pool kind {g.pool})")
+    qsa: dict = {}
+    if g.is_qsa:
+        qsa = dict(
+            qsa_index_kv_heads=QSA_INDEX_HEADS, qsa_index_head_dim=QSA_INDEX_HEAD_DIM,
+            qsa_compress_ratio=QSA_COMPRESS_RATIO, qsa_token_topk=QSA_TOKEN_TOPK,
+            num_request_slots=qsa_request_slots(scenario),
+        )  # fmt: skip
+        indexer_dtype = qsa_compressed_dtype(g)
+        if _accepts(cls, "qsa_indexer_dtype"):
+            qsa["qsa_indexer_dtype"] = indexer_dtype
+        elif indexer_dtype != torch.bfloat16:  # the limit qsa-bf16-indexer-only
+            raise TypeError(f"this SUT's {name} takes no qsa_indexer_dtype: bf16 keys only")
     if g.is_mla:  # SGLang's MLA hybrid reads head_num/head_dim only for its size accounting
         shape = dict(use_mla=True, head_num=1, head_dim=g.kv_lora_rank + g.qk_rope_head_dim)
         shape.update(_mla_kwargs(scenario))
@@ -77,6 +103,7 @@ def _hybrid_linear_pool(module: Any, scenario: Scenario, dtype: Any, device: str
         mamba_pool=None,
         enable_memory_saver=False,
         **shape,
+        **qsa,
     )
 
 

@@ -31,6 +31,7 @@ from pools.judge.layouts import (
 )
 from pools.judge.minimax_sparse import JudgeKOnlyPool, JudgeMiniMaxSparsePool
 from pools.judge.page_interleave import PageInterleaveMHAJudgePool, PageInterleaveMLAJudgePool
+from pools.judge.qsa import JudgeQSAPool
 from pools.judge.token_major import MHAJudgePool, MLAJudgePool
 from pools.judge.unified import UnifiedMHAJudgePool, UnifiedMLAJudgePool
 
@@ -84,6 +85,9 @@ def judge_module(era: str) -> SimpleNamespace:
         "MLATokenToKVPool": mla,
         "SWAKVPool": swa,
         "HybridLinearKVPool": hybrid_linear,
+        "QSATokenToKVPool": type(
+            "QSATokenToKVPool", (JudgeQSAPool,), {"mha_pool_class": mha, "mla_pool_class": mla}
+        ),
         "name": f"judge:{era}",
         "version": "judge",
     }

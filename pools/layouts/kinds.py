@@ -54,6 +54,7 @@ BASE_CLASSES = {
     "hisparse_dsa": "HiSparseDSATokenToKVPool",
     "page_interleave_mha": "PageInterleaveMHATokenToKVPool",
     "page_interleave_mla": "PageInterleaveMLATokenToKVPool",
+    "qsa": "QSATokenToKVPool",
 }
 
 
@@ -67,8 +68,8 @@ def class_name_of(pool: str) -> str:
 # a kind's ground truth is the first era it serves. The unified pools' locs carry the physical
 # mark and the hybrid linear pools read KVWriteLoc.full_loc: only the current era has either,
 # and no older call site ever wrote such a pool. The MiniMax sparse pool is the current
-# release's (its dense layers take the current KVWriteLoc), and the HiSparse and page-interleave
-# pools unwrap the current era's three-field loc.
+# release's (its dense layers take the current KVWriteLoc), the HiSparse and page-interleave
+# pools unwrap the current era's three-field loc, and the QSA pool is a hybrid linear one.
 KIND_ERAS = {
     "unified_mha": ("current",),
     "unified_mla": ("current",),
@@ -79,6 +80,7 @@ KIND_ERAS = {
     "hisparse_dsa": ("current",),
     "page_interleave_mha": ("current",),
     "page_interleave_mla": ("current",),
+    "qsa": ("current",),
 }
 
 

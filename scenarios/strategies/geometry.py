@@ -13,7 +13,14 @@ from hypothesis import strategies as st
 
 from pools.dtypes import dtype_spec
 from pools.fp4.quantiser import BLOCK as FP4_BLOCK
-from scenarios.model import HYBRID_LINEAR_KINDS, MLA_POOL_KINDS, SPARSE_INDEX_KINDS, Geometry
+from scenarios.model import (
+    LINEAR_LAYER_KINDS,
+    MLA_POOL_KINDS,
+    QSA_COMPRESS_RATIO,
+    QSA_KINDS,
+    SPARSE_INDEX_KINDS,
+    Geometry,
+)
 
 PAGE_SIZES = (1, 16, 64, 128)
 HEAD_NUMS = (1, 2, 4, 8, 32)
@@ -60,7 +67,7 @@ def layer_patterns(draw: st.DrawFn, swa: bool) -> list[bool]:
 def _two_sided(pool: str) -> bool:
     """A kind whose layers are of two sorts: SWA and full, linear and full attention, or sparse
     and dense."""
-    return pool.startswith("swa_") or pool in HYBRID_LINEAR_KINDS + SPARSE_INDEX_KINDS
+    return pool.startswith("swa_") or pool in LINEAR_LAYER_KINDS + SPARSE_INDEX_KINDS
 
 
 def _sides(pool: str, pattern: list[bool]) -> tuple[list[int], list[int]]:
@@ -68,7 +75,7 @@ def _sides(pool: str, pattern: list[bool]) -> tuple[list[int], list[int]]:
     flagged = [layer for layer, flag in enumerate(pattern) if flag]
     if pool in SPARSE_INDEX_KINDS:
         return [], []
-    return ([], flagged) if pool in HYBRID_LINEAR_KINDS else (flagged, [])
+    return ([], flagged) if pool in LINEAR_LAYER_KINDS else (flagged, [])
 
 
 def _sparse(pool: str, pattern: list[bool], k_only: list[bool], index_head_dim: int) -> dict:
@@ -130,9 +137,11 @@ def _narrow_shape(pool: str, dtype: str, rows: int, pool_bytes: int) -> dict:
 
 def _page_size(pool: str, page_size: int) -> int:
     """aiter's 5-D layout: page_size is a multiple of X (16 bytes / element), at least 16; a DSA
-    pool's pages hold 64 tokens."""
+    pool's pages hold 64 tokens; a QSA pool's are a multiple of the compress ratio, above 1."""
     if pool == "hisparse_dsa":
         return 64
+    if pool in QSA_KINDS:
+        return max(QSA_COMPRESS_RATIO, page_size - page_size % QSA_COMPRESS_RATIO)
     return max(16, page_size - page_size % 16) if pool == "mha_aiter5d" else page_size
 
 
@@ -210,7 +219,8 @@ def geometries(draw: st.DrawFn, pool: str, dtype: str, pool_bytes: int = POOL_BY
         shape["v_head_dim"] = (
             v_head_dim
             if v_head_dim != shape["head_dim"]
-            and pool not in ("mha_fp4", "hybrid_linear_mha", "hisparse_mha", *SPARSE_INDEX_KINDS)
+            and pool
+            not in ("mha_fp4", "hybrid_linear_mha", "hisparse_mha", *QSA_KINDS, *SPARSE_INDEX_KINDS)
             else None
         )
     sparse = {}

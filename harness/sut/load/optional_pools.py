@@ -23,6 +23,7 @@ MEMORY_POOL = "sglang.srt.mem_cache.memory_pool"
 UNIFIED = "sglang.srt.mem_cache.unified_memory_pool"
 HISPARSE = "sglang.srt.mem_cache.hisparse_memory_pool"
 PAGE_INTERLEAVE = "sglang.srt.mem_cache.page_interleave_pool"
+QSA = "sglang.srt.mem_cache.qsa_kv_pool"
 
 
 def _store_dtype(dtype: Any) -> Any:
@@ -175,6 +176,23 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         ("HybridLinearKVPool",),
         lambda memory_pool: memory_pool.HybridLinearKVPool,
         dict(_HYBRID_TRIAL, dtype=torch.bfloat16),
+        trial_write_layer=1,
+    ),
+    OptionalPool(
+        "QSATokenToKVPool",
+        QSA,
+        ("QSATokenToKVPool",),
+        lambda qsa_kv_pool: qsa_kv_pool.QSATokenToKVPool,
+        dict(
+            _HYBRID_TRIAL,
+            page_size=4,
+            dtype=torch.bfloat16,
+            qsa_index_kv_heads=1,
+            qsa_index_head_dim=16,
+            qsa_compress_ratio=4,
+            qsa_token_topk=4,
+            num_request_slots=2,
+        ),  # fmt: skip
         trial_write_layer=1,
     ),
     OptionalPool(

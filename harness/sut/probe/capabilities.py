@@ -58,6 +58,9 @@ class Capabilities:
     mla_skips_reserved_slot: bool | None = None
     # MHATokenToKVPool has set_kv_buffer_prefix_valid (a speculative draft's commit, 0.5.14 on)
     prefix_valid_door: bool | None = None
+    # QSATokenToKVPool takes qsa_indexer_dtype: its compressed keys may be fp8 (0.5.22 on; 0.5.20
+    # and 0.5.21 keep them bf16). Decided on the loaded class, where the loader offers it
+    qsa_indexer_dtype: bool | None = None
     # its CPU path divides the caller's k and v in place before selecting the committed rows
     # (0.5.14 to 0.5.21); 0.5.22 on divides a copy of those rows. Decided only by calling it
     prefix_valid_divides_caller: bool | None = None
@@ -235,6 +238,13 @@ def probe(module: Any) -> Capabilities:
         attempt("prefix_valid_divides_caller", lambda: _prefix_valid_divides_caller(module))
     else:
         unknown.append(("prefix_valid_divides_caller", "no set_kv_buffer_prefix_valid"))
+    qsa = getattr(module, "QSATokenToKVPool", None)
+    if qsa is None:
+        unknown.append(("qsa_indexer_dtype", "no QSATokenToKVPool offered"))
+    else:
+        attempt(
+            "qsa_indexer_dtype", lambda: "qsa_indexer_dtype" in inspect.signature(qsa).parameters
+        )
     return Capabilities(**values, unknown=tuple(unknown))
 
 
@@ -350,6 +360,7 @@ def probe_source(package_root: Path) -> Capabilities:
         pools.get("MHATokenToKVPool")
     )
     unknown.append(("prefix_valid_divides_caller", "decided only by calling the loaded door"))
+    unknown.append(("qsa_indexer_dtype", "decided only on the loaded class"))
     if write_loc is not None and values["unwrap_arity"] is None:
         unknown.append(
             ("unwrap_arity", "unwrap_write_loc is absent or returns tuples of several sizes")

@@ -36,6 +36,8 @@ class SutLimit:
     reason: str
     doors: tuple[str, ...] = ()  # the pool methods it is about; () the whole pool kind
     backends: tuple[str, ...] = ()  # the call sites whose cells it rules out; () every one
+    # The pool dtypes it is about, decided after the run as a door's limit is; () every one.
+    dtypes: tuple[str, ...] = ()
 
 
 SUT_LIMITS: tuple[SutLimit, ...] = (
@@ -70,6 +72,17 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         r"building the pool|unexpected keyword|head_num",
         "SWAKVPool takes no MLA sub-pools (no full/swa_kv_pool_kwargs; SGLang before 0.5.23)",
     ),
+    SutLimit(
+        "qsa-bf16-indexer-only",
+        "qsa_indexer_dtype",
+        False,
+        ("qsa",),
+        (),
+        r"takes no qsa_indexer_dtype",
+        "QSATokenToKVPool takes no qsa_indexer_dtype (SGLang 0.5.20 and 0.5.21): its compressed "
+        "keys are bf16 only, and beside an fp8 e4m3 cache the kind's indexer is fp8",
+        dtypes=("fp8_e4m3",),
+    ),
 )
 
 
@@ -87,6 +100,7 @@ def limit_before(
     for limit in SUT_LIMITS:
         if (
             not limit.doors
+            and not limit.dtypes
             and (not limit.backends or backend in limit.backends)
             and _holds_here(limit, pool, device_type)
             and getattr(capabilities, limit.capability) is limit.value
@@ -119,11 +133,13 @@ def limit_for(
     device_type = candidate.device.split(":", 1)[0]
     for limit in SUT_LIMITS:
         probed = getattr(capabilities, limit.capability)
-        decided_after = probed is None or (limit.doors and probed is limit.value)
+        decided_after = probed is None or ((limit.doors or limit.dtypes) and probed is limit.value)
         through = not limit.doors or findings[0].door in limit.doors
+        of_dtype = not limit.dtypes or scenario.geometry.dtype in limit.dtypes
         if (
             decided_after
             and through
+            and of_dtype
             and (not limit.backends or candidate.backend in limit.backends)
             and _holds_here(limit, scenario.geometry.pool, device_type)
             and re.search(limit.error, text)

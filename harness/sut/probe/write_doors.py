@@ -104,6 +104,12 @@ FOLDER_MEASURED = {
 KIND_DOORS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "mha": ("set_kv_buffer", "set_kv_buffer_prefix_valid"),  # the latter: dspark's draft commit
     "hisparse_dsa": ("set_mla_kv_buffer",),
+    "qsa": (  # the QSA indexer's three stores beside the full-attention layers' K/V
+        "set_kv_buffer",
+        "set_qsa_key_state_buffer",
+        "set_qsa_rope_position_buffer",
+        "set_qsa_compressed_k_buffer",
+    ),
     "minimax_sparse": (
         "set_kv_buffer",
         "set_fused_kv_index_buffer",

@@ -1,0 +1,67 @@
+"""qsa (layers/attention/qwen_sparse_attn_backend.py and qsa/qsa_indexer.py 0.5.23, CUDA):
+Qwen4-Exp's compressed sparse attention on a QSATokenToKVPool.
+
+Each full-attention layer's indexer runs before its attention (QSAIndexer
+update_key_state_and_compress, the eager path):
+- `set_qsa_key_state_buffer(layer_id, state_slots[:n], token_k)`, then
+  `set_qsa_rope_position_buffer(state_slots[:n], rope_positions)` (1-D positions), where
+  state_slots is build_pending_ring_slots' `req_pool_idx * ratio + position % ratio`;
+- `set_qsa_compressed_k_buffer(layer_id, write_locs, normalized)` for the groups the forward
+  completes, unless there are none (write_locs.numel() == 0 returns first). The compressed keys
+  are the model's (pooled, normalised, rotated): here drawn, one per group end.
+Then attention writes K/V with `set_kv_buffer(layer, forward_batch.out_cache_loc, k, v)`: the
+bare loc, no scales, in both modes (the fused KV-attention path is CUDA-only).
+
+The scenario's tokens are a decode batch's, each its own request (scenarios.materialize
+qsa_ring_slot), so no two tokens of a forward share a ring row. The census reads set_kv_buffer
+and set_mla_kv_buffer calls: the file's own set_kv_buffer call is the bare-loc shape modelled.
+"""
+
+from __future__ import annotations
+
+from backends.call_shapes import ATTENTION, ERA_NAMES, KV, CallSiteModel, Shape
+from backends.context import WriteRequest
+from backends.entry import EXTEND_AND_DECODE, ValueScope, register_backend
+from backends.plain import PLAIN_FOCUS
+from scenarios.model import QSA_KINDS
+
+CENSUS = CallSiteModel(
+    (ATTENTION + "qwen_sparse_attn_backend.py",),
+    {era: (Shape(KV, "bare", "out_cache_loc"),) for era in ERA_NAMES},
+)
+
+
+@register_backend(
+    name="qsa",
+    order=98,
+    census=CENSUS,
+    device_type="cuda",
+    pool_kinds=QSA_KINDS,
+    modes=EXTEND_AND_DECODE,
+    eras=("current",),
+    focus={"extend": PLAIN_FOCUS["extend"], "decode": ("decode", "small-decode")},
+    value_scope=ValueScope(
+        QSA_KINDS,
+        "k and v cast to the pool dtype (no scales passed: the door's 1.0); the ring keys cast "
+        "to bf16, the compressed keys to the indexer dtype, the ring's positions each token's "
+        "slot",
+        scaled=False,
+    ),
+    real_code_gap="the release driver stops a forward at set_kv_buffer and set_mla_kv_buffer "
+    "(backends/real_code.py WRITE_DOORS); the indexer's stores come first, from a QSA plan it "
+    "does not build",
+    summary="full-attention layers: the indexer's ring, RoPE-position and compressed-key stores, "
+    "then set_kv_buffer(layer, out_cache_loc, k, v) with the bare loc and no scales",
+)
+def write(req: WriteRequest, era: str, mode: str) -> None:
+    if not req.save_kv_cache:
+        return
+    pool, layer, plan = req.pool, req.layer, req.metadata
+    tokens = req.qsa_state.shape[0]
+    state_slots = plan.qsa_ring_slots[:tokens]
+    pool.set_qsa_key_state_buffer(layer.layer_id, state_slots, req.qsa_state)
+    pool.set_qsa_rope_position_buffer(state_slots, plan.qsa_positions)
+    if plan.qsa_write_locs.numel():
+        compressed = req.qsa_ck[plan.qsa_group_rows]
+        pool.set_qsa_compressed_k_buffer(layer.layer_id, plan.qsa_write_locs, compressed)
+    pool.set_kv_buffer(layer, req.forward_batch.out_cache_loc, req.k, req.v)

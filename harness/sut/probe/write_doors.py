@@ -42,7 +42,8 @@ WRITES, NEEDS_DEVICE, NO_CONSTRUCT, REFUSES = (
 _TRITON = "launches a Triton kernel ('0 active drivers' on a CPU)"
 # What the harness's own process does on a machine without a GPU (pools/engines/triton_mode.py,
 # imported before the release): the release's Triton kernels are interpreted. Re-measured that
-# way for the two entries that say so; the other _TRITON entries were measured without it.
+# way for the entries that say so (MLA FP4, and the DSA index door, reached alone or through a
+# hybrid linear or SWA pool); the DeepSeekV4 _TRITON entries were measured without it.
 _INTERPRETED = "interpreted here (TRITON_INTERPRET=1, as the loader sets it)"
 MEASURED: dict[tuple[str, str], tuple[str, str]] = {
     ("MHATokenToKVPool", "set_kv_buffer_prefix_valid"): (
@@ -58,11 +59,17 @@ MEASURED: dict[tuple[str, str], tuple[str, str]] = {
     ("MHATokenToKVPoolMXFP8", "*"): (NEEDS_DEVICE, "`assert _is_cuda` in the MXFP8 store"),
     ("HybridLinearKVPool", "set_kv_buffer"): (WRITES, "with mamba_pool=None; writes at full_loc"),
     ("HybridLinearKVPool", "set_mla_kv_buffer"): (WRITES, "with mamba_pool=None and use_mla"),
-    ("HybridLinearKVPool", "set_index_k_scale_buffer"): (NEEDS_DEVICE, "use_dsa: " + _TRITON),
+    ("HybridLinearKVPool", "set_index_k_scale_buffer"): (
+        WRITES,
+        "use_dsa, the DSA full pool's door: " + _INTERPRETED,
+    ),
     ("DSATokenToKVPool", "set_index_k_scale_buffer"): (WRITES, "a Triton kernel: " + _INTERPRETED),
     ("MHATokenToKOnlyPool", "*"): (WRITES, "a K-only index pool; layer_id is the local index"),
     ("MiniMaxSparseKVPool", "*"): (WRITES, "with explicit start_layer and end_layer"),
-    ("SWAKVPool", "set_index_k_scale_buffer"): (NEEDS_DEVICE, "a DSA full pool: " + _TRITON),
+    ("SWAKVPool", "set_index_k_scale_buffer"): (
+        WRITES,
+        "a DSA full pool's door: " + _INTERPRETED,
+    ),
     ("UnifiedSWAKVPool", "*"): (
         WRITES,
         "with a loc marked physical; its sub-pools' views share the buffer's bytes from byte 0, "

@@ -81,6 +81,9 @@ class WriteRequest:
     # the tokens that end a group (Metadata.qsa_group_rows).
     qsa_state: Optional[torch.Tensor] = None
     qsa_ck: Optional[torch.Tensor] = None
+    # A DSA layer's indexer key as act_quant hands it: (n, 128) fp8 e4m3 and (n, 1) fp32 scales.
+    index_k: Optional[torch.Tensor] = None
+    index_k_scale: Optional[torch.Tensor] = None
     is_mla: bool = False
     use_sliding_window_kv_pool: bool = False
     save_kv_cache: bool = True

@@ -5,6 +5,11 @@ Every write site of 0.5.15 to 0.5.23 (forward_extend, forward_decode and the trt
 calls `set_mla_kv_buffer(layer, cache_loc, k, k_rope)`: the bare loc, encoder_out_cache_loc on
 a cross-attention layer, no KVWriteLoc. 0.5.15 to 0.5.21's HiSparse DSA doors index their mapping
 with the loc as given, so the bare loc is what they must take; 0.5.22 on unwrap either.
+
+Before attention, the layer's indexer stores its key (dsa_indexer.py `_store_index_k_cache`, the
+path without a fused CUDA or AITER store): `set_index_k_scale_buffer(layer_id=, loc=
+forward_batch.out_cache_loc, index_k=k_fp8, index_k_scale=k_scale)`, act_quant's fp8 key and
+float32 scale, at the logical loc (a HiSparse pool keeps its indexer keys by logical id).
 """
 
 from __future__ import annotations
@@ -37,4 +42,11 @@ CENSUS = CallSiteModel(
 def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return
+    if req.index_k is not None:  # the indexer's store, before attention
+        req.pool.set_index_k_scale_buffer(
+            layer_id=req.layer.layer_id,
+            loc=req.forward_batch.out_cache_loc,
+            index_k=req.index_k,
+            index_k_scale=req.index_k_scale,
+        )
     req.pool.set_mla_kv_buffer(req.layer, req.cache_loc(), req.k, req.k_rope)

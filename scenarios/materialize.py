@@ -14,6 +14,7 @@ import torch
 
 from pools.dtypes import DTYPES, dtype_spec
 from scenarios.model import (
+    DSA_INDEX_HEAD_DIM,
     PAGE_SHARD_RANK,
     PAGE_SHARD_SIZE,
     QSA_COMPRESS_RATIO,
@@ -112,10 +113,13 @@ def part_slots(
     scenario: Scenario, forward: Forward, layer_id: int, part: str
 ) -> list[Optional[int]]:
     """The rows a correct write of buffer part `part` touches for this (forward, layer), in token
-    order: the pending ring's and the compressed keys' on a QSA layer, else write_slots."""
-    if part not in QSA_PARTS + ("qsa_rope",):
+    order: the pending ring's and the compressed keys' on a QSA layer, the logical ids a DSA
+    layer's indexer keys take, else write_slots."""
+    if part not in QSA_PARTS + ("qsa_rope", "index_k"):
         return write_slots(scenario, forward, layer_id)
     slots = forward.loc[: forward.tokens]
+    if part == "index_k":  # a HiSparse DSA pool keeps its indexer keys by logical id
+        return list(slots)
     if part == "qsa_ck":
         return [qsa_compressed_slot(slot) for slot in slots]
     return [qsa_ring_slot(token, slot) for token, slot in enumerate(slots)]
@@ -209,7 +213,9 @@ def token_tensors(
             QSA_PARTS,
             (QSA_INDEX_HEADS, QSA_INDEX_HEAD_DIM, QSA_INDEX_HEAD_DIM),
         )
-    # A sparse layer's index k/v (a QSA layer's keys): drawn from a stream of their own.
+    if g.dsa_index_parts(layer_id):  # a DSA layer's indexer key and its one block scale
+        index_parts, index_dims = ("index_k", "index_k_scale"), (1, DSA_INDEX_HEAD_DIM, 1)
+    # A sparse layer's index k/v (a QSA or DSA layer's keys): drawn from a stream of their own.
     index_rows = (
         [
             part.clone()
@@ -234,6 +240,9 @@ def token_tensors(
         for part in parts + index_rows:
             part[padding] = float("nan")
     index = {name: rows.to(device) for name, rows in zip(index_parts, index_rows)}
+    if "index_k" in index:  # what act_quant hands the DSA door: (n, 128) fp8 keys, (n, 1) fp32
+        index["index_k"] = index["index_k"].reshape(-1, DSA_INDEX_HEAD_DIM).to(torch.float8_e4m3fn)
+        index["index_k_scale"] = index["index_k_scale"].reshape(-1, 1).float()
     if g.is_mla:
         nope, rope = parts[0], parts[1] if len(parts) > 1 else None
         if scenario.fused_qkv and rope is not None:
@@ -242,6 +251,7 @@ def token_tensors(
             "k": nope.to(device),
             "v": nope.clone().to(device),
             "k_rope": None if rope is None else rope.to(device),
+            **index,
         }
     k, v = parts
     if scenario.fused_qkv:

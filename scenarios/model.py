@@ -44,6 +44,10 @@ QSA_KINDS = ("qsa",)
 # QSA_INDEX_HEADS heads of QSA_INDEX_HEAD_DIM (two heads, so a transposed head shows).
 QSA_COMPRESS_RATIO, QSA_INDEX_HEADS, QSA_INDEX_HEAD_DIM, QSA_TOKEN_TOPK = 4, 2, 32, 16
 QSA_PARTS = ("qsa_state", "qsa_ck")  # a full layer's index buffers; "qsa_rope" on the first
+# The DSA pools whose indexer keys the harness writes (DSATokenToKVPool.set_index_k_scale_buffer):
+# pages of DSA_INDEX_PAGE tokens, each page its keys' bytes then their scales' bytes.
+DSA_INDEX_KINDS = ("hisparse_dsa",)
+DSA_INDEX_HEAD_DIM, DSA_INDEX_PAGE = 128, 64
 # The kinds with linear-attention layers (no KV cache, no write).
 LINEAR_LAYER_KINDS = HYBRID_LINEAR_KINDS + QSA_KINDS
 POOL_KINDS = (
@@ -107,6 +111,10 @@ class Geometry:
     @property
     def is_qsa(self) -> bool:
         return self.pool in QSA_KINDS
+
+    def dsa_index_parts(self, layer_id: int) -> tuple[str, ...]:
+        """A DSA layer's indexer key cache (fp8 keys and their float32 scales, by logical id)."""
+        return ("index_k",) if self.pool in DSA_INDEX_KINDS else ()
 
     def qsa_parts(self, layer_id: int) -> tuple[str, ...]:
         """A QSA full layer's index buffers (the shared RoPE positions with the first's)."""

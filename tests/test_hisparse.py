@@ -97,3 +97,37 @@ def test_a_pool_writing_the_logical_id_is_caught_by_the_default_run(tmp_path, ca
     out = capsys.readouterr().out
     assert status == 1, out[-2000:]
     assert "hisparse_mha" in out and "hisparse_dsa" in out and "FINDING " in out
+
+
+def _index_keys(module, loc: torch.Tensor) -> torch.Tensor:
+    """Layer 1's indexer key cache after one store at `loc` (a mapping registered, so a pool that
+    translated the loc would write elsewhere)."""
+    pool = _pool(module, True, torch.bfloat16)
+    pool.register_mapping(torch.arange(SIZE + DSA_PAGE).roll(5))
+    n = loc.shape[0]
+    keys = _rows(6, n, 128).float().mul(40).to(torch.float8_e4m3fn)
+    scales = _rows(7, n, 1).float().abs()
+    pool.set_index_k_scale_buffer(layer_id=1, loc=loc, index_k=keys, index_k_scale=scales)
+    with pytest.raises(AssertionError):  # keys not in fp8
+        pool.set_index_k_scale_buffer(1, loc, keys.float(), scales)
+    return pool.get_index_k_with_scale_buffer(1).clone()
+
+
+@pytest.mark.sglang
+def test_the_judge_stores_dsa_indexer_keys_by_logical_id_as_the_installed_release():
+    sglang = release_offering("HiSparseDSATokenToKVPool")
+    loc = torch.tensor([1, 63, 64, 130, 200], dtype=torch.int32)
+    release, judge = _index_keys(sglang, loc), _index_keys(judge_module("current"), loc)
+    assert release.shape == judge.shape == (5, 64 * 132)  # (2 * 128 + 64 + 1) // 64 pages
+    assert torch.equal(release, judge)
+    assert release[2, 2 * 128 : 3 * 128].ne(0).any()  # logical 130: page 2, token 2
+
+
+def test_indexer_keys_at_the_device_slot_are_caught_by_the_default_run(tmp_path, capsys):
+    status = main(
+        ["run", "--sut", "tests/fixtures/hisparse_index_k_at_device_slot.py", "--pool",
+         "hisparse_dsa", "--dtype", "bf16", "--backend", "dsa", "--out", str(tmp_path)]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert status == 1, out[-2000:]
+    assert ".index_k" in out, out[-2000:]

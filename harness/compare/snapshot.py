@@ -80,5 +80,5 @@ def buffer_names(scenario: Scenario, layer_id: int) -> tuple[str, ...]:
         return tuple(f"L{layer_id}.{suffix}" for suffix, _, _ in kind.buffers)
     g = scenario.geometry
     parts = ("kv",) if g.is_mla else ("k", "v")
-    parts += g.index_parts(layer_id) + g.qsa_parts(layer_id)
+    parts += g.index_parts(layer_id) + g.qsa_parts(layer_id) + g.dsa_index_parts(layer_id)
     return tuple(f"L{layer_id}.{part}" for part in parts)

@@ -134,7 +134,12 @@ class _ValueModel:
             if rope is not None:
                 parts["rope"] = self._cast(rope)
                 parts["kv"] = torch.cat([parts["kv"], parts["rope"]], dim=-1)
-            return {name: _row_bytes(values) for name, values in parts.items()}
+            rows = {name: _row_bytes(values) for name, values in parts.items()}
+            if tensors.get("index_k") is not None:  # a DSA layer's keys, then their scales
+                rows["index_k"] = torch.cat(
+                    [_row_bytes(tensors["index_k"]), _row_bytes(tensors["index_k_scale"])], dim=1
+                )
+            return rows
         rows = {}
         for part, scale in SCALE_OF_PART.items():
             if tensors.get(part) is None:

@@ -39,7 +39,7 @@ from scenarios.materialize import (
     scale_object,
     token_tensors,
 )
-from scenarios.model import Scenario
+from scenarios.model import DSA_INDEX_HEAD_DIM, DSA_INDEX_PAGE, Scenario
 
 # The pool methods a call site or the harness calls: the door an exception came through.
 POOL_METHODS = (
@@ -61,6 +61,8 @@ POOL_METHODS = (
     "set_qsa_compressed_k_buffer",
     "get_qsa_key_state_buffer",
     "get_qsa_compressed_k_buffer",
+    "set_index_k_scale_buffer",
+    "get_index_k_with_scale_buffer",
 )
 
 
@@ -74,7 +76,7 @@ def pool_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Ten
             for _, attribute, view in kind.buffers
         ]
     if scenario.geometry.is_mla:
-        return [pool.get_key_buffer(layer_id)]
+        return [pool.get_key_buffer(layer_id), *_dsa_index(pool, scenario, layer_id, rows=True)]
     index_parts = scenario.geometry.index_parts(layer_id)
     if index_parts == ("idx_k",):
         index = [pool.get_index_k_buffer(layer_id)]
@@ -90,8 +92,24 @@ def pool_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Ten
     return [pool.get_key_buffer(layer_id), pool.get_value_buffer(layer_id), *index]
 
 
+def _dsa_index(pool: Any, scenario: Scenario, layer_id: int, rows: bool) -> list[torch.Tensor]:
+    """A DSA layer's indexer key cache: its (pages, page * (128 + 4)) bytes, or as `rows` a copy
+    with one row per logical id, the id's 128 key bytes then its 4 scale bytes."""
+    if not scenario.geometry.dsa_index_parts(layer_id):
+        return []
+    buffer = pool.get_index_k_with_scale_buffer(layer_id)
+    if not rows:
+        return [buffer]
+    pages, keys = buffer.shape[0], DSA_INDEX_PAGE * DSA_INDEX_HEAD_DIM
+    key = buffer[:, :keys].reshape(pages, DSA_INDEX_PAGE, DSA_INDEX_HEAD_DIM)
+    scale = buffer[:, keys:].reshape(pages, DSA_INDEX_PAGE, -1)
+    return [torch.cat([key, scale], dim=-1).reshape(pages * DSA_INDEX_PAGE, -1)]
+
+
 def _raw_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Tensor]:
     kind = LAYOUT_KINDS.get(scenario.geometry.pool)
+    if kind is None and scenario.geometry.dsa_index_parts(layer_id):
+        return [pool.get_key_buffer(layer_id), *_dsa_index(pool, scenario, layer_id, rows=False)]
     if kind is None:
         return pool_buffers(pool, scenario, layer_id)
     return [
@@ -226,6 +244,8 @@ def write_request(
         idx_v=tensors.get("idx_v"),
         qsa_state=tensors.get("qsa_state"),
         qsa_ck=tensors.get("qsa_ck"),
+        index_k=tensors.get("index_k"),
+        index_k_scale=tensors.get("index_k_scale"),
         is_mla=g.is_mla,
         use_sliding_window_kv_pool=g.is_swa,
     )

@@ -16,6 +16,7 @@ from pools.fp4.fp4_storage import FP4_DTYPE
 from pools.layouts.kinds import LAYOUT_KINDS, class_name_of
 from scenarios.materialize import qsa_compressed_dtype, qsa_request_slots
 from scenarios.model import (
+    DSA_INDEX_HEAD_DIM,
     PAGE_SHARD_RANK,
     PAGE_SHARD_SIZE,
     QSA_COMPRESS_RATIO,
@@ -24,9 +25,6 @@ from scenarios.model import (
     QSA_TOKEN_TOPK,
     Scenario,
 )
-
-# The DSA indexer's key width (DeepSeek V3.2's; its buffers are not written by the doors driven).
-DSA_INDEX_HEAD_DIM = 128
 
 
 def _accepts(cls: type, name: str) -> bool:

@@ -7,8 +7,9 @@ an MHA or DSA (MLA) pool whose writes land at a logical token id's device slot.
   assert raises AssertionError, the DSA pool's missing attribute AttributeError), as a
   bare loc, through the era's MHA or MLA door: HiSparseMHAMainPool.set_kv_buffer hands any scales
   on, HiSparseDSATokenToKVPool.set_kv_buffer and set_mla_kv_buffer take none.
-- The DSA pool requires 64-token pages (DSATokenToKVPool asserts it with one index K pool); its
-  index K buffers are not written by these doors and are not modelled.
+- The DSA pool requires 64-token pages (DSATokenToKVPool asserts it with one index K pool). Its
+  indexer keys (pools/judge/dsa_index.py) are kept by logical id, host_to_device_ratio (2) times
+  the pool's size of them, not at the device slot.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any, Optional
 import numpy as np
 import torch
 
+from pools.judge.dsa_index import JudgeDSAIndexKeys
 from pools.write_loc import unwrap_current
 
 DSA_PAGE_SIZE = 64
@@ -52,7 +54,7 @@ class HiSparseMHAJudgePool(HiSparseTranslation):
         super().set_kv_buffer(layer, self._device(loc), cache_k, cache_v, *args, **kwargs)
 
 
-class HiSparseDSAJudgePool(HiSparseTranslation):
+class HiSparseDSAJudgePool(HiSparseTranslation, JudgeDSAIndexKeys):
     """Before the era's MLATokenToKVPool in the MRO, with DSATokenToKVPool's constructor."""
 
     unregistered = AttributeError
@@ -71,6 +73,7 @@ class HiSparseDSAJudgePool(HiSparseTranslation):
         kv_cache_dim: int,
         start_layer: Optional[int] = None,
         end_layer: Optional[int] = None,
+        host_to_device_ratio: int = 2,
         **_ignored: Any,
     ):
         if page_size != DSA_PAGE_SIZE:
@@ -80,6 +83,7 @@ class HiSparseDSAJudgePool(HiSparseTranslation):
             qk_rope_head_dim=qk_rope_head_dim, layer_num=layer_num, device=device,
             start_layer=start_layer, end_layer=end_layer,
         )  # fmt: skip
+        self._create_index_keys(size * host_to_device_ratio, layer_num)
 
     def set_kv_buffer(
         self, layer: Any, loc_info: Any, cache_k: torch.Tensor, cache_v: torch.Tensor

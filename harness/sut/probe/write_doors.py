@@ -107,10 +107,11 @@ FOLDER_MEASURED = {
 # The doors a kind's cells call where they are not set_kv_buffer (and an MLA kind's
 # set_mla_kv_buffer too): a door of the kind's class, or (class, door) of a sub-pool class it
 # hands the write on to. The MiniMax sparse pool's fused door runs its separate stores on a CPU
-# (backends/minimax_sparse.py); the DSA backend writes through set_mla_kv_buffer only.
+# (backends/minimax_sparse.py); the DSA backend writes through set_mla_kv_buffer and its indexer
+# through set_index_k_scale_buffer.
 KIND_DOORS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "mha": ("set_kv_buffer", "set_kv_buffer_prefix_valid"),  # the latter: dspark's draft commit
-    "hisparse_dsa": ("set_mla_kv_buffer",),
+    "hisparse_dsa": ("set_mla_kv_buffer", "set_index_k_scale_buffer"),
     "qsa": (  # the QSA indexer's three stores beside the full-attention layers' K/V
         "set_kv_buffer",
         "set_qsa_key_state_buffer",

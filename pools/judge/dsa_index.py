@@ -1,0 +1,57 @@
+"""The judge's DSA indexer key cache, as SGLang 0.5.23's DSATokenToKVPool keeps it
+(mem_cache/index_key_cache.py IndexKeyCache, kernels/ops/kvcache/dsa_index_k_cache.py SetKAndS):
+per layer, (pages, 64 * (128 + 4)) bytes, each page its 64 tokens' 128-byte fp8 keys and then
+their 4-byte float32 scales.
+
+set_index_k_scale_buffer(layer_id, loc, index_k, index_k_scale) takes (n, 128) fp8 e4m3 keys
+and (n,) or (n, 1) float32 scales, one per loc, contiguous; anything else raises (the store's
+asserts: AssertionError; a scale of another rank: ValueError). Token i's key goes to page
+loc // 64 at byte (loc % 64) * 128, its scale at 64 * 128 + (loc % 64) * 4, in token order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from pools.judge.casts import bits_of
+
+PAGE, KEY_BYTES, SCALE_BYTES = 64, 128, 4
+
+
+class JudgeDSAIndexKeys:
+    def _create_index_keys(self, index_buf_size: int, layer_num: int) -> None:
+        pages = (index_buf_size + PAGE + 1) // PAGE
+        self.index_k_with_scale_buffer = [
+            torch.zeros((pages, PAGE * (KEY_BYTES + SCALE_BYTES)), dtype=torch.uint8)
+            for _ in range(layer_num)
+        ]
+
+    def get_index_k_with_scale_buffer(self, layer_id: int) -> torch.Tensor:
+        return self.index_k_with_scale_buffer[layer_id - self.start_layer]
+
+    def set_index_k_scale_buffer(
+        self, layer_id: int, loc: torch.Tensor, index_k: torch.Tensor, index_k_scale: torch.Tensor
+    ) -> None:
+        if index_k_scale.ndim not in (1, 2):
+            raise ValueError(f"index_k_scale must be 1D or 2D, got shape {index_k_scale.shape}")
+        tokens = loc.shape[0]
+        scale_dim = 1 if index_k_scale.ndim == 1 else index_k_scale.shape[1]
+        if (
+            loc.ndim != 1
+            or tuple(index_k.shape) != (tokens, KEY_BYTES)
+            or index_k_scale.shape[0] != tokens
+            or scale_dim != 1
+            or index_k.dtype != torch.float8_e4m3fn
+            or index_k_scale.dtype != torch.float32
+            or not (index_k.is_contiguous() and index_k_scale.is_contiguous())
+        ):
+            raise AssertionError("the DSA index K store takes (n, 128) fp8 keys, (n, 1) fp32")
+        buffer = self.get_index_k_with_scale_buffer(layer_id).numpy()
+        keys = bits_of(index_k).reshape(tokens, KEY_BYTES)
+        scales = bits_of(index_k_scale).reshape(tokens).view(np.uint8).reshape(tokens, SCALE_BYTES)
+        for token, slot in enumerate(loc.tolist()):
+            page, offset = divmod(slot, PAGE)
+            buffer[page, offset * KEY_BYTES : (offset + 1) * KEY_BYTES] = keys[token]
+            scale_at = PAGE * KEY_BYTES + offset * SCALE_BYTES
+            buffer[page, scale_at : scale_at + SCALE_BYTES] = scales[token]

@@ -13,19 +13,8 @@ import numpy as np
 import torch
 
 from pools.dtypes import DTYPES, dtype_spec
-from scenarios.model import (
-    DSA_INDEX_HEAD_DIM,
-    PAGE_SHARD_RANK,
-    PAGE_SHARD_SIZE,
-    QSA_COMPRESS_RATIO,
-    QSA_INDEX_HEAD_DIM,
-    QSA_INDEX_HEADS,
-    QSA_PARTS,
-    Forward,
-    Geometry,
-    Scale,
-    Scenario,
-)
+from scenarios.model import DSA_INDEX_HEAD_DIM, Forward, Geometry, Scale, Scenario
+from scenarios.slots import hisparse_mapping_tensor, qsa_plan
 
 # fp8 e4m3 saturates at 448: keep draws well inside it after division by scales down to 1/4.
 AMPLITUDE = 8.0
@@ -53,76 +42,10 @@ def mapping_tensor(scenario: Scenario, device: str) -> Optional[torch.Tensor]:
     return torch.from_numpy(np.append(values, -1)).to(device, copy=True)
 
 
-def hisparse_mapping_tensor(g: Geometry, device: str) -> torch.Tensor:
-    """full_to_hisparse_device_index_mapping over every logical id the pool's loc can hold: each
-    page one page up, the last page to page 1 (page 0, the padding sink, stays), offsets kept. A
-    pool that writes the logical id, or translates twice, writes a page off; the reach
-    scenario's high ids stay high, and its last page lands on slot 1."""
-    page, pages = g.page_size, g.size // g.page_size
-    slots = torch.arange(g.size + page, dtype=torch.int64)
-    number, offset = slots // page, slots % page
-    return torch.where(number == 0, slots, (number % pages + 1) * page + offset).to(device)
-
-
-def page_interleave_row(g: Geometry, slot: int) -> Optional[int]:
-    """The local row of logical token id `slot` on the page-interleave pool's rank, None where
-    another rank owns its page: logical pages are dealt round-robin over PAGE_SHARD_SIZE ranks,
-    and a rank's k-th owned page is its local page k, offsets kept."""
-    page = g.page_size
-    logical_page, offset = divmod(slot, page)
-    if logical_page % PAGE_SHARD_SIZE != PAGE_SHARD_RANK:
-        return None
-    return logical_page // PAGE_SHARD_SIZE * page + offset
-
-
-def page_interleave_id(g: Geometry, row: int) -> int:
-    """The logical token id whose local row on the page-interleave pool's rank is `row` (the
-    inverse of page_interleave_row)."""
-    local_page, offset = divmod(row, g.page_size)
-    return (local_page * PAGE_SHARD_SIZE + PAGE_SHARD_RANK) * g.page_size + offset
-
-
 def qsa_compressed_dtype(g: Geometry) -> torch.dtype:
     """The QSA indexer's compressed-key dtype: fp8 e4m3 beside an fp8 e4m3 KV cache, else bf16
     (--qsa-indexer-dtype's two storage dtypes)."""
     return torch.float8_e4m3fn if g.dtype == "fp8_e4m3" else torch.bfloat16
-
-
-def qsa_ring_slot(token: int, slot: int) -> int:
-    """The pending-ring row of a forward's `token`-th token at full slot `slot`, as a decode
-    batch's (each token its own request, req_pool_idx = token + 1; its position is its slot):
-    req_pool_idx * ratio + position % ratio. A padding token (slot 0) is request 0's, the ring's
-    inert dump."""
-    return 0 if slot == 0 else (token + 1) * QSA_COMPRESS_RATIO + slot % QSA_COMPRESS_RATIO
-
-
-def qsa_compressed_slot(slot: int) -> Optional[int]:
-    """The compressed-key row a token at full slot `slot` writes: full_slot // ratio where it
-    ends a group of `ratio` positions, else None (it completes no group)."""
-    if slot == 0 or slot % QSA_COMPRESS_RATIO != QSA_COMPRESS_RATIO - 1:
-        return None
-    return slot // QSA_COMPRESS_RATIO
-
-
-def qsa_request_slots(scenario: Scenario) -> int:
-    """Request slots for the pending ring: one per token of the largest forward, and slot 0."""
-    return 1 + max(forward.tokens for forward in scenario.forwards)
-
-
-def part_slots(
-    scenario: Scenario, forward: Forward, layer_id: int, part: str
-) -> list[Optional[int]]:
-    """The rows a correct write of buffer part `part` touches for this (forward, layer), in token
-    order: the pending ring's and the compressed keys' on a QSA layer, the logical ids a DSA
-    layer's indexer keys take, else write_slots."""
-    if part not in QSA_PARTS + ("qsa_rope", "index_k"):
-        return write_slots(scenario, forward, layer_id)
-    slots = forward.loc[: forward.tokens]
-    if part == "index_k":  # a HiSparse DSA pool keeps its indexer keys by logical id
-        return list(slots)
-    if part == "qsa_ck":
-        return [qsa_compressed_slot(slot) for slot in slots]
-    return [qsa_ring_slot(token, slot) for token, slot in enumerate(slots)]
 
 
 def scale_object(scale: Scale, device: str) -> Any:
@@ -186,9 +109,10 @@ def token_tensors(
     scenario: Scenario, forward_index: int, layer_id: int, device: str
 ) -> dict[str, Optional[torch.Tensor]]:
     """The caller's k/v (MHA) or k nope/rope (MLA) for one (forward, layer), `tokens` rows, and
-    a sparse layer's index k/v (Geometry.index_parts) or a QSA full layer's token keys
-    (`qsa_state`) and compressed keys (`qsa_ck`; the call passes the rows of the tokens that end
-    a group). Every call returns fresh tensors (a pool may divide them in place)."""
+    the layer's index tensors (Geometry.index_draws): a MiniMax sparse layer's idx_k/idx_v, a
+    QSA full layer's token keys (`qsa_state`) and compressed keys (`qsa_ck`; the call passes the
+    rows of the tokens that end a group), a DSA layer's fp8 `index_k` and float32
+    `index_k_scale`. Every call returns fresh tensors (a pool may divide them in place)."""
     g = scenario.geometry
     parts = [
         part.clone()
@@ -206,15 +130,7 @@ def token_tensors(
             dtype_spec(g.dtype).dtype,
         )
     ]
-    index_parts = g.index_parts(layer_id)
-    index_dims = (1, g.index_head_dim, g.index_head_dim)
-    if g.qsa_parts(layer_id):  # a QSA full layer's token keys and compressed keys, one a token
-        index_parts, index_dims = (
-            QSA_PARTS,
-            (QSA_INDEX_HEADS, QSA_INDEX_HEAD_DIM, QSA_INDEX_HEAD_DIM),
-        )
-    if g.dsa_index_parts(layer_id):  # a DSA layer's indexer key and its one block scale
-        index_parts, index_dims = ("index_k", "index_k_scale"), (1, DSA_INDEX_HEAD_DIM, 1)
+    index_parts, index_dims = g.index_draws(layer_id)
     # A sparse layer's index k/v (a QSA or DSA layer's keys): drawn from a stream of their own.
     index_rows = (
         [
@@ -290,28 +206,6 @@ def _drawn(
     return k, draw(head_num, v_head_dim)
 
 
-def write_slots(scenario: Scenario, forward: Forward, layer_id: int) -> list[Optional[int]]:
-    """The slots a correct pool writes for this (forward, layer), in token order; None for a
-    token the call does not write (a draft token past its row's commit length, a token of a page
-    another page-interleave rank owns)."""
-    g = scenario.geometry
-    source = forward.encoder_loc if layer_id in forward.cross_layers else forward.loc
-    slots = source[: forward.tokens]
-    if g.is_swa and layer_id in g.swa_layer_ids:
-        index = next(i for i, f in enumerate(scenario.forwards) if f is forward)
-        mapping = scenario.mapping_at(index)
-        return [mapping[slot] for slot in slots]
-    if g.is_hisparse:
-        return hisparse_mapping_tensor(g, "cpu")[list(slots)].tolist()
-    if g.is_page_interleave:
-        return [page_interleave_row(g, slot) for slot in slots]
-    if forward.commit_lens is not None:  # only each row's committed prefix
-        width = len(forward.loc) // len(forward.commit_lens)
-        lens = forward.commit_lens
-        return [slot if i % width < lens[i // width] else None for i, slot in enumerate(slots)]
-    return list(slots)
-
-
 class ForwardStaging:
     """The loc side of one execution, forward by forward, as a serving engine stages it.
 
@@ -330,9 +224,10 @@ class ForwardStaging:
         self.storages: dict[int, torch.Tensor] = {}
         self.stale_slot = decoy_slot(scenario) if scenario.stale_full_loc else None
 
-    def begin(self, forward_index: int) -> dict[str, Optional[torch.Tensor]]:
-        """Apply the forward's remap, then return its loc, encoder loc, their SWA locs and the
-        stale full_loc the canonical call passes (None unless the scenario has one)."""
+    def begin(self, forward_index: int) -> dict[str, Any]:
+        """Apply the forward's remap, then return its loc, encoder loc, their SWA locs, the
+        stale full_loc the canonical call passes (None unless the scenario has one) and a QSA
+        pool's indexer plan, the same for every layer (scenarios.slots.qsa_plan; else None)."""
         forward = self.scenario.forwards[forward_index]
         if forward.remap is not None:
             self._remap(forward.remap.updates, forward.remap.in_place)
@@ -356,6 +251,9 @@ class ForwardStaging:
             "swa": swa,
             "encoder_swa": encoder_swa,
             "full": full,
+            "qsa": qsa_plan(forward, loc.dtype, self.device)
+            if self.scenario.geometry.is_qsa
+            else None,
         }
 
     def _remap(self, updates: list[list[int]], in_place: bool) -> None:

@@ -28,10 +28,10 @@ HYBRID_LINEAR_KINDS = ("hybrid_linear_mha", "hybrid_linear_mla")
 # (pools/judge/minimax_sparse.py).
 SPARSE_INDEX_KINDS = ("minimax_sparse",)
 # HiSparse device pools: every write lands at full_to_hisparse_device_index_mapping[loc], the
-# device slot of a logical token id (scenarios.materialize.hisparse_mapping_tensor).
+# device slot of a logical token id (scenarios.slots.hisparse_device_slots).
 HISPARSE_KINDS = ("hisparse_mha", "hisparse_dsa")
 # Page-interleave pools: pages striped across a shard group; each rank keeps only the tokens of
-# the logical pages it owns, at its local rows (scenarios.materialize.page_interleave_row).
+# the logical pages it owns, at its local rows (scenarios.slots.page_interleave_row).
 PAGE_INTERLEAVE_KINDS = ("page_interleave_mha", "page_interleave_mla")
 # The rank a page-interleave pool is built as, of a group of PAGE_SHARD_SIZE: rank 0 owns
 # logical page 0, so the reach scenario's slot 1 lands on local row 1.
@@ -111,6 +111,16 @@ class Geometry:
     @property
     def is_qsa(self) -> bool:
         return self.pool in QSA_KINDS
+
+    def index_draws(self, layer_id: int) -> tuple[tuple[str, ...], tuple[int, int, int]]:
+        """The index tensors a layer's caller hands beside k and v, and their (heads, dim, dim)
+        draw: a MiniMax sparse layer's idx_k/idx_v, a QSA full layer's token and compressed
+        keys, a DSA layer's indexer key and its one block scale; () where it has none."""
+        if self.qsa_parts(layer_id):
+            return QSA_PARTS, (QSA_INDEX_HEADS, QSA_INDEX_HEAD_DIM, QSA_INDEX_HEAD_DIM)
+        if self.dsa_index_parts(layer_id):
+            return ("index_k", "index_k_scale"), (1, DSA_INDEX_HEAD_DIM, 1)
+        return self.index_parts(layer_id), (1, self.index_head_dim, self.index_head_dim)
 
     def dsa_index_parts(self, layer_id: int) -> tuple[str, ...]:
         """A DSA layer's indexer key cache (fp8 keys and their float32 scales, by logical id)."""

@@ -9,10 +9,10 @@ from hypothesis import HealthCheck, find, settings
 
 from pools.dtypes import DTYPES
 from scenarios.defaults import random_scenarios
-from scenarios.materialize import page_interleave_row
 from scenarios.model import POOL_KINDS, Geometry, Scenario
 from scenarios.profiles import profile_named
 from scenarios.reach import reach_scenario
+from scenarios.slots import page_interleave_row
 from scenarios.strategies import scenarios
 from scenarios.strategies.geometry import _row_bytes, geometries
 from tests.conftest import check_records, run_kvh

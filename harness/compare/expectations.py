@@ -9,8 +9,9 @@ from dataclasses import dataclass
 import torch
 
 from harness.compare.snapshot import buffer_names
-from scenarios.materialize import part_slots, scale_object, token_tensors
+from scenarios.materialize import scale_object, token_tensors
 from scenarios.model import Scenario
+from scenarios.slots import INDEXER_PARTS, indexer_slots, write_slots
 
 # Slot 0 is the padding sink: padded tokens and unmapped SWA tokens land there, some writers skip
 # it (the CUDA store_cache kernel, the MLA Triton kernels), so its bytes are don't-care.
@@ -38,8 +39,10 @@ class Expected(Mapping):
                 self._writers[name] = {}
         for forward_index, forward in enumerate(scenario.forwards):
             for layer_id in scenario.layers_of(forward):
+                kv_slots = write_slots(scenario, forward, layer_id)  # once a layer, not a buffer
                 for name in buffer_names(scenario, layer_id):
-                    slots = part_slots(scenario, forward, layer_id, name.split(".", 1)[1])
+                    part = name.split(".", 1)[1]
+                    slots = indexer_slots(forward, part) if part in INDEXER_PARTS else kv_slots
                     for token, slot in enumerate(slots):
                         if slot is not None and slot != PADDING_SINK:
                             self._writers[name][slot] = Writer(forward_index, token)

@@ -19,8 +19,8 @@ from harness.compare.findings import Finding, first_difference
 from harness.compare.fp4_bound import fp4_bound_findings
 from harness.compare.snapshot import CANARY, Execution
 from harness.compare.values import value_findings
-from scenarios.materialize import write_slots
 from scenarios.model import Scenario
+from scenarios.slots import write_slots
 
 Check = Callable[[Scenario, Execution, Execution, Expected], list[Finding]]
 

@@ -11,7 +11,6 @@ import pandas as pd
 from reports.markdown import markdown_table
 from reports.records import text_of
 from reports.schema import validate_row
-from scenarios.materialize import page_interleave_row
 from scenarios.model import (
     HYBRID_LINEAR_KINDS,
     MLA_POOL_KINDS,
@@ -21,6 +20,7 @@ from scenarios.model import (
     SPARSE_INDEX_KINDS,
     Scenario,
 )
+from scenarios.slots import page_interleave_row
 
 
 def _written(s: Scenario) -> set[int]:

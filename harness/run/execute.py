@@ -6,7 +6,6 @@ and every caller tensor comes back as CPU bytes.
 
 from __future__ import annotations
 
-import functools
 import time
 import traceback
 from dataclasses import replace
@@ -32,13 +31,7 @@ from harness.plan.candidate import Candidate
 from harness.run.pool_factory import build_pool
 from harness.run.timeout import time_limit
 from pools.layouts.kinds import LAYOUT_KINDS
-from scenarios.materialize import (
-    ForwardStaging,
-    qsa_compressed_slot,
-    qsa_ring_slot,
-    scale_object,
-    token_tensors,
-)
+from scenarios.materialize import ForwardStaging, scale_object, token_tensors
 from scenarios.model import DSA_INDEX_HEAD_DIM, DSA_INDEX_PAGE, Scenario
 
 # The pool methods a call site or the harness calls: the door an exception came through.
@@ -162,23 +155,6 @@ def caller_bytes(request: WriteRequest, forward_index: int) -> dict[str, torch.T
     }
 
 
-def _qsa_plan(forward: Any, loc: torch.Tensor, device: str) -> dict[str, torch.Tensor]:
-    """A QSA layer's indexer plan for one forward (scenarios.materialize qsa_ring_slot and
-    qsa_compressed_slot): ring rows and positions (int64, as build_pending_ring_slots gives
-    them), and the group ends' batch rows and compressed rows (in the loc's dtype)."""
-    slots = forward.loc[: forward.tokens]
-    ends = [token for token, slot in enumerate(slots) if qsa_compressed_slot(slot) is not None]
-    as_tensor = functools.partial(torch.tensor, dtype=torch.int64, device=device)
-    return dict(
-        qsa_ring_slots=as_tensor([qsa_ring_slot(token, slot) for token, slot in enumerate(slots)]),
-        qsa_positions=as_tensor(slots),
-        qsa_group_rows=as_tensor(ends),
-        qsa_write_locs=as_tensor([qsa_compressed_slot(slots[token]) for token in ends]).to(
-            loc.dtype
-        ),
-    )
-
-
 def write_request(
     module: Any,
     device: str,
@@ -205,7 +181,7 @@ def write_request(
         commit_lens=None
         if forward.commit_lens is None
         else torch.tensor(forward.commit_lens, dtype=torch.int32, device=device),
-        **(_qsa_plan(forward, locs["loc"], device) if g.qsa_parts(layer_id) else {}),
+        **(locs["qsa"] if g.qsa_parts(layer_id) else {}),
     )
     k_scale, v_scale = scales
     k_scale_float = None if k_scale is None else float(k_scale)

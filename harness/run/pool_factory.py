@@ -14,7 +14,7 @@ import torch
 from pools.dtypes import dtype_spec
 from pools.fp4.fp4_storage import FP4_DTYPE
 from pools.layouts.kinds import LAYOUT_KINDS, class_name_of
-from scenarios.materialize import qsa_compressed_dtype, qsa_request_slots
+from scenarios.materialize import qsa_compressed_dtype
 from scenarios.model import (
     DSA_INDEX_HEAD_DIM,
     PAGE_SHARD_RANK,
@@ -25,6 +25,7 @@ from scenarios.model import (
     QSA_TOKEN_TOPK,
     Scenario,
 )
+from scenarios.slots import qsa_request_slots
 
 
 def _accepts(cls: type, name: str) -> bool:

@@ -33,6 +33,15 @@ def _accepts(cls: type, name: str) -> bool:
     return name in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
 
 
+def _pool_class(module: Any, pool: str) -> Any:
+    """The SUT's class for pool kind `pool` (pools/layouts/kinds.py class_name_of)."""
+    name = class_name_of(pool)
+    cls = getattr(module, name, None)
+    if cls is None:
+        raise TypeError(f"this SUT has no {name} (pool kind {pool})")
+    return cls
+
+
 def _mha_kwargs(pool_class: Any, scenario: Scenario) -> dict:
     g = scenario.geometry
     kwargs = dict(head_num=g.head_num, head_dim=g.head_dim)
@@ -51,9 +60,7 @@ def _mla_kwargs(scenario: Scenario) -> dict:
 def _layout_pool(module: Any, scenario: Scenario, device: str) -> Any:
     g = scenario.geometry
     kind = LAYOUT_KINDS[g.pool]
-    cls = getattr(module, kind.class_name, None)
-    if cls is None:
-        raise TypeError(f"this SUT has no {kind.class_name} (pool kind {g.pool})")
+    cls = _pool_class(module, g.pool)
     # FP4 pools: the geometry's dtype is the caller's; the pool's own dtype is packed e2m1.
     dtype = FP4_DTYPE if kind.fp4 else dtype_spec(g.dtype).dtype
     shape = _mla_kwargs(scenario) if kind.is_mla else _mha_kwargs(cls, scenario)
@@ -72,10 +79,7 @@ def _hybrid_linear_pool(module: Any, scenario: Scenario, dtype: Any, device: str
     """A HybridLinearKVPool, or on a QSA kind the QSATokenToKVPool with the indexer's shape
     (scenarios/model.py QSA_*) and a ring row per token of the largest forward."""
     g = scenario.geometry
-    name = class_name_of(g.pool)
-    cls = getattr(module, name, None)
-    if cls is None:
-        raise TypeError(f"this SUT has no {name} (pool kind {g.pool})")
+    cls = _pool_class(module, g.pool)
     qsa: dict = {}
     if g.is_qsa:
         qsa = dict(
@@ -87,7 +91,9 @@ def _hybrid_linear_pool(module: Any, scenario: Scenario, dtype: Any, device: str
         if _accepts(cls, "qsa_indexer_dtype"):
             qsa["qsa_indexer_dtype"] = indexer_dtype
         elif indexer_dtype != torch.bfloat16:  # the limit qsa-bf16-indexer-only
-            raise TypeError(f"this SUT's {name} takes no qsa_indexer_dtype: bf16 keys only")
+            raise TypeError(
+                f"this SUT's {class_name_of(g.pool)} takes no qsa_indexer_dtype: bf16 keys only"
+            )
     if g.is_mla:  # SGLang's MLA hybrid reads head_num/head_dim only for its size accounting
         shape = dict(use_mla=True, head_num=1, head_dim=g.kv_lora_rank + g.qk_rope_head_dim)
         shape.update(_mla_kwargs(scenario))
@@ -108,9 +114,7 @@ def _hybrid_linear_pool(module: Any, scenario: Scenario, dtype: Any, device: str
 
 def _minimax_sparse_pool(module: Any, scenario: Scenario, dtype: Any, device: str) -> Any:
     g = scenario.geometry
-    cls = getattr(module, "MiniMaxSparseKVPool", None)
-    if cls is None:
-        raise TypeError(f"this SUT has no MiniMaxSparseKVPool (pool kind {g.pool})")
+    cls = _pool_class(module, g.pool)
     return cls(
         size=g.size, page_size=g.page_size, dtype=dtype, head_num=g.head_num,
         head_dim=g.head_dim, idx_head_dim=g.index_head_dim,
@@ -123,10 +127,7 @@ def _minimax_sparse_pool(module: Any, scenario: Scenario, dtype: Any, device: st
 
 def _hisparse_pool(module: Any, scenario: Scenario, dtype: Any, device: str) -> Any:
     g = scenario.geometry
-    name = class_name_of(g.pool)
-    cls = getattr(module, name, None)
-    if cls is None:
-        raise TypeError(f"this SUT has no {name} (pool kind {g.pool})")
+    cls = _pool_class(module, g.pool)
     common = dict(size=g.size, page_size=g.page_size, dtype=dtype, layer_num=g.layer_num,
                   device=device, enable_memory_saver=False)  # fmt: skip
     if not g.is_mla:
@@ -142,10 +143,7 @@ def _page_interleave_pool(module: Any, scenario: Scenario, dtype: Any, device: s
     """The MHA or MLA constructor's keywords, and the shard this pool is: rank PAGE_SHARD_RANK of
     PAGE_SHARD_SIZE (the loader builds the release's PageShardSpec and shard group from them)."""
     g = scenario.geometry
-    name = class_name_of(g.pool)
-    cls = getattr(module, name, None)
-    if cls is None:
-        raise TypeError(f"this SUT has no {name} (pool kind {g.pool})")
+    cls = _pool_class(module, g.pool)
     shape = _mla_kwargs(scenario) if g.is_mla else _mha_kwargs(cls, scenario)
     return cls(
         size=g.size, page_size=g.page_size, dtype=dtype, layer_num=g.layer_num, device=device,

@@ -61,54 +61,64 @@ POOL_METHODS = (
 
 def pool_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Tensor]:
     """Each buffer of a layer as (slots, ...) rows: for page-major and 5-D layouts a permuted
-    copy, so that slot s's bytes are row s whatever the layout (pools/layouts/kinds.py)."""
+    copy, so that slot s's bytes are row s whatever the layout (pools/layouts/kinds.py), and for
+    a DSA layer's indexer key cache a row per logical id (_dsa_index_rows)."""
     kind = LAYOUT_KINDS.get(scenario.geometry.pool)
     if kind is not None:
         return [
             view(getattr(pool, attribute)[layer_id - getattr(pool, "start_layer", 0)])
             for _, attribute, view in kind.buffers
         ]
-    if scenario.geometry.is_mla:
-        return [pool.get_key_buffer(layer_id), *_dsa_index(pool, scenario, layer_id, rows=True)]
-    index_parts = scenario.geometry.index_parts(layer_id)
-    if index_parts == ("idx_k",):
-        index = [pool.get_index_k_buffer(layer_id)]
-    else:
-        index = list(pool.get_index_kv_buffer(layer_id)) if index_parts else []
-    qsa_parts = scenario.geometry.qsa_parts(layer_id)
-    if qsa_parts:
-        index = [
-            pool.get_qsa_key_state_buffer(layer_id),
-            pool.get_qsa_compressed_k_buffer(layer_id),
-        ]
-        index += [pool.qsa_rope_position_buffer] if "qsa_rope" in qsa_parts else []
-    return [pool.get_key_buffer(layer_id), pool.get_value_buffer(layer_id), *index]
-
-
-def _dsa_index(pool: Any, scenario: Scenario, layer_id: int, rows: bool) -> list[torch.Tensor]:
-    """A DSA layer's indexer key cache: its (pages, page * (128 + 4)) bytes, or as `rows` a copy
-    with one row per logical id, the id's 128 key bytes then its 4 scale bytes."""
-    if not scenario.geometry.dsa_index_parts(layer_id):
-        return []
-    buffer = pool.get_index_k_with_scale_buffer(layer_id)
-    if not rows:
-        return [buffer]
-    pages, keys = buffer.shape[0], DSA_INDEX_PAGE * DSA_INDEX_HEAD_DIM
-    key = buffer[:, :keys].reshape(pages, DSA_INDEX_PAGE, DSA_INDEX_HEAD_DIM)
-    scale = buffer[:, keys:].reshape(pages, DSA_INDEX_PAGE, -1)
-    return [torch.cat([key, scale], dim=-1).reshape(pages * DSA_INDEX_PAGE, -1)]
+    buffers = _raw_buffers(pool, scenario, layer_id)
+    if scenario.geometry.dsa_index_parts(layer_id):
+        buffers[-1] = _dsa_index_rows(buffers[-1])
+    return buffers
 
 
 def _raw_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Tensor]:
+    """Each buffer of a layer as the pool keeps it, in buffer_names' order."""
     kind = LAYOUT_KINDS.get(scenario.geometry.pool)
-    if kind is None and scenario.geometry.dsa_index_parts(layer_id):
-        return [pool.get_key_buffer(layer_id), *_dsa_index(pool, scenario, layer_id, rows=False)]
-    if kind is None:
-        return pool_buffers(pool, scenario, layer_id)
-    return [
-        getattr(pool, attribute)[layer_id - getattr(pool, "start_layer", 0)]
-        for _, attribute, _ in kind.buffers
-    ]
+    if kind is not None:
+        return [
+            getattr(pool, attribute)[layer_id - getattr(pool, "start_layer", 0)]
+            for _, attribute, _ in kind.buffers
+        ]
+    g = scenario.geometry
+    kv = [pool.get_key_buffer(layer_id)]
+    if not g.is_mla:
+        kv.append(pool.get_value_buffer(layer_id))
+    return kv + _index_buffers(pool, scenario, layer_id)
+
+
+def _index_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Tensor]:
+    """A layer's buffers beside its K/V: a MiniMax sparse layer's index K (and V), a QSA full
+    layer's ring, compressed keys (and, on the first, the ring's positions), a DSA layer's
+    indexer key cache."""
+    g = scenario.geometry
+    index_parts, qsa_parts = g.index_parts(layer_id), g.qsa_parts(layer_id)
+    if index_parts == ("idx_k",):
+        return [pool.get_index_k_buffer(layer_id)]
+    if index_parts:
+        return list(pool.get_index_kv_buffer(layer_id))
+    if qsa_parts:
+        rope = [pool.qsa_rope_position_buffer] if "qsa_rope" in qsa_parts else []
+        ring, compressed = (
+            pool.get_qsa_key_state_buffer(layer_id),
+            pool.get_qsa_compressed_k_buffer(layer_id),
+        )
+        return [ring, compressed, *rope]
+    if g.dsa_index_parts(layer_id):
+        return [pool.get_index_k_with_scale_buffer(layer_id)]
+    return []
+
+
+def _dsa_index_rows(buffer: torch.Tensor) -> torch.Tensor:
+    """A DSA indexer key cache, (pages, page * (128 + 4)) bytes, as a copy with one row per
+    logical id: the id's 128 key bytes, then its 4 scale bytes."""
+    pages, keys = buffer.shape[0], DSA_INDEX_PAGE * DSA_INDEX_HEAD_DIM
+    key = buffer[:, :keys].reshape(pages, DSA_INDEX_PAGE, DSA_INDEX_HEAD_DIM)
+    scale = buffer[:, keys:].reshape(pages, DSA_INDEX_PAGE, -1)
+    return torch.cat([key, scale], dim=-1).reshape(pages * DSA_INDEX_PAGE, -1)
 
 
 def fill_canary(pool: Any, scenario: Scenario) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from backends.call_shapes import ATTENTION, ERA_NAMES, MLA, CallSiteModel, Shape
 from backends.context import WriteRequest
+from backends.dsa_indexer import store_index_keys
 from backends.entry import EXTEND_AND_DECODE, ValueScope, register_backend
 from backends.plain import PLAIN_FOCUS
 
@@ -42,11 +43,5 @@ CENSUS = CallSiteModel(
 def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return
-    if req.index_k is not None:  # the indexer's store, before attention
-        req.pool.set_index_k_scale_buffer(
-            layer_id=req.layer.layer_id,
-            loc=req.forward_batch.out_cache_loc,
-            index_k=req.index_k,
-            index_k_scale=req.index_k_scale,
-        )
+    store_index_keys(req)  # the indexer's store, before attention
     req.pool.set_mla_kv_buffer(req.layer, req.cache_loc(), req.k, req.k_rope)

@@ -8,11 +8,19 @@ from __future__ import annotations
 
 from backends import skips
 from backends.context import WriteRequest
+from backends.dsa_indexer import store_index_keys
 from backends.entry import ValueScope, register_backend
 from backends.era_calls import loc_arguments
 from backends.focus import BUILTIN_SCENARIOS, LAYOUT_DTYPES
 from backends.skips import BackendSkip
-from scenarios.model import BASE_POOL_KINDS, HYBRID_LINEAR_KINDS, PAGE_INTERLEAVE_KINDS, Scenario
+from scenarios.model import (
+    BASE_POOL_KINDS,
+    HISPARSE_KINDS,
+    HYBRID_LINEAR_KINDS,
+    PAGE_INTERLEAVE_KINDS,
+    UNIFIED_SWA_KINDS,
+    Scenario,
+)
 
 PLAIN_FOCUS = {
     "extend": BUILTIN_SCENARIOS[:6]
@@ -40,7 +48,11 @@ PLAIN_MLA_LAYOUT_KINDS = ("mla_fp4", "npu_mla", "unified_mla")
 def _layout_dtype_outside_subset(scenario: Scenario, mode: str) -> bool:
     g = scenario.geometry
     if g.pool not in (
-        PLAIN_LAYOUT_KINDS + PLAIN_MLA_LAYOUT_KINDS + HYBRID_LINEAR_KINDS + PAGE_INTERLEAVE_KINDS
+        PLAIN_LAYOUT_KINDS
+        + PLAIN_MLA_LAYOUT_KINDS
+        + HYBRID_LINEAR_KINDS
+        + PAGE_INTERLEAVE_KINDS
+        + UNIFIED_SWA_KINDS
     ):
         return False
     return g.dtype != "bf16" if g.is_fp4 else g.dtype not in LAYOUT_DTYPES
@@ -48,9 +60,10 @@ def _layout_dtype_outside_subset(scenario: Scenario, mode: str) -> bool:
 
 LAYOUT_DTYPE_SUBSET = BackendSkip(
     "layout-dtype-subset",
-    "layout, hybrid linear and page-interleave pool kinds on dtypes other than bf16 and fp8_e4m3 "
-    "(FP4: bf16)",
-    "the layout kinds test where a slot's bytes land, the hybrid linear kinds which layer and loc "
+    "layout, hybrid linear, page-interleave and unified SWA pool kinds on dtypes other than bf16 "
+    "and fp8_e4m3 (FP4: bf16)",
+    "the layout and unified SWA kinds test where a slot's bytes land, the hybrid linear kinds "
+    "which layer and loc "
     "a write reaches and the page-interleave kinds which tokens a rank keeps, and where; every "
     "cast is covered by the base kinds, and an FP4 pool's dtype is packed e2m1 whatever the "
     "caller's",
@@ -61,10 +74,10 @@ LAYOUT_DTYPE_SUBSET = BackendSkip(
 # Where the value oracle judges the canonical calls: every pool kind but FP4, whose bytes the
 # fp4_bound oracle judges against the input (harness/compare/values.py collects these).
 PLAIN_VALUES = ValueScope(
-    ("mha", "swa_mha", "mha_hnd", "npu_mha", "mha_aiter5d", "unified_mha")
+    ("mha", "swa_mha", "mha_hnd", "npu_mha", "mha_aiter5d", "unified_mha", "swa_unified")
     + ("mla", "swa_mla", "unified_mla")
     + HYBRID_LINEAR_KINDS
-    + ("hisparse_mha",)
+    + HISPARSE_KINDS
     + PAGE_INTERLEAVE_KINDS,
     "MHA: k and v divided by the layer's scales (when a cast follows), cast to the "
     "pool dtype; MLA: the latent row nope ++ rope cast, no scales",
@@ -80,13 +93,14 @@ PLAIN_MLA_VALUES = ValueScope(
     order=0,
     device_type="any",
     pool_kinds=BASE_POOL_KINDS
+    + UNIFIED_SWA_KINDS
     + PLAIN_LAYOUT_KINDS
     + HYBRID_LINEAR_KINDS
-    + ("hisparse_mha",)
+    + HISPARSE_KINDS
     + PAGE_INTERLEAVE_KINDS,
     modes=("extend",),
     focus=PLAIN_FOCUS,
-    skips=(LAYOUT_DTYPE_SUBSET, skips.FP4_NON_FINITE, skips.FULL_LOC_ON_HYBRID_LINEAR),
+    skips=(LAYOUT_DTYPE_SUBSET, skips.FP4_NON_FINITE, skips.FULL_LOC_BY_DESIGN),
     mla_input="latent",
     value_scope=PLAIN_VALUES,
     summary="each era's canonical set_kv_buffer call, no backend quirks",
@@ -95,6 +109,7 @@ def write_set_kv_buffer(req: WriteRequest, era: str, mode: str = "extend") -> No
     if not req.save_kv_cache:
         return
     loc, keywords = loc_arguments(req, era)
+    store_index_keys(req)  # a DSA layer's indexer keys, as its model stores them first
     if req.is_mla:
         # The MLA door takes no scales.
         req.pool.set_kv_buffer(req.layer, loc, req.mla_k, req.v, **keywords)
@@ -112,7 +127,7 @@ def write_set_kv_buffer(req: WriteRequest, era: str, mode: str = "extend") -> No
     + PLAIN_MLA_LAYOUT_KINDS,
     modes=("extend",),
     focus=PLAIN_FOCUS,
-    skips=(LAYOUT_DTYPE_SUBSET, skips.FP4_NON_FINITE, skips.FULL_LOC_ON_HYBRID_LINEAR),
+    skips=(LAYOUT_DTYPE_SUBSET, skips.FP4_NON_FINITE, skips.FULL_LOC_BY_DESIGN),
     value_scope=PLAIN_MLA_VALUES,
     summary="each era's canonical set_mla_kv_buffer call (nope, rope)",
 )
@@ -122,4 +137,5 @@ def write_set_mla_kv_buffer(req: WriteRequest, era: str, mode: str = "extend") -
     if not req.save_kv_cache:
         return
     loc, keywords = loc_arguments(req, era)
+    store_index_keys(req)
     req.pool.set_mla_kv_buffer(req.layer, loc, req.k, req.k_rope, **keywords)

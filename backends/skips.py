@@ -85,19 +85,22 @@ FP4_NON_FINITE = BackendSkip(
 )
 
 
-def _full_loc_on_hybrid_linear(scenario: Scenario, mode: str) -> bool:
-    return scenario.geometry.is_hybrid_linear and scenario.stale_full_loc
+def _full_loc_by_design(scenario: Scenario, mode: str) -> bool:
+    g = scenario.geometry
+    return (g.is_hybrid_linear or g.is_unified_swa) and scenario.stale_full_loc
 
 
-FULL_LOC_ON_HYBRID_LINEAR = BackendSkip(
-    "hybrid-linear-full-loc",
-    "hybrid linear pools in scenarios whose call passes a full_loc (stale-full-loc)",
-    "HybridLinearKVPool.set_kv_buffer writes at full_loc by design (the unified pool's "
-    "pre-translated physical loc) and set_mla_kv_buffer ignores it, while the expected slots "
-    "come from the scenario's loc alone; tests/test_hybrid_linear.py pins both routes against "
-    "the installed release instead",
-    _full_loc_on_hybrid_linear,
-    "memory_pool.py 0.5.23 HybridLinearKVPool.set_kv_buffer",
+FULL_LOC_BY_DESIGN = BackendSkip(
+    "full-loc-by-design",
+    "hybrid linear and unified SWA pools in scenarios whose call passes a full_loc "
+    "(stale-full-loc)",
+    "HybridLinearKVPool.set_kv_buffer and UnifiedSWAKVPool's full layers write at full_loc by "
+    "design (a pre-translated physical loc; the hybrid linear set_mla_kv_buffer ignores it), "
+    "while the expected slots come from the scenario's loc alone; tests/test_hybrid_linear.py "
+    "and tests/test_unified_swa.py pin both routes against the installed release instead",
+    _full_loc_by_design,
+    "memory_pool.py 0.5.23 HybridLinearKVPool.set_kv_buffer, unified_memory_pool.py "
+    "UnifiedSWAKVPool.set_kv_buffer",
 )
 
 

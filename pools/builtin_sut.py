@@ -16,6 +16,7 @@ from pools.layouts.kinds import LAYOUT_KINDS
 from pools.minimax_sparse_storage import KOnlyStorage, MiniMaxSparseStorage
 from pools.page_interleave_storage import PageInterleaveMHAStorage, PageInterleaveMLAStorage
 from pools.qsa_storage import QSAStorage
+from pools.unified_swa_storage import UnifiedSWAStorage
 
 
 def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
@@ -64,4 +65,14 @@ def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
     for optional in ("KVWriteLoc", "unwrap_write_loc"):
         if hasattr(source, optional):
             names[optional] = getattr(source, optional)
+    if hasattr(getattr(source, "KVWriteLoc", None), "physical"):  # its sub-pools need the mark
+        names["UnifiedSWAKVPool"] = type(
+            "UnifiedSWAKVPool",
+            (UnifiedSWAStorage,),
+            {
+                "sub_pool_class": names["UnifiedMHATokenToKVPool"],
+                "write_loc_class": source.KVWriteLoc,
+                "unwrap_write_loc": staticmethod(source.unwrap_write_loc),
+            },
+        )
     return SimpleNamespace(**names)

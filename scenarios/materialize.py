@@ -14,7 +14,7 @@ import torch
 
 from pools.dtypes import DTYPES, dtype_spec
 from scenarios.model import DSA_INDEX_HEAD_DIM, Forward, Geometry, Scale, Scenario
-from scenarios.slots import hisparse_mapping_tensor, qsa_plan
+from scenarios.slots import hisparse_mapping_tensor, qsa_plan, unified_swa_slot
 
 # fp8 e4m3 saturates at 448: keep draws well inside it after division by scales down to 1/4.
 AMPLITUDE = 8.0
@@ -239,6 +239,11 @@ class ForwardStaging:
         )
         if self.mapping is not None:
             swa, encoder_swa = self.mapping[loc], None if encoder is None else self.mapping[encoder]
+            if self.scenario.geometry.is_unified_swa:  # the backend hands it physical ids
+                swa, encoder_swa = (
+                    None if ids is None else unified_swa_slot(self.scenario.geometry, ids)
+                    for ids in (swa, encoder_swa)
+                )
         elif self.scenario.stray_swa_loc:
             # Junk that a non-SWA pool must ignore: slot ids in reverse order.
             swa, encoder_swa = loc.flip(0), None if encoder is None else encoder.flip(0)

@@ -48,6 +48,10 @@ QSA_PARTS = ("qsa_state", "qsa_ck")  # a full layer's index buffers; "qsa_rope" 
 # pages of DSA_INDEX_PAGE tokens, each page its keys' bytes then their scales' bytes.
 DSA_INDEX_KINDS = ("hisparse_dsa",)
 DSA_INDEX_HEAD_DIM, DSA_INDEX_PAGE = 128, 64
+# UnifiedSWAKVPool: full and SWA sub-pools of unified MHA entries in one byte buffer, each
+# sub-pool's views starting at byte 0; the full sub-pool's slots are the buffer's bottom, the SWA
+# sub-pool's its top (scenarios.slots.unified_swa_slot). A SWA kind: it takes swa_loc.
+UNIFIED_SWA_KINDS = ("swa_unified",)
 # The kinds with linear-attention layers (no KV cache, no write).
 LINEAR_LAYER_KINDS = HYBRID_LINEAR_KINDS + QSA_KINDS
 POOL_KINDS = (
@@ -58,6 +62,7 @@ POOL_KINDS = (
     + HISPARSE_KINDS
     + PAGE_INTERLEAVE_KINDS
     + QSA_KINDS
+    + UNIFIED_SWA_KINDS
 )
 MLA_POOL_KINDS = (
     "mla", "swa_mla", "mla_fp4", "npu_mla", "unified_mla", "hybrid_linear_mla", "hisparse_dsa",
@@ -136,6 +141,10 @@ class Geometry:
     @property
     def is_hisparse(self) -> bool:
         return self.pool in HISPARSE_KINDS
+
+    @property
+    def is_unified_swa(self) -> bool:
+        return self.pool in UNIFIED_SWA_KINDS
 
     @property
     def is_page_interleave(self) -> bool:

@@ -10,6 +10,7 @@ from typing import Optional
 
 import torch
 
+from pools.dtypes import dtype_spec
 from scenarios.model import (
     PAGE_SHARD_RANK,
     PAGE_SHARD_SIZE,
@@ -56,6 +57,43 @@ def page_interleave_id(g: Geometry, row: int) -> int:
     inverse of page_interleave_row)."""
     local_page, offset = divmod(row, g.page_size)
     return (local_page * PAGE_SHARD_SIZE + PAGE_SHARD_RANK) * g.page_size + offset
+
+
+def unified_entry_bytes(g: Geometry, layers: int) -> int:
+    """One slot's entry in a unified MHA sub-pool of `layers` layers: [K_0 | V_0 | K_1 | ...],
+    rounded up to 32 bytes (SGLang's ENTRY_ALIGN_BYTES)."""
+    item = dtype_spec(g.dtype).store_dtype.itemsize
+    row = g.head_num * (g.head_dim + (g.v_head_dim or g.head_dim)) * item
+    return -(-layers * row // 32) * 32
+
+
+def unified_swa_base(g: Geometry) -> int:
+    """How far up a UnifiedSWAKVPool's SWA slots sit: SWA slot id j (past page 0) is physical
+    slot j + base, a whole number of pages, the first above every byte of the full sub-pool's
+    size + page_size slots. Both sub-pools' views start at byte 0 of one buffer, so this is what
+    SGLang's two-ended allocator guarantees: their slots never share a byte."""
+    full = unified_entry_bytes(g, len(g.full_layer_ids)) * (g.size + g.page_size)
+    swa = unified_entry_bytes(g, len(g.swa_layer_ids))
+    pages = -(-full // (swa * g.page_size))
+    return pages * g.page_size
+
+
+def unified_swa_slot(g: Geometry, swa_slots: torch.Tensor) -> torch.Tensor:
+    """The physical SWA slot of SWA slot ids (the full_to_swa mapping's values): page 0, the
+    padding sink both sub-pools share, stays; every other id moves up by unified_swa_base."""
+    return torch.where(swa_slots < g.page_size, swa_slots, swa_slots + unified_swa_base(g))
+
+
+def unified_swa_rows(g: Geometry, layer_id: int) -> tuple[int, int]:
+    """The rows of a UnifiedSWAKVPool layer's view that are its sub-pool's (start, stop): a SWA
+    layer's size_swa + page_size slots from the base, so row j is SWA slot id j; a full layer's
+    from 0 up to the last full entry wholly below the SWA slots, so no byte between the two
+    sub-pools goes unwatched."""
+    base = unified_swa_base(g)
+    if layer_id in g.swa_layer_ids:
+        return base, base + g.rows(layer_id)
+    swa_entry = unified_entry_bytes(g, len(g.swa_layer_ids))
+    return 0, base * swa_entry // unified_entry_bytes(g, len(g.full_layer_ids))
 
 
 def qsa_ring_slot(token: int, slot: int) -> int:

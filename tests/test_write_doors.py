@@ -93,9 +93,12 @@ def test_the_loaders_optional_pools_drive_the_doors_they_define_or_inherit():
     assert doors["MHATokenToKVPoolFP4", "set_kv_buffer"].driven_by == ("mha_fp4",)
     # UnifiedMHATokenToKVPool defines no door: it runs the one it inherits.
     assert "unified_mha" in doors["MHATokenToKVPool", "set_kv_buffer"].driven_by
-    # The DSA call site writes through set_mla_kv_buffer only, and the census says so.
-    dsa = doors["HiSparseDSATokenToKVPool", "set_kv_buffer"]
-    assert not dsa.driven_by and "no modelled call site calls this door" in dsa.reason
+    # plain writes the HiSparse DSA pool through set_kv_buffer, the dsa call site through
+    # set_mla_kv_buffer; the SWA pool's indexer door is on a driven class, but nothing calls it.
+    assert doors["HiSparseDSATokenToKVPool", "set_kv_buffer"].driven_by == ("hisparse_dsa",)
+    assert doors["UnifiedSWAKVPool", "set_kv_buffer"].driven_by == ("swa_unified",)
+    index = doors["SWAKVPool", "set_index_k_scale_buffer"]
+    assert not index.driven_by and "no modelled call site calls this door" in index.reason
     assert doors["MHATokenToKOnlyPool", "set_k_buffer"].driven_by == ("minimax_sparse",)
     line = cpu_count(list(doors.values()))
     assert line.startswith("of the ") and "whose class constructs on a CPU" in line

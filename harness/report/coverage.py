@@ -18,6 +18,7 @@ from scenarios.model import (
     QSA_KINDS,
     SCALE_KINDS,
     SPARSE_INDEX_KINDS,
+    UNIFIED_SWA_KINDS,
     Scenario,
 )
 from scenarios.slots import page_interleave_row
@@ -106,9 +107,9 @@ UNREACHABLE: dict[str, tuple[tuple[str, ...], str]] = {
         "QSA MHA pools store k and v alike",
     ),
     "stale full_loc": (
-        HYBRID_LINEAR_KINDS + QSA_KINDS,
-        "a hybrid linear pool writes at full_loc by design (the skip hybrid-linear-full-loc), "
-        "and the QSA call site passes a bare loc",
+        HYBRID_LINEAR_KINDS + QSA_KINDS + UNIFIED_SWA_KINDS,
+        "a hybrid linear or unified SWA pool writes at full_loc by design (the skip "
+        "full-loc-by-design), and the QSA call site passes a bare loc",
     ),
     "remap": (
         tuple(kind for kind in POOL_KINDS if kind not in _SWA_KINDS),

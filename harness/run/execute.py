@@ -33,6 +33,7 @@ from harness.run.timeout import time_limit
 from pools.layouts.kinds import LAYOUT_KINDS
 from scenarios.materialize import ForwardStaging, scale_object, token_tensors
 from scenarios.model import DSA_INDEX_HEAD_DIM, DSA_INDEX_PAGE, Scenario
+from scenarios.slots import unified_swa_rows
 
 # The pool methods a call site or the harness calls: the door an exception came through.
 POOL_METHODS = (
@@ -61,8 +62,9 @@ POOL_METHODS = (
 
 def pool_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Tensor]:
     """Each buffer of a layer as (slots, ...) rows: for page-major and 5-D layouts a permuted
-    copy, so that slot s's bytes are row s whatever the layout (pools/layouts/kinds.py), and for
-    a DSA layer's indexer key cache a row per logical id (_dsa_index_rows)."""
+    copy, so that slot s's bytes are row s whatever the layout (pools/layouts/kinds.py), for
+    a DSA layer's indexer key cache a row per logical id (_dsa_index_rows), and for a unified SWA
+    layer the rows of its own sub-pool (scenarios.slots.unified_swa_rows)."""
     kind = LAYOUT_KINDS.get(scenario.geometry.pool)
     if kind is not None:
         return [
@@ -70,8 +72,12 @@ def pool_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Ten
             for _, attribute, view in kind.buffers
         ]
     buffers = _raw_buffers(pool, scenario, layer_id)
-    if scenario.geometry.dsa_index_parts(layer_id):
+    g = scenario.geometry
+    if g.dsa_index_parts(layer_id):
         buffers[-1] = _dsa_index_rows(buffers[-1])
+    if g.is_unified_swa:  # each sub-pool's views span the whole shared buffer
+        start, stop = unified_swa_rows(g, layer_id)
+        buffers = [buffer[start:stop] for buffer in buffers]
     return buffers
 
 

@@ -25,7 +25,7 @@ from scenarios.model import (
     QSA_TOKEN_TOPK,
     Scenario,
 )
-from scenarios.slots import qsa_request_slots
+from scenarios.slots import qsa_request_slots, unified_swa_base
 
 
 def _accepts(cls: type, name: str) -> bool:
@@ -152,6 +152,19 @@ def _page_interleave_pool(module: Any, scenario: Scenario, dtype: Any, device: s
     )  # fmt: skip
 
 
+def _unified_swa_pool(module: Any, scenario: Scenario, dtype: Any, device: str) -> Any:
+    """SWAKVPool's keywords, and where the SWA sub-pool's slots sit in the shared buffer
+    (scenarios.slots.unified_swa_base: the call sites hand it those physical ids)."""
+    g = scenario.geometry
+    cls = _pool_class(module, g.pool)
+    return cls(
+        size=g.size, size_swa=g.size_swa, page_size=g.page_size, dtype=dtype,
+        swa_attention_layer_ids=list(g.swa_layer_ids), full_attention_layer_ids=g.full_layer_ids,
+        device=device, enable_memory_saver=False, swa_slot_base=unified_swa_base(g),
+        **_mha_kwargs(cls, scenario),
+    )  # fmt: skip
+
+
 def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
     g = scenario.geometry
     if g.pool in LAYOUT_KINDS:
@@ -166,6 +179,8 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
         return _hisparse_pool(module, scenario, dtype, device)
     if g.is_page_interleave:
         return _page_interleave_pool(module, scenario, dtype, device)
+    if g.is_unified_swa:
+        return _unified_swa_pool(module, scenario, dtype, device)
     if g.pool == "mha":
         return module.MHATokenToKVPool(
             size=g.size,

@@ -30,7 +30,8 @@ def _refuse_unmarked(loc_info: Any, door: str) -> None:
 
 
 def _entry(pool: Any, parts: list[tuple[int, ...]]) -> list[list[torch.Tensor]]:
-    """Allocate `pool.raw` and return, per part (row shapes in entry order), its layer views."""
+    """Allocate `pool.raw` (or take the class's `shared_raw`, a buffer another sub-pool shares)
+    and return, per part (row shapes in entry order), its layer views."""
     width = torch.empty(0, dtype=pool.store_dtype).element_size()
     sizes = [int(np.prod(shape)) * width for shape in parts]
     for row_bytes in sizes:
@@ -41,8 +42,13 @@ def _entry(pool: Any, parts: list[tuple[int, ...]]) -> list[list[torch.Tensor]]:
             )
     per_layer = sum(sizes)
     pool.entry_bytes = (pool.layer_num * per_layer + 31) // 32 * 32
-    slots = pool.size + pool.page_size
-    pool.raw = torch.zeros(slots * pool.entry_bytes, dtype=torch.uint8)
+    shared = getattr(pool, "shared_raw", None)
+    if shared is None:
+        slots = pool.size + pool.page_size
+        pool.raw = torch.zeros(slots * pool.entry_bytes, dtype=torch.uint8)
+    else:  # a UnifiedSWAKVPool's sub-pool: its views span the whole shared buffer, in pages
+        slots = shared.numel() // pool.entry_bytes // pool.page_size * pool.page_size
+        pool.raw = shared
     elements = pool.raw.view(pool.store_dtype)
     views: list[list[torch.Tensor]] = [[] for _ in parts]
     for layer in range(pool.layer_num):

@@ -55,6 +55,7 @@ BASE_CLASSES = {
     "page_interleave_mha": "PageInterleaveMHATokenToKVPool",
     "page_interleave_mla": "PageInterleaveMLATokenToKVPool",
     "qsa": "QSATokenToKVPool",
+    "swa_unified": "UnifiedSWAKVPool",
 }
 
 
@@ -69,7 +70,8 @@ def class_name_of(pool: str) -> str:
 # mark and the hybrid linear pools read KVWriteLoc.full_loc: only the current era has either,
 # and no older call site ever wrote such a pool. The MiniMax sparse pool is the current
 # release's (its dense layers take the current KVWriteLoc), the HiSparse and page-interleave
-# pools unwrap the current era's three-field loc, and the QSA pool is a hybrid linear one.
+# pools unwrap the current era's three-field loc, and the QSA pool is a hybrid linear one; the
+# unified SWA pool's sub-pools are the unified MHA pool's.
 KIND_ERAS = {
     "unified_mha": ("current",),
     "unified_mla": ("current",),
@@ -81,6 +83,7 @@ KIND_ERAS = {
     "page_interleave_mha": ("current",),
     "page_interleave_mla": ("current",),
     "qsa": ("current",),
+    "swa_unified": ("current",),
 }
 
 

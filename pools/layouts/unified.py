@@ -30,6 +30,8 @@ class _UnifiedBuffer:
     layer_num: int
     store_dtype: torch.dtype
     device: str
+    # A byte buffer another sub-pool shares (pools/unified_swa_storage.py), else None: its own.
+    shared_raw: torch.Tensor | None = None
 
     def _entry_views(self, rows: dict[str, tuple[int, ...]]) -> dict[str, list[torch.Tensor]]:
         """For each part (name -> row shape, in entry order within a layer), its view per layer."""
@@ -43,8 +45,12 @@ class _UnifiedBuffer:
                 )
         layer_bytes = sum(row_bytes.values())
         self.entry_bytes = -(-self.layer_num * layer_bytes // ENTRY_BYTES) * ENTRY_BYTES
-        slots = self.size + self.page_size
-        self.raw = torch.zeros(slots * self.entry_bytes, dtype=torch.uint8, device=self.device)
+        if self.shared_raw is None:
+            slots = self.size + self.page_size
+            self.raw = torch.zeros(slots * self.entry_bytes, dtype=torch.uint8, device=self.device)
+        else:  # a UnifiedSWAKVPool's sub-pool: views over all of the shared buffer, in pages
+            slots = self.shared_raw.numel() // self.entry_bytes // self.page_size * self.page_size
+            self.raw = self.shared_raw
         typed = self.raw.view(self.store_dtype)
         views: dict[str, list[torch.Tensor]] = {name: [] for name in rows}
         for layer in range(self.layer_num):

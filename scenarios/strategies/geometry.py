@@ -19,6 +19,7 @@ from scenarios.model import (
     QSA_COMPRESS_RATIO,
     QSA_KINDS,
     SPARSE_INDEX_KINDS,
+    UNIFIED_SWA_KINDS,
     Geometry,
 )
 
@@ -107,7 +108,7 @@ def _row_multiple(pool: str, dtype: str) -> int:
     blocks, and aiter's 5-D layout splits rows into 16-byte words."""
     if pool in ("mha_fp4", "mla_fp4"):
         return FP4_BLOCK
-    if pool in ("mha_aiter5d", "unified_mha", "unified_mla"):  # 16-byte words, 16-byte rows
+    if pool in ("mha_aiter5d", "unified_mha", "unified_mla", "swa_unified"):  # 16-byte rows
         return 16 // dtype_spec(dtype).store_dtype.itemsize
     return 1
 
@@ -208,6 +209,8 @@ def geometries(draw: st.DrawFn, pool: str, dtype: str, pool_bytes: int = POOL_BY
     cases, so a large pool is never the shorter choice sequence, which Hypothesis's shrinker
     would take for the simpler: a minimal failing scenario is a small pool where one fails."""
     pattern = draw(layer_patterns(_two_sided(pool)))
+    if pool in UNIFIED_SWA_KINDS and pattern.count(True) > pattern.count(False):
+        pattern = [not swa for swa in pattern]  # no more SWA layers than full ones (serialize)
     swa_layer_ids, linear_layer_ids = _sides(pool, pattern)
     shape: dict = {}
     if pool in MLA_POOL_KINDS:  # every MLA shape is an FP4 block (16) multiple

@@ -102,6 +102,58 @@ def _unified_mla(unified: ModuleType) -> Callable[..., Any]:
     return UnifiedMLATokenToKVPool
 
 
+def _unified_swa(unified: ModuleType) -> Callable[..., Any]:
+    """The release's UnifiedSWAKVPool behind SWAKVPool's constructor plus `swa_slot_base`: a
+    UnifiedKVPool whose grow-up full and grow-down SWA sub-pools (the release's MHASubPoolSpec,
+    entry sizes and views) share one buffer sized so that SWA slots swa_slot_base to
+    swa_slot_base + size_swa + page_size fit above every full slot's bytes, as the two-ended
+    allocator keeps them (scenarios.slots.unified_swa_base)."""
+
+    def UnifiedSWAKVPool(  # noqa: N802 - SGLang's class name, as the pool kind names it
+        size: int,
+        size_swa: int,
+        page_size: int,
+        dtype: Any,
+        head_num: int,
+        head_dim: int,
+        swa_attention_layer_ids: list[int],
+        full_attention_layer_ids: list[int],
+        device: str,
+        swa_slot_base: int,
+        v_head_dim: int | None = None,
+        enable_memory_saver: bool = False,
+    ) -> Any:
+        full, swa = (
+            unified.MHASubPoolSpec(
+                name=name,
+                layer_num=len(layers),
+                grow_direction=direction,
+                head_num=head_num,
+                head_dim=head_dim,
+                v_head_dim=v_head_dim,
+                store_dtype=_store_dtype(dtype),
+                kv_cache_dtype=dtype,
+            )  # fmt: skip
+            for name, layers, direction in (
+                ("full", full_attention_layer_ids, "up"),
+                ("swa", swa_attention_layer_ids, "down"),
+            )
+        )
+        if swa_slot_base * swa.entry_bytes() < (size + page_size) * full.entry_bytes():
+            raise ValueError(f"swa_slot_base {swa_slot_base} overlaps the full sub-pool's bytes")
+        buffer = unified.UnifiedKVPool(
+            total_bytes=(swa_slot_base + size_swa + page_size) * swa.entry_bytes(),
+            sub_pool_specs=[full, swa], device=device, enable_memory_saver=enable_memory_saver,
+            page_size=page_size,
+        )  # fmt: skip
+        return unified.UnifiedSWAKVPool(
+            unified_buffer=buffer, swa_attention_layer_ids=swa_attention_layer_ids,
+            full_attention_layer_ids=full_attention_layer_ids, page_size=page_size,
+        )  # fmt: skip
+
+    return UnifiedSWAKVPool
+
+
 def _page_interleave(class_name: str) -> Callable[[ModuleType], Callable[..., Any]]:
     """The release's page-interleave pool `class_name` behind the MHA or MLA constructor plus
     (shard_rank, shard_size). The shard group is stood in: a GroupCoordinator of shard_size ranks
@@ -157,9 +209,10 @@ class OptionalPool:
     parts: tuple[str, ...]  # what the module must define
     build: Callable[[ModuleType], Callable[..., Any]]
     trial: dict  # the keywords of a tiny pool that must construct here
-    # Attributes the release's class must have for the kind's model to be its semantics: the
-    # unified kinds model pools that refuse an unmarked loc (0.5.22 on; earlier unified pools
-    # took no physical mark and are another design).
+    # Attributes the release's class (or, as "Class.attribute", another class of its module)
+    # must have for the kind's model to be its semantics: the unified kinds model pools that
+    # refuse an unmarked loc (0.5.22 on; earlier unified pools took no physical mark and are
+    # another design).
     marks: tuple[str, ...] = ()
     # (method, parameter) the class's doors must take for the kind's call to be the release's:
     # 0.5.15 and 0.5.16's MiniMax fused door takes no scales, and their backend passes none.
@@ -292,7 +345,32 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         dict(_MLA_TRIAL, dtype=torch.bfloat16),
         marks=("requires_physical_write_loc",),
     ),
+    OptionalPool(
+        "UnifiedSWAKVPool",
+        UNIFIED,
+        ("UnifiedKVPool", "MHASubPoolSpec", "UnifiedMHATokenToKVPool", "UnifiedSWAKVPool"),
+        _unified_swa,
+        dict(
+            size=4,
+            size_swa=4,
+            page_size=1,
+            dtype=torch.bfloat16,
+            head_num=1,
+            head_dim=16,
+            swa_attention_layer_ids=[1],
+            full_attention_layer_ids=[0],
+            device="cpu",
+            swa_slot_base=5,
+        ),  # fmt: skip
+        # Its sub-pools are the unified MHA pool, which must refuse an unmarked loc.
+        marks=("UnifiedMHATokenToKVPool.requires_physical_write_loc",),
+    ),
 )
+
+
+def _marked(module: ModuleType, class_name: str, mark: str) -> bool:
+    owner, _, attribute = mark.rpartition(".")
+    return bool(getattr(getattr(module, owner or class_name), attribute, False))
 
 
 def _why_not(pool: OptionalPool, module: ModuleType) -> str:
@@ -300,7 +378,7 @@ def _why_not(pool: OptionalPool, module: ModuleType) -> str:
     if not all(hasattr(module, part) for part in pool.parts):
         return f"{pool.module} has no {', '.join(pool.parts)}"
     cls = getattr(module, pool.name)
-    missing = [mark for mark in pool.marks if not getattr(cls, mark, False)]
+    missing = [mark for mark in pool.marks if not _marked(module, pool.name, mark)]
     if missing:
         return f"its {pool.name} has no {', '.join(missing)}: not the design the kind models"
     for method, parameter in pool.parameters:
@@ -346,7 +424,9 @@ def offered_classes(root: Path) -> tuple[str, ...]:
     for pool in OPTIONAL_POOLS:
         path = root.joinpath(*pool.module.split(".")).with_suffix(".py")
         text = path.read_text(errors="replace") if path.is_file() else ""
-        marks = pool.marks + tuple(parameter for _, parameter in pool.parameters)
+        marks = tuple(mark.rpartition(".")[2] for mark in pool.marks) + tuple(
+            parameter for _, parameter in pool.parameters
+        )
         if all(re.search(rf"^class {part}\b", text, re.MULTILINE) for part in pool.parts) and all(
             mark in text for mark in marks
         ):

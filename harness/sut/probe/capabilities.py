@@ -64,6 +64,10 @@ class Capabilities:
     # its CPU path divides the caller's k and v in place before selecting the committed rows
     # (0.5.14 to 0.5.21); 0.5.22 on divides a copy of those rows. Decided only by calling it
     prefix_valid_divides_caller: bool | None = None
+    # HiSparseDSATokenToKVPool.set_kv_buffer unwraps a KVWriteLoc (0.5.22 on); 0.5.15 to 0.5.21
+    # index their mapping with the loc as given, and no call site of theirs hands it anything
+    # else. Decided on the loaded class, where the loader offers it
+    hisparse_dsa_unwraps_write_loc: bool | None = None
     unknown: tuple[Unknown, ...] = field(default=())
 
     def reason_unknown(self, name: str) -> str | None:
@@ -141,6 +145,13 @@ def _mla_unwraps(module: Any) -> bool:
     if any(door is None for door in doors):
         raise LookupError("no readable source for the MLA doors")
     return all(reaches_word(node, resolve, "unwrap") for node, resolve in doors)
+
+
+def _hisparse_dsa_unwraps(cls: Any) -> bool:
+    door = live_method(cls, "set_kv_buffer")
+    if door is None:
+        raise LookupError("no readable source for HiSparseDSATokenToKVPool.set_kv_buffer")
+    return reaches_word(*door, "unwrap")
 
 
 def _mla_door_takes_no_rope(module: Any) -> bool:
@@ -245,6 +256,11 @@ def probe(module: Any) -> Capabilities:
         attempt(
             "qsa_indexer_dtype", lambda: "qsa_indexer_dtype" in inspect.signature(qsa).parameters
         )
+    hisparse_dsa = getattr(module, "HiSparseDSATokenToKVPool", None)
+    if hisparse_dsa is None:
+        unknown.append(("hisparse_dsa_unwraps_write_loc", "no HiSparseDSATokenToKVPool offered"))
+    else:
+        attempt("hisparse_dsa_unwraps_write_loc", lambda: _hisparse_dsa_unwraps(hisparse_dsa))
     return Capabilities(**values, unknown=tuple(unknown))
 
 
@@ -361,6 +377,7 @@ def probe_source(package_root: Path) -> Capabilities:
     )
     unknown.append(("prefix_valid_divides_caller", "decided only by calling the loaded door"))
     unknown.append(("qsa_indexer_dtype", "decided only on the loaded class"))
+    unknown.append(("hisparse_dsa_unwraps_write_loc", "decided only on the loaded class"))
     if write_loc is not None and values["unwrap_arity"] is None:
         unknown.append(
             ("unwrap_arity", "unwrap_write_loc is absent or returns tuples of several sizes")

@@ -83,6 +83,18 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         "keys are bf16 only, and beside an fp8 e4m3 cache the kind's indexer is fp8",
         dtypes=("fp8_e4m3",),
     ),
+    SutLimit(
+        "hisparse-dsa-door-takes-bare-loc",
+        "hisparse_dsa_unwraps_write_loc",
+        False,
+        ("hisparse_dsa",),
+        (),
+        r"got KVWriteLoc",
+        "HiSparseDSATokenToKVPool.set_kv_buffer indexes its mapping with the loc as given (SGLang "
+        "0.5.15 to 0.5.21), and no call site of those releases hands it a KVWriteLoc: plain's "
+        "canonical call is not one they make (the dsa call site's bare loc is judged instead)",
+        backends=("plain",),
+    ),
 )
 
 

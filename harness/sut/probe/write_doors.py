@@ -39,12 +39,13 @@ WRITES, NEEDS_DEVICE, NO_CONSTRUCT, REFUSES = (
     "does not construct on a CPU",
     "refuses by design",
 )
-_TRITON = "launches a Triton kernel ('0 active drivers' on a CPU)"
 # What the harness's own process does on a machine without a GPU (pools/engines/triton_mode.py,
 # imported before the release): the release's Triton kernels are interpreted. Re-measured that
-# way for the entries that say so (MLA FP4, and the DSA index door, reached alone or through a
-# hybrid linear or SWA pool); the DeepSeekV4 _TRITON entries were measured without it.
+# way for the entries that say so (MLA FP4, the DSA index door, reached alone or through a
+# hybrid linear or SWA pool, and the DeepSeekV4 doors, whose fused stores need a CUDA JIT build).
 _INTERPRETED = "interpreted here (TRITON_INTERPRET=1, as the loader sets it)"
+# The DeepSeekV4 fused stores: Triton only on ROCm; elsewhere nvcc builds a JIT module.
+_CUDA_JIT = "a CUDA JIT build of the fused store (nvcc; its Triton form serves ROCm only)"
 MEASURED: dict[tuple[str, str], tuple[str, str]] = {
     ("MHATokenToKVPool", "set_kv_buffer_prefix_valid"): (
         WRITES,
@@ -56,7 +57,12 @@ MEASURED: dict[tuple[str, str], tuple[str, str]] = {
     ),
     ("MLATokenToKVPoolFP4", "*"): (WRITES, "its store is a Triton kernel: " + _INTERPRETED),
     ("NoOpMHATokenToKVPool", "*"): (REFUSES, "RuntimeError: a pool for layers without a KV cache"),
-    ("MHATokenToKVPoolMXFP8", "*"): (NEEDS_DEVICE, "`assert _is_cuda` in the MXFP8 store"),
+    ("MHATokenToKVPoolMXFP8", "*"): (
+        NEEDS_DEVICE,
+        "`assert _is_cuda` where scales are passed; the unscaled bf16 path's Triton quantiser runs "
+        "interpreted, but the interpreter rounds fp8 otherwise than a GPU (ties away from zero, a "
+        "lost exponent carry), so its bytes would judge the interpreter, not the kernel",
+    ),
     ("HybridLinearKVPool", "set_kv_buffer"): (WRITES, "with mamba_pool=None; writes at full_loc"),
     ("HybridLinearKVPool", "set_mla_kv_buffer"): (WRITES, "with mamba_pool=None and use_mla"),
     ("HybridLinearKVPool", "set_index_k_scale_buffer"): (
@@ -86,9 +92,17 @@ MEASURED: dict[tuple[str, str], tuple[str, str]] = {
     ("PageInterleaveMLATokenToKVPool", "*"): (WRITES, "only with a process group stood in"),
     ("PageInterleaveDSATokenToKVPool", "*"): (WRITES, "only with a process group stood in"),
     ("DeepSeekV4UniformFP8KVPool", "*"): (WRITES, "pure torch"),
-    ("DeepSeekV4SingleKVPool", "*"): (NEEDS_DEVICE, _TRITON + " or a CUDA JIT build"),
-    ("HiSparseC4DevicePool", "*"): (NEEDS_DEVICE, _TRITON + " or a CUDA JIT build"),
-    ("DeepSeekV4IndexerPool", "*"): (NEEDS_DEVICE, _TRITON + " or a CUDA JIT build"),
+    ("DeepSeekV4SingleKVPool", "set_key_buffer"): (
+        WRITES,
+        "a byte copy of the packed fp8 nope, bf16 rope and UE8M0 scales: " + _INTERPRETED,
+    ),
+    ("HiSparseC4DevicePool", "set_key_buffer"): (
+        WRITES,
+        "at mapping[loc], the single pool's store: " + _INTERPRETED,
+    ),
+    ("DeepSeekV4SingleKVPool", "*"): (NEEDS_DEVICE, _CUDA_JIT),
+    ("HiSparseC4DevicePool", "*"): (NEEDS_DEVICE, _CUDA_JIT),
+    ("DeepSeekV4IndexerPool", "*"): (WRITES, "the DSA indexer's key store: " + _INTERPRETED),
     ("DeepSeekV4TokenToKVPool", "*"): (
         NO_CONSTRUCT,
         "ValueError: config namespace 'exec' not published (it needs ServerArgs with a model)",
@@ -111,7 +125,7 @@ FOLDER_MEASURED = {
 # through set_index_k_scale_buffer.
 KIND_DOORS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "mha": ("set_kv_buffer", "set_kv_buffer_prefix_valid"),  # the latter: dspark's draft commit
-    "hisparse_dsa": ("set_mla_kv_buffer", "set_index_k_scale_buffer"),
+    "hisparse_dsa": ("set_kv_buffer", "set_mla_kv_buffer", "set_index_k_scale_buffer"),
     "qsa": (  # the QSA indexer's three stores beside the full-attention layers' K/V
         "set_kv_buffer",
         "set_qsa_key_state_buffer",

@@ -1,0 +1,120 @@
+"""The judge's UnifiedSWAKVPool, as SGLang 0.5.23's (mem_cache/unified_memory_pool.py):
+
+- one uint8 buffer that a full and a SWA sub-pool of unified MHA entries share, each sub-pool's
+  views starting at byte 0 with its own entry as slot stride (pools/judge/unified.py). The
+  harness sizes it as SGLang's two-ended allocator would leave it in use: the full sub-pool's
+  size + page_size slots at the bottom, the SWA sub-pool's slots from `swa_slot_base` up, its
+  page 0 the padding sink both share; `swa_slot_base` must clear every full byte;
+- set_kv_buffer unwraps (loc, swa_loc, full_loc) and reads the physical mark; a SWA layer asserts
+  a swa_loc and writes the SWA sub-pool there, a full layer writes the full sub-pool at full_loc,
+  or loc where none is given (unlike SWAKVPool, which ignores full_loc); either way through a
+  fresh KVWriteLoc carrying the mark, so an unmarked loc is refused by the sub-pool, with the
+  layer's id inside its sub-pool and the scales;
+- register_mapping does nothing: the call site hands it physical SWA ids.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import torch
+
+from pools.write_loc import CurrentWriteLoc, unwrap_current
+
+
+def _entry_bytes(head_num: int, head_dim: int, v_head_dim: int, item: int, layers: int) -> int:
+    return (layers * head_num * (head_dim + v_head_dim) * item + 31) // 32 * 32
+
+
+class JudgeUnifiedSWAPool:
+    unified_mha_class: type  # the judge's UnifiedMHATokenToKVPool, bound by judge_module
+
+    def __init__(
+        self,
+        size: int,
+        size_swa: int,
+        page_size: int,
+        dtype: torch.dtype,
+        head_num: int,
+        head_dim: int,
+        swa_attention_layer_ids: list[int],
+        full_attention_layer_ids: list[int],
+        device: str,
+        swa_slot_base: int,
+        v_head_dim: Optional[int] = None,
+        enable_memory_saver: bool = False,
+        **kwargs: Any,
+    ):
+        self.size, self.size_swa, self.page_size = size, size_swa, page_size
+        self.dtype, self.device, self.start_layer = dtype, device, 0
+        self.layer_num = len(full_attention_layer_ids) + len(swa_attention_layer_ids)
+        v_head_dim = head_dim if v_head_dim is None else v_head_dim
+        item = 1 if dtype.itemsize == 1 else dtype.itemsize  # fp8 is stored as uint8
+
+        def entry(layers: int) -> int:
+            return _entry_bytes(head_num, head_dim, v_head_dim, item, layers)
+
+        full_entry, swa_entry = (
+            entry(len(full_attention_layer_ids)),
+            entry(len(swa_attention_layer_ids)),
+        )
+        if swa_slot_base % page_size or swa_slot_base * swa_entry < (size + page_size) * full_entry:
+            raise ValueError(
+                f"swa_slot_base {swa_slot_base} is not a page above the full sub-pool's bytes"
+            )
+        raw = torch.zeros((swa_slot_base + size_swa + page_size) * swa_entry, dtype=torch.uint8)
+        sub_pool = type("UnifiedMHATokenToKVPool", (self.unified_mha_class,), {"shared_raw": raw})
+        shape = dict(
+            page_size=page_size, dtype=dtype, head_num=head_num, head_dim=head_dim,
+            v_head_dim=v_head_dim, device=device,
+        )  # fmt: skip
+        self.full_kv_pool = sub_pool(size=size, layer_num=len(full_attention_layer_ids), **shape)
+        self.swa_kv_pool = sub_pool(size=size_swa, layer_num=len(swa_attention_layer_ids), **shape)
+        self.layers_mapping: dict[int, tuple[int, bool]] = {}
+        sides = ((False, full_attention_layer_ids), (True, swa_attention_layer_ids))
+        for is_swa, layer_ids in sides:
+            for local_id, global_id in enumerate(layer_ids):
+                self.layers_mapping[global_id] = (local_id, is_swa)
+
+    def register_mapping(self, full_to_swa_index_mapping: torch.Tensor) -> None:
+        """Nothing to keep: the call site hands this pool physical SWA ids."""
+
+    def _sub_pool(self, layer_id: int) -> tuple[Any, int, bool]:
+        local_id, is_swa = self.layers_mapping[layer_id]
+        return (self.swa_kv_pool if is_swa else self.full_kv_pool), local_id, is_swa
+
+    def get_key_buffer(self, layer_id: int) -> torch.Tensor:
+        pool, local_id, _ = self._sub_pool(layer_id)
+        return pool.get_key_buffer(local_id)
+
+    def get_value_buffer(self, layer_id: int) -> torch.Tensor:
+        pool, local_id, _ = self._sub_pool(layer_id)
+        return pool.get_value_buffer(local_id)
+
+    def set_kv_buffer(
+        self,
+        layer: Any,
+        loc_info: Any,
+        cache_k: torch.Tensor,
+        cache_v: torch.Tensor,
+        k_scale: Any = 1.0,
+        v_scale: Any = 1.0,
+    ) -> None:
+        loc, swa_loc, full_loc = unwrap_current(loc_info)
+        physical = bool(getattr(loc_info, "physical", False))
+        pool, local_id, is_swa = self._sub_pool(layer.layer_id)
+        if is_swa:
+            if swa_loc is None:
+                raise AssertionError("UnifiedSWAKVPool.set_kv_buffer: a SWA layer without swa_loc")
+            slots = swa_loc
+        else:
+            slots = loc if full_loc is None else full_loc
+        pool.set_kv_buffer(
+            None,
+            CurrentWriteLoc(slots, physical=physical),
+            cache_k,
+            cache_v,
+            k_scale,
+            v_scale,
+            layer_id_override=local_id,
+        )

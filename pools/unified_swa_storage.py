@@ -1,0 +1,111 @@
+"""The builtin UnifiedSWAKVPool (SGLang 0.5.23 mem_cache/unified_memory_pool.py): a full and a SWA
+sub-pool of unified MHA entries over one shared byte buffer, each sub-pool's views from byte 0.
+
+The buffer holds `swa_slot_base + size_swa + page_size` SWA entries: the full sub-pool's slots
+are its bottom, the SWA sub-pool's from `swa_slot_base` up (where the harness's SWA ids land,
+scenarios.slots.unified_swa_slot), and page 0 is the padding sink both share. Full layers write
+at full_loc, else loc; SWA layers at swa_loc, asserted; both through a KVWriteLoc that keeps the
+physical mark, which the unified sub-pools check.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import torch
+
+from pools.dtypes import store_dtype_of
+from pools.layouts.unified import ENTRY_BYTES
+
+
+class UnifiedSWAStorage:
+    sub_pool_class: type  # the era's UnifiedMHATokenToKVPool, bound by pools.builtin_sut
+    write_loc_class: type  # the era's KVWriteLoc
+
+    def __init__(
+        self,
+        size: int,
+        size_swa: int,
+        page_size: int,
+        dtype: torch.dtype,
+        head_num: int,
+        head_dim: int,
+        swa_attention_layer_ids: list[int],
+        full_attention_layer_ids: list[int],
+        device: str,
+        swa_slot_base: int,
+        v_head_dim: Optional[int] = None,
+        enable_memory_saver: bool = False,
+        **kwargs: Any,
+    ):
+        self.size, self.size_swa, self.page_size = size, size_swa, page_size
+        self.dtype, self.device, self.start_layer = dtype, device, 0
+        self.layer_num = len(full_attention_layer_ids) + len(swa_attention_layer_ids)
+        row = head_num * (head_dim + (v_head_dim or head_dim)) * store_dtype_of(dtype).itemsize
+        entry = {
+            side: -(-len(ids) * row // ENTRY_BYTES) * ENTRY_BYTES
+            for side, ids in (("full", full_attention_layer_ids), ("swa", swa_attention_layer_ids))
+        }
+        if (
+            swa_slot_base % page_size
+            or swa_slot_base * entry["swa"] < (size + page_size) * entry["full"]
+        ):
+            raise ValueError(
+                f"swa_slot_base {swa_slot_base} is not a page above the full sub-pool's bytes"
+            )
+        shared = torch.zeros(
+            (swa_slot_base + size_swa + page_size) * entry["swa"], dtype=torch.uint8, device=device
+        )
+        sub_pool = type(
+            self.sub_pool_class.__name__, (self.sub_pool_class,), {"shared_raw": shared}
+        )
+        common = dict(
+            page_size=page_size, dtype=dtype, head_num=head_num, head_dim=head_dim,
+            v_head_dim=v_head_dim, device=device,
+        )  # fmt: skip
+        self.full_kv_pool = sub_pool(size=size, layer_num=len(full_attention_layer_ids), **common)
+        self.swa_kv_pool = sub_pool(size=size_swa, layer_num=len(swa_attention_layer_ids), **common)
+        self.layers_mapping = {
+            **{layer: (index, False) for index, layer in enumerate(full_attention_layer_ids)},
+            **{layer: (index, True) for index, layer in enumerate(swa_attention_layer_ids)},
+        }
+
+    def register_mapping(self, full_to_swa_index_mapping: torch.Tensor) -> None:
+        """A no-op, as SGLang's: the backend hands this pool physical SWA ids."""
+
+    def _sub_pool(self, layer_id: int) -> tuple[Any, int, bool]:
+        local_id, is_swa = self.layers_mapping[layer_id]
+        return (self.swa_kv_pool if is_swa else self.full_kv_pool), local_id, is_swa
+
+    def get_key_buffer(self, layer_id: int) -> torch.Tensor:
+        pool, local_id, _ = self._sub_pool(layer_id)
+        return pool.get_key_buffer(local_id)
+
+    def get_value_buffer(self, layer_id: int) -> torch.Tensor:
+        pool, local_id, _ = self._sub_pool(layer_id)
+        return pool.get_value_buffer(local_id)
+
+    def set_kv_buffer(
+        self,
+        layer: Any,
+        loc_info: Any,
+        cache_k: torch.Tensor,
+        cache_v: torch.Tensor,
+        k_scale: Any = 1.0,
+        v_scale: Any = 1.0,
+    ) -> None:
+        loc, swa_loc, full_loc = self.unwrap_write_loc(loc_info)
+        physical = getattr(loc_info, "physical", False)
+        pool, local_id, is_swa = self._sub_pool(layer.layer_id)
+        if is_swa:
+            assert swa_loc is not None, "UnifiedSWAKVPool.set_kv_buffer: SWA layer has no swa_loc"
+        target = swa_loc if is_swa else (loc if full_loc is None else full_loc)
+        pool.set_kv_buffer(
+            None,
+            self.write_loc_class(target, physical=physical),
+            cache_k,
+            cache_v,
+            k_scale,
+            v_scale,
+            layer_id_override=local_id,
+        )

@@ -19,6 +19,7 @@ from backends.context import WriteRequest
 from backends.dsa_indexer import store_index_keys
 from backends.entry import EXTEND_AND_DECODE, ValueScope, register_backend
 from backends.plain import PLAIN_FOCUS
+from scenarios.model import DSA_INDEX_KINDS
 
 CENSUS = CallSiteModel(
     (ATTENTION + "dsa_backend.py",),
@@ -31,11 +32,11 @@ CENSUS = CallSiteModel(
     order=96,
     census=CENSUS,
     device_type="cuda",
-    pool_kinds=("hisparse_dsa",),
+    pool_kinds=DSA_INDEX_KINDS,
     modes=EXTEND_AND_DECODE,
     eras=("current",),
     focus={"extend": PLAIN_FOCUS["extend"], "decode": ("decode", "small-decode")},
-    value_scope=ValueScope(("hisparse_dsa",), "nope ++ rope cast, no scales"),
+    value_scope=ValueScope(DSA_INDEX_KINDS, "nope ++ rope cast, no scales"),
     real_code_gap="the release driver builds no DSA indexer metadata (its forward reads the "
     "indexer's top-k plan before the write); the census-checked model runs",
     summary="set_mla_kv_buffer(layer, cache_loc, k, k_rope) with the bare loc, every mode",

@@ -17,6 +17,7 @@ from scenarios.model import (
     BASE_POOL_KINDS,
     HISPARSE_KINDS,
     HYBRID_LINEAR_KINDS,
+    LAYER_SPLIT_KINDS,
     PAGE_INTERLEAVE_KINDS,
     UNIFIED_SWA_KINDS,
     Scenario,
@@ -53,6 +54,7 @@ def _layout_dtype_outside_subset(scenario: Scenario, mode: str) -> bool:
         + HYBRID_LINEAR_KINDS
         + PAGE_INTERLEAVE_KINDS
         + UNIFIED_SWA_KINDS
+        + LAYER_SPLIT_KINDS
     ):
         return False
     return g.dtype != "bf16" if g.is_fp4 else g.dtype not in LAYOUT_DTYPES
@@ -78,7 +80,8 @@ PLAIN_VALUES = ValueScope(
     + ("mla", "swa_mla", "unified_mla")
     + HYBRID_LINEAR_KINDS
     + HISPARSE_KINDS
-    + PAGE_INTERLEAVE_KINDS,
+    + PAGE_INTERLEAVE_KINDS
+    + LAYER_SPLIT_KINDS,
     "MHA: k and v divided by the layer's scales (when a cast follows), cast to the "
     "pool dtype; MLA: the latent row nope ++ rope cast, no scales",
 )
@@ -97,7 +100,8 @@ PLAIN_MLA_VALUES = ValueScope(
     + PLAIN_LAYOUT_KINDS
     + HYBRID_LINEAR_KINDS
     + HISPARSE_KINDS
-    + PAGE_INTERLEAVE_KINDS,
+    + PAGE_INTERLEAVE_KINDS
+    + LAYER_SPLIT_KINDS,
     modes=("extend",),
     focus=PLAIN_FOCUS,
     skips=(LAYOUT_DTYPE_SUBSET, skips.FP4_NON_FINITE, skips.FULL_LOC_BY_DESIGN),

@@ -12,9 +12,14 @@ from pools.engines import make_engine
 from pools.eras import era_named
 from pools.hisparse_storage import HiSparseDSAStorage, HiSparseMHAStorage
 from pools.hybrid_linear_storage import HybridLinearStorage
+from pools.layer_split_storage import LayerSplitDSAStorage
 from pools.layouts.kinds import LAYOUT_KINDS
 from pools.minimax_sparse_storage import KOnlyStorage, MiniMaxSparseStorage
-from pools.page_interleave_storage import PageInterleaveMHAStorage, PageInterleaveMLAStorage
+from pools.page_interleave_storage import (
+    PageInterleaveDSAStorage,
+    PageInterleaveMHAStorage,
+    PageInterleaveMLAStorage,
+)
 from pools.qsa_storage import QSAStorage
 from pools.unified_swa_storage import UnifiedSWAStorage
 
@@ -43,6 +48,12 @@ def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
         ),
         "PageInterleaveMLATokenToKVPool": type(
             "PageInterleaveMLATokenToKVPool", (PageInterleaveMLAStorage, mla), {}
+        ),
+        "PageInterleaveDSATokenToKVPool": type(
+            "PageInterleaveDSATokenToKVPool", (PageInterleaveDSAStorage, mla), {}
+        ),
+        "LayerSplitDSATokenToKVPool": type(
+            "LayerSplitDSATokenToKVPool", (LayerSplitDSAStorage, mla), {}
         ),
         "MiniMaxSparseKVPool": minimax_sparse,
         "MHATokenToKOnlyPool": k_only,

@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 import torch
 
+from pools.dsa_storage import DSAStorage
 from pools.write_loc import unwrap_current
 
 
@@ -84,4 +85,19 @@ class PageInterleaveMLAStorage(PagePlacement):
             super().set_mla_kv_buffer(
                 layer, local_rows, cache_k_nope.index_select(0, owned_idx),
                 cache_k_rope.index_select(0, owned_idx), layer_id_override=layer_id_override,
+            )  # fmt: skip
+
+
+class PageInterleaveDSAStorage(PageInterleaveMLAStorage, DSAStorage):
+    """Before the era's MLATokenToKVPool in the MRO, with DSATokenToKVPool's constructor plus the
+    shard: the indexer keys of owned tokens at their local slots, as the rows."""
+
+    def set_index_k_scale_buffer(
+        self, layer_id: int, loc: torch.Tensor, index_k: torch.Tensor, index_k_scale: torch.Tensor
+    ) -> None:
+        owned_idx, local_rows = self.write_plan(loc)
+        if owned_idx.numel() > 0:
+            super().set_index_k_scale_buffer(
+                layer_id, local_rows, index_k.index_select(0, owned_idx),
+                index_k_scale.index_select(0, owned_idx),
             )  # fmt: skip

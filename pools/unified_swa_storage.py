@@ -16,9 +16,13 @@ import torch
 
 from pools.dtypes import store_dtype_of
 from pools.layouts.unified import ENTRY_BYTES
+from pools.swa_storage import SWAStorage
 
 
-class UnifiedSWAStorage:
+class UnifiedSWAStorage(SWAStorage):
+    """SWAStorage's layer routing and buffer reads over sub-pools of one shared buffer; it builds
+    them itself (SGLang's does not call SWAKVPool.__init__ either)."""
+
     sub_pool_class: type  # the era's UnifiedMHATokenToKVPool, bound by pools.builtin_sut
     write_loc_class: type  # the era's KVWriteLoc
 
@@ -65,6 +69,7 @@ class UnifiedSWAStorage:
         )  # fmt: skip
         self.full_kv_pool = sub_pool(size=size, layer_num=len(full_attention_layer_ids), **common)
         self.swa_kv_pool = sub_pool(size=size_swa, layer_num=len(swa_attention_layer_ids), **common)
+        self.use_mla, self.full_to_swa_index_mapping = False, None
         self.layers_mapping = {
             **{layer: (index, False) for index, layer in enumerate(full_attention_layer_ids)},
             **{layer: (index, True) for index, layer in enumerate(swa_attention_layer_ids)},
@@ -72,18 +77,6 @@ class UnifiedSWAStorage:
 
     def register_mapping(self, full_to_swa_index_mapping: torch.Tensor) -> None:
         """A no-op, as SGLang's: the backend hands this pool physical SWA ids."""
-
-    def _sub_pool(self, layer_id: int) -> tuple[Any, int, bool]:
-        local_id, is_swa = self.layers_mapping[layer_id]
-        return (self.swa_kv_pool if is_swa else self.full_kv_pool), local_id, is_swa
-
-    def get_key_buffer(self, layer_id: int) -> torch.Tensor:
-        pool, local_id, _ = self._sub_pool(layer_id)
-        return pool.get_key_buffer(local_id)
-
-    def get_value_buffer(self, layer_id: int) -> torch.Tensor:
-        pool, local_id, _ = self._sub_pool(layer_id)
-        return pool.get_value_buffer(local_id)
 
     def set_kv_buffer(
         self,

@@ -16,6 +16,7 @@ from dataclasses import replace
 from pools.dtypes import dtype_spec
 from scenarios.allocator import allocate, swa_mapping
 from scenarios.model import (
+    DSA_INDEX_KINDS,
     LINEAR_LAYER_KINDS,
     MLA_POOL_KINDS,
     SPARSE_INDEX_KINDS,
@@ -33,7 +34,7 @@ REACH_POOL_BYTES = profile_named("ci").pool_bytes
 
 def geometry(pool: str, dtype: str, page_size: int = 16, size: int = 256) -> Geometry:
     layer_num = 4
-    if pool == "hisparse_dsa":  # DSA pools have 64-token pages
+    if pool in DSA_INDEX_KINDS:  # DSA pools have 64-token pages
         page_size = 64
     swa_layer_ids = [1, 3] if pool.startswith("swa_") else []
     common = dict(

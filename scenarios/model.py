@@ -32,7 +32,7 @@ SPARSE_INDEX_KINDS = ("minimax_sparse",)
 HISPARSE_KINDS = ("hisparse_mha", "hisparse_dsa")
 # Page-interleave pools: pages striped across a shard group; each rank keeps only the tokens of
 # the logical pages it owns, at its local rows (scenarios.slots.page_interleave_row).
-PAGE_INTERLEAVE_KINDS = ("page_interleave_mha", "page_interleave_mla")
+PAGE_INTERLEAVE_KINDS = ("page_interleave_mha", "page_interleave_mla", "page_interleave_dsa")
 # The rank a page-interleave pool is built as, of a group of PAGE_SHARD_SIZE: rank 0 owns
 # logical page 0, so the reach scenario's slot 1 lands on local row 1.
 PAGE_SHARD_RANK, PAGE_SHARD_SIZE = 0, 2
@@ -46,7 +46,12 @@ QSA_COMPRESS_RATIO, QSA_INDEX_HEADS, QSA_INDEX_HEAD_DIM, QSA_TOKEN_TOPK = 4, 2, 
 QSA_PARTS = ("qsa_state", "qsa_ck")  # a full layer's index buffers; "qsa_rope" on the first
 # The DSA pools whose indexer keys the harness writes (DSATokenToKVPool.set_index_k_scale_buffer):
 # pages of DSA_INDEX_PAGE tokens, each page its keys' bytes then their scales' bytes.
-DSA_INDEX_KINDS = ("hisparse_dsa",)
+DSA_INDEX_KINDS = ("hisparse_dsa", "page_interleave_dsa", "layer_split_dsa")
+# LayerSplitDSATokenToKVPool: each rank of an attention context-parallel group keeps a contiguous
+# share of the layers; the harness builds rank LAYER_SHARD_RANK of LAYER_SHARD_SIZE, so the
+# last layers are its peer's (scenarios.slots.owned_layers).
+LAYER_SPLIT_KINDS = ("layer_split_dsa",)
+LAYER_SHARD_RANK, LAYER_SHARD_SIZE = 0, 2
 DSA_INDEX_HEAD_DIM, DSA_INDEX_PAGE = 128, 64
 # UnifiedSWAKVPool: full and SWA sub-pools of unified MHA entries in one byte buffer, each
 # sub-pool's views starting at byte 0; the full sub-pool's slots are the buffer's bottom, the SWA
@@ -63,10 +68,11 @@ POOL_KINDS = (
     + PAGE_INTERLEAVE_KINDS
     + QSA_KINDS
     + UNIFIED_SWA_KINDS
+    + LAYER_SPLIT_KINDS
 )
 MLA_POOL_KINDS = (
     "mla", "swa_mla", "mla_fp4", "npu_mla", "unified_mla", "hybrid_linear_mla", "hisparse_dsa",
-    "page_interleave_mla",
+    "page_interleave_mla", "page_interleave_dsa", "layer_split_dsa",
 )  # fmt: skip
 SCALE_KINDS = ("none", "float", "tensor", "param")
 # How k/v values are drawn: normal draws, values near the pool dtype's range limit, or normal
@@ -141,6 +147,10 @@ class Geometry:
     @property
     def is_hisparse(self) -> bool:
         return self.pool in HISPARSE_KINDS
+
+    @property
+    def is_layer_split(self) -> bool:
+        return self.pool in LAYER_SPLIT_KINDS
 
     @property
     def is_unified_swa(self) -> bool:

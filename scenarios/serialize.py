@@ -7,6 +7,7 @@ from typing import Any, Optional
 
 from pools.dtypes import DTYPES, dtype_spec
 from scenarios.model import (
+    DSA_INDEX_KINDS,
     POOL_KINDS,
     QSA_COMPRESS_RATIO,
     SCALE_KINDS,
@@ -166,7 +167,7 @@ def validate(scenario: Scenario) -> None:
 
 
 def _check_hisparse(g: Geometry) -> None:
-    if g.pool == "hisparse_dsa" and g.page_size != 64:
+    if g.pool in DSA_INDEX_KINDS and g.page_size != 64:
         raise ScenarioError("a DSA pool has 64-token pages")
     if g.pool == "hisparse_mha" and g.v_head_dim not in (None, g.head_dim):
         raise ScenarioError("a HiSparse MHA pool stores V with head_dim")

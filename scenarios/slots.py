@@ -12,6 +12,8 @@ import torch
 
 from pools.dtypes import dtype_spec
 from scenarios.model import (
+    LAYER_SHARD_RANK,
+    LAYER_SHARD_SIZE,
     PAGE_SHARD_RANK,
     PAGE_SHARD_SIZE,
     QSA_COMPRESS_RATIO,
@@ -135,13 +137,25 @@ def qsa_plan(forward: Forward, loc_dtype: torch.dtype, device: str) -> dict[str,
     )
 
 
+def owned_layers(g: Geometry) -> range:
+    """The layers a layer-split pool's rank keeps (get_layer_shard_range): a contiguous share,
+    the first `layers % size` ranks one layer more; every layer on other pool kinds."""
+    if not g.is_layer_split:
+        return range(g.layer_num)
+    base, rest = divmod(g.layer_num, LAYER_SHARD_SIZE)
+    start = LAYER_SHARD_RANK * base + min(LAYER_SHARD_RANK, rest)
+    return range(start, start + base + (1 if LAYER_SHARD_RANK < rest else 0))
+
+
 def write_slots(scenario: Scenario, forward: Forward, layer_id: int) -> list[Optional[int]]:
     """The slots a correct pool writes for this (forward, layer), in token order; None for a
     token the call does not write (a draft token past its row's commit length, a token of a page
-    another page-interleave rank owns)."""
+    another page-interleave rank owns, any token of a layer another layer-split rank keeps)."""
     g = scenario.geometry
     source = forward.encoder_loc if layer_id in forward.cross_layers else forward.loc
     slots = source[: forward.tokens]
+    if layer_id not in owned_layers(g):
+        return [None] * len(slots)
     if g.is_swa and layer_id in g.swa_layer_ids:
         index = next(i for i, f in enumerate(scenario.forwards) if f is forward)
         mapping = scenario.mapping_at(index)
@@ -157,11 +171,16 @@ def write_slots(scenario: Scenario, forward: Forward, layer_id: int) -> list[Opt
     return list(slots)
 
 
-def indexer_slots(forward: Forward, part: str) -> list[Optional[int]]:
+def indexer_slots(g: Geometry, forward: Forward, layer_id: int, part: str) -> list[Optional[int]]:
     """The rows a correct write of indexer part `part` (INDEXER_PARTS) touches, in token order:
     the pending ring's and the compressed keys' on a QSA layer, the logical ids a DSA layer's
-    indexer keys take (a HiSparse DSA pool keeps them by logical id)."""
+    indexer keys take (a HiSparse DSA pool keeps them by logical id; a page-interleave one only
+    its rank's, at their local rows, as its K/V)."""
     slots = forward.loc[: forward.tokens]
+    if part == "index_k" and layer_id not in owned_layers(g):
+        return [None] * len(slots)
+    if part == "index_k" and g.is_page_interleave:
+        return [page_interleave_row(g, slot) for slot in slots]
     if part == "index_k":
         return list(slots)
     if part == "qsa_ck":

@@ -1,8 +1,9 @@
-"""Page-interleave pools (issue 27): PageInterleaveMHATokenToKVPool and
-PageInterleaveMLATokenToKVPool keep only the tokens of the logical pages their rank owns, at
-local rows. The judge is pinned against the installed release's own pools (built by the loader
-with a stood-in shard group), and a rank that keeps its peers' tokens is caught by the default
-run."""
+"""Page-interleave pools (issue 27): PageInterleaveMHATokenToKVPool,
+PageInterleaveMLATokenToKVPool and PageInterleaveDSATokenToKVPool keep only the tokens of the
+logical pages their rank owns, at local rows (the DSA pool its indexer keys too). The judge is
+pinned against the installed release's own pools (built by the loader with a stood-in shard
+group), and a rank that keeps its peers' tokens, or a DSA pool that keeps indexer keys by
+logical id, is caught by the default run."""
 
 from __future__ import annotations
 
@@ -91,3 +92,53 @@ def test_a_rank_keeping_its_peers_pages_is_caught_by_the_default_run(tmp_path, c
         row = next(line for line in out.splitlines() if line.startswith(f"| {kind} "))
         passed, findings = row.split("|")[3].strip().split("/")
         assert int(findings) > 0, row
+
+
+DSA_LOC = [1, 70, 130, 200, 64, 0, 300]  # 64-token pages: rank 0 owns ids 0-63, 128-191, 256-319
+
+
+def _drive_dsa(module, write_loc, shard_rank: int) -> dict:
+    pool = module.PageInterleaveDSATokenToKVPool(
+        size=256, page_size=64, dtype=torch.bfloat16, kv_lora_rank=32, qk_rope_head_dim=16,
+        layer_num=2, device="cpu", enable_memory_saver=False, index_head_dim=128,
+        kv_cache_dim=48, shard_rank=shard_rank, shard_size=2,
+    )  # fmt: skip
+    n, loc = len(DSA_LOC), torch.tensor(DSA_LOC)
+    keys = _rows(5, n, 128).float().to(torch.float8_e4m3fn)
+    scales = torch.rand(n, 1, generator=torch.Generator().manual_seed(6))
+    pool.set_index_k_scale_buffer(1, loc, keys, scales)
+    pool.set_mla_kv_buffer(_layer(1), loc, _rows(2, n, 1, 32), _rows(3, n, 1, 16))
+    pool.set_kv_buffer(_layer(0), write_loc(loc, physical=True), _rows(4, n, 1, 48), None)
+    return {
+        "kv0": pool.get_key_buffer(0).view(torch.uint8).clone(),
+        "kv1": pool.get_key_buffer(1).view(torch.uint8).clone(),
+        "index1": pool.get_index_k_with_scale_buffer(1).clone(),
+    }
+
+
+@pytest.mark.sglang
+@pytest.mark.parametrize("shard_rank", [0, 1])
+def test_the_judge_interleaves_dsa_rows_and_indexer_keys_as_the_installed_release(shard_rank):
+    sglang = release_offering("PageInterleaveDSATokenToKVPool")
+    release = _drive_dsa(sglang, sglang.KVWriteLoc, shard_rank)
+    judge = _drive_dsa(judge_module("current"), CurrentWriteLoc, shard_rank)
+    for name in release:
+        assert torch.equal(release[name], judge[name]), name
+    # Rank 0's keys: ids 1, 130, 0, 300 at local slots 1, 66, 0, 172 (pages 0, 1, 0, 2).
+    index = release["index1"]
+    written = sorted(
+        page * 64 + slot
+        for page in range(index.shape[0])
+        for slot in range(64)
+        if index[page, slot * 128 : (slot + 1) * 128].any()
+    )
+    assert written == ([0, 1, 66, 172] if shard_rank == 0 else [0, 6, 72])
+
+
+def test_a_dsa_pool_keeping_indexer_keys_by_logical_id_is_caught(tmp_path, capsys):
+    status = main(
+        ["run", "--sut", "tests/fixtures/page_interleave_index_k_by_logical_id.py", "--pool",
+         "page_interleave_dsa", "--dtype", "bf16", "--backend", "dsa", "--out", str(tmp_path)]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert status == 1 and "index_k" in out, out[-2000:]

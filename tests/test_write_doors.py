@@ -97,6 +97,12 @@ def test_the_loaders_optional_pools_drive_the_doors_they_define_or_inherit():
     # set_mla_kv_buffer; the SWA pool's indexer door is on a driven class, but nothing calls it.
     assert doors["HiSparseDSATokenToKVPool", "set_kv_buffer"].driven_by == ("hisparse_dsa",)
     assert doors["UnifiedSWAKVPool", "set_kv_buffer"].driven_by == ("swa_unified",)
+    assert doors["PageInterleaveDSATokenToKVPool", "set_kv_buffer"].driven_by == (
+        "page_interleave_dsa",
+    )
+    assert doors["LayerSplitDSATokenToKVPool", "set_mla_kv_buffer"].driven_by == (
+        "layer_split_dsa",
+    )
     index = doors["SWAKVPool", "set_index_k_scale_buffer"]
     assert not index.driven_by and "no modelled call site calls this door" in index.reason
     assert doors["MHATokenToKOnlyPool", "set_k_buffer"].driven_by == ("minimax_sparse",)

@@ -42,7 +42,11 @@ class Expected(Mapping):
                 kv_slots = write_slots(scenario, forward, layer_id)  # once a layer, not a buffer
                 for name in buffer_names(scenario, layer_id):
                     part = name.split(".", 1)[1]
-                    slots = indexer_slots(forward, part) if part in INDEXER_PARTS else kv_slots
+                    slots = (
+                        indexer_slots(scenario.geometry, forward, layer_id, part)
+                        if part in INDEXER_PARTS
+                        else kv_slots
+                    )
                     for token, slot in enumerate(slots):
                         if slot is not None and slot != PADDING_SINK:
                             self._writers[name][slot] = Writer(forward_index, token)
@@ -79,7 +83,7 @@ class Expected(Mapping):
         key = (name, rows)
         if key not in self._untouched:
             keep = torch.ones(rows, dtype=torch.bool)
-            keep[PADDING_SINK] = False
+            keep[PADDING_SINK:][:1] = False  # a buffer of no rows (a layer-split peer's) has none
             keep[[slot for slot in self._writers[name] if slot < rows]] = False
             self._untouched[key] = keep
         return self._untouched[key]

@@ -69,6 +69,8 @@ class Execution:
 def as_bytes(tensor: torch.Tensor) -> torch.Tensor:
     tensor = tensor.detach().to("cpu").contiguous()
     rows = tensor.shape[0] if tensor.dim() else 1
+    if tensor.dim() > 1 and rows == 0:  # a buffer of no rows (a layer-split peer's layer)
+        return torch.empty((0, tensor[:0].view(torch.uint8).shape[1:].numel()), dtype=torch.uint8)
     return (
         tensor.reshape(rows, -1).view(torch.uint8) if tensor.numel() else tensor.view(torch.uint8)
     )

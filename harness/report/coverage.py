@@ -12,6 +12,7 @@ from reports.markdown import markdown_table
 from reports.records import text_of
 from reports.schema import validate_row
 from scenarios.model import (
+    DSA_INDEX_KINDS,
     HYBRID_LINEAR_KINDS,
     MLA_POOL_KINDS,
     POOL_KINDS,
@@ -85,7 +86,7 @@ _SWA_KINDS = tuple(kind for kind in POOL_KINDS if kind.startswith("swa_"))
 # a user's, exercised it after all), never as a gap to fill. feature -> (pool kinds, why)
 UNREACHABLE: dict[str, tuple[tuple[str, ...], str]] = {
     "slot 1": (
-        ("mha_aiter5d", "hisparse_dsa", *QSA_KINDS),
+        ("mha_aiter5d", *DSA_INDEX_KINDS, *QSA_KINDS),
         "aiter's 5-D pages hold at least 16 slots, a DSA pool's 64 and a QSA pool's a multiple "
         "of its compress ratio (4), and page 0 is the padding sink, so slot 1 is never handed out",
     ),

@@ -90,6 +90,9 @@ def _raw_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Ten
             for _, attribute, _ in kind.buffers
         ]
     g = scenario.geometry
+    if g.is_layer_split:  # its readers broadcast a peer's layer from the owner: local storage
+        local = layer_id - getattr(pool, "start_layer", 0)
+        return [pool.kv_buffer[local], pool.index_k_with_scale_buffer[local]]
     kv = [pool.get_key_buffer(layer_id)]
     if not g.is_mla:
         kv.append(pool.get_value_buffer(layer_id))
@@ -122,9 +125,10 @@ def _dsa_index_rows(buffer: torch.Tensor) -> torch.Tensor:
     """A DSA indexer key cache, (pages, page * (128 + 4)) bytes, as a copy with one row per
     logical id: the id's 128 key bytes, then its 4 scale bytes."""
     pages, keys = buffer.shape[0], DSA_INDEX_PAGE * DSA_INDEX_HEAD_DIM
-    key = buffer[:, :keys].reshape(pages, DSA_INDEX_PAGE, DSA_INDEX_HEAD_DIM)
-    scale = buffer[:, keys:].reshape(pages, DSA_INDEX_PAGE, -1)
-    return torch.cat([key, scale], dim=-1).reshape(pages * DSA_INDEX_PAGE, -1)
+    row = (buffer.shape[1] - keys) // DSA_INDEX_PAGE + DSA_INDEX_HEAD_DIM  # a layer-split peer's
+    key = buffer[:, :keys].reshape(pages, DSA_INDEX_PAGE, DSA_INDEX_HEAD_DIM)  # has no pages
+    scale = buffer[:, keys:].reshape(pages, DSA_INDEX_PAGE, row - DSA_INDEX_HEAD_DIM)
+    return torch.cat([key, scale], dim=-1).reshape(pages * DSA_INDEX_PAGE, row)
 
 
 def fill_canary(pool: Any, scenario: Scenario) -> None:

@@ -17,6 +17,9 @@ from pools.layouts.kinds import LAYOUT_KINDS, class_name_of
 from scenarios.materialize import qsa_compressed_dtype
 from scenarios.model import (
     DSA_INDEX_HEAD_DIM,
+    DSA_INDEX_KINDS,
+    LAYER_SHARD_RANK,
+    LAYER_SHARD_SIZE,
     PAGE_SHARD_RANK,
     PAGE_SHARD_SIZE,
     QSA_COMPRESS_RATIO,
@@ -55,6 +58,13 @@ def _mha_kwargs(pool_class: Any, scenario: Scenario) -> dict:
 def _mla_kwargs(scenario: Scenario) -> dict:
     g = scenario.geometry
     return dict(kv_lora_rank=g.kv_lora_rank, qk_rope_head_dim=g.qk_rope_head_dim)
+
+
+def _dsa_kwargs(scenario: Scenario) -> dict:
+    """DSATokenToKVPool's keywords beside the MLA ones: the indexer's key width and the latent row
+    (rank + rope, the unquantised layout)."""
+    g = scenario.geometry
+    return dict(index_head_dim=DSA_INDEX_HEAD_DIM, kv_cache_dim=g.kv_lora_rank + g.qk_rope_head_dim)
 
 
 def _layout_pool(module: Any, scenario: Scenario, device: str) -> Any:
@@ -132,11 +142,7 @@ def _hisparse_pool(module: Any, scenario: Scenario, dtype: Any, device: str) -> 
                   device=device, enable_memory_saver=False)  # fmt: skip
     if not g.is_mla:
         return cls(head_num=g.head_num, head_dim=g.head_dim, **common)
-    return cls(
-        kv_lora_rank=g.kv_lora_rank, qk_rope_head_dim=g.qk_rope_head_dim,
-        kv_cache_dim=g.kv_lora_rank + g.qk_rope_head_dim, index_head_dim=DSA_INDEX_HEAD_DIM,
-        **common,
-    )  # fmt: skip
+    return cls(**_mla_kwargs(scenario), **_dsa_kwargs(scenario), **common)
 
 
 def _page_interleave_pool(module: Any, scenario: Scenario, dtype: Any, device: str) -> Any:
@@ -145,6 +151,8 @@ def _page_interleave_pool(module: Any, scenario: Scenario, dtype: Any, device: s
     g = scenario.geometry
     cls = _pool_class(module, g.pool)
     shape = _mla_kwargs(scenario) if g.is_mla else _mha_kwargs(cls, scenario)
+    if g.pool in DSA_INDEX_KINDS:
+        shape.update(_dsa_kwargs(scenario))
     return cls(
         size=g.size, page_size=g.page_size, dtype=dtype, layer_num=g.layer_num, device=device,
         enable_memory_saver=False, shard_rank=PAGE_SHARD_RANK, shard_size=PAGE_SHARD_SIZE,
@@ -181,6 +189,12 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
         return _page_interleave_pool(module, scenario, dtype, device)
     if g.is_unified_swa:
         return _unified_swa_pool(module, scenario, dtype, device)
+    if g.is_layer_split:
+        return _pool_class(module, g.pool)(
+            size=g.size, page_size=g.page_size, dtype=dtype, layer_num=g.layer_num,
+            device=device, enable_memory_saver=False, layer_shard_rank=LAYER_SHARD_RANK,
+            layer_shard_size=LAYER_SHARD_SIZE, **_mla_kwargs(scenario), **_dsa_kwargs(scenario),
+        )  # fmt: skip
     if g.pool == "mha":
         return module.MHATokenToKVPool(
             size=g.size,

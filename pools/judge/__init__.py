@@ -23,6 +23,7 @@ from pools.judge.fp4_pools import MHAFP4JudgePool, MLAFP4JudgePool
 from pools.judge.hisparse import HiSparseDSAJudgePool, HiSparseMHAJudgePool
 from pools.judge.hybrid import JudgeHybridPool
 from pools.judge.hybrid_linear import JudgeHybridLinearPool
+from pools.judge.layer_split import LayerSplitDSAJudgePool
 from pools.judge.layouts import (
     Aiter5DJudgePool,
     HNDJudgePool,
@@ -30,7 +31,11 @@ from pools.judge.layouts import (
     NPUMLAJudgePool,
 )
 from pools.judge.minimax_sparse import JudgeKOnlyPool, JudgeMiniMaxSparsePool
-from pools.judge.page_interleave import PageInterleaveMHAJudgePool, PageInterleaveMLAJudgePool
+from pools.judge.page_interleave import (
+    PageInterleaveDSAJudgePool,
+    PageInterleaveMHAJudgePool,
+    PageInterleaveMLAJudgePool,
+)
 from pools.judge.qsa import JudgeQSAPool
 from pools.judge.token_major import MHAJudgePool, MLAJudgePool
 from pools.judge.unified import UnifiedMHAJudgePool, UnifiedMLAJudgePool
@@ -79,6 +84,12 @@ def judge_module(era: str) -> SimpleNamespace:
         ),
         "PageInterleaveMLATokenToKVPool": type(
             "PageInterleaveMLATokenToKVPool", (PageInterleaveMLAJudgePool, mla), {}
+        ),
+        "PageInterleaveDSATokenToKVPool": type(
+            "PageInterleaveDSATokenToKVPool", (PageInterleaveDSAJudgePool, mla), {}
+        ),
+        "LayerSplitDSATokenToKVPool": type(
+            "LayerSplitDSATokenToKVPool", (LayerSplitDSAJudgePool, mla), {}
         ),
         "MiniMaxSparseKVPool": minimax_sparse,
         "MHATokenToKOnlyPool": JudgeKOnlyPool,

@@ -11,6 +11,8 @@ loc // 64 at byte (loc % 64) * 128, its scale at 64 * 128 + (loc % 64) * 4, in t
 
 from __future__ import annotations
 
+from typing import Any, Optional
+
 import numpy as np
 import torch
 
@@ -55,3 +57,35 @@ class JudgeDSAIndexKeys:
             buffer[page, offset * KEY_BYTES : (offset + 1) * KEY_BYTES] = keys[token]
             scale_at = PAGE * KEY_BYTES + offset * SCALE_BYTES
             buffer[page, scale_at : scale_at + SCALE_BYTES] = scales[token]
+
+
+class JudgeDSAPool(JudgeDSAIndexKeys):
+    """DSATokenToKVPool's constructor, before the era's MLATokenToKVPool in the MRO: 64-token
+    pages (asserted), and an indexer key cache of `index_buf_size` ids (the pool's size unless
+    given)."""
+
+    def __init__(
+        self,
+        size: int,
+        page_size: int,
+        kv_lora_rank: int,
+        dtype: torch.dtype,
+        qk_rope_head_dim: int,
+        layer_num: int,
+        device: str,
+        index_head_dim: int,
+        enable_memory_saver: bool,
+        kv_cache_dim: int,
+        start_layer: Optional[int] = None,
+        end_layer: Optional[int] = None,
+        index_buf_size: Optional[int] = None,
+        **_ignored: Any,
+    ):
+        if page_size != PAGE:
+            raise AssertionError(f"DSA requires 64-token physical pages, got {page_size}")
+        super().__init__(
+            size=size, page_size=page_size, dtype=dtype, kv_lora_rank=kv_lora_rank,
+            qk_rope_head_dim=qk_rope_head_dim, layer_num=layer_num, device=device,
+            start_layer=start_layer, end_layer=end_layer,
+        )  # fmt: skip
+        self._create_index_keys(size if index_buf_size is None else index_buf_size, layer_num)

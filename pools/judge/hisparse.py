@@ -19,10 +19,8 @@ from typing import Any, Optional
 import numpy as np
 import torch
 
-from pools.judge.dsa_index import JudgeDSAIndexKeys
+from pools.judge.dsa_index import JudgeDSAPool
 from pools.write_loc import unwrap_current
-
-DSA_PAGE_SIZE = 64
 
 
 class HiSparseTranslation:
@@ -54,36 +52,14 @@ class HiSparseMHAJudgePool(HiSparseTranslation):
         super().set_kv_buffer(layer, self._device(loc), cache_k, cache_v, *args, **kwargs)
 
 
-class HiSparseDSAJudgePool(HiSparseTranslation, JudgeDSAIndexKeys):
-    """Before the era's MLATokenToKVPool in the MRO, with DSATokenToKVPool's constructor."""
+class HiSparseDSAJudgePool(HiSparseTranslation, JudgeDSAPool):
+    """Before the era's MLATokenToKVPool in the MRO, with DSATokenToKVPool's constructor; its
+    indexer keys are kept for host_to_device_ratio times the pool's size of logical ids."""
 
     unregistered = AttributeError
 
-    def __init__(
-        self,
-        size: int,
-        page_size: int,
-        kv_lora_rank: int,
-        dtype: torch.dtype,
-        qk_rope_head_dim: int,
-        layer_num: int,
-        device: str,
-        index_head_dim: int,
-        enable_memory_saver: bool,
-        kv_cache_dim: int,
-        start_layer: Optional[int] = None,
-        end_layer: Optional[int] = None,
-        host_to_device_ratio: int = 2,
-        **_ignored: Any,
-    ):
-        if page_size != DSA_PAGE_SIZE:
-            raise AssertionError(f"DSA requires 64-token physical pages, got {page_size}")
-        super().__init__(
-            size=size, page_size=page_size, dtype=dtype, kv_lora_rank=kv_lora_rank,
-            qk_rope_head_dim=qk_rope_head_dim, layer_num=layer_num, device=device,
-            start_layer=start_layer, end_layer=end_layer,
-        )  # fmt: skip
-        self._create_index_keys(size * host_to_device_ratio, layer_num)
+    def __init__(self, size: int, *args: Any, host_to_device_ratio: int = 2, **kwargs: Any):
+        super().__init__(size, *args, index_buf_size=size * host_to_device_ratio, **kwargs)
 
     def set_kv_buffer(
         self, layer: Any, loc_info: Any, cache_k: torch.Tensor, cache_v: torch.Tensor

@@ -21,6 +21,7 @@ from typing import Any, Optional
 
 import torch
 
+from pools.judge.dsa_index import JudgeDSAPool
 from pools.write_loc import unwrap_current
 
 
@@ -97,3 +98,18 @@ class PageInterleaveMLAJudgePool(PageOwnership):
                 layer, rows, cache_k_nope[positions], cache_k_rope[positions],
                 layer_id_override=layer_id_override,
             )  # fmt: skip
+
+
+class PageInterleaveDSAJudgePool(PageInterleaveMLAJudgePool, JudgeDSAPool):
+    """Before the era's MLATokenToKVPool in the MRO, with DSATokenToKVPool's constructor plus the
+    shard: its indexer keys are page-interleaved as its rows are, the owned tokens' keys at
+    their local slots (_PageInterleaveIndexKeyCache), the others dropped."""
+
+    def set_index_k_scale_buffer(
+        self, layer_id: int, loc: torch.Tensor, index_k: torch.Tensor, index_k_scale: torch.Tensor
+    ) -> None:
+        positions, rows = self._owned(loc)
+        if positions.numel():
+            super().set_index_k_scale_buffer(
+                layer_id, rows, index_k[positions], index_k_scale[positions]
+            )

@@ -19,6 +19,7 @@ from typing import Any, Optional
 
 import torch
 
+from pools.judge.hybrid import JudgeHybridPool
 from pools.write_loc import CurrentWriteLoc, unwrap_current
 
 
@@ -26,7 +27,10 @@ def _entry_bytes(head_num: int, head_dim: int, v_head_dim: int, item: int, layer
     return (layers * head_num * (head_dim + v_head_dim) * item + 31) // 32 * 32
 
 
-class JudgeUnifiedSWAPool:
+class JudgeUnifiedSWAPool(JudgeHybridPool):
+    """The judge's SWA routing and buffer reads (pools/judge/hybrid.py) over sub-pools of one
+    shared buffer, built here (SGLang's does not call SWAKVPool.__init__ either)."""
+
     unified_mha_class: type  # the judge's UnifiedMHATokenToKVPool, bound by judge_module
 
     def __init__(
@@ -75,21 +79,10 @@ class JudgeUnifiedSWAPool:
         for is_swa, layer_ids in sides:
             for local_id, global_id in enumerate(layer_ids):
                 self.layers_mapping[global_id] = (local_id, is_swa)
+        self.use_mla, self.full_to_swa_index_mapping = False, None
 
     def register_mapping(self, full_to_swa_index_mapping: torch.Tensor) -> None:
         """Nothing to keep: the call site hands this pool physical SWA ids."""
-
-    def _sub_pool(self, layer_id: int) -> tuple[Any, int, bool]:
-        local_id, is_swa = self.layers_mapping[layer_id]
-        return (self.swa_kv_pool if is_swa else self.full_kv_pool), local_id, is_swa
-
-    def get_key_buffer(self, layer_id: int) -> torch.Tensor:
-        pool, local_id, _ = self._sub_pool(layer_id)
-        return pool.get_key_buffer(local_id)
-
-    def get_value_buffer(self, layer_id: int) -> torch.Tensor:
-        pool, local_id, _ = self._sub_pool(layer_id)
-        return pool.get_value_buffer(local_id)
 
     def set_kv_buffer(
         self,
@@ -102,7 +95,7 @@ class JudgeUnifiedSWAPool:
     ) -> None:
         loc, swa_loc, full_loc = unwrap_current(loc_info)
         physical = bool(getattr(loc_info, "physical", False))
-        pool, local_id, is_swa = self._sub_pool(layer.layer_id)
+        pool, local_id, is_swa = self._route(layer.layer_id)
         if is_swa:
             if swa_loc is None:
                 raise AssertionError("UnifiedSWAKVPool.set_kv_buffer: a SWA layer without swa_loc")

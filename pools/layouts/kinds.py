@@ -54,6 +54,8 @@ BASE_CLASSES = {
     "hisparse_dsa": "HiSparseDSATokenToKVPool",
     "page_interleave_mha": "PageInterleaveMHATokenToKVPool",
     "page_interleave_mla": "PageInterleaveMLATokenToKVPool",
+    "page_interleave_dsa": "PageInterleaveDSATokenToKVPool",
+    "layer_split_dsa": "LayerSplitDSATokenToKVPool",
     "qsa": "QSATokenToKVPool",
     "swa_unified": "UnifiedSWAKVPool",
 }
@@ -82,6 +84,8 @@ KIND_ERAS = {
     "hisparse_dsa": ("current",),
     "page_interleave_mha": ("current",),
     "page_interleave_mla": ("current",),
+    "page_interleave_dsa": ("current",),
+    "layer_split_dsa": ("current",),
     "qsa": ("current",),
     "swa_unified": ("current",),
 }

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from pools.dtypes import dtype_spec
 from pools.fp4.quantiser import BLOCK as FP4_BLOCK
 from scenarios.model import (
+    DSA_INDEX_KINDS,
     LINEAR_LAYER_KINDS,
     MLA_POOL_KINDS,
     QSA_COMPRESS_RATIO,
@@ -36,7 +37,7 @@ INDEX_HEAD_DIMS = (128, 64, 16)  # a MiniMax sparse layer's index head (MiniMax-
 # MLA kinds whose rope part is never empty: the NPU MLA pool keeps rope in a buffer of its own,
 # the unified MLA spec asserts rope > 0, a DSA write always has one, and 0.5.23's FP4 MLA store
 # reads k_rope's shape, as the page-interleave MLA door index_selects its rows.
-ROPE_KINDS = ("npu_mla", "unified_mla", "hisparse_dsa", "mla_fp4", "page_interleave_mla")
+ROPE_KINDS = ("npu_mla", "unified_mla", "mla_fp4", "page_interleave_mla") + DSA_INDEX_KINDS
 POOL_BYTES = 40 * 2**20  # default cap per pool, every layer and sub-pool together
 
 
@@ -139,7 +140,7 @@ def _narrow_shape(pool: str, dtype: str, rows: int, pool_bytes: int) -> dict:
 def _page_size(pool: str, page_size: int) -> int:
     """aiter's 5-D layout: page_size is a multiple of X (16 bytes / element), at least 16; a DSA
     pool's pages hold 64 tokens; a QSA pool's are a multiple of the compress ratio, above 1."""
-    if pool == "hisparse_dsa":
+    if pool in DSA_INDEX_KINDS:
         return 64
     if pool in QSA_KINDS:
         return max(QSA_COMPRESS_RATIO, page_size - page_size % QSA_COMPRESS_RATIO)

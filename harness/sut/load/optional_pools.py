@@ -154,6 +154,30 @@ def _unified_swa(unified: ModuleType) -> Callable[..., Any]:
     return UnifiedSWAKVPool
 
 
+def _layer_split_dsa(memory_pool: ModuleType) -> Callable[..., Any]:
+    """The release's LayerSplitDSATokenToKVPool behind the DSA constructor plus (layer_shard_rank,
+    layer_shard_size). Its buffers read the attention context-parallel group once, to decide on a
+    broadcast communicator: a group of layer_shard_size ranks without one (pynccl_comm None) is
+    stood in while it constructs. Its writes read no group."""
+
+    def LayerSplitDSATokenToKVPool(  # noqa: N802 - SGLang's class name, as the pool kind names it
+        *, layer_shard_rank: int, layer_shard_size: int, device: str, **kwargs: Any
+    ) -> Any:
+        from sglang.srt.runtime_context import get_parallel
+
+        group = SimpleNamespace(
+            world_size=layer_shard_size, rank_in_group=layer_shard_rank, pynccl_comm=None,
+            cpu_group=None, device=torch.device(device),
+        )  # fmt: skip
+        with get_parallel().override(attn_cp_group=group):
+            return memory_pool.LayerSplitDSATokenToKVPool(
+                device=device, layer_shard_rank=layer_shard_rank,
+                layer_shard_size=layer_shard_size, **kwargs,
+            )  # fmt: skip
+
+    return LayerSplitDSATokenToKVPool
+
+
 def _page_interleave(class_name: str) -> Callable[[ModuleType], Callable[..., Any]]:
     """The release's page-interleave pool `class_name` behind the MHA or MLA constructor plus
     (shard_rank, shard_size). The shard group is stood in: a GroupCoordinator of shard_size ranks
@@ -191,6 +215,11 @@ def _page_interleave(class_name: str) -> Callable[[ModuleType], Callable[..., An
 _MHA_TRIAL = dict(
     size=4, page_size=1, head_num=1, head_dim=16, layer_num=1, device="cpu",
     enable_memory_saver=False,
+)  # fmt: skip
+# DSATokenToKVPool's: 64-token pages, 128-wide indexer keys, the latent row's width.
+_DSA_TRIAL = dict(
+    size=128, page_size=64, kv_lora_rank=16, qk_rope_head_dim=16, layer_num=1, device="cpu",
+    enable_memory_saver=False, index_head_dim=128, kv_cache_dim=32,
 )  # fmt: skip
 _MLA_TRIAL = dict(
     size=4, page_size=1, kv_lora_rank=16, qk_rope_head_dim=16, layer_num=1, device="cpu",
@@ -301,18 +330,7 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         HISPARSE,
         ("HiSparseDSATokenToKVPool",),
         lambda hisparse: hisparse.HiSparseDSATokenToKVPool,
-        dict(
-            size=64,
-            page_size=64,
-            kv_lora_rank=16,
-            qk_rope_head_dim=16,
-            layer_num=1,
-            device="cpu",
-            enable_memory_saver=False,
-            dtype=torch.bfloat16,
-            index_head_dim=128,
-            kv_cache_dim=32,
-        ),  # fmt: skip
+        dict(_DSA_TRIAL, size=64, dtype=torch.bfloat16),
     ),
     OptionalPool(
         "PageInterleaveMHATokenToKVPool",
@@ -328,6 +346,22 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         ("PageInterleaveMLATokenToKVPool",),
         _page_interleave("PageInterleaveMLATokenToKVPool"),
         dict(_MLA_TRIAL, dtype=torch.bfloat16, shard_rank=0, shard_size=2),
+    ),
+    OptionalPool(
+        "PageInterleaveDSATokenToKVPool",
+        PAGE_INTERLEAVE,
+        ("PageInterleaveDSATokenToKVPool",),
+        _page_interleave("PageInterleaveDSATokenToKVPool"),
+        dict(_DSA_TRIAL, dtype=torch.bfloat16, shard_rank=0, shard_size=2),
+    ),
+    OptionalPool(
+        "LayerSplitDSATokenToKVPool",
+        "sglang.srt.mem_cache.dsa_cache_layer_split",
+        ("LayerSplitDSATokenToKVPool",),
+        _layer_split_dsa,
+        dict(
+            _DSA_TRIAL, dtype=torch.bfloat16, layer_num=2, layer_shard_rank=0, layer_shard_size=2
+        ),  # fmt: skip
     ),
     OptionalPool(
         "UnifiedMHATokenToKVPool",

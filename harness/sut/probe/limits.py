@@ -22,7 +22,7 @@ from backends.real_code import DriverGap
 from harness.compare.findings import Finding
 from harness.plan.candidate import Candidate
 from harness.sut.probe.capabilities import Capabilities
-from scenarios.model import Scenario
+from scenarios.model import DSA_INDEX_KINDS, Scenario
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         "mla-door-needs-gpu",
         "mla_door_needs_gpu",
         True,
-        ("mla", "swa_mla", "hisparse_dsa"),  # the HiSparse DSA door calls the MLA pool's
+        ("mla", "swa_mla", *DSA_INDEX_KINDS),  # the DSA pools' doors call the MLA pool's
         ("cpu",),
         r"active drivers",
         "MLATokenToKVPool.set_mla_kv_buffer launches a Triton kernel on every path (SGLang before "

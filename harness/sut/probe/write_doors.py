@@ -126,6 +126,8 @@ FOLDER_MEASURED = {
 KIND_DOORS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "mha": ("set_kv_buffer", "set_kv_buffer_prefix_valid"),  # the latter: dspark's draft commit
     "hisparse_dsa": ("set_kv_buffer", "set_mla_kv_buffer", "set_index_k_scale_buffer"),
+    "page_interleave_dsa": ("set_kv_buffer", "set_mla_kv_buffer", "set_index_k_scale_buffer"),
+    "layer_split_dsa": ("set_kv_buffer", "set_mla_kv_buffer", "set_index_k_scale_buffer"),
     "qsa": (  # the QSA indexer's three stores beside the full-attention layers' K/V
         "set_kv_buffer",
         "set_qsa_key_state_buffer",

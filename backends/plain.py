@@ -86,7 +86,8 @@ PLAIN_VALUES = ValueScope(
     "pool dtype; MLA: the latent row nope ++ rope cast, no scales",
 )
 PLAIN_MLA_VALUES = ValueScope(
-    ("mla", "swa_mla", "npu_mla", "unified_mla", "hybrid_linear_mla", "page_interleave_mla"),
+    ("mla", "swa_mla", "npu_mla", "unified_mla", "page_interleave_mla")
+    + ("hybrid_linear_mla", "hybrid_linear_dsa"),
     "nope ++ rope cast, no scales (NPU MLA: nope and rope in their own buffers)",
 )
 
@@ -127,7 +128,7 @@ def write_set_kv_buffer(req: WriteRequest, era: str, mode: str = "extend") -> No
     name="plain_mla",
     order=1,
     device_type="any",
-    pool_kinds=("mla", "swa_mla", "hybrid_linear_mla", "page_interleave_mla")
+    pool_kinds=("mla", "swa_mla", "hybrid_linear_mla", "hybrid_linear_dsa", "page_interleave_mla")
     + PLAIN_MLA_LAYOUT_KINDS,
     modes=("extend",),
     focus=PLAIN_FOCUS,

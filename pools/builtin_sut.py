@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from pools.dsa_storage import DSAStorage
 from pools.engines import make_engine
 from pools.eras import era_named
 from pools.hisparse_storage import HiSparseDSAStorage, HiSparseMHAStorage
@@ -31,8 +32,11 @@ def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
     mha = type("MHATokenToKVPool", (source.MHATokenToKVPool,), {"engine": engine})
     mla = type("MLATokenToKVPool", (source.MLATokenToKVPool,), {"engine": engine})
     swa = type("SWAKVPool", (source.SWAKVPool,), {"default_sub_pool_class": mha})
+    dsa = type("DSATokenToKVPool", (DSAStorage, mla), {})
     hybrid_linear = type(
-        "HybridLinearKVPool", (HybridLinearStorage,), {"mha_pool_class": mha, "mla_pool_class": mla}
+        "HybridLinearKVPool",
+        (HybridLinearStorage,),
+        {"mha_pool_class": mha, "mla_pool_class": mla, "dsa_pool_class": dsa},
     )
     k_only = type("MHATokenToKOnlyPool", (KOnlyStorage,), {"engine": engine})
     minimax_sparse = type(

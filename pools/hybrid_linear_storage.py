@@ -8,6 +8,8 @@ It serves the current era's call sites only: its set_kv_buffer reads KVWriteLoc.
   (MHA: scales default to 1.0, passed on; MLA: no scales).
 - set_mla_kv_buffer hands the loc_info on unchanged, so it writes at loc whatever full_loc says.
 - a layer id that is not a full-attention layer raises ValueError.
+- use_dsa: the dense pool is a DSATokenToKVPool; set_index_k_scale_buffer (and its reader) reach
+  it with the layer's dense id and the loc as given.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pools.write_loc import CurrentWriteLoc, unwrap_current
 class HybridLinearStorage:
     mha_pool_class: type  # the era's MHATokenToKVPool and MLATokenToKVPool, bound by builtin_sut
     mla_pool_class: type
+    dsa_pool_class: type  # the era's DSATokenToKVPool (the MLA pool with an indexer key cache)
 
     def __init__(
         self,
@@ -37,11 +40,14 @@ class HybridLinearStorage:
         use_mla: bool = False,
         kv_lora_rank: Optional[int] = None,
         qk_rope_head_dim: Optional[int] = None,
+        use_dsa: bool = False,
+        index_head_dim: Optional[int] = None,
+        kv_cache_dim: Optional[int] = None,
         **_ignored: Any,
     ):
         self.size, self.dtype, self.page_size, self.device = size, dtype, page_size, device
         self.start_layer = 0
-        self.use_mla = use_mla
+        self.use_mla, self.use_dsa = use_mla, use_dsa
         self.mamba_pool = mamba_pool
         common = dict(
             size=size,
@@ -51,7 +57,15 @@ class HybridLinearStorage:
             device=device,
             enable_memory_saver=enable_memory_saver,
         )
-        if use_mla:
+        if use_mla and use_dsa:
+            assert index_head_dim is not None and kv_cache_dim is not None, (
+                "HybridLinearKVPool with use_dsa requires index_head_dim and kv_cache_dim"
+            )
+            self.full_kv_pool = self.dsa_pool_class(
+                kv_lora_rank=kv_lora_rank, qk_rope_head_dim=qk_rope_head_dim,
+                index_head_dim=index_head_dim, kv_cache_dim=kv_cache_dim, **common,
+            )  # fmt: skip
+        elif use_mla:
             self.full_kv_pool = self.mla_pool_class(
                 kv_lora_rank=kv_lora_rank, qk_rope_head_dim=qk_rope_head_dim, **common
             )
@@ -112,3 +126,15 @@ class HybridLinearStorage:
             cache_k_rope,
             layer_id_override=self._dense(layer.layer_id),
         )
+
+    def set_index_k_scale_buffer(
+        self, layer_id: int, loc: torch.Tensor, index_k: torch.Tensor, index_k_scale: torch.Tensor
+    ) -> None:
+        assert self.use_dsa, "set_index_k_scale_buffer called when use_dsa is False"
+        self.full_kv_pool.set_index_k_scale_buffer(
+            self._dense(layer_id), loc, index_k, index_k_scale
+        )
+
+    def get_index_k_with_scale_buffer(self, layer_id: int) -> torch.Tensor:
+        assert self.use_dsa, "get_index_k_with_scale_buffer called when use_dsa is False"
+        return self.full_kv_pool.get_index_k_with_scale_buffer(self._dense(layer_id))

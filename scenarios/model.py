@@ -22,7 +22,7 @@ LAYOUT_POOL_KINDS = (
 )
 # HybridLinearKVPool over MHA or MLA: linear-attention layers keep no KV in it, full-attention
 # layers write one dense pool (pools/hybrid_linear_storage.py).
-HYBRID_LINEAR_KINDS = ("hybrid_linear_mha", "hybrid_linear_mla")
+HYBRID_LINEAR_KINDS = ("hybrid_linear_mha", "hybrid_linear_mla", "hybrid_linear_dsa")
 # MiniMaxSparseKVPool: every layer's K/V in one main MHA pool; sparse layers also keep an index
 # K (and, unless value-disabled, an index V) in index sub-pools of one head
 # (pools/judge/minimax_sparse.py).
@@ -46,7 +46,7 @@ QSA_COMPRESS_RATIO, QSA_INDEX_HEADS, QSA_INDEX_HEAD_DIM, QSA_TOKEN_TOPK = 4, 2, 
 QSA_PARTS = ("qsa_state", "qsa_ck")  # a full layer's index buffers; "qsa_rope" on the first
 # The DSA pools whose indexer keys the harness writes (DSATokenToKVPool.set_index_k_scale_buffer):
 # pages of DSA_INDEX_PAGE tokens, each page its keys' bytes then their scales' bytes.
-DSA_INDEX_KINDS = ("hisparse_dsa", "page_interleave_dsa", "layer_split_dsa")
+DSA_INDEX_KINDS = ("hisparse_dsa", "page_interleave_dsa", "layer_split_dsa", "hybrid_linear_dsa")
 # LayerSplitDSATokenToKVPool: each rank of an attention context-parallel group keeps a contiguous
 # share of the layers; the harness builds rank LAYER_SHARD_RANK of LAYER_SHARD_SIZE, so the
 # last layers are its peer's (scenarios.slots.owned_layers).
@@ -72,7 +72,7 @@ POOL_KINDS = (
 )
 MLA_POOL_KINDS = (
     "mla", "swa_mla", "mla_fp4", "npu_mla", "unified_mla", "hybrid_linear_mla", "hisparse_dsa",
-    "page_interleave_mla", "page_interleave_dsa", "layer_split_dsa",
+    "page_interleave_mla", "page_interleave_dsa", "layer_split_dsa", "hybrid_linear_dsa",
 )  # fmt: skip
 SCALE_KINDS = ("none", "float", "tensor", "param")
 # How k/v values are drawn: normal draws, values near the pool dtype's range limit, or normal

@@ -103,6 +103,9 @@ def test_the_loaders_optional_pools_drive_the_doors_they_define_or_inherit():
     assert doors["LayerSplitDSATokenToKVPool", "set_mla_kv_buffer"].driven_by == (
         "layer_split_dsa",
     )
+    assert doors["HybridLinearKVPool", "set_index_k_scale_buffer"].driven_by == (
+        "hybrid_linear_dsa",
+    )
     index = doors["SWAKVPool", "set_index_k_scale_buffer"]
     assert not index.driven_by and "no modelled call site calls this door" in index.reason
     assert doors["MHATokenToKOnlyPool", "set_k_buffer"].driven_by == ("minimax_sparse",)

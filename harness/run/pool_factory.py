@@ -107,6 +107,8 @@ def _hybrid_linear_pool(module: Any, scenario: Scenario, dtype: Any, device: str
     if g.is_mla:  # SGLang's MLA hybrid reads head_num/head_dim only for its size accounting
         shape = dict(use_mla=True, head_num=1, head_dim=g.kv_lora_rank + g.qk_rope_head_dim)
         shape.update(_mla_kwargs(scenario))
+        if g.pool in DSA_INDEX_KINDS:  # its full-attention layers are a DSATokenToKVPool's
+            shape.update(use_dsa=True, **_dsa_kwargs(scenario))
     else:
         shape = dict(head_num=g.head_num, head_dim=g.head_dim)
     return cls(

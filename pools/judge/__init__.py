@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from pools.judge.dsa_index import JudgeDSAPool
 from pools.judge.eras import ERA_FRONTS
 from pools.judge.fp4_pools import MHAFP4JudgePool, MLAFP4JudgePool
 from pools.judge.hisparse import HiSparseDSAJudgePool, HiSparseMHAJudgePool
@@ -68,10 +69,11 @@ def judge_module(era: str) -> SimpleNamespace:
     mha = type("MHATokenToKVPool", (MHAJudgePool, front.mha), dict(marks))
     mla = type("MLATokenToKVPool", (MLAJudgePool, front.mla), dict(marks))
     swa = type("SWAKVPool", (JudgeHybridPool, front.swa), {**marks, "default_sub_pool_class": mha})
+    dsa = type("DSATokenToKVPool", (JudgeDSAPool, mla), {})
     hybrid_linear = type(
         "HybridLinearKVPool",
         (JudgeHybridLinearPool,),
-        {"mha_pool_class": mha, "mla_pool_class": mla},
+        {"mha_pool_class": mha, "mla_pool_class": mla, "dsa_pool_class": dsa},
     )
     minimax_sparse = type("MiniMaxSparseKVPool", (JudgeMiniMaxSparsePool,), {"mha_pool_class": mha})
     names = {

@@ -10,6 +10,8 @@ here (their state is the mamba pool's, None on this machine).
 - set_mla_kv_buffer(layer, loc_info, nope, rope): asserts use_mla, hands loc_info on as it came,
   so full_loc is ignored there.
 - any door or buffer of a layer id outside the mapping raises ValueError.
+- use_dsa (with use_mla): the dense pool is a DSATokenToKVPool (pools/judge/dsa_index.py);
+  set_index_k_scale_buffer asserts use_dsa and hands the dense id and the loc as given on.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pools.write_loc import CurrentWriteLoc, unwrap_current
 class JudgeHybridLinearPool:
     mha_pool_class: type  # the judge's MHATokenToKVPool and MLATokenToKVPool of the era
     mla_pool_class: type
+    dsa_pool_class: type  # and its DSATokenToKVPool
 
     def __init__(
         self,
@@ -39,6 +42,9 @@ class JudgeHybridLinearPool:
         use_mla: bool = False,
         kv_lora_rank: Optional[int] = None,
         qk_rope_head_dim: Optional[int] = None,
+        use_dsa: bool = False,
+        index_head_dim: Optional[int] = None,
+        kv_cache_dim: Optional[int] = None,
         **_ignored: Any,
     ):
         self.size = size
@@ -48,8 +54,16 @@ class JudgeHybridLinearPool:
         self.start_layer = 0
         self.mamba_pool = mamba_pool
         self.use_mla = use_mla
+        self.use_dsa = use_dsa
         layers = len(full_attention_layer_ids)
-        if use_mla:
+        if use_mla and use_dsa:
+            if index_head_dim is None or kv_cache_dim is None:
+                raise AssertionError("use_dsa requires index_head_dim and kv_cache_dim")
+            shape = {"kv_lora_rank": kv_lora_rank, "qk_rope_head_dim": qk_rope_head_dim}
+            shape.update(index_head_dim=index_head_dim, kv_cache_dim=kv_cache_dim)
+            shape.update(enable_memory_saver=enable_memory_saver)
+            pool_class = self.dsa_pool_class
+        elif use_mla:
             shape = {"kv_lora_rank": kv_lora_rank, "qk_rope_head_dim": qk_rope_head_dim}
             pool_class = self.mla_pool_class
         else:
@@ -116,3 +130,15 @@ class JudgeHybridLinearPool:
         self.full_kv_pool.set_mla_kv_buffer(
             None, loc_info, cache_k_nope, cache_k_rope, layer_id_override=local_id
         )
+
+    def set_index_k_scale_buffer(
+        self, layer_id: int, loc: torch.Tensor, index_k: torch.Tensor, index_k_scale: torch.Tensor
+    ) -> None:
+        if not self.use_dsa:
+            raise AssertionError("set_index_k_scale_buffer called when use_dsa is False")
+        local_id = self._transfer_full_attention_id(layer_id)
+        self.full_kv_pool.set_index_k_scale_buffer(local_id, loc, index_k, index_k_scale)
+
+    def get_index_k_with_scale_buffer(self, layer_id: int) -> torch.Tensor:
+        local_id = self._transfer_full_attention_id(layer_id)
+        return self.full_kv_pool.get_index_k_with_scale_buffer(local_id)

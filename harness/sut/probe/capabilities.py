@@ -68,6 +68,9 @@ class Capabilities:
     # index their mapping with the loc as given, and no call site of theirs hands it anything
     # else. Decided on the loaded class, where the loader offers it
     hisparse_dsa_unwraps_write_loc: bool | None = None
+    # HybridLinearKVPool takes use_dsa and has set_index_k_scale_buffer: its full-attention
+    # layers may be a DSATokenToKVPool's (0.5.21 on). Decided on the loaded class
+    hybrid_linear_dsa: bool | None = None
     unknown: tuple[Unknown, ...] = field(default=())
 
     def reason_unknown(self, name: str) -> str | None:
@@ -256,6 +259,15 @@ def probe(module: Any) -> Capabilities:
         attempt(
             "qsa_indexer_dtype", lambda: "qsa_indexer_dtype" in inspect.signature(qsa).parameters
         )
+    hybrid_linear = getattr(module, "HybridLinearKVPool", None)
+    if hybrid_linear is None:
+        unknown.append(("hybrid_linear_dsa", "no HybridLinearKVPool offered"))
+    else:
+        attempt(
+            "hybrid_linear_dsa",
+            lambda: "use_dsa" in inspect.signature(hybrid_linear).parameters
+            and callable(getattr(hybrid_linear, "set_index_k_scale_buffer", None)),
+        )
     hisparse_dsa = getattr(module, "HiSparseDSATokenToKVPool", None)
     if hisparse_dsa is None:
         unknown.append(("hisparse_dsa_unwraps_write_loc", "no HiSparseDSATokenToKVPool offered"))
@@ -378,6 +390,7 @@ def probe_source(package_root: Path) -> Capabilities:
     unknown.append(("prefix_valid_divides_caller", "decided only by calling the loaded door"))
     unknown.append(("qsa_indexer_dtype", "decided only on the loaded class"))
     unknown.append(("hisparse_dsa_unwraps_write_loc", "decided only on the loaded class"))
+    unknown.append(("hybrid_linear_dsa", "decided only on the loaded class"))
     if write_loc is not None and values["unwrap_arity"] is None:
         unknown.append(
             ("unwrap_arity", "unwrap_write_loc is absent or returns tuples of several sizes")

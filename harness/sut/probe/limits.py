@@ -84,6 +84,16 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         dtypes=("fp8_e4m3",),
     ),
     SutLimit(
+        "no-hybrid-linear-dsa",
+        "hybrid_linear_dsa",
+        False,
+        ("hybrid_linear_dsa",),
+        (),
+        r"use_dsa|set_index_k_scale_buffer",
+        "HybridLinearKVPool takes no use_dsa or has no set_index_k_scale_buffer (SGLang before "
+        "0.5.21): its full-attention layers cannot be a DSA pool's",
+    ),
+    SutLimit(
         "hisparse-dsa-door-takes-bare-loc",
         "hisparse_dsa_unwraps_write_loc",
         False,

@@ -18,8 +18,28 @@ from backends.call_shapes import ATTENTION, ERA_NAMES, MLA, CallSiteModel, Shape
 from backends.context import WriteRequest
 from backends.dsa_indexer import store_index_keys
 from backends.entry import EXTEND_AND_DECODE, ValueScope, register_backend
+from backends.focus import LAYOUT_DTYPES
 from backends.plain import PLAIN_FOCUS
-from scenarios.model import DSA_INDEX_KINDS
+from backends.skips import BackendSkip, by_cell
+from scenarios.model import DSA_INDEX_KINDS, Scenario
+
+
+@by_cell
+def _placement_kind_outside_subset(scenario: Scenario, mode: str) -> bool:
+    g = scenario.geometry
+    return g.pool != "hisparse_dsa" and g.dtype not in LAYOUT_DTYPES
+
+
+# The DSA kinds beside the HiSparse one test where a store lands (a rank's pages, a rank's layers,
+# a hybrid's dense layers); their casts are the HiSparse kind's, which runs every dtype.
+DSA_PLACEMENT_DTYPES = BackendSkip(
+    "dsa-placement-dtype-subset",
+    "the page-interleave, layer-split and hybrid linear DSA kinds on dtypes other than bf16 and "
+    "fp8_e4m3",
+    "they test which tokens, layers and rows a DSA store reaches; every cast of the DSA store is "
+    "judged on hisparse_dsa over every dtype (docs/notes/layout-dtypes.md)",
+    _placement_kind_outside_subset,
+)
 
 CENSUS = CallSiteModel(
     (ATTENTION + "dsa_backend.py",),
@@ -36,6 +56,7 @@ CENSUS = CallSiteModel(
     modes=EXTEND_AND_DECODE,
     eras=("current",),
     focus={"extend": PLAIN_FOCUS["extend"], "decode": ("decode", "small-decode")},
+    skips=(DSA_PLACEMENT_DTYPES,),
     value_scope=ValueScope(DSA_INDEX_KINDS, "nope ++ rope cast, no scales"),
     real_code_gap="the release driver builds no DSA indexer metadata (its forward reads the "
     "indexer's top-k plan before the write); the census-checked model runs",

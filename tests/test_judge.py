@@ -381,6 +381,9 @@ def test_rows_a_write_does_not_touch_keep_their_bytes(pool):
     for name, rows in execution.buffers.items():
         untouched = expected.untouched(name, rows.shape[0])
         assert bool((rows[untouched] == CANARY).all()), name
+        if not expected.slots(name):  # only a layer-split peer's layer, which has no rows here
+            assert pool == "layer_split_dsa" and rows.shape[0] == 0, name
+            continue
         written = torch.tensor(expected.slots(name))
         assert bool((rows[written] != CANARY).any()), name  # the check above is not vacuous
         assert PADDING_SINK not in expected[name]

@@ -265,8 +265,10 @@ def probe(module: Any) -> Capabilities:
     else:
         attempt(
             "hybrid_linear_dsa",
-            lambda: "use_dsa" in inspect.signature(hybrid_linear).parameters
-            and callable(getattr(hybrid_linear, "set_index_k_scale_buffer", None)),
+            lambda: (
+                "use_dsa" in inspect.signature(hybrid_linear).parameters
+                and callable(getattr(hybrid_linear, "set_index_k_scale_buffer", None))
+            ),
         )
     hisparse_dsa = getattr(module, "HiSparseDSATokenToKVPool", None)
     if hisparse_dsa is None:

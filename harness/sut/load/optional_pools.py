@@ -133,7 +133,7 @@ def _unified_swa(unified: ModuleType) -> Callable[..., Any]:
                 v_head_dim=v_head_dim,
                 store_dtype=_store_dtype(dtype),
                 kv_cache_dtype=dtype,
-            )  # fmt: skip
+            )
             for name, layers, direction in (
                 ("full", full_attention_layer_ids, "up"),
                 ("swa", swa_attention_layer_ids, "down"),

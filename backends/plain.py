@@ -45,18 +45,22 @@ PLAIN_MLA_LAYOUT_KINDS = ("mla_fp4", "npu_mla", "unified_mla")
 """The layout kinds `plain_mla` writes through its (nope, rope) door."""
 
 
+SUBSET_KINDS = (
+    PLAIN_LAYOUT_KINDS
+    + PLAIN_MLA_LAYOUT_KINDS
+    + HYBRID_LINEAR_KINDS
+    + PAGE_INTERLEAVE_KINDS
+    + UNIFIED_SWA_KINDS
+    + LAYER_SPLIT_KINDS
+    + ("hisparse_dsa",)  # its casts are judged through the dsa call site, every dtype
+)
+"""The kinds `plain` and `plain_mla` run on LAYOUT_DTYPES only (docs/notes/layout-dtypes.md)."""
+
+
 @skips.by_cell
 def _layout_dtype_outside_subset(scenario: Scenario, mode: str) -> bool:
     g = scenario.geometry
-    if g.pool not in (
-        PLAIN_LAYOUT_KINDS
-        + PLAIN_MLA_LAYOUT_KINDS
-        + HYBRID_LINEAR_KINDS
-        + PAGE_INTERLEAVE_KINDS
-        + UNIFIED_SWA_KINDS
-        + LAYER_SPLIT_KINDS
-        + ("hisparse_dsa",)  # its casts are judged through the dsa call site, every dtype
-    ):
+    if g.pool not in SUBSET_KINDS:
         return False
     return g.dtype != "bf16" if g.is_fp4 else g.dtype not in LAYOUT_DTYPES
 

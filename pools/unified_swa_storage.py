@@ -15,7 +15,7 @@ from typing import Any, Optional
 import torch
 
 from pools.dtypes import store_dtype_of
-from pools.layouts.unified import ENTRY_BYTES
+from pools.layouts.unified import entry_bytes
 from pools.swa_storage import SWAStorage
 
 
@@ -46,19 +46,14 @@ class UnifiedSWAStorage(SWAStorage):
         self.dtype, self.device, self.start_layer = dtype, device, 0
         self.layer_num = len(full_attention_layer_ids) + len(swa_attention_layer_ids)
         row = head_num * (head_dim + (v_head_dim or head_dim)) * store_dtype_of(dtype).itemsize
-        entry = {
-            side: -(-len(ids) * row // ENTRY_BYTES) * ENTRY_BYTES
-            for side, ids in (("full", full_attention_layer_ids), ("swa", swa_attention_layer_ids))
-        }
-        if (
-            swa_slot_base % page_size
-            or swa_slot_base * entry["swa"] < (size + page_size) * entry["full"]
-        ):
+        full_entry = entry_bytes(len(full_attention_layer_ids), row)
+        swa_entry = entry_bytes(len(swa_attention_layer_ids), row)
+        if swa_slot_base % page_size or swa_slot_base * swa_entry < (size + page_size) * full_entry:
             raise ValueError(
                 f"swa_slot_base {swa_slot_base} is not a page above the full sub-pool's bytes"
             )
         shared = torch.zeros(
-            (swa_slot_base + size_swa + page_size) * entry["swa"], dtype=torch.uint8, device=device
+            (swa_slot_base + size_swa + page_size) * swa_entry, dtype=torch.uint8, device=device
         )
         sub_pool = type(
             self.sub_pool_class.__name__, (self.sub_pool_class,), {"shared_raw": shared}

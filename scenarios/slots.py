@@ -11,6 +11,7 @@ from typing import Optional
 import torch
 
 from pools.dtypes import dtype_spec
+from pools.layouts.unified import entry_bytes
 from scenarios.model import (
     LAYER_SHARD_RANK,
     LAYER_SHARD_SIZE,
@@ -63,10 +64,9 @@ def page_interleave_id(g: Geometry, row: int) -> int:
 
 def unified_entry_bytes(g: Geometry, layers: int) -> int:
     """One slot's entry in a unified MHA sub-pool of `layers` layers: [K_0 | V_0 | K_1 | ...],
-    rounded up to 32 bytes (SGLang's ENTRY_ALIGN_BYTES)."""
+    rounded up to SGLang's ENTRY_ALIGN_BYTES."""
     item = dtype_spec(g.dtype).store_dtype.itemsize
-    row = g.head_num * (g.head_dim + (g.v_head_dim or g.head_dim)) * item
-    return -(-layers * row // 32) * 32
+    return entry_bytes(layers, g.head_num * (g.head_dim + (g.v_head_dim or g.head_dim)) * item)
 
 
 def unified_swa_base(g: Geometry) -> int:

@@ -29,6 +29,11 @@ def _refuse_unmarked(loc_info: Any, door: str) -> None:
         raise ValueError(f"{door}: write loc is not marked physical")
 
 
+def entry_bytes(layers: int, layer_bytes: int) -> int:
+    """One slot's entry: every layer's rows, padded to a multiple of 32 bytes."""
+    return (layers * layer_bytes + 31) // 32 * 32
+
+
 def _entry(pool: Any, parts: list[tuple[int, ...]]) -> list[list[torch.Tensor]]:
     """Allocate `pool.raw` (or take the class's `shared_raw`, a buffer another sub-pool shares)
     and return, per part (row shapes in entry order), its layer views."""
@@ -41,7 +46,7 @@ def _entry(pool: Any, parts: list[tuple[int, ...]]) -> list[list[torch.Tensor]]:
                 f"{row_bytes}-byte row"
             )
     per_layer = sum(sizes)
-    pool.entry_bytes = (pool.layer_num * per_layer + 31) // 32 * 32
+    pool.entry_bytes = entry_bytes(pool.layer_num, per_layer)
     shared = getattr(pool, "shared_raw", None)
     if shared is None:
         slots = pool.size + pool.page_size

@@ -20,11 +20,8 @@ from typing import Any, Optional
 import torch
 
 from pools.judge.hybrid import JudgeHybridPool
+from pools.judge.unified import entry_bytes
 from pools.write_loc import CurrentWriteLoc, unwrap_current
-
-
-def _entry_bytes(head_num: int, head_dim: int, v_head_dim: int, item: int, layers: int) -> int:
-    return (layers * head_num * (head_dim + v_head_dim) * item + 31) // 32 * 32
 
 
 class JudgeUnifiedSWAPool(JudgeHybridPool):
@@ -53,15 +50,9 @@ class JudgeUnifiedSWAPool(JudgeHybridPool):
         self.dtype, self.device, self.start_layer = dtype, device, 0
         self.layer_num = len(full_attention_layer_ids) + len(swa_attention_layer_ids)
         v_head_dim = head_dim if v_head_dim is None else v_head_dim
-        item = 1 if dtype.itemsize == 1 else dtype.itemsize  # fp8 is stored as uint8
-
-        def entry(layers: int) -> int:
-            return _entry_bytes(head_num, head_dim, v_head_dim, item, layers)
-
-        full_entry, swa_entry = (
-            entry(len(full_attention_layer_ids)),
-            entry(len(swa_attention_layer_ids)),
-        )
+        row = head_num * (head_dim + v_head_dim) * dtype.itemsize  # fp8: one byte, as uint8
+        full_entry = entry_bytes(len(full_attention_layer_ids), row)
+        swa_entry = entry_bytes(len(swa_attention_layer_ids), row)
         if swa_slot_base % page_size or swa_slot_base * swa_entry < (size + page_size) * full_entry:
             raise ValueError(
                 f"swa_slot_base {swa_slot_base} is not a page above the full sub-pool's bytes"

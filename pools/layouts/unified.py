@@ -22,6 +22,11 @@ ROW_BYTES = 16  # SGLang's ROW_ALIGN_BYTES
 ENTRY_BYTES = 32  # SGLang's ENTRY_ALIGN_BYTES
 
 
+def entry_bytes(layer_num: int, layer_bytes: int) -> int:
+    """One slot's entry: every layer's rows side by side, rounded up to ENTRY_BYTES."""
+    return -(-layer_num * layer_bytes // ENTRY_BYTES) * ENTRY_BYTES
+
+
 class _UnifiedBuffer:
     """One byte buffer of (size + page_size) entries, and per-layer strided views into it."""
 
@@ -44,7 +49,7 @@ class _UnifiedBuffer:
                     f"pool has a {width}-byte {name} row"
                 )
         layer_bytes = sum(row_bytes.values())
-        self.entry_bytes = -(-self.layer_num * layer_bytes // ENTRY_BYTES) * ENTRY_BYTES
+        self.entry_bytes = entry_bytes(self.layer_num, layer_bytes)
         if self.shared_raw is None:
             slots = self.size + self.page_size
             self.raw = torch.zeros(slots * self.entry_bytes, dtype=torch.uint8, device=self.device)

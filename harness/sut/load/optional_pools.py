@@ -17,6 +17,13 @@ from typing import Any, Callable
 
 import torch
 
+from harness.sut.load.release_constructors import (
+    layer_split_dsa,
+    page_interleave,
+    unified_mha,
+    unified_mla,
+    unified_swa,
+)
 from harness.sut.probe.detect import REQUIRED_NAMES
 
 MEMORY_POOL = "sglang.srt.mem_cache.memory_pool"
@@ -24,190 +31,6 @@ UNIFIED = "sglang.srt.mem_cache.unified_memory_pool"
 HISPARSE = "sglang.srt.mem_cache.hisparse_memory_pool"
 PAGE_INTERLEAVE = "sglang.srt.mem_cache.page_interleave_pool"
 QSA = "sglang.srt.mem_cache.qsa_kv_pool"
-
-
-def _store_dtype(dtype: Any) -> Any:
-    """SGLang's storage dtype for a cache dtype: fp8 is kept as uint8."""
-    return torch.uint8 if dtype.itemsize == 1 and dtype.is_floating_point else dtype
-
-
-def _unified_buffer(
-    unified: ModuleType, pool: Any, size: int, page_size: int, dtype: Any, device: str
-) -> Any:
-    """A UnifiedKVPool of size + page_size entries of the sub-pool `pool` (grow-up, named "kv"),
-    beside the one-layer grow-down sub-pool a UnifiedKVPool requires, which nothing writes."""
-    store = _store_dtype(dtype)
-    spare = unified.MHASubPoolSpec(
-        name="spare", layer_num=1, grow_direction="down", head_num=1,
-        head_dim=16 // store.itemsize, store_dtype=store, kv_cache_dtype=dtype,
-    )  # fmt: skip
-    return unified.UnifiedKVPool(
-        total_bytes=(size + page_size) * pool.entry_bytes(), sub_pool_specs=[pool, spare],
-        device=device, enable_memory_saver=False, page_size=page_size,
-    )  # fmt: skip
-
-
-def _unified_mha(unified: ModuleType) -> Callable[..., Any]:
-    """The release's UnifiedMHATokenToKVPool behind the MHA constructor, over _unified_buffer.
-    The release builds the entry layout and the strided views itself."""
-
-    def UnifiedMHATokenToKVPool(  # noqa: N802 - SGLang's class name, as the pool kind names it
-        size: int,
-        page_size: int,
-        dtype: Any,
-        head_num: int,
-        head_dim: int,
-        layer_num: int,
-        device: str,
-        enable_memory_saver: bool = False,
-        v_head_dim: int | None = None,
-        start_layer: int | None = None,
-        end_layer: int | None = None,
-    ) -> Any:
-        pool = unified.MHASubPoolSpec(
-            name="kv", layer_num=layer_num, grow_direction="up", head_num=head_num,
-            head_dim=head_dim, v_head_dim=v_head_dim, store_dtype=_store_dtype(dtype),
-            kv_cache_dtype=dtype,
-        )  # fmt: skip
-        return unified.UnifiedMHATokenToKVPool(
-            unified_buffer=_unified_buffer(unified, pool, size, page_size, dtype, device),
-            sub_pool_name="kv", page_size=page_size, start_layer=start_layer, end_layer=end_layer,
-        )  # fmt: skip
-
-    return UnifiedMHATokenToKVPool
-
-
-def _unified_mla(unified: ModuleType) -> Callable[..., Any]:
-    """The release's UnifiedMLATokenToKVPool behind the MLA constructor, as _unified_mha."""
-
-    def UnifiedMLATokenToKVPool(  # noqa: N802 - SGLang's class name, as the pool kind names it
-        size: int,
-        page_size: int,
-        dtype: Any,
-        kv_lora_rank: int,
-        qk_rope_head_dim: int,
-        layer_num: int,
-        device: str,
-        enable_memory_saver: bool = False,
-    ) -> Any:
-        pool = unified.MLASubPoolSpec(
-            name="kv", layer_num=layer_num, grow_direction="up", kv_lora_rank=kv_lora_rank,
-            qk_rope_head_dim=qk_rope_head_dim, store_dtype=_store_dtype(dtype),
-        )  # fmt: skip
-        return unified.UnifiedMLATokenToKVPool(
-            unified_buffer=_unified_buffer(unified, pool, size, page_size, dtype, device),
-            sub_pool_name="kv", kv_cache_dtype=dtype, page_size=page_size,
-        )  # fmt: skip
-
-    return UnifiedMLATokenToKVPool
-
-
-def _unified_swa(unified: ModuleType) -> Callable[..., Any]:
-    """The release's UnifiedSWAKVPool behind SWAKVPool's constructor plus `swa_slot_base`: a
-    UnifiedKVPool whose grow-up full and grow-down SWA sub-pools (the release's MHASubPoolSpec,
-    entry sizes and views) share one buffer sized so that SWA slots swa_slot_base to
-    swa_slot_base + size_swa + page_size fit above every full slot's bytes, as the two-ended
-    allocator keeps them (scenarios.slots.unified_swa_base)."""
-
-    def UnifiedSWAKVPool(  # noqa: N802 - SGLang's class name, as the pool kind names it
-        size: int,
-        size_swa: int,
-        page_size: int,
-        dtype: Any,
-        head_num: int,
-        head_dim: int,
-        swa_attention_layer_ids: list[int],
-        full_attention_layer_ids: list[int],
-        device: str,
-        swa_slot_base: int,
-        v_head_dim: int | None = None,
-        enable_memory_saver: bool = False,
-    ) -> Any:
-        full, swa = (
-            unified.MHASubPoolSpec(
-                name=name,
-                layer_num=len(layers),
-                grow_direction=direction,
-                head_num=head_num,
-                head_dim=head_dim,
-                v_head_dim=v_head_dim,
-                store_dtype=_store_dtype(dtype),
-                kv_cache_dtype=dtype,
-            )
-            for name, layers, direction in (
-                ("full", full_attention_layer_ids, "up"),
-                ("swa", swa_attention_layer_ids, "down"),
-            )
-        )
-        if swa_slot_base * swa.entry_bytes() < (size + page_size) * full.entry_bytes():
-            raise ValueError(f"swa_slot_base {swa_slot_base} overlaps the full sub-pool's bytes")
-        buffer = unified.UnifiedKVPool(
-            total_bytes=(swa_slot_base + size_swa + page_size) * swa.entry_bytes(),
-            sub_pool_specs=[full, swa], device=device, enable_memory_saver=enable_memory_saver,
-            page_size=page_size,
-        )  # fmt: skip
-        return unified.UnifiedSWAKVPool(
-            unified_buffer=buffer, swa_attention_layer_ids=swa_attention_layer_ids,
-            full_attention_layer_ids=full_attention_layer_ids, page_size=page_size,
-        )  # fmt: skip
-
-    return UnifiedSWAKVPool
-
-
-def _layer_split_dsa(memory_pool: ModuleType) -> Callable[..., Any]:
-    """The release's LayerSplitDSATokenToKVPool behind the DSA constructor plus (layer_shard_rank,
-    layer_shard_size). Its buffers read the attention context-parallel group once, to decide on a
-    broadcast communicator: a group of layer_shard_size ranks without one (pynccl_comm None) is
-    stood in while it constructs. Its writes read no group."""
-
-    def LayerSplitDSATokenToKVPool(  # noqa: N802 - SGLang's class name, as the pool kind names it
-        *, layer_shard_rank: int, layer_shard_size: int, device: str, **kwargs: Any
-    ) -> Any:
-        from sglang.srt.runtime_context import get_parallel
-
-        group = SimpleNamespace(
-            world_size=layer_shard_size, rank_in_group=layer_shard_rank, pynccl_comm=None,
-            cpu_group=None, device=torch.device(device),
-        )  # fmt: skip
-        with get_parallel().override(attn_cp_group=group):
-            return memory_pool.LayerSplitDSATokenToKVPool(
-                device=device, layer_shard_rank=layer_shard_rank,
-                layer_shard_size=layer_shard_size, **kwargs,
-            )  # fmt: skip
-
-    return LayerSplitDSATokenToKVPool
-
-
-def _page_interleave(class_name: str) -> Callable[[ModuleType], Callable[..., Any]]:
-    """The release's page-interleave pool `class_name` behind the MHA or MLA constructor plus
-    (shard_rank, shard_size). The shard group is stood in: a GroupCoordinator of shard_size ranks
-    whose cpu_group is a one-rank StatelessProcessGroup, so the release's PyNcclCommunicator is
-    built and disabled (world size 1), as on any single rank. Its gathers serve reads during a
-    sharded extend, which the doors modelled here do not start."""
-
-    def build(page_interleave_pool: ModuleType) -> Callable[..., Any]:
-        from sglang.srt.distributed.utils import StatelessProcessGroup
-        from sglang.srt.mem_cache.page_interleave import PageShardSpec
-
-        cls = getattr(page_interleave_pool, class_name)
-
-        def construct(*, page_size: int, device: str, shard_rank: int, shard_size: int,
-                      **kwargs: Any) -> Any:  # fmt: skip
-            spec = PageShardSpec(
-                shard_rank=shard_rank, shard_size=shard_size, page_size=page_size,
-                max_prefix_tokens=shard_size * page_size, chunk_tokens=page_size,
-            )  # fmt: skip
-            group = SimpleNamespace(
-                world_size=shard_size, rank_in_group=shard_rank, device=torch.device(device),
-                cpu_group=StatelessProcessGroup(rank=0, world_size=1, store=None),
-            )  # fmt: skip
-            return cls(page_size=page_size, device=device, shard_spec=spec, shard_group=group,
-                       **kwargs)  # fmt: skip
-
-        construct.__name__ = class_name
-        return construct
-
-    return build
 
 
 # A tiny pool of each shape, built once at load time: a class that does not construct on this
@@ -336,7 +159,7 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         "PageInterleaveMHATokenToKVPool",
         PAGE_INTERLEAVE,
         ("PageInterleaveMHATokenToKVPool",),
-        _page_interleave("PageInterleaveMHATokenToKVPool"),
+        page_interleave("PageInterleaveMHATokenToKVPool"),
         dict(_MHA_TRIAL, dtype=torch.bfloat16, shard_rank=0, shard_size=2),
         trial_write_layer=0,
     ),
@@ -344,21 +167,21 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         "PageInterleaveMLATokenToKVPool",
         PAGE_INTERLEAVE,
         ("PageInterleaveMLATokenToKVPool",),
-        _page_interleave("PageInterleaveMLATokenToKVPool"),
+        page_interleave("PageInterleaveMLATokenToKVPool"),
         dict(_MLA_TRIAL, dtype=torch.bfloat16, shard_rank=0, shard_size=2),
     ),
     OptionalPool(
         "PageInterleaveDSATokenToKVPool",
         PAGE_INTERLEAVE,
         ("PageInterleaveDSATokenToKVPool",),
-        _page_interleave("PageInterleaveDSATokenToKVPool"),
+        page_interleave("PageInterleaveDSATokenToKVPool"),
         dict(_DSA_TRIAL, dtype=torch.bfloat16, shard_rank=0, shard_size=2),
     ),
     OptionalPool(
         "LayerSplitDSATokenToKVPool",
         "sglang.srt.mem_cache.dsa_cache_layer_split",
         ("LayerSplitDSATokenToKVPool",),
-        _layer_split_dsa,
+        layer_split_dsa,
         dict(
             _DSA_TRIAL, dtype=torch.bfloat16, layer_num=2, layer_shard_rank=0, layer_shard_size=2
         ),  # fmt: skip
@@ -367,7 +190,7 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         "UnifiedMHATokenToKVPool",
         UNIFIED,
         ("UnifiedKVPool", "MHASubPoolSpec", "UnifiedMHATokenToKVPool"),
-        _unified_mha,
+        unified_mha,
         dict(_MHA_TRIAL, dtype=torch.bfloat16),
         marks=("requires_physical_write_loc",),
     ),
@@ -375,7 +198,7 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         "UnifiedMLATokenToKVPool",
         UNIFIED,
         ("UnifiedKVPool", "MLASubPoolSpec", "MHASubPoolSpec", "UnifiedMLATokenToKVPool"),
-        _unified_mla,
+        unified_mla,
         dict(_MLA_TRIAL, dtype=torch.bfloat16),
         marks=("requires_physical_write_loc",),
     ),
@@ -383,7 +206,7 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         "UnifiedSWAKVPool",
         UNIFIED,
         ("UnifiedKVPool", "MHASubPoolSpec", "UnifiedMHATokenToKVPool", "UnifiedSWAKVPool"),
-        _unified_swa,
+        unified_swa,
         dict(
             size=4,
             size_swa=4,

@@ -1,0 +1,197 @@
+"""How the SGLang loader builds a release's optional pool classes behind the SUT protocol's
+constructor keywords (harness/sut/load/optional_pools.py declares which, and offers them): a
+unified pool over a UnifiedKVPool of the release's own sub-pool specs, a page-interleave pool with
+its shard group stood in, a layer-split pool with its attention context-parallel group stood in
+while it constructs.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType, SimpleNamespace
+from typing import Any, Callable
+
+import torch
+
+
+def _store_dtype(dtype: Any) -> Any:
+    """SGLang's storage dtype for a cache dtype: fp8 is kept as uint8."""
+    return torch.uint8 if dtype.itemsize == 1 and dtype.is_floating_point else dtype
+
+
+def _unified_buffer(
+    unified: ModuleType, pool: Any, size: int, page_size: int, dtype: Any, device: str
+) -> Any:
+    """A UnifiedKVPool of size + page_size entries of the sub-pool `pool` (grow-up, named "kv"),
+    beside the one-layer grow-down sub-pool a UnifiedKVPool requires, which nothing writes."""
+    store = _store_dtype(dtype)
+    spare = unified.MHASubPoolSpec(
+        name="spare", layer_num=1, grow_direction="down", head_num=1,
+        head_dim=16 // store.itemsize, store_dtype=store, kv_cache_dtype=dtype,
+    )  # fmt: skip
+    return unified.UnifiedKVPool(
+        total_bytes=(size + page_size) * pool.entry_bytes(), sub_pool_specs=[pool, spare],
+        device=device, enable_memory_saver=False, page_size=page_size,
+    )  # fmt: skip
+
+
+def unified_mha(unified: ModuleType) -> Callable[..., Any]:
+    """The release's UnifiedMHATokenToKVPool behind the MHA constructor, over _unified_buffer.
+    The release builds the entry layout and the strided views itself."""
+
+    def UnifiedMHATokenToKVPool(  # noqa: N802 - SGLang's class name, as the pool kind names it
+        size: int,
+        page_size: int,
+        dtype: Any,
+        head_num: int,
+        head_dim: int,
+        layer_num: int,
+        device: str,
+        enable_memory_saver: bool = False,
+        v_head_dim: int | None = None,
+        start_layer: int | None = None,
+        end_layer: int | None = None,
+    ) -> Any:
+        pool = unified.MHASubPoolSpec(
+            name="kv", layer_num=layer_num, grow_direction="up", head_num=head_num,
+            head_dim=head_dim, v_head_dim=v_head_dim, store_dtype=_store_dtype(dtype),
+            kv_cache_dtype=dtype,
+        )  # fmt: skip
+        return unified.UnifiedMHATokenToKVPool(
+            unified_buffer=_unified_buffer(unified, pool, size, page_size, dtype, device),
+            sub_pool_name="kv", page_size=page_size, start_layer=start_layer, end_layer=end_layer,
+        )  # fmt: skip
+
+    return UnifiedMHATokenToKVPool
+
+
+def unified_mla(unified: ModuleType) -> Callable[..., Any]:
+    """The release's UnifiedMLATokenToKVPool behind the MLA constructor, as unified_mha."""
+
+    def UnifiedMLATokenToKVPool(  # noqa: N802 - SGLang's class name, as the pool kind names it
+        size: int,
+        page_size: int,
+        dtype: Any,
+        kv_lora_rank: int,
+        qk_rope_head_dim: int,
+        layer_num: int,
+        device: str,
+        enable_memory_saver: bool = False,
+    ) -> Any:
+        pool = unified.MLASubPoolSpec(
+            name="kv", layer_num=layer_num, grow_direction="up", kv_lora_rank=kv_lora_rank,
+            qk_rope_head_dim=qk_rope_head_dim, store_dtype=_store_dtype(dtype),
+        )  # fmt: skip
+        return unified.UnifiedMLATokenToKVPool(
+            unified_buffer=_unified_buffer(unified, pool, size, page_size, dtype, device),
+            sub_pool_name="kv", kv_cache_dtype=dtype, page_size=page_size,
+        )  # fmt: skip
+
+    return UnifiedMLATokenToKVPool
+
+
+def unified_swa(unified: ModuleType) -> Callable[..., Any]:
+    """The release's UnifiedSWAKVPool behind SWAKVPool's constructor plus `swa_slot_base`: a
+    UnifiedKVPool whose grow-up full and grow-down SWA sub-pools (the release's MHASubPoolSpec,
+    entry sizes and views) share one buffer sized so that SWA slots swa_slot_base to
+    swa_slot_base + size_swa + page_size fit above every full slot's bytes, as the two-ended
+    allocator keeps them (scenarios.slots.unified_swa_base)."""
+
+    def UnifiedSWAKVPool(  # noqa: N802 - SGLang's class name, as the pool kind names it
+        size: int,
+        size_swa: int,
+        page_size: int,
+        dtype: Any,
+        head_num: int,
+        head_dim: int,
+        swa_attention_layer_ids: list[int],
+        full_attention_layer_ids: list[int],
+        device: str,
+        swa_slot_base: int,
+        v_head_dim: int | None = None,
+        enable_memory_saver: bool = False,
+    ) -> Any:
+        full, swa = (
+            unified.MHASubPoolSpec(
+                name=name,
+                layer_num=len(layers),
+                grow_direction=direction,
+                head_num=head_num,
+                head_dim=head_dim,
+                v_head_dim=v_head_dim,
+                store_dtype=_store_dtype(dtype),
+                kv_cache_dtype=dtype,
+            )
+            for name, layers, direction in (
+                ("full", full_attention_layer_ids, "up"),
+                ("swa", swa_attention_layer_ids, "down"),
+            )
+        )
+        if swa_slot_base * swa.entry_bytes() < (size + page_size) * full.entry_bytes():
+            raise ValueError(f"swa_slot_base {swa_slot_base} overlaps the full sub-pool's bytes")
+        buffer = unified.UnifiedKVPool(
+            total_bytes=(swa_slot_base + size_swa + page_size) * swa.entry_bytes(),
+            sub_pool_specs=[full, swa], device=device, enable_memory_saver=enable_memory_saver,
+            page_size=page_size,
+        )  # fmt: skip
+        return unified.UnifiedSWAKVPool(
+            unified_buffer=buffer, swa_attention_layer_ids=swa_attention_layer_ids,
+            full_attention_layer_ids=full_attention_layer_ids, page_size=page_size,
+        )  # fmt: skip
+
+    return UnifiedSWAKVPool
+
+
+def layer_split_dsa(memory_pool: ModuleType) -> Callable[..., Any]:
+    """The release's LayerSplitDSATokenToKVPool behind the DSA constructor plus (layer_shard_rank,
+    layer_shard_size). Its buffers read the attention context-parallel group once, to decide on a
+    broadcast communicator: a group of layer_shard_size ranks without one (pynccl_comm None) is
+    stood in while it constructs. Its writes read no group."""
+
+    def LayerSplitDSATokenToKVPool(  # noqa: N802 - SGLang's class name, as the pool kind names it
+        *, layer_shard_rank: int, layer_shard_size: int, device: str, **kwargs: Any
+    ) -> Any:
+        from sglang.srt.runtime_context import get_parallel
+
+        group = SimpleNamespace(
+            world_size=layer_shard_size, rank_in_group=layer_shard_rank, pynccl_comm=None,
+            cpu_group=None, device=torch.device(device),
+        )  # fmt: skip
+        with get_parallel().override(attn_cp_group=group):
+            return memory_pool.LayerSplitDSATokenToKVPool(
+                device=device, layer_shard_rank=layer_shard_rank,
+                layer_shard_size=layer_shard_size, **kwargs,
+            )  # fmt: skip
+
+    return LayerSplitDSATokenToKVPool
+
+
+def page_interleave(class_name: str) -> Callable[[ModuleType], Callable[..., Any]]:
+    """The release's page-interleave pool `class_name` behind the MHA or MLA constructor plus
+    (shard_rank, shard_size). The shard group is stood in: a GroupCoordinator of shard_size ranks
+    whose cpu_group is a one-rank StatelessProcessGroup, so the release's PyNcclCommunicator is
+    built and disabled (world size 1), as on any single rank. Its gathers serve reads during a
+    sharded extend, which the doors modelled here do not start."""
+
+    def build(page_interleave_pool: ModuleType) -> Callable[..., Any]:
+        from sglang.srt.distributed.utils import StatelessProcessGroup
+        from sglang.srt.mem_cache.page_interleave import PageShardSpec
+
+        cls = getattr(page_interleave_pool, class_name)
+
+        def construct(*, page_size: int, device: str, shard_rank: int, shard_size: int,
+                      **kwargs: Any) -> Any:  # fmt: skip
+            spec = PageShardSpec(
+                shard_rank=shard_rank, shard_size=shard_size, page_size=page_size,
+                max_prefix_tokens=shard_size * page_size, chunk_tokens=page_size,
+            )  # fmt: skip
+            group = SimpleNamespace(
+                world_size=shard_size, rank_in_group=shard_rank, device=torch.device(device),
+                cpu_group=StatelessProcessGroup(rank=0, world_size=1, store=None),
+            )  # fmt: skip
+            return cls(page_size=page_size, device=device, shard_spec=spec, shard_group=group,
+                       **kwargs)  # fmt: skip
+
+        construct.__name__ = class_name
+        return construct
+
+    return build

@@ -83,7 +83,8 @@ class Expected(Mapping):
         key = (name, rows)
         if key not in self._untouched:
             keep = torch.ones(rows, dtype=torch.bool)
-            keep[PADDING_SINK:][:1] = False  # a buffer of no rows (a layer-split peer's) has none
+            if rows:  # a buffer of no rows (a layer-split peer's layer) has no sink either
+                keep[PADDING_SINK] = False
             keep[[slot for slot in self._writers[name] if slot < rows]] = False
             self._untouched[key] = keep
         return self._untouched[key]

@@ -123,11 +123,13 @@ def _index_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.T
 
 def _dsa_index_rows(buffer: torch.Tensor) -> torch.Tensor:
     """A DSA indexer key cache, (pages, page * (128 + 4)) bytes, as a copy with one row per
-    logical id: the id's 128 key bytes, then its 4 scale bytes."""
+    logical id: the id's 128 key bytes, then its 4 scale bytes. Every width is explicit, so a
+    cache of no pages (a layer-split peer's layer) gives no rows too."""
     pages, keys = buffer.shape[0], DSA_INDEX_PAGE * DSA_INDEX_HEAD_DIM
-    row = (buffer.shape[1] - keys) // DSA_INDEX_PAGE + DSA_INDEX_HEAD_DIM  # a layer-split peer's
-    key = buffer[:, :keys].reshape(pages, DSA_INDEX_PAGE, DSA_INDEX_HEAD_DIM)  # has no pages
-    scale = buffer[:, keys:].reshape(pages, DSA_INDEX_PAGE, row - DSA_INDEX_HEAD_DIM)
+    scale_bytes = (buffer.shape[1] - keys) // DSA_INDEX_PAGE
+    key = buffer[:, :keys].reshape(pages, DSA_INDEX_PAGE, DSA_INDEX_HEAD_DIM)
+    scale = buffer[:, keys:].reshape(pages, DSA_INDEX_PAGE, scale_bytes)
+    row = DSA_INDEX_HEAD_DIM + scale_bytes
     return torch.cat([key, scale], dim=-1).reshape(pages * DSA_INDEX_PAGE, row)
 
 

@@ -11,8 +11,8 @@ import textwrap
 import pytest
 
 from harness.sut.load.environments import missing_shared_modules, not_ready_reason
-from harness.sut.probe.capabilities import probe_source
 from harness.sut.probe.detect import era_of, missing_constructors
+from harness.sut.probe.source_capabilities import probe_source
 from tests.conftest import check_records, run_kvh
 
 COMPOSED_MEMORY_POOL = """

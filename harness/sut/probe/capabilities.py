@@ -4,23 +4,20 @@ and the era those capabilities amount to.
 Nothing here reads a version number: a release or fork nobody named is judged by its names,
 dataclass fields, signatures and the source text of its write doors. Every probe that fails
 records None ("unknown") with its reason instead of raising, so a strange SUT is described, not
-crashed on. `probe_source` decides the same capabilities from an unpacked package's source,
-for releases that cannot be imported here.
+crashed on. harness/sut/probe/source_capabilities.py decides the same capabilities from an
+unpacked package's source, for releases that cannot be imported here.
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 from harness.sut.probe.source_probe import (
-    SourceTree,
     always_launches_kernel,
     live_method,
     reaches_word,
@@ -157,6 +154,24 @@ def _hisparse_dsa_unwraps(cls: Any) -> bool:
     return reaches_word(*door, "unwrap")
 
 
+# The capabilities decided on a class the loader offers only where the release has it (and so
+# never from the source alone): name -> (class, probe of the class).
+OFFERED_CLASS_PROBES: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "qsa_indexer_dtype": (
+        "QSATokenToKVPool",
+        lambda cls: "qsa_indexer_dtype" in inspect.signature(cls).parameters,
+    ),
+    "hybrid_linear_dsa": (
+        "HybridLinearKVPool",
+        lambda cls: (
+            "use_dsa" in inspect.signature(cls).parameters
+            and callable(getattr(cls, "set_index_k_scale_buffer", None))
+        ),
+    ),
+    "hisparse_dsa_unwraps_write_loc": ("HiSparseDSATokenToKVPool", _hisparse_dsa_unwraps),
+}
+
+
 def _mla_door_takes_no_rope(module: Any) -> bool:
     """Call set_mla_kv_buffer with k_rope=None on a one-slot, rope-less MLA pool. The nope part
     comes in fp32, so a release that casts k_rope does so before any kernel launch: a raise about
@@ -252,151 +267,12 @@ def probe(module: Any) -> Capabilities:
         attempt("prefix_valid_divides_caller", lambda: _prefix_valid_divides_caller(module))
     else:
         unknown.append(("prefix_valid_divides_caller", "no set_kv_buffer_prefix_valid"))
-    qsa = getattr(module, "QSATokenToKVPool", None)
-    if qsa is None:
-        unknown.append(("qsa_indexer_dtype", "no QSATokenToKVPool offered"))
-    else:
-        attempt(
-            "qsa_indexer_dtype", lambda: "qsa_indexer_dtype" in inspect.signature(qsa).parameters
-        )
-    hybrid_linear = getattr(module, "HybridLinearKVPool", None)
-    if hybrid_linear is None:
-        unknown.append(("hybrid_linear_dsa", "no HybridLinearKVPool offered"))
-    else:
-        attempt(
-            "hybrid_linear_dsa",
-            lambda: (
-                "use_dsa" in inspect.signature(hybrid_linear).parameters
-                and callable(getattr(hybrid_linear, "set_index_k_scale_buffer", None))
-            ),
-        )
-    hisparse_dsa = getattr(module, "HiSparseDSATokenToKVPool", None)
-    if hisparse_dsa is None:
-        unknown.append(("hisparse_dsa_unwraps_write_loc", "no HiSparseDSATokenToKVPool offered"))
-    else:
-        attempt("hisparse_dsa_unwraps_write_loc", lambda: _hisparse_dsa_unwraps(hisparse_dsa))
-    return Capabilities(**values, unknown=tuple(unknown))
-
-
-# ---- probing an unpacked package's source ---------------------------------------------------
-
-
-def _methods(cls: ast.ClassDef | None) -> dict[str, ast.FunctionDef]:
-    if cls is None:
-        return {}
-    return {node.name: node for node in cls.body if isinstance(node, ast.FunctionDef)}
-
-
-def _params(node: ast.FunctionDef | None) -> list[str]:
-    if node is None:
-        return []
-    return [arg.arg for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
-
-
-def _annotated_fields(cls: ast.ClassDef) -> tuple[str, ...]:
-    return tuple(
-        node.target.id
-        for node in cls.body
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
-    )
-
-
-def _unwrap_arity_in_source(tree: ast.Module) -> int | None:
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == "unwrap_write_loc":
-            arities = {
-                len(ret.value.elts)
-                for ret in ast.walk(node)
-                if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple)
-            }
-            return arities.pop() if len(arities) == 1 else None
-    return None
-
-
-def _cuts_in_source(cls: ast.ClassDef) -> bool:
-    post_init = _methods(cls).get("__post_init__")
-    return post_init is not None and any(
-        isinstance(node, ast.Assign)
-        and "swa_loc" in ast.unparse(node.targets[0])
-        and isinstance(node.value, ast.Subscript)
-        for node in ast.walk(post_init)
-    )
-
-
-def probe_source(package_root: Path) -> Capabilities:
-    """The capabilities an unpacked `sglang` package declares in its source (`package_root` holds
-    the `sglang` folder). Decided statically, so it needs neither an import nor a device."""
-    tree = SourceTree(Path(package_root))
-    pool_module, swa_module = (
-        "sglang.srt.mem_cache.memory_pool",
-        "sglang.srt.mem_cache.swa_memory_pool",
-    )
-    pool_tree, swa_tree = tree.module(pool_module), tree.module(swa_module)
-    if pool_tree is None or swa_tree is None:
-        reason = f"no readable {pool_module} / {swa_module} under {package_root}"
-        return Capabilities(unknown=tuple((name, reason) for name in PROBED))
-    pools = {node.name: node for node in pool_tree.body if isinstance(node, ast.ClassDef)}
-    write_loc = pools.get("KVWriteLoc")
-    loc_methods = _methods(write_loc)
-    swa = _methods(
-        next(
-            (
-                node
-                for node in swa_tree.body
-                if isinstance(node, ast.ClassDef) and node.name == "SWAKVPool"
-            ),
-            None,
-        )
-    )
-    mla_doors = [
-        tree.method(pool_module, "MLATokenToKVPool", name)
-        for name in ("set_kv_buffer", "set_mla_kv_buffer")
-    ]
-    values: dict[str, Any] = {
-        "write_loc": write_loc is not None,
-        "write_loc_fields": _annotated_fields(write_loc) if write_loc else (),
-        "for_layer": "for_layer" in loc_methods,
-        "for_batch": "for_batch" in loc_methods,
-        "cuts_to_loc_len": bool(write_loc) and _cuts_in_source(write_loc),
-        "unwrap_arity": _unwrap_arity_in_source(pool_tree),
-        "swa_loc_keyword": "swa_loc" in _params(swa.get("set_kv_buffer")),
-        "swa_over_mla": bool(
-            {"full_kv_pool_kwargs", "swa_kv_pool_kwargs"} & set(_params(swa.get("__init__")))
-        ),
-        "mla_unwraps_write_loc": write_loc is not None
-        and all(reaches_word(node, resolve, "unwrap") for node, resolve in filter(None, mla_doors)),
-        "physical_check": any(
-            "_check_physical_write_loc" in _methods(pools.get(name))
-            or "requires_physical_write_loc" in ast.unparse(pools[name])
-            for name in ("MHATokenToKVPool", "MLATokenToKVPool", "KVCache")
-            if name in pools
-        ),
-    }
-    unknown: list[Unknown] = []
-    if mla_doors[1] is None:
-        values["mla_door_needs_gpu"] = None
-        unknown.append(
-            ("mla_door_needs_gpu", "MLATokenToKVPool has no set_mla_kv_buffer in the source")
-        )
-        values["mla_skips_reserved_slot"] = None
-        unknown.append(
-            ("mla_skips_reserved_slot", "MLATokenToKVPool has no set_mla_kv_buffer in the source")
-        )
-    else:
-        values["mla_door_needs_gpu"] = always_launches_kernel(*mla_doors[1])
-        values["mla_skips_reserved_slot"] = reaches_word(*mla_doors[1], SKIP_INDEX)
-    unknown.append(("mla_door_takes_no_rope", "decided only by calling the loaded door"))
-    values["prefix_valid_door"] = "set_kv_buffer_prefix_valid" in _methods(
-        pools.get("MHATokenToKVPool")
-    )
-    unknown.append(("prefix_valid_divides_caller", "decided only by calling the loaded door"))
-    unknown.append(("qsa_indexer_dtype", "decided only on the loaded class"))
-    unknown.append(("hisparse_dsa_unwraps_write_loc", "decided only on the loaded class"))
-    unknown.append(("hybrid_linear_dsa", "decided only on the loaded class"))
-    if write_loc is not None and values["unwrap_arity"] is None:
-        unknown.append(
-            ("unwrap_arity", "unwrap_write_loc is absent or returns tuples of several sizes")
-        )
+    for name, (class_name, how) in OFFERED_CLASS_PROBES.items():
+        cls = getattr(module, class_name, None)
+        if cls is None:
+            unknown.append((name, f"no {class_name} offered"))
+        else:
+            attempt(name, lambda how=how, cls=cls: how(cls))
     return Capabilities(**values, unknown=tuple(unknown))
 
 

@@ -22,6 +22,7 @@ from pools.page_interleave_storage import (
     PageInterleaveMLAStorage,
 )
 from pools.qsa_storage import QSAStorage
+from pools.unified_draft_storage import UnifiedDraftSWAStorage
 from pools.unified_swa_storage import UnifiedSWAStorage
 
 
@@ -81,13 +82,14 @@ def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
         if hasattr(source, optional):
             names[optional] = getattr(source, optional)
     if hasattr(getattr(source, "KVWriteLoc", None), "physical"):  # its sub-pools need the mark
-        names["UnifiedSWAKVPool"] = type(
-            "UnifiedSWAKVPool",
-            (UnifiedSWAStorage,),
-            {
-                "sub_pool_class": names["UnifiedMHATokenToKVPool"],
-                "write_loc_class": source.KVWriteLoc,
-                "unwrap_write_loc": staticmethod(source.unwrap_write_loc),
-            },
-        )
+        routing = {
+            "sub_pool_class": names["UnifiedMHATokenToKVPool"],
+            "write_loc_class": source.KVWriteLoc,
+            "unwrap_write_loc": staticmethod(source.unwrap_write_loc),
+        }
+        for name, storage in (
+            ("UnifiedSWAKVPool", UnifiedSWAStorage),
+            ("UnifiedDraftSWAKVPool", UnifiedDraftSWAStorage),
+        ):
+            names[name] = type(name, (storage,), routing)
     return SimpleNamespace(**names)

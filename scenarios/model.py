@@ -56,9 +56,20 @@ DSA_INDEX_HEAD_DIM, DSA_INDEX_PAGE = 128, 64
 # UnifiedSWAKVPool: full and SWA sub-pools of unified MHA entries in one byte buffer, each
 # sub-pool's views starting at byte 0; the full sub-pool's slots are the buffer's bottom, the SWA
 # sub-pool's its top (scenarios.slots.unified_swa_slot). A SWA kind: it takes swa_loc.
-UNIFIED_SWA_KINDS = ("swa_unified",)
+# UnifiedDraftSWAKVPool is a draft model's SWA pool over such a buffer: its layers are lanes
+# fused into each entry after the target's own rows, and its full layers write at loc.
+UNIFIED_SWA_KINDS = ("swa_unified", "swa_unified_draft")
+UNIFIED_DRAFT_KINDS = ("swa_unified_draft",)
+# The fused-draft placement the harness builds: DRAFT_HOST_LAYERS target layers' rows first in
+# every entry (never written by the draft), then DRAFT_RUNNERS runners' lanes, each runner all
+# of the draft's layers of that sub-pool; the pool is runner DRAFT_RUNNER's, so its lanes start
+# past runner 0's and a writer that ignores the lane offset writes another runner's rows.
+DRAFT_HOST_LAYERS, DRAFT_RUNNER, DRAFT_RUNNERS = 1, 1, 2
 # The kinds with linear-attention layers (no KV cache, no write).
 LINEAR_LAYER_KINDS = HYBRID_LINEAR_KINDS + QSA_KINDS
+# The kinds whose full layers write at a given full_loc by design (a pre-translated physical loc),
+# not at loc: the skip full-loc-by-design. A fused draft's pool writes at loc, full_loc or not.
+FULL_LOC_KINDS = LINEAR_LAYER_KINDS + ("swa_unified",)
 POOL_KINDS = (
     BASE_POOL_KINDS
     + LAYOUT_POOL_KINDS
@@ -155,6 +166,10 @@ class Geometry:
     @property
     def is_unified_swa(self) -> bool:
         return self.pool in UNIFIED_SWA_KINDS
+
+    @property
+    def is_unified_draft(self) -> bool:
+        return self.pool in UNIFIED_DRAFT_KINDS
 
     @property
     def is_page_interleave(self) -> bool:

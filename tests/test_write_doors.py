@@ -97,6 +97,7 @@ def test_the_loaders_optional_pools_drive_the_doors_they_define_or_inherit():
     # set_mla_kv_buffer; the SWA pool's indexer door is on a driven class, but nothing calls it.
     assert doors["HiSparseDSATokenToKVPool", "set_kv_buffer"].driven_by == ("hisparse_dsa",)
     assert doors["UnifiedSWAKVPool", "set_kv_buffer"].driven_by == ("swa_unified",)
+    assert doors["UnifiedDraftSWAKVPool", "set_kv_buffer"].driven_by == ("swa_unified_draft",)
     assert doors["PageInterleaveDSATokenToKVPool", "set_kv_buffer"].driven_by == (
         "page_interleave_dsa",
     )

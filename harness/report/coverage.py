@@ -13,13 +13,12 @@ from reports.records import text_of
 from reports.schema import validate_row
 from scenarios.model import (
     DSA_INDEX_KINDS,
-    HYBRID_LINEAR_KINDS,
+    FULL_LOC_KINDS,
     MLA_POOL_KINDS,
     POOL_KINDS,
     QSA_KINDS,
     SCALE_KINDS,
     SPARSE_INDEX_KINDS,
-    UNIFIED_SWA_KINDS,
     Scenario,
 )
 from scenarios.slots import page_interleave_row
@@ -108,7 +107,7 @@ UNREACHABLE: dict[str, tuple[tuple[str, ...], str]] = {
         "QSA MHA pools store k and v alike",
     ),
     "stale full_loc": (
-        HYBRID_LINEAR_KINDS + QSA_KINDS + UNIFIED_SWA_KINDS,
+        FULL_LOC_KINDS,
         "a hybrid linear or unified SWA pool writes at full_loc by design (the skip "
         "full-loc-by-design), and the QSA call site passes a bare loc",
     ),

@@ -16,6 +16,9 @@ from pools.fp4.fp4_storage import FP4_DTYPE
 from pools.layouts.kinds import LAYOUT_KINDS, class_name_of
 from scenarios.materialize import qsa_compressed_dtype
 from scenarios.model import (
+    DRAFT_HOST_LAYERS,
+    DRAFT_RUNNER,
+    DRAFT_RUNNERS,
     DSA_INDEX_HEAD_DIM,
     DSA_INDEX_KINDS,
     LAYER_SHARD_RANK,
@@ -164,14 +167,20 @@ def _page_interleave_pool(module: Any, scenario: Scenario, dtype: Any, device: s
 
 def _unified_swa_pool(module: Any, scenario: Scenario, dtype: Any, device: str) -> Any:
     """SWAKVPool's keywords, and where the SWA sub-pool's slots sit in the shared buffer
-    (scenarios.slots.unified_swa_base: the call sites hand it those physical ids)."""
+    (scenarios.slots.unified_swa_base: the call sites hand it those physical ids); a fused
+    draft's pool also which runner's lanes it is, behind how many target layers' rows."""
     g = scenario.geometry
     cls = _pool_class(module, g.pool)
+    draft = (
+        dict(host_layer_num=DRAFT_HOST_LAYERS, runner=DRAFT_RUNNER, runner_num=DRAFT_RUNNERS)
+        if g.is_unified_draft
+        else {}
+    )
     return cls(
         size=g.size, size_swa=g.size_swa, page_size=g.page_size, dtype=dtype,
         swa_attention_layer_ids=list(g.swa_layer_ids), full_attention_layer_ids=g.full_layer_ids,
         device=device, enable_memory_saver=False, swa_slot_base=unified_swa_base(g),
-        **_mha_kwargs(cls, scenario),
+        **_mha_kwargs(cls, scenario), **draft,
     )  # fmt: skip
 
 

@@ -40,6 +40,7 @@ from pools.judge.page_interleave import (
 from pools.judge.qsa import JudgeQSAPool
 from pools.judge.token_major import MHAJudgePool, MLAJudgePool
 from pools.judge.unified import UnifiedMHAJudgePool, UnifiedMLAJudgePool
+from pools.judge.unified_draft import JudgeUnifiedDraftSWAPool
 from pools.judge.unified_swa import JudgeUnifiedSWAPool
 
 # SGLang's class name for each pool the judge offers beyond the token-major three (the names
@@ -108,11 +109,12 @@ def judge_module(era: str) -> SimpleNamespace:
     for class_name, (storage, door) in LAYOUT_CLASSES.items():
         names[class_name] = type(class_name, (storage, doors[door]), dict(marks))
     if hasattr(front.write_loc, "physical"):  # its unified sub-pools need the physical mark
-        names["UnifiedSWAKVPool"] = type(
-            "UnifiedSWAKVPool",
-            (JudgeUnifiedSWAPool,),
-            {"unified_mha_class": names["UnifiedMHATokenToKVPool"]},
-        )
+        sub_pool = {"unified_mha_class": names["UnifiedMHATokenToKVPool"]}
+        for name, judge in (
+            ("UnifiedSWAKVPool", JudgeUnifiedSWAPool),
+            ("UnifiedDraftSWAKVPool", JudgeUnifiedDraftSWAPool),
+        ):
+            names[name] = type(name, (judge,), sub_pool)
     if front.write_loc is not None:
         names["KVWriteLoc"] = type("KVWriteLoc", (front.write_loc,), {})
         names["unwrap_write_loc"] = front.unwrap

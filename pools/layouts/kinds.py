@@ -59,6 +59,7 @@ BASE_CLASSES = {
     "layer_split_dsa": "LayerSplitDSATokenToKVPool",
     "qsa": "QSATokenToKVPool",
     "swa_unified": "UnifiedSWAKVPool",
+    "swa_unified_draft": "UnifiedDraftSWAKVPool",
 }
 
 
@@ -74,7 +75,7 @@ def class_name_of(pool: str) -> str:
 # and no older call site ever wrote such a pool. The MiniMax sparse pool is the current
 # release's (its dense layers take the current KVWriteLoc), the HiSparse and page-interleave
 # pools unwrap the current era's three-field loc, and the QSA pool is a hybrid linear one; the
-# unified SWA pool's sub-pools are the unified MHA pool's.
+# unified SWA pools' sub-pools (the target's and a fused draft's) are the unified MHA pool's.
 KIND_ERAS = {
     "unified_mha": ("current",),
     "unified_mla": ("current",),
@@ -90,6 +91,7 @@ KIND_ERAS = {
     "layer_split_dsa": ("current",),
     "qsa": ("current",),
     "swa_unified": ("current",),
+    "swa_unified_draft": ("current",),
 }
 
 

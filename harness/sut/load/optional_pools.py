@@ -20,6 +20,7 @@ import torch
 from harness.sut.load.release_constructors import (
     layer_split_dsa,
     page_interleave,
+    unified_draft_swa,
     unified_mha,
     unified_mla,
     unified_swa,
@@ -31,8 +32,13 @@ UNIFIED = "sglang.srt.mem_cache.unified_memory_pool"
 HISPARSE = "sglang.srt.mem_cache.hisparse_memory_pool"
 PAGE_INTERLEAVE = "sglang.srt.mem_cache.page_interleave_pool"
 QSA = "sglang.srt.mem_cache.qsa_kv_pool"
+UNIFIED_DRAFT = "sglang.srt.mem_cache.unified_draft_pool"
 
 
+_UNIFIED_SWA_TRIAL = dict(
+    size=4, size_swa=4, page_size=1, dtype=torch.bfloat16, head_num=1, head_dim=16,
+    swa_attention_layer_ids=[1], full_attention_layer_ids=[0], device="cpu", swa_slot_base=5,
+)  # fmt: skip
 # A tiny pool of each shape, built once at load time: a class that does not construct on this
 # machine (0.5.12's FP4 pool imports a quantiser its release lacks) is not offered.
 _MHA_TRIAL = dict(
@@ -207,20 +213,17 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         UNIFIED,
         ("UnifiedKVPool", "MHASubPoolSpec", "UnifiedMHATokenToKVPool", "UnifiedSWAKVPool"),
         unified_swa,
-        dict(
-            size=4,
-            size_swa=4,
-            page_size=1,
-            dtype=torch.bfloat16,
-            head_num=1,
-            head_dim=16,
-            swa_attention_layer_ids=[1],
-            full_attention_layer_ids=[0],
-            device="cpu",
-            swa_slot_base=5,
-        ),  # fmt: skip
+        _UNIFIED_SWA_TRIAL,
         # Its sub-pools are the unified MHA pool, which must refuse an unmarked loc.
         marks=("UnifiedMHATokenToKVPool.requires_physical_write_loc",),
+    ),
+    OptionalPool(
+        "UnifiedDraftSWAKVPool",
+        UNIFIED_DRAFT,
+        ("UnifiedDraftSWAKVPool",),
+        unified_draft_swa,
+        dict(_UNIFIED_SWA_TRIAL, host_layer_num=1, runner=1, runner_num=2),
+        marks=("requires_physical_write_loc",),
     ),
 )
 

@@ -65,6 +65,7 @@ def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
         "MHATokenToKVPool": mha,
         "MLATokenToKVPool": mla,
         "SWAKVPool": swa,
+        "DSATokenToKVPool": dsa,
         "HybridLinearKVPool": hybrid_linear,
         "QSATokenToKVPool": type(
             "QSATokenToKVPool", (QSAStorage,), {"mha_pool_class": mha, "mla_pool_class": mla}

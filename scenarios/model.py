@@ -46,7 +46,12 @@ QSA_COMPRESS_RATIO, QSA_INDEX_HEADS, QSA_INDEX_HEAD_DIM, QSA_TOKEN_TOPK = 4, 2, 
 QSA_PARTS = ("qsa_state", "qsa_ck")  # a full layer's index buffers; "qsa_rope" on the first
 # The DSA pools whose indexer keys the harness writes (DSATokenToKVPool.set_index_k_scale_buffer):
 # pages of DSA_INDEX_PAGE tokens, each page its keys' bytes then their scales' bytes.
-DSA_INDEX_KINDS = ("hisparse_dsa", "page_interleave_dsa", "layer_split_dsa", "hybrid_linear_dsa")
+DSA_INDEX_KINDS = (
+    "hisparse_dsa", "page_interleave_dsa", "layer_split_dsa", "hybrid_linear_dsa", "swa_dsa",
+)  # fmt: skip
+# SWAKVPool over a DSATokenToKVPool full side and an MLATokenToKVPool SWA side (0.5.21 on, the
+# dots.note hybrid): only its full layers keep indexer keys.
+SWA_DSA_KINDS = ("swa_dsa",)
 # LayerSplitDSATokenToKVPool: each rank of an attention context-parallel group keeps a contiguous
 # share of the layers; the harness builds rank LAYER_SHARD_RANK of LAYER_SHARD_SIZE, so the
 # last layers are its peer's (scenarios.slots.owned_layers).
@@ -80,10 +85,12 @@ POOL_KINDS = (
     + QSA_KINDS
     + UNIFIED_SWA_KINDS
     + LAYER_SPLIT_KINDS
+    + SWA_DSA_KINDS
 )
 MLA_POOL_KINDS = (
     "mla", "swa_mla", "mla_fp4", "npu_mla", "unified_mla", "hybrid_linear_mla", "hisparse_dsa",
     "page_interleave_mla", "page_interleave_dsa", "layer_split_dsa", "hybrid_linear_dsa",
+    "swa_dsa",
 )  # fmt: skip
 SCALE_KINDS = ("none", "float", "tensor", "param")
 # How k/v values are drawn: normal draws, values near the pool dtype's range limit, or normal
@@ -146,7 +153,9 @@ class Geometry:
 
     def dsa_index_parts(self, layer_id: int) -> tuple[str, ...]:
         """A DSA layer's indexer key cache (fp8 keys and their float32 scales, by logical id)."""
-        return ("index_k",) if self.pool in DSA_INDEX_KINDS else ()
+        if self.pool not in DSA_INDEX_KINDS or layer_id in self.swa_layer_ids:
+            return ()
+        return ("index_k",)
 
     def qsa_parts(self, layer_id: int) -> tuple[str, ...]:
         """A QSA full layer's index buffers (the shared RoPE positions with the first's)."""

@@ -94,7 +94,7 @@ def test_the_loaders_optional_pools_drive_the_doors_they_define_or_inherit():
     # UnifiedMHATokenToKVPool defines no door: it runs the one it inherits.
     assert "unified_mha" in doors["MHATokenToKVPool", "set_kv_buffer"].driven_by
     # plain writes the HiSparse DSA pool through set_kv_buffer, the dsa call site through
-    # set_mla_kv_buffer; the SWA pool's indexer door is on a driven class, but nothing calls it.
+    # set_mla_kv_buffer; the dots3 model writes the SWA pool's indexer door (swa_dsa).
     assert doors["HiSparseDSATokenToKVPool", "set_kv_buffer"].driven_by == ("hisparse_dsa",)
     assert doors["UnifiedSWAKVPool", "set_kv_buffer"].driven_by == ("swa_unified",)
     assert doors["UnifiedDraftSWAKVPool", "set_kv_buffer"].driven_by == ("swa_unified_draft",)
@@ -107,8 +107,7 @@ def test_the_loaders_optional_pools_drive_the_doors_they_define_or_inherit():
     assert doors["HybridLinearKVPool", "set_index_k_scale_buffer"].driven_by == (
         "hybrid_linear_dsa",
     )
-    index = doors["SWAKVPool", "set_index_k_scale_buffer"]
-    assert not index.driven_by and "no modelled call site calls this door" in index.reason
+    assert doors["SWAKVPool", "set_index_k_scale_buffer"].driven_by == ("swa_dsa",)
     assert doors["MHATokenToKOnlyPool", "set_k_buffer"].driven_by == ("minimax_sparse",)
     line = cpu_count(list(doors.values()))
     assert line.startswith("of the ") and "whose class constructs on a CPU" in line

@@ -229,7 +229,7 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
         full_attention_layer_ids=g.full_layer_ids,
         device=device,
     )
-    if g.pool == "swa_mla":
+    if g.pool in ("swa_mla", "swa_dsa"):
         sub_pool = {**common, **_mla_kwargs(scenario)}
         swa_kwargs.update(
             token_to_kv_pool_class=module.MLATokenToKVPool,
@@ -238,6 +238,12 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
             head_num=1,
             head_dim=g.kv_lora_rank + g.qk_rope_head_dim,
         )
+        if g.pool == "swa_dsa":  # kv_cache_configurator's hybrid MLA SWA pool of a DSA model
+            swa_kwargs.update(
+                full_kv_pool_class=module.DSATokenToKVPool,
+                swa_kv_pool_class=module.MLATokenToKVPool,
+                full_kv_pool_kwargs={**sub_pool, **_dsa_kwargs(scenario)},
+            )
     else:
         extra = _mha_kwargs(module.MHATokenToKVPool, scenario)
         extra.pop("head_num"), extra.pop("head_dim")

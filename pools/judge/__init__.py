@@ -99,6 +99,7 @@ def judge_module(era: str) -> SimpleNamespace:
         "MHATokenToKVPool": mha,
         "MLATokenToKVPool": mla,
         "SWAKVPool": swa,
+        "DSATokenToKVPool": dsa,
         "HybridLinearKVPool": hybrid_linear,
         "QSATokenToKVPool": type(
             "QSATokenToKVPool", (JudgeQSAPool,), {"mha_pool_class": mha, "mla_pool_class": mla}

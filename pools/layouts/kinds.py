@@ -60,6 +60,7 @@ BASE_CLASSES = {
     "qsa": "QSATokenToKVPool",
     "swa_unified": "UnifiedSWAKVPool",
     "swa_unified_draft": "UnifiedDraftSWAKVPool",
+    "swa_dsa": "SWAKVPool",
 }
 
 
@@ -75,7 +76,8 @@ def class_name_of(pool: str) -> str:
 # and no older call site ever wrote such a pool. The MiniMax sparse pool is the current
 # release's (its dense layers take the current KVWriteLoc), the HiSparse and page-interleave
 # pools unwrap the current era's three-field loc, and the QSA pool is a hybrid linear one; the
-# unified SWA pools' sub-pools (the target's and a fused draft's) are the unified MHA pool's.
+# unified SWA pools' sub-pools (the target's and a fused draft's) are the unified MHA pool's; a
+# SWA pool takes a class per side (a DSA full side) from 0.5.21, in the current era.
 KIND_ERAS = {
     "unified_mha": ("current",),
     "unified_mla": ("current",),
@@ -92,6 +94,7 @@ KIND_ERAS = {
     "qsa": ("current",),
     "swa_unified": ("current",),
     "swa_unified_draft": ("current",),
+    "swa_dsa": ("current",),
 }
 
 

@@ -89,6 +89,13 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         dict(_HYBRID_TRIAL, dtype=torch.bfloat16),
         trial_write_layer=1,
     ),
+    OptionalPool(  # the full side of SWAKVPool over DSA (swa_dsa)
+        "DSATokenToKVPool",
+        MEMORY_POOL,
+        ("DSATokenToKVPool",),
+        lambda memory_pool: memory_pool.DSATokenToKVPool,
+        dict(_DSA_TRIAL, dtype=torch.bfloat16),
+    ),
     OptionalPool(
         "QSATokenToKVPool",
         QSA,

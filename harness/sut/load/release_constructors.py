@@ -161,8 +161,12 @@ def unified_draft_swa(draft_pool: ModuleType) -> Callable[..., Any]:
         layers = {"full": full_attention_layer_ids, "swa": swa_attention_layer_ids}
         regions = {
             side: fused_draft.DenseDraftRegion(
-                lane_num=runner_num * len(ids), head_num=head_num, head_dim=head_dim,
-                v_head_dim=v_head_dim, store_dtype=store, kv_dtype=dtype,
+                lane_num=runner_num * len(ids),
+                head_num=head_num,
+                head_dim=head_dim,
+                v_head_dim=v_head_dim,
+                store_dtype=store,
+                kv_dtype=dtype,
             )  # fmt: skip
             for side, ids in layers.items()
         }
@@ -172,8 +176,14 @@ def unified_draft_swa(draft_pool: ModuleType) -> Callable[..., Any]:
         )
         full, swa = (
             unified.MHASubPoolSpec(
-                name=side, layer_num=host_layer_num, grow_direction=direction, head_num=head_num,
-                head_dim=head_dim, v_head_dim=v_head_dim, store_dtype=store, kv_cache_dtype=dtype,
+                name=side,
+                layer_num=host_layer_num,
+                grow_direction=direction,
+                head_num=head_num,
+                head_dim=head_dim,
+                v_head_dim=v_head_dim,
+                store_dtype=store,
+                kv_cache_dtype=dtype,
                 draft_region=regions[side],
             )  # fmt: skip
             for side, direction in (("full", "up"), ("swa", "down"))

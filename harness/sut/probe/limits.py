@@ -94,6 +94,17 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         "0.5.21): its full-attention layers cannot be a DSA pool's",
     ),
     SutLimit(
+        "no-swa-dsa",
+        "swa_dsa",
+        False,
+        ("swa_dsa",),
+        (),
+        r"full_kv_pool_class|DSATokenToKVPool|set_index_k_scale_buffer",
+        "SWAKVPool takes no full_kv_pool_class or routes no set_index_k_scale_buffer, or the "
+        "release has no DSATokenToKVPool (SGLang before 0.5.21): its full layers cannot be a DSA "
+        "pool's",
+    ),
+    SutLimit(
         "hisparse-dsa-door-takes-bare-loc",
         "hisparse_dsa_unwraps_write_loc",
         False,

@@ -129,6 +129,7 @@ KIND_DOORS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "page_interleave_dsa": ("set_kv_buffer", "set_mla_kv_buffer", "set_index_k_scale_buffer"),
     "layer_split_dsa": ("set_kv_buffer", "set_mla_kv_buffer", "set_index_k_scale_buffer"),
     "hybrid_linear_dsa": ("set_kv_buffer", "set_mla_kv_buffer", "set_index_k_scale_buffer"),
+    "swa_dsa": ("set_mla_kv_buffer", "set_index_k_scale_buffer"),  # the dots3 model's writes
     "qsa": (  # the QSA indexer's three stores beside the full-attention layers' K/V
         "set_kv_buffer",
         "set_qsa_key_state_buffer",

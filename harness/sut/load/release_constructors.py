@@ -167,7 +167,7 @@ def unified_draft_swa(draft_pool: ModuleType) -> Callable[..., Any]:
                 v_head_dim=v_head_dim,
                 store_dtype=store,
                 kv_dtype=dtype,
-            )  # fmt: skip
+            )
             for side, ids in layers.items()
         }
         placement = fused_draft.FusedDraftPlacement.from_counts(
@@ -185,7 +185,7 @@ def unified_draft_swa(draft_pool: ModuleType) -> Callable[..., Any]:
                 store_dtype=store,
                 kv_cache_dtype=dtype,
                 draft_region=regions[side],
-            )  # fmt: skip
+            )
             for side, direction in (("full", "up"), ("swa", "down"))
         )
         if swa_slot_base * swa.entry_bytes() < (size + page_size) * full.entry_bytes():

@@ -21,7 +21,7 @@ from backends.entry import EXTEND_AND_DECODE, ValueScope, register_backend
 from backends.focus import LAYOUT_DTYPES
 from backends.plain import PLAIN_FOCUS
 from backends.skips import BackendSkip, by_cell
-from scenarios.model import DSA_INDEX_KINDS, Scenario
+from scenarios.model import DSA_MLA_KINDS, Scenario
 
 
 @by_cell
@@ -52,12 +52,12 @@ CENSUS = CallSiteModel(
     order=96,
     census=CENSUS,
     device_type="cuda",
-    pool_kinds=DSA_INDEX_KINDS,
+    pool_kinds=DSA_MLA_KINDS,
     modes=EXTEND_AND_DECODE,
     eras=("current",),
     focus={"extend": PLAIN_FOCUS["extend"], "decode": ("decode", "small-decode")},
     skips=(DSA_PLACEMENT_DTYPES,),
-    value_scope=ValueScope(DSA_INDEX_KINDS, "nope ++ rope cast, no scales"),
+    value_scope=ValueScope(DSA_MLA_KINDS, "nope ++ rope cast, no scales"),
     real_code_gap="the release driver builds no DSA indexer metadata (its forward reads the "
     "indexer's top-k plan before the write); the census-checked model runs",
     summary="set_mla_kv_buffer(layer, cache_loc, k, k_rope) with the bare loc, every mode",

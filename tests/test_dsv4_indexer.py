@@ -10,6 +10,8 @@ import pytest
 import torch
 
 from harness.cli import main
+from harness.sut.probe.capabilities import Capabilities, probe
+from harness.sut.probe.limits import limit_before
 from pools.builtin_sut import builtin_module
 from pools.judge import judge_module
 from scenarios.materialize import dsv4_index_quant
@@ -111,6 +113,16 @@ def test_the_judge_and_builtin_pools_refuse_what_the_installed_release_refuses(c
         assert not any(buffer.any() for buffer in pool.index_k_with_scale_buffer), name
         with pytest.raises(NotImplementedError):  # no K/V
             pool.set_kv_buffer(None, torch.tensor([1]), None, None)
+
+
+@pytest.mark.sglang
+def test_a_release_without_the_logical_page_keyword_is_the_declared_limit():
+    capabilities = probe(release_offering("DeepSeekV4IndexerPool"))
+    assert capabilities.dsv4_indexer_global_page is True  # 0.5.22 on
+    older = Capabilities(dsv4_indexer_global_page=False)
+    limit = limit_before(older, "dsv4_indexer", "cpu", "dsv4_indexer")
+    assert limit is not None and limit.name == "dsv4-indexer-no-global-page"
+    assert limit_before(capabilities, "dsv4_indexer", "cpu", "dsv4_indexer") is None
 
 
 def test_a_dsv4_indexer_pool_reserving_a_page_of_its_own_is_caught(tmp_path, capsys):

@@ -7,8 +7,9 @@ ratio's indexer pool the compress layer id (0 up, the pool's own start_layer 0) 
 given: a bare tensor, no KVWriteLoc. Its own caller, on a device that is not an Ascend one, is the
 Ascend DSV4 pool's set_compress_buffer (from_indexer, a scale given); CUDA writes the same keys
 through the fused store (set_index_k_fused) instead, which quantises as this door's keys are
-quantised here: per token, one float32 scale (absmax / 448, floored at 1e-8) and the e4m3 keys
-(scenarios.materialize.dsv4_index_quant). Extend and decode make the same call.
+quantised here: per token, one float32 scale (absmax / 448, the absmax floored at 1e-4 as CUDA's
+store.cuh does) and the e4m3 keys (scenarios.materialize.dsv4_index_quant). Extend and decode
+make the same call.
 """
 
 from __future__ import annotations

@@ -105,10 +105,11 @@ def _fused(parts: list[torch.Tensor], lead: int, device: str) -> list[torch.Tens
     ]
 
 
-# The DeepSeek V4 indexer's key quantisation (kernels/ops/kvcache/triton_store_cache.py
-# _triton_fused_store_indexer_kernel, the fused store's Triton form): one float32 scale per token,
-# its 128 values' absolute maximum (at least this) over e4m3's maximum.
-DSV4_INDEX_SCALE_FLOOR = 1e-8
+# The DeepSeek V4 indexer's key quantisation (the fused store set_index_k_fused runs on CUDA:
+# kernels/jit/csrc/deepseek_v4/store.cuh fused_store_indexer_cache): one float32 scale per token,
+# its 128 values' absolute maximum (at least this) over e4m3's maximum. (The store's Triton form,
+# ROCm's, floors at 1e-8 instead.)
+DSV4_INDEX_SCALE_FLOOR = 1e-4
 
 
 def dsv4_index_quant(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

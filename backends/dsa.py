@@ -21,7 +21,7 @@ from backends.entry import EXTEND_AND_DECODE, ValueScope, register_backend
 from backends.focus import LAYOUT_DTYPES
 from backends.plain import PLAIN_FOCUS
 from backends.skips import BackendSkip, by_cell
-from scenarios.model import DSA_INDEX_KINDS, SWA_DSA_KINDS, Scenario
+from scenarios.model import DSA_MLA_KINDS, SWA_DSA_KINDS, Scenario
 
 
 @by_cell
@@ -43,7 +43,7 @@ DSA_PLACEMENT_DTYPES = BackendSkip(
 
 # A SWA pool over DSA is written by its model (backends/dots3.py): this site's bare loc carries
 # no swa_loc for its sliding-window layers.
-DSA_BACKEND_KINDS = tuple(kind for kind in DSA_INDEX_KINDS if kind not in SWA_DSA_KINDS)
+DSA_BACKEND_KINDS = tuple(kind for kind in DSA_MLA_KINDS if kind not in SWA_DSA_KINDS)
 
 CENSUS = CallSiteModel(
     (ATTENTION + "dsa_backend.py",),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from pools.dsa_storage import DSAStorage
+from pools.dsv4_indexer_storage import DeepSeekV4IndexerStorage
 from pools.engines import make_engine
 from pools.eras import era_named
 from pools.hisparse_storage import HiSparseDSAStorage, HiSparseMHAStorage
@@ -62,6 +63,7 @@ def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
         ),
         "MiniMaxSparseKVPool": minimax_sparse,
         "MHATokenToKOnlyPool": k_only,
+        "DeepSeekV4IndexerPool": DeepSeekV4IndexerStorage,
         "MHATokenToKVPool": mha,
         "MLATokenToKVPool": mla,
         "SWAKVPool": swa,

@@ -44,14 +44,23 @@ QSA_KINDS = ("qsa",)
 # QSA_INDEX_HEADS heads of QSA_INDEX_HEAD_DIM (two heads, so a transposed head shows).
 QSA_COMPRESS_RATIO, QSA_INDEX_HEADS, QSA_INDEX_HEAD_DIM, QSA_TOKEN_TOPK = 4, 2, 32, 16
 QSA_PARTS = ("qsa_state", "qsa_ck")  # a full layer's index buffers; "qsa_rope" on the first
-# The DSA pools whose indexer keys the harness writes (DSATokenToKVPool.set_index_k_scale_buffer):
-# pages of DSA_INDEX_PAGE tokens, each page its keys' bytes then their scales' bytes.
-DSA_INDEX_KINDS = (
-    "hisparse_dsa", "page_interleave_dsa", "layer_split_dsa", "hybrid_linear_dsa", "swa_dsa",
-)  # fmt: skip
+# DeepSeekV4IndexerPool: a DeepSeek V4 compress ratio's indexer keys alone (no K/V: its K/V
+# doors raise), in the DSA index-key layout; its caller hands it the compress layer's local id.
+DSV4_INDEXER_KINDS = ("dsv4_indexer",)
+# The model's logical page in the indexer's pages (global_page_size / page_size): a ratio-4
+# indexer's 64-token page compresses 256 tokens. Its cache reserves one logical page, so it holds
+# ceil((size + 4 * page_size) / page_size) pages: 3 more than the ids a loc may hold.
+DSV4_LOGICAL_PAGES = 4
 # SWAKVPool over a DSATokenToKVPool full side and an MLATokenToKVPool SWA side (0.5.21 on, the
 # dots.note hybrid): only its full layers keep indexer keys.
 SWA_DSA_KINDS = ("swa_dsa",)
+# The DSA pools whose K/V an MLA pool keeps beside the indexer keys (DSATokenToKVPool's).
+DSA_MLA_KINDS = (
+    "hisparse_dsa", "page_interleave_dsa", "layer_split_dsa", "hybrid_linear_dsa", "swa_dsa",
+)  # fmt: skip
+# The pools whose indexer keys the harness writes (set_index_k_scale_buffer, the SetKAndS store):
+# pages of DSA_INDEX_PAGE tokens, each page its keys' bytes then their scales' bytes.
+DSA_INDEX_KINDS = DSA_MLA_KINDS + DSV4_INDEXER_KINDS
 # LayerSplitDSATokenToKVPool: each rank of an attention context-parallel group keeps a contiguous
 # share of the layers; the harness builds rank LAYER_SHARD_RANK of LAYER_SHARD_SIZE, so the
 # last layers are its peer's (scenarios.slots.owned_layers).
@@ -86,11 +95,14 @@ POOL_KINDS = (
     + UNIFIED_SWA_KINDS
     + LAYER_SPLIT_KINDS
     + SWA_DSA_KINDS
+    + DSV4_INDEXER_KINDS
 )
+# The MLA kinds, and the DeepSeek V4 indexer's, whose caller draws a latent row it never writes.
 MLA_POOL_KINDS = (
     "mla", "swa_mla", "mla_fp4", "npu_mla", "unified_mla", "hybrid_linear_mla", "hisparse_dsa",
     "page_interleave_mla", "page_interleave_dsa", "layer_split_dsa", "hybrid_linear_dsa",
     "swa_dsa",
+    "dsv4_indexer",
 )  # fmt: skip
 SCALE_KINDS = ("none", "float", "tensor", "param")
 # How k/v values are drawn: normal draws, values near the pool dtype's range limit, or normal
@@ -127,6 +139,15 @@ class Geometry:
     @property
     def is_mla(self) -> bool:
         return self.pool in MLA_POOL_KINDS
+
+    @property
+    def keeps_kv(self) -> bool:
+        """False on a pool of indexer keys alone (the DeepSeek V4 indexer's): no K/V buffers."""
+        return self.pool not in DSV4_INDEXER_KINDS
+
+    @property
+    def is_dsv4_indexer(self) -> bool:
+        return self.pool in DSV4_INDEXER_KINDS
 
     @property
     def is_fp4(self) -> bool:

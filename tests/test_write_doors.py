@@ -109,6 +109,11 @@ def test_the_loaders_optional_pools_drive_the_doors_they_define_or_inherit():
     )
     assert doors["SWAKVPool", "set_index_k_scale_buffer"].driven_by == ("swa_dsa",)
     assert doors["MHATokenToKOnlyPool", "set_k_buffer"].driven_by == ("minimax_sparse",)
+    # The V4 indexer pool's key door alone (its K/V doors raise); the V4 pool that routes to it
+    # does not construct on a CPU.
+    assert doors["DeepSeekV4IndexerPool", "set_index_k_scale_buffer"].driven_by == ("dsv4_indexer",)
+    route = doors["DeepSeekV4TokenToKVPool", "set_index_k_scale_buffer"]
+    assert not route.driven_by and "does not construct on a CPU" in route.reason
     line = cpu_count(list(doors.values()))
     assert line.startswith("of the ") and "whose class constructs on a CPU" in line
 

@@ -13,6 +13,7 @@ from reports.records import text_of
 from reports.schema import validate_row
 from scenarios.model import (
     DSA_INDEX_KINDS,
+    DSV4_INDEXER_KINDS,
     FULL_LOC_KINDS,
     MLA_POOL_KINDS,
     POOL_KINDS,
@@ -107,9 +108,9 @@ UNREACHABLE: dict[str, tuple[tuple[str, ...], str]] = {
         "QSA MHA pools store k and v alike",
     ),
     "stale full_loc": (
-        FULL_LOC_KINDS,
+        FULL_LOC_KINDS + DSV4_INDEXER_KINDS,
         "a hybrid linear or unified SWA pool writes at full_loc by design (the skip "
-        "full-loc-by-design), and the QSA call site passes a bare loc",
+        "full-loc-by-design), and the QSA and DeepSeek V4 indexer call sites pass a bare loc",
     ),
     "remap": (
         tuple(kind for kind in POOL_KINDS if kind not in _SWA_KINDS),

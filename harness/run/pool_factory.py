@@ -21,6 +21,7 @@ from scenarios.model import (
     DRAFT_RUNNERS,
     DSA_INDEX_HEAD_DIM,
     DSA_INDEX_KINDS,
+    DSV4_LOGICAL_PAGES,
     LAYER_SHARD_RANK,
     LAYER_SHARD_SIZE,
     PAGE_SHARD_RANK,
@@ -184,6 +185,22 @@ def _unified_swa_pool(module: Any, scenario: Scenario, dtype: Any, device: str) 
     )  # fmt: skip
 
 
+def _dsv4_indexer_pool(module: Any, scenario: Scenario, dtype: Any, device: str) -> Any:
+    """One compress ratio's indexer pool as DeepSeekV4TokenToKVPool builds it (_make_indexer_pool):
+    positional size, page size, dtype, key width, layers, device, memory saver; the FP8 cache
+    (use_fp4_indexer given: None reads the runtime's config), no start_layer (its caller
+    hands it compress layer ids from 0), and the model's logical page size: a ratio-4 indexer's
+    64-token pages hold 256 tokens of the model (scenarios/model.py DSV4_LOGICAL_PAGES)."""
+    g = scenario.geometry
+    cls = _pool_class(module, g.pool)
+    if not _accepts(cls, "global_page_size"):  # the limit dsv4-indexer-no-global-page
+        raise TypeError(f"this SUT's {cls.__name__} takes no global_page_size")
+    return cls(
+        g.size, g.page_size, dtype, DSA_INDEX_HEAD_DIM, g.layer_num, device, False,
+        use_fp4_indexer=False, global_page_size=DSV4_LOGICAL_PAGES * g.page_size,
+    )  # fmt: skip
+
+
 def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
     g = scenario.geometry
     if g.pool in LAYOUT_KINDS:
@@ -200,6 +217,8 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
         return _page_interleave_pool(module, scenario, dtype, device)
     if g.is_unified_swa:
         return _unified_swa_pool(module, scenario, dtype, device)
+    if g.is_dsv4_indexer:
+        return _dsv4_indexer_pool(module, scenario, dtype, device)
     if g.is_layer_split:
         return _pool_class(module, g.pool)(
             size=g.size, page_size=g.page_size, dtype=dtype, layer_num=g.layer_num,

@@ -19,6 +19,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from pools.judge.dsa_index import JudgeDSAPool
+from pools.judge.dsv4_indexer import JudgeDeepSeekV4IndexerPool
 from pools.judge.eras import ERA_FRONTS
 from pools.judge.fp4_pools import MHAFP4JudgePool, MLAFP4JudgePool
 from pools.judge.hisparse import HiSparseDSAJudgePool, HiSparseMHAJudgePool
@@ -96,6 +97,7 @@ def judge_module(era: str) -> SimpleNamespace:
         ),
         "MiniMaxSparseKVPool": minimax_sparse,
         "MHATokenToKOnlyPool": JudgeKOnlyPool,
+        "DeepSeekV4IndexerPool": JudgeDeepSeekV4IndexerPool,
         "MHATokenToKVPool": mha,
         "MLATokenToKVPool": mla,
         "SWAKVPool": swa,

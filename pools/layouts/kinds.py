@@ -61,6 +61,7 @@ BASE_CLASSES = {
     "swa_unified": "UnifiedSWAKVPool",
     "swa_unified_draft": "UnifiedDraftSWAKVPool",
     "swa_dsa": "SWAKVPool",
+    "dsv4_indexer": "DeepSeekV4IndexerPool",
 }
 
 
@@ -77,7 +78,8 @@ def class_name_of(pool: str) -> str:
 # release's (its dense layers take the current KVWriteLoc), the HiSparse and page-interleave
 # pools unwrap the current era's three-field loc, and the QSA pool is a hybrid linear one; the
 # unified SWA pools' sub-pools (the target's and a fused draft's) are the unified MHA pool's; a
-# SWA pool takes a class per side (a DSA full side) from 0.5.21, in the current era.
+# SWA pool takes a class per side (a DSA full side) from 0.5.21, in the current era. The DeepSeek
+# V4 indexer pool takes a bare loc from the current release's DeepSeekV4TokenToKVPool only.
 KIND_ERAS = {
     "unified_mha": ("current",),
     "unified_mla": ("current",),
@@ -95,6 +97,7 @@ KIND_ERAS = {
     "swa_unified": ("current",),
     "swa_unified_draft": ("current",),
     "swa_dsa": ("current",),
+    "dsv4_indexer": ("current",),
 }
 
 

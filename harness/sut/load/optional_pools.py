@@ -33,6 +33,7 @@ HISPARSE = "sglang.srt.mem_cache.hisparse_memory_pool"
 PAGE_INTERLEAVE = "sglang.srt.mem_cache.page_interleave_pool"
 QSA = "sglang.srt.mem_cache.qsa_kv_pool"
 UNIFIED_DRAFT = "sglang.srt.mem_cache.unified_draft_pool"
+DEEPSEEK_V4 = "sglang.srt.mem_cache.deepseek_v4_memory_pool"
 
 
 _UNIFIED_SWA_TRIAL = dict(
@@ -78,6 +79,9 @@ class OptionalPool:
     # The layer a one-token bare-loc set_kv_buffer writes on the tiny pool (None: no write), for
     # a class whose door imports what it needs only when it first writes (0.5.12's FP4 pool).
     trial_write_layer: int | None = None
+    # Trial keywords passed only where the class takes them (an option later releases added,
+    # whose default reads the runtime's published config, which a bare loader has not).
+    trial_if_taken: tuple[tuple[str, Any], ...] = ()
 
 
 OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
@@ -199,6 +203,24 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
             _DSA_TRIAL, dtype=torch.bfloat16, layer_num=2, layer_shard_rank=0, layer_shard_size=2
         ),  # fmt: skip
     ),
+    # Its K/V doors raise by design: the trial only constructs it (FP8 keys, where the class
+    # offers FP4 at all).
+    OptionalPool(
+        "DeepSeekV4IndexerPool",
+        DEEPSEEK_V4,
+        ("DeepSeekV4IndexerPool",),
+        lambda deepseek_v4: deepseek_v4.DeepSeekV4IndexerPool,
+        dict(
+            size=128,
+            page_size=64,
+            dtype=torch.float8_e4m3fn,
+            index_head_dim=128,
+            layer_num=1,
+            device="cpu",
+            enable_memory_saver=False,
+        ),  # fmt: skip
+        trial_if_taken=(("use_fp4_indexer", False),),
+    ),
     OptionalPool(
         "UnifiedMHATokenToKVPool",
         UNIFIED,
@@ -251,8 +273,10 @@ def _why_not(pool: OptionalPool, module: ModuleType) -> str:
     for method, parameter in pool.parameters:
         if parameter not in inspect.signature(getattr(cls, method)).parameters:
             return f"its {pool.name}.{method} takes no {parameter}: not the call the kind models"
+    taken = inspect.signature(cls).parameters
+    trial = {**pool.trial, **{name: value for name, value in pool.trial_if_taken if name in taken}}
     try:
-        built = pool.build(module)(**pool.trial)
+        built = pool.build(module)(**trial)
     except Exception as error:  # noqa: BLE001 - any failure means: it does not construct here
         return f"its {pool.name} does not construct here: {type(error).__name__}: {error}"[:300]
     if pool.trial_write_layer is None:

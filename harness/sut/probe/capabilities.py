@@ -72,6 +72,9 @@ class Capabilities:
     # to its full side, and the release has DSATokenToKVPool: a DSA full side beside an MLA SWA
     # side (0.5.21 on)
     swa_dsa: bool | None = None
+    # DeepSeekV4IndexerPool takes global_page_size: its page count reserves a page of the model's
+    # logical size (0.5.22 on); 0.5.12 to 0.5.21 reserve one of their own. Decided on the class
+    dsv4_indexer_global_page: bool | None = None
     unknown: tuple[Unknown, ...] = field(default=())
 
     def reason_unknown(self, name: str) -> str | None:
@@ -182,6 +185,10 @@ OFFERED_CLASS_PROBES: dict[str, tuple[str, Callable[[Any], bool]]] = {
         ),
     ),
     "hisparse_dsa_unwraps_write_loc": ("HiSparseDSATokenToKVPool", _hisparse_dsa_unwraps),
+    "dsv4_indexer_global_page": (
+        "DeepSeekV4IndexerPool",
+        lambda cls: "global_page_size" in inspect.signature(cls).parameters,
+    ),
 }
 
 

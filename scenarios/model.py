@@ -57,6 +57,14 @@ DSA_INDEX_HEAD_DIM, DSA_INDEX_PAGE = 128, 64
 # sub-pool's views starting at byte 0; the full sub-pool's slots are the buffer's bottom, the SWA
 # sub-pool's its top (scenarios.slots.unified_swa_slot). A SWA kind: it takes swa_loc.
 UNIFIED_SWA_KINDS = ("swa_unified",)
+# DeepSeek V4's main-KV pools (mem_cache/deepseek_v4_memory_pool.py): one K-only latent row a
+# token (448 NoPE + 64 RoPE dims, an MLA geometry of fixed widths) on 64-token pages. `dsv4`:
+# DeepSeekV4SingleKVPool's V4 layout (fp8 NoPE, bf16 RoPE, UE8M0 scales; pools/judge/dsv4.py);
+# `dsv4_uniform_fp8`: DeepSeekV4UniformFP8KVPool, 512 e4m3 bytes a token; `dsv4_hisparse_c4`:
+# HiSparseC4DevicePool, the V4 store at the device slot of a HiSparse mapping (as HISPARSE_KINDS).
+DSV4_HISPARSE_KINDS = ("dsv4_hisparse_c4",)
+DSV4_KINDS = ("dsv4", "dsv4_uniform_fp8") + DSV4_HISPARSE_KINDS
+DSV4_NOPE_DIM, DSV4_ROPE_DIM, DSV4_PAGE = 448, 64, 64
 # The kinds with linear-attention layers (no KV cache, no write).
 LINEAR_LAYER_KINDS = HYBRID_LINEAR_KINDS + QSA_KINDS
 POOL_KINDS = (
@@ -69,10 +77,12 @@ POOL_KINDS = (
     + QSA_KINDS
     + UNIFIED_SWA_KINDS
     + LAYER_SPLIT_KINDS
+    + DSV4_KINDS
 )
 MLA_POOL_KINDS = (
     "mla", "swa_mla", "mla_fp4", "npu_mla", "unified_mla", "hybrid_linear_mla", "hisparse_dsa",
     "page_interleave_mla", "page_interleave_dsa", "layer_split_dsa", "hybrid_linear_dsa",
+    *DSV4_KINDS,
 )  # fmt: skip
 SCALE_KINDS = ("none", "float", "tensor", "param")
 # How k/v values are drawn: normal draws, values near the pool dtype's range limit, or normal
@@ -146,7 +156,7 @@ class Geometry:
 
     @property
     def is_hisparse(self) -> bool:
-        return self.pool in HISPARSE_KINDS
+        return self.pool in HISPARSE_KINDS + DSV4_HISPARSE_KINDS
 
     @property
     def is_layer_split(self) -> bool:
@@ -159,6 +169,10 @@ class Geometry:
     @property
     def is_page_interleave(self) -> bool:
         return self.pool in PAGE_INTERLEAVE_KINDS
+
+    @property
+    def is_dsv4(self) -> bool:
+        return self.pool in DSV4_KINDS
 
     @property
     def is_sparse_index(self) -> bool:

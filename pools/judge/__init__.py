@@ -19,6 +19,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from pools.judge.dsa_index import JudgeDSAPool
+from pools.judge.dsv4 import JudgeDSV4HiSparseC4Pool, JudgeDSV4Pool, JudgeDSV4UniformFP8Pool
 from pools.judge.eras import ERA_FRONTS
 from pools.judge.fp4_pools import MHAFP4JudgePool, MLAFP4JudgePool
 from pools.judge.hisparse import HiSparseDSAJudgePool, HiSparseMHAJudgePool
@@ -95,6 +96,9 @@ def judge_module(era: str) -> SimpleNamespace:
         ),
         "MiniMaxSparseKVPool": minimax_sparse,
         "MHATokenToKOnlyPool": JudgeKOnlyPool,
+        "DeepSeekV4SingleKVPool": JudgeDSV4Pool,
+        "DeepSeekV4UniformFP8KVPool": JudgeDSV4UniformFP8Pool,
+        "HiSparseC4DevicePool": JudgeDSV4HiSparseC4Pool,
         "MHATokenToKVPool": mha,
         "MLATokenToKVPool": mla,
         "SWAKVPool": swa,

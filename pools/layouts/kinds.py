@@ -59,6 +59,9 @@ BASE_CLASSES = {
     "layer_split_dsa": "LayerSplitDSATokenToKVPool",
     "qsa": "QSATokenToKVPool",
     "swa_unified": "UnifiedSWAKVPool",
+    "dsv4": "DeepSeekV4SingleKVPool",
+    "dsv4_uniform_fp8": "DeepSeekV4UniformFP8KVPool",
+    "dsv4_hisparse_c4": "HiSparseC4DevicePool",
 }
 
 
@@ -74,7 +77,8 @@ def class_name_of(pool: str) -> str:
 # and no older call site ever wrote such a pool. The MiniMax sparse pool is the current
 # release's (its dense layers take the current KVWriteLoc), the HiSparse and page-interleave
 # pools unwrap the current era's three-field loc, and the QSA pool is a hybrid linear one; the
-# unified SWA pool's sub-pools are the unified MHA pool's.
+# unified SWA pool's sub-pools are the unified MHA pool's. The DeepSeek V4 pools take a bare loc
+# from the current release's DeepSeekV4TokenToKVPool routes.
 KIND_ERAS = {
     "unified_mha": ("current",),
     "unified_mla": ("current",),
@@ -90,6 +94,9 @@ KIND_ERAS = {
     "layer_split_dsa": ("current",),
     "qsa": ("current",),
     "swa_unified": ("current",),
+    "dsv4": ("current",),
+    "dsv4_uniform_fp8": ("current",),
+    "dsv4_hisparse_c4": ("current",),
 }
 
 

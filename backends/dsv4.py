@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from backends.context import WriteRequest
-from backends.entry import EXTEND_AND_DECODE, register_backend
+from backends.entry import EXTEND_AND_DECODE, ValueScope, register_backend
 from backends.plain import PLAIN_FOCUS
 from scenarios.model import DSV4_NOPE_DIM
 
@@ -96,6 +96,9 @@ def write(req: WriteRequest, era: str, mode: str) -> None:
     dtypes=("fp8_e4m3",),
     mla_input="latent",
     focus=DSV4_FOCUS,
+    value_scope=ValueScope(
+        ("dsv4_uniform_fp8",), "the latent row (nope ++ rope) cast to e4m3, no scales", scaled=False
+    ),
     real_code_gap="compressor_trtllm.py writes through DeepSeekV4TokenToKVPool, which needs the "
     "runtime's published config to construct",
     summary="the compressor's (n, 512) latent rows to set_key_buffer_fused(layer_id, loc, "

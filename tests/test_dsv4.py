@@ -3,7 +3,8 @@ Triton store), HiSparseC4DevicePool.set_key_buffer (the same at the HiSparse dev
 DeepSeekV4UniformFP8KVPool.set_key_buffer_fused (e4m3 rows). The judge and the builtin pools are
 pinned against the installed release's own pools, byte for byte and refusal for refusal; the
 call site's quantiser against the release's reference quantiser; and a store that forgets the
-scale pad is caught by the default run."""
+scale pad, a HiSparse store at the logical id and a uniform store into one layer are caught by
+the default run."""
 
 from __future__ import annotations
 
@@ -153,11 +154,18 @@ def test_the_call_site_quantiser_is_the_release_reference_but_for_the_interprete
     assert same.float().mean() > 0.9
 
 
-def test_a_v4_store_without_the_scale_pad_is_caught_by_the_default_run(tmp_path, capsys):
+@pytest.mark.parametrize(
+    "fixture, pool",
+    (
+        ("dsv4_scales_unpadded", "dsv4"),  # scales packed without their pad byte
+        ("dsv4_hisparse_logical_slot", "dsv4_hisparse_c4"),  # the logical id, not the device slot
+        ("dsv4_uniform_one_layer", "dsv4_uniform_fp8"),  # every layer into the first's buffer
+    ),
+)
+def test_a_faulty_v4_pool_is_caught_by_the_default_run(fixture, pool, tmp_path, capsys):
     status = main(
-        ["run", "--sut", "tests/fixtures/dsv4_scales_unpadded.py", "--pool", "dsv4",
-         "--out", str(tmp_path)]
-    )  # fmt: skip
+        ["run", "--sut", f"tests/fixtures/{fixture}.py", "--pool", pool, "--out", str(tmp_path)]
+    )
     out = capsys.readouterr().out
     assert status == 1, out[-2000:]
-    assert "dsv4" in out and "FINDING " in out
+    assert pool in out and "FINDING " in out

@@ -147,7 +147,8 @@ def _narrow_shape(pool: str, dtype: str, rows: int, pool_bytes: int) -> dict:
 
 def _page_size(pool: str, page_size: int) -> int:
     """aiter's 5-D layout: page_size is a multiple of X (16 bytes / element), at least 16; a DSA
-    pool's pages hold 64 tokens; a QSA pool's are a multiple of the compress ratio, above 1."""
+    pool's pages hold 64 tokens, as a DeepSeek V4 pool's do; a QSA pool's are a multiple of the
+    compress ratio, above 1."""
     if pool in DSA_INDEX_KINDS:
         return 64
     if pool in DSV4_KINDS:

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 from pools.dsa_storage import DSAStorage
 from pools.dsv4_indexer_storage import DeepSeekV4IndexerStorage
+from pools.dsv4_storage import DSV4HiSparseC4Storage, DSV4SingleStorage, DSV4UniformFP8Storage
 from pools.engines import make_engine
 from pools.eras import era_named
 from pools.hisparse_storage import HiSparseDSAStorage, HiSparseMHAStorage
@@ -64,6 +65,11 @@ def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
         "MiniMaxSparseKVPool": minimax_sparse,
         "MHATokenToKOnlyPool": k_only,
         "DeepSeekV4IndexerPool": DeepSeekV4IndexerStorage,
+        "DeepSeekV4SingleKVPool": type("DeepSeekV4SingleKVPool", (DSV4SingleStorage,), {}),
+        "DeepSeekV4UniformFP8KVPool": type(
+            "DeepSeekV4UniformFP8KVPool", (DSV4UniformFP8Storage,), {}
+        ),
+        "HiSparseC4DevicePool": type("HiSparseC4DevicePool", (DSV4HiSparseC4Storage,), {}),
         "MHATokenToKVPool": mha,
         "MLATokenToKVPool": mla,
         "SWAKVPool": swa,

@@ -17,6 +17,10 @@ from pools.dtypes import dtype_spec
 from scenarios.allocator import allocate, swa_mapping
 from scenarios.model import (
     DSA_INDEX_KINDS,
+    DSV4_KINDS,
+    DSV4_NOPE_DIM,
+    DSV4_PAGE,
+    DSV4_ROPE_DIM,
     LINEAR_LAYER_KINDS,
     MLA_POOL_KINDS,
     SPARSE_INDEX_KINDS,
@@ -36,6 +40,8 @@ def geometry(pool: str, dtype: str, page_size: int = 16, size: int = 256) -> Geo
     layer_num = 4
     if pool in DSA_INDEX_KINDS:  # DSA pools have 64-token pages
         page_size = 64
+    if pool in DSV4_KINDS:  # a V4 pool's pages as the model's, its latent row's fixed widths
+        page_size = DSV4_PAGE
     swa_layer_ids = [1, 3] if pool.startswith("swa_") else []
     common = dict(
         pool=pool,
@@ -52,6 +58,8 @@ def geometry(pool: str, dtype: str, page_size: int = 16, size: int = 256) -> Geo
     if pool in SPARSE_INDEX_KINDS:  # dense layer 0, index K/V on 1 and 3, index K only on 2
         sparse = dict(sparse_layer_ids=[1, 2, 3], k_only_layer_ids=[2], index_head_dim=16)
         return Geometry(head_num=2, head_dim=32, **common, **sparse)
+    if pool in DSV4_KINDS:
+        return Geometry(kv_lora_rank=DSV4_NOPE_DIM, qk_rope_head_dim=DSV4_ROPE_DIM, **common)
     if pool in MLA_POOL_KINDS:  # rank and rope are FP4 block (16) multiples
         return Geometry(kv_lora_rank=64, qk_rope_head_dim=16, **common)
     if pool in (

@@ -79,6 +79,14 @@ UNIFIED_DRAFT_KINDS = ("swa_unified_draft",)
 # of the draft's layers of that sub-pool; the pool is runner DRAFT_RUNNER's, so its lanes start
 # past runner 0's and a writer that ignores the lane offset writes another runner's rows.
 DRAFT_HOST_LAYERS, DRAFT_RUNNER, DRAFT_RUNNERS = 1, 1, 2
+# DeepSeek V4's main-KV pools (mem_cache/deepseek_v4_memory_pool.py): one K-only latent row a
+# token (448 NoPE + 64 RoPE dims, an MLA geometry of fixed widths) on 64-token pages. `dsv4`:
+# DeepSeekV4SingleKVPool's V4 layout (fp8 NoPE, bf16 RoPE, UE8M0 scales; pools/judge/dsv4.py);
+# `dsv4_uniform_fp8`: DeepSeekV4UniformFP8KVPool, 512 e4m3 bytes a token; `dsv4_hisparse_c4`:
+# HiSparseC4DevicePool, the V4 store at the device slot of a HiSparse mapping (as HISPARSE_KINDS).
+DSV4_HISPARSE_KINDS = ("dsv4_hisparse_c4",)
+DSV4_KINDS = ("dsv4", "dsv4_uniform_fp8") + DSV4_HISPARSE_KINDS
+DSV4_NOPE_DIM, DSV4_ROPE_DIM, DSV4_PAGE = 448, 64, 64
 # The kinds with linear-attention layers (no KV cache, no write).
 LINEAR_LAYER_KINDS = HYBRID_LINEAR_KINDS + QSA_KINDS
 # The kinds whose full layers write at a given full_loc by design (a pre-translated physical loc),
@@ -96,6 +104,7 @@ POOL_KINDS = (
     + LAYER_SPLIT_KINDS
     + SWA_DSA_KINDS
     + DSV4_INDEXER_KINDS
+    + DSV4_KINDS
 )
 # The MLA kinds, and the DeepSeek V4 indexer's, whose caller draws a latent row it never writes.
 MLA_POOL_KINDS = (
@@ -103,6 +112,7 @@ MLA_POOL_KINDS = (
     "page_interleave_mla", "page_interleave_dsa", "layer_split_dsa", "hybrid_linear_dsa",
     "swa_dsa",
     "dsv4_indexer",
+    *DSV4_KINDS,
 )  # fmt: skip
 SCALE_KINDS = ("none", "float", "tensor", "param")
 # How k/v values are drawn: normal draws, values near the pool dtype's range limit, or normal
@@ -187,7 +197,7 @@ class Geometry:
 
     @property
     def is_hisparse(self) -> bool:
-        return self.pool in HISPARSE_KINDS
+        return self.pool in HISPARSE_KINDS + DSV4_HISPARSE_KINDS
 
     @property
     def is_layer_split(self) -> bool:
@@ -204,6 +214,10 @@ class Geometry:
     @property
     def is_page_interleave(self) -> bool:
         return self.pool in PAGE_INTERLEAVE_KINDS
+
+    @property
+    def is_dsv4(self) -> bool:
+        return self.pool in DSV4_KINDS
 
     @property
     def is_sparse_index(self) -> bool:

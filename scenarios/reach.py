@@ -12,7 +12,7 @@ fp32, FP4 and aiter 5-D rows do not fit, and it writes the top pages of the larg
 from __future__ import annotations
 
 from scenarios.lifecycle import PoolLife
-from scenarios.model import Scenario
+from scenarios.model import DSV4_KINDS, Scenario
 from scenarios.slots import page_interleave_id
 from scenarios.strategies.geometry import large_geometry
 
@@ -20,6 +20,14 @@ REACH_SLOT = 2**17
 # Slot ids where a narrow index type wraps, below REACH_SLOT: a 16-bit slot or a 15-bit offset.
 REACH_MARKS = (2**15, 2**16)
 REACH_PAGE_SIZE = 1  # slot 1 is only ever handed out at page size 1 (page 0 is the sink)
+# The kinds whose rows cannot narrow, so that no profile's budget holds a pool past 2^17: the
+# reach scenario writes slot 1.. the top of the largest pool the budget holds instead.
+REACH_UNFIT: dict[str, str] = {
+    pool: "a DeepSeek V4 latent row has fixed widths (448 NoPE + 64 RoPE: 584 bytes in the V4 "
+    "layout, 512 in uniform FP8), so a pool past 2^17 is 67 to 76 MiB a layer, over the ci "
+    "(5 MiB) and nightly (40 MiB) budgets"
+    for pool in DSV4_KINDS
+}
 # One SWA page per request, so every token of the reach is written on SWA layers too.
 REACH_SWA_PAGES = 2 + len(REACH_MARKS) + 2
 

@@ -8,6 +8,8 @@ from typing import Any, Optional
 from pools.dtypes import DTYPES, dtype_spec
 from scenarios.model import (
     DSA_INDEX_KINDS,
+    DSV4_NOPE_DIM,
+    DSV4_ROPE_DIM,
     POOL_KINDS,
     QSA_COMPRESS_RATIO,
     SCALE_KINDS,
@@ -132,6 +134,7 @@ def validate(scenario: Scenario) -> None:
             raise ScenarioError("a hybrid linear MHA pool stores V with head_dim")
     _check_sparse(g)
     _check_hisparse(g)
+    _check_dsv4(g)
     if g.is_qsa and (g.page_size <= 1 or g.page_size % QSA_COMPRESS_RATIO):
         raise ScenarioError(
             f"a QSA pool's pages are a multiple of the compress ratio {QSA_COMPRESS_RATIO}, above 1"
@@ -171,6 +174,14 @@ def _check_hisparse(g: Geometry) -> None:
         raise ScenarioError("a DSA pool has 64-token pages")
     if g.pool == "hisparse_mha" and g.v_head_dim not in (None, g.head_dim):
         raise ScenarioError("a HiSparse MHA pool stores V with head_dim")
+
+
+def _check_dsv4(g: Geometry) -> None:
+    """A V4 pool asserts its latent row's widths (DeepSeekV4SingleKVPool.create_buffer)."""
+    if g.is_dsv4 and (g.kv_lora_rank, g.qk_rope_head_dim) != (DSV4_NOPE_DIM, DSV4_ROPE_DIM):
+        raise ScenarioError(
+            f"a DeepSeek V4 pool's rows are {DSV4_NOPE_DIM} nope + {DSV4_ROPE_DIM} rope"
+        )
 
 
 def _check_sparse(g: Geometry) -> None:

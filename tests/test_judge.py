@@ -25,7 +25,7 @@ from pools.eras import ERAS
 from pools.judge import LAYOUT_CLASSES, judge_module
 from pools.layouts.kinds import LAYOUT_KINDS
 from scenarios.defaults import default_scenarios
-from scenarios.model import POOL_KINDS, Scenario
+from scenarios.model import DSV4_KINDS, POOL_KINDS, Scenario
 
 JUDGE = Path(__file__).resolve().parents[1] / "pools" / "judge"
 JUDGED = (
@@ -369,9 +369,11 @@ def test_negative_slots_wrap_in_token_major_buffers_as_in_the_builtin():
 
 @pytest.mark.parametrize("pool", POOL_KINDS)
 def test_rows_a_write_does_not_touch_keep_their_bytes(pool):
-    scenario = next(s for s in default_scenarios(pool, "bf16", seed=0) if s.name == "prefill")
+    dtype = "fp8_e4m3" if pool in DSV4_KINDS else "bf16"  # a V4 cache is fp8 only
+    scenario = next(s for s in default_scenarios(pool, dtype, seed=0) if s.name == "prefill")
     only = {"npu_mla": "plain_mla", "minimax_sparse": "minimax_sparse", "qsa": "qsa"}
     only["dsv4_indexer"] = "dsv4_indexer"
+    only.update(dsv4="dsv4", dsv4_hisparse_c4="dsv4", dsv4_uniform_fp8="dsv4_trtllm")
     backend = {**only, "hisparse_dsa": "dsa"}.get(pool, "plain")  # a kind's only call site
     execution = execute(
         Candidate("judge", judge_module("current"), "current", "judge", "cpu", backend, "extend"),

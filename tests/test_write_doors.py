@@ -114,6 +114,15 @@ def test_the_loaders_optional_pools_drive_the_doors_they_define_or_inherit():
     assert doors["DeepSeekV4IndexerPool", "set_index_k_scale_buffer"].driven_by == ("dsv4_indexer",)
     route = doors["DeepSeekV4TokenToKVPool", "set_index_k_scale_buffer"]
     assert not route.driven_by and "does not construct on a CPU" in route.reason
+    # The DeepSeek V4 pools: the pack's store, the HiSparse C4 pool's own door over it, the
+    # uniform-FP8 rows; the single pool's fused store needs a CUDA JIT build and is not driven.
+    assert doors["DeepSeekV4SingleKVPool", "set_key_buffer"].driven_by == ("dsv4",)
+    assert doors["HiSparseC4DevicePool", "set_key_buffer"].driven_by == ("dsv4_hisparse_c4",)
+    assert doors["DeepSeekV4UniformFP8KVPool", "set_key_buffer_fused"].driven_by == (
+        "dsv4_uniform_fp8",
+    )
+    fused = doors["DeepSeekV4SingleKVPool", "set_key_buffer_fused"]
+    assert not fused.driven_by and "no modelled call site calls this door" in fused.reason
     line = cpu_count(list(doors.values()))
     assert line.startswith("of the ") and "whose class constructs on a CPU" in line
 

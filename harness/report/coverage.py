@@ -14,6 +14,7 @@ from reports.schema import validate_row
 from scenarios.model import (
     DSA_INDEX_KINDS,
     DSV4_INDEXER_KINDS,
+    DSV4_KINDS,
     FULL_LOC_KINDS,
     MLA_POOL_KINDS,
     POOL_KINDS,
@@ -86,9 +87,10 @@ _SWA_KINDS = tuple(kind for kind in POOL_KINDS if kind.startswith("swa_"))
 # a user's, exercised it after all), never as a gap to fill. feature -> (pool kinds, why)
 UNREACHABLE: dict[str, tuple[tuple[str, ...], str]] = {
     "slot 1": (
-        ("mha_aiter5d", *DSA_INDEX_KINDS, *QSA_KINDS),
-        "aiter's 5-D pages hold at least 16 slots, a DSA pool's 64 and a QSA pool's a multiple "
-        "of its compress ratio (4), and page 0 is the padding sink, so slot 1 is never handed out",
+        ("mha_aiter5d", *DSA_INDEX_KINDS, *QSA_KINDS, *DSV4_KINDS),
+        "aiter's 5-D pages hold at least 16 slots, a DSA or DeepSeek V4 pool's 64 and a QSA "
+        "pool's a multiple of its compress ratio (4), and page 0 is the padding sink, so slot 1 "
+        "is never handed out",
     ),
     "extreme/special values": (
         ("mha_fp4", "mla_fp4"),

@@ -32,8 +32,19 @@ from harness.run.pool_factory import build_pool
 from harness.run.timeout import time_limit
 from pools.layouts.kinds import LAYOUT_KINDS
 from scenarios.materialize import ForwardStaging, scale_object, token_tensors
-from scenarios.model import DSA_INDEX_HEAD_DIM, DSA_INDEX_PAGE, Scenario
+from scenarios.model import (
+    DSA_INDEX_HEAD_DIM,
+    DSA_INDEX_PAGE,
+    DSV4_NOPE_DIM,
+    DSV4_ROPE_DIM,
+    Scenario,
+)
 from scenarios.slots import unified_swa_rows
+
+# A DeepSeek V4 slot's bytes: fp8 NoPE and bf16 RoPE, then 7 scales and a pad byte (V4
+# layout); or NoPE and RoPE as e4m3 (uniform FP8).
+DSV4_DATA_ROW, DSV4_SCALE_ROW = DSV4_NOPE_DIM + 2 * DSV4_ROPE_DIM, DSV4_NOPE_DIM // 64 + 1
+DSV4_UNIFORM_ROW = DSV4_NOPE_DIM + DSV4_ROPE_DIM
 
 # The pool methods a call site or the harness calls: the door an exception came through.
 POOL_METHODS = (
@@ -57,6 +68,8 @@ POOL_METHODS = (
     "get_qsa_compressed_k_buffer",
     "set_index_k_scale_buffer",
     "get_index_k_with_scale_buffer",
+    "set_key_buffer",
+    "set_key_buffer_fused",
 )
 
 
@@ -75,6 +88,8 @@ def pool_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Ten
     g = scenario.geometry
     if g.dsa_index_parts(layer_id):
         buffers[-1] = _dsa_index_rows(buffers[-1])
+    if g.is_dsv4:
+        buffers = [dsv4_slot_rows(buffers[0], g.page_size)]
     if g.is_unified_swa:  # each sub-pool's views span the whole shared buffer
         start, stop = unified_swa_rows(g, layer_id)
         buffers = [buffer[start:stop] for buffer in buffers]
@@ -133,6 +148,20 @@ def _dsa_index_rows(buffer: torch.Tensor) -> torch.Tensor:
     scale = buffer[:, keys:].reshape(pages, DSA_INDEX_PAGE, scale_bytes)
     row = DSA_INDEX_HEAD_DIM + scale_bytes
     return torch.cat([key, scale], dim=-1).reshape(pages * DSA_INDEX_PAGE, row)
+
+
+def dsv4_slot_rows(buffer: torch.Tensor, page_size: int) -> torch.Tensor:
+    """A DeepSeek V4 layer as a copy with one row per slot. V4 layout, (pages, ceil(P * 584 /
+    576) * 576) bytes: the slot's 576 data bytes at o * 576, then its 8 scale bytes (7 and a pad)
+    at P * 576 + o * 8; the page tail past P * 584 is no slot's. Uniform FP8: 512 bytes a slot."""
+    raw = buffer.view(torch.uint8)
+    pages = raw.shape[0]
+    if raw.shape[1] == page_size * DSV4_UNIFORM_ROW:
+        return raw.reshape(pages * page_size, DSV4_UNIFORM_ROW)
+    data = raw[:, : page_size * DSV4_DATA_ROW].reshape(pages, page_size, DSV4_DATA_ROW)
+    scale_end = page_size * (DSV4_DATA_ROW + DSV4_SCALE_ROW)
+    scale = raw[:, page_size * DSV4_DATA_ROW : scale_end].reshape(pages, page_size, DSV4_SCALE_ROW)
+    return torch.cat([data, scale], dim=-1).reshape(pages * page_size, -1)
 
 
 def fill_canary(pool: Any, scenario: Scenario) -> None:

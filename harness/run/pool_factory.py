@@ -201,6 +201,15 @@ def _dsv4_indexer_pool(module: Any, scenario: Scenario, dtype: Any, device: str)
     )  # fmt: skip
 
 
+def _dsv4_pool(module: Any, scenario: Scenario, dtype: Any, device: str) -> Any:
+    """DeepSeekV4SingleKVPool or DeepSeekV4UniformFP8KVPool as DeepSeekV4TokenToKVPool builds
+    its full-attention pool: the pool dtype (e4m3), the latent row's NoPE and RoPE widths."""
+    g = scenario.geometry
+    return _pool_class(module, g.pool)(
+        g.size, g.page_size, dtype, g.kv_lora_rank, g.qk_rope_head_dim, g.layer_num, device, False
+    )
+
+
 def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
     g = scenario.geometry
     if g.pool in LAYOUT_KINDS:
@@ -211,6 +220,8 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
         return _hybrid_linear_pool(module, scenario, dtype, device)
     if g.is_sparse_index:
         return _minimax_sparse_pool(module, scenario, dtype, device)
+    if g.is_dsv4:  # before HiSparse: a V4 HiSparse pool takes the V4 constructor
+        return _dsv4_pool(module, scenario, dtype, device)
     if g.is_hisparse:
         return _hisparse_pool(module, scenario, dtype, device)
     if g.is_page_interleave:

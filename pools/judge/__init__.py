@@ -19,6 +19,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from pools.judge.dsa_index import JudgeDSAPool
+from pools.judge.dsv4 import JudgeDSV4HiSparseC4Pool, JudgeDSV4Pool, JudgeDSV4UniformFP8Pool
 from pools.judge.dsv4_indexer import JudgeDeepSeekV4IndexerPool
 from pools.judge.eras import ERA_FRONTS
 from pools.judge.fp4_pools import MHAFP4JudgePool, MLAFP4JudgePool
@@ -98,6 +99,9 @@ def judge_module(era: str) -> SimpleNamespace:
         "MiniMaxSparseKVPool": minimax_sparse,
         "MHATokenToKOnlyPool": JudgeKOnlyPool,
         "DeepSeekV4IndexerPool": JudgeDeepSeekV4IndexerPool,
+        "DeepSeekV4SingleKVPool": JudgeDSV4Pool,
+        "DeepSeekV4UniformFP8KVPool": JudgeDSV4UniformFP8Pool,
+        "HiSparseC4DevicePool": JudgeDSV4HiSparseC4Pool,
         "MHATokenToKVPool": mha,
         "MLATokenToKVPool": mla,
         "SWAKVPool": swa,

@@ -62,6 +62,9 @@ BASE_CLASSES = {
     "swa_unified_draft": "UnifiedDraftSWAKVPool",
     "swa_dsa": "SWAKVPool",
     "dsv4_indexer": "DeepSeekV4IndexerPool",
+    "dsv4": "DeepSeekV4SingleKVPool",
+    "dsv4_uniform_fp8": "DeepSeekV4UniformFP8KVPool",
+    "dsv4_hisparse_c4": "HiSparseC4DevicePool",
 }
 
 
@@ -79,7 +82,8 @@ def class_name_of(pool: str) -> str:
 # pools unwrap the current era's three-field loc, and the QSA pool is a hybrid linear one; the
 # unified SWA pools' sub-pools (the target's and a fused draft's) are the unified MHA pool's; a
 # SWA pool takes a class per side (a DSA full side) from 0.5.21, in the current era. The DeepSeek
-# V4 indexer pool takes a bare loc from the current release's DeepSeekV4TokenToKVPool only.
+# V4 pools, the indexer's too, take a bare loc from the current release's DeepSeekV4TokenToKVPool
+# routes.
 KIND_ERAS = {
     "unified_mha": ("current",),
     "unified_mla": ("current",),
@@ -98,6 +102,9 @@ KIND_ERAS = {
     "swa_unified_draft": ("current",),
     "swa_dsa": ("current",),
     "dsv4_indexer": ("current",),
+    "dsv4": ("current",),
+    "dsv4_uniform_fp8": ("current",),
+    "dsv4_hisparse_c4": ("current",),
 }
 
 

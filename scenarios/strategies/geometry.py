@@ -15,6 +15,10 @@ from pools.dtypes import dtype_spec
 from pools.fp4.quantiser import BLOCK as FP4_BLOCK
 from scenarios.model import (
     DSA_INDEX_KINDS,
+    DSV4_KINDS,
+    DSV4_NOPE_DIM,
+    DSV4_PAGE,
+    DSV4_ROPE_DIM,
     LINEAR_LAYER_KINDS,
     MLA_POOL_KINDS,
     QSA_COMPRESS_RATIO,
@@ -42,6 +46,8 @@ POOL_BYTES = 40 * 2**20  # default cap per pool, every layer and sub-pool togeth
 
 
 def _row_bytes(g: Geometry) -> int:
+    if g.is_dsv4 and g.pool != "dsv4_uniform_fp8":  # fp8 nope, bf16 rope, 7 scales, a pad
+        return DSV4_NOPE_DIM + 2 * DSV4_ROPE_DIM + DSV4_NOPE_DIM // 64 + 1
     if g.is_fp4:  # half a byte a value, plus a scale byte per 16
         return (
             g.kv_lora_rank + g.qk_rope_head_dim if g.is_mla else 2 * g.head_num * g.head_dim
@@ -115,6 +121,8 @@ def _row_multiple(pool: str, dtype: str) -> int:
 
 
 def _narrow(pool: str, width: int) -> dict:
+    if pool in DSV4_KINDS:  # a V4 latent row has one width (scenarios/reach.py REACH_UNFIT)
+        return {"kv_lora_rank": DSV4_NOPE_DIM, "qk_rope_head_dim": DSV4_ROPE_DIM}
     if pool in ROPE_KINDS:
         return {"kv_lora_rank": width, "qk_rope_head_dim": width}
     if pool in MLA_POOL_KINDS:
@@ -139,9 +147,12 @@ def _narrow_shape(pool: str, dtype: str, rows: int, pool_bytes: int) -> dict:
 
 def _page_size(pool: str, page_size: int) -> int:
     """aiter's 5-D layout: page_size is a multiple of X (16 bytes / element), at least 16; a DSA
-    pool's pages hold 64 tokens; a QSA pool's are a multiple of the compress ratio, above 1."""
+    pool's pages hold 64 tokens, as a DeepSeek V4 pool's do; a QSA pool's are a multiple of the
+    compress ratio, above 1."""
     if pool in DSA_INDEX_KINDS:
         return 64
+    if pool in DSV4_KINDS:
+        return DSV4_PAGE
     if pool in QSA_KINDS:
         return max(QSA_COMPRESS_RATIO, page_size - page_size % QSA_COMPRESS_RATIO)
     return max(16, page_size - page_size % 16) if pool == "mha_aiter5d" else page_size
@@ -198,6 +209,8 @@ def large_geometry(
 
 
 def _mla_shapes(pool: str) -> tuple[tuple[int, int], ...]:
+    if pool in DSV4_KINDS:
+        return ((DSV4_NOPE_DIM, DSV4_ROPE_DIM),)
     if pool in ROPE_KINDS:
         return tuple(shape for shape in MLA_SHAPES if shape[1])
     return MLA_SHAPES

@@ -55,6 +55,11 @@ _MLA_TRIAL = dict(
     size=4, page_size=1, kv_lora_rank=16, qk_rope_head_dim=16, layer_num=1, device="cpu",
     enable_memory_saver=False,
 )  # fmt: skip
+# DeepSeekV4SingleKVPool's: the V4 latent row's widths (it asserts 584 bytes a token), e4m3.
+_DSV4_TRIAL = dict(
+    size=128, page_size=64, dtype=torch.float8_e4m3fn, qk_nope_head_dim=448, qk_rope_head_dim=64,
+    layer_num=1, device="cpu", enable_memory_saver=False,
+)  # fmt: skip
 _HYBRID_TRIAL = dict(
     size=4, page_size=1, head_num=1, head_dim=16, full_attention_layer_ids=[1], device="cpu",
     mamba_pool=None,
@@ -220,6 +225,29 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
             enable_memory_saver=False,
         ),  # fmt: skip
         trial_if_taken=(("use_fp4_indexer", False),),
+    ),
+    # Their doors take no KVWriteLoc and no layer object (a layer id and a pack or (n, 512)
+    # rows): construction only; the single pool's store is a Triton kernel, interpreted here.
+    OptionalPool(
+        "DeepSeekV4SingleKVPool",
+        DEEPSEEK_V4,
+        ("DeepSeekV4SingleKVPool",),
+        lambda dsv4: dsv4.DeepSeekV4SingleKVPool,
+        _DSV4_TRIAL,
+    ),
+    OptionalPool(
+        "DeepSeekV4UniformFP8KVPool",
+        DEEPSEEK_V4,
+        ("DeepSeekV4UniformFP8KVPool",),
+        lambda dsv4: dsv4.DeepSeekV4UniformFP8KVPool,
+        _DSV4_TRIAL,
+    ),
+    OptionalPool(
+        "HiSparseC4DevicePool",
+        DEEPSEEK_V4,
+        ("HiSparseC4DevicePool",),
+        lambda dsv4: dsv4.HiSparseC4DevicePool,
+        _DSV4_TRIAL,
     ),
     OptionalPool(
         "UnifiedMHATokenToKVPool",

@@ -143,6 +143,9 @@ KIND_DOORS: dict[str, tuple[str | tuple[str, str], ...]] = {
         "set_qsa_rope_position_buffer",
         "set_qsa_compressed_k_buffer",
     ),
+    "dsv4": ("set_key_buffer",),  # backends/dsv4.py: the V4 pack's store
+    "dsv4_uniform_fp8": ("set_key_buffer_fused",),  # the trtllm compressor's e4m3 rows
+    "dsv4_hisparse_c4": ("set_key_buffer",),  # the V4 pack's store at the device slot
     "minimax_sparse": (
         "set_kv_buffer",
         "set_fused_kv_index_buffer",

@@ -121,7 +121,7 @@ def _row_multiple(pool: str, dtype: str) -> int:
 
 
 def _narrow(pool: str, width: int) -> dict:
-    if pool in DSV4_KINDS:  # a V4 latent row has one width (scenarios/reach.py REACH_UNFIT)
+    if pool in DSV4_KINDS:  # a V4 latent row has one width (scenarios/reach.py REACH_BEYOND_BUDGET)
         return {"kv_lora_rank": DSV4_NOPE_DIM, "qk_rope_head_dim": DSV4_ROPE_DIM}
     if pool in ROPE_KINDS:
         return {"kv_lora_rank": width, "qk_rope_head_dim": width}

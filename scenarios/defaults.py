@@ -19,6 +19,9 @@ from scenarios.model import (
     DSA_INDEX_KINDS,
     LINEAR_LAYER_KINDS,
     MLA_POOL_KINDS,
+    NVFP4_HEAD_DIM,
+    NVFP4_PAGE,
+    NVFP4_PAGE_ROW_KINDS,
     SPARSE_INDEX_KINDS,
     Forward,
     Geometry,
@@ -36,6 +39,8 @@ def geometry(pool: str, dtype: str, page_size: int = 16, size: int = 256) -> Geo
     layer_num = 4
     if pool in DSA_INDEX_KINDS:  # DSA pools have 64-token pages
         page_size = 64
+    if pool in NVFP4_PAGE_ROW_KINDS:  # 128-token pages only, and whole pages of slots
+        page_size, size = NVFP4_PAGE, max(NVFP4_PAGE, size - size % NVFP4_PAGE)
     swa_layer_ids = [1, 3] if pool.startswith("swa_") else []
     common = dict(
         pool=pool,
@@ -51,6 +56,8 @@ def geometry(pool: str, dtype: str, page_size: int = 16, size: int = 256) -> Geo
     if pool in SPARSE_INDEX_KINDS:  # dense layer 0, index K/V on 1 and 3, index K only on 2
         sparse = dict(sparse_layer_ids=[1, 2, 3], k_only_layer_ids=[2], index_head_dim=16)
         return Geometry(head_num=2, head_dim=32, **common, **sparse)
+    if pool in NVFP4_PAGE_ROW_KINDS:  # 128-wide heads only; two, so a swapped head shows
+        return Geometry(head_num=2, head_dim=NVFP4_HEAD_DIM, **common)
     if pool in MLA_POOL_KINDS:  # rank and rope are FP4 block (16) multiples
         return Geometry(kv_lora_rank=64, qk_rope_head_dim=16, **common)
     if pool in (
@@ -219,7 +226,7 @@ def _small(
         ),
     ]
     # Nor MLA, nor MiniMax, nor QSA models cross-attend.
-    if not g.is_mla and not g.is_sparse_index and not g.is_qsa:
+    if not g.is_mla and not g.is_sparse_index and not g.is_qsa and not g.is_nvfp4_page_row:
         # Layer 0 (a full-attention layer on SWA pools) writes at the encoder loc.
         slots = allocate(rng, g.size, g.page_size, 20)
         scenarios.append(

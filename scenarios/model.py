@@ -57,6 +57,15 @@ DSA_INDEX_HEAD_DIM, DSA_INDEX_PAGE = 128, 64
 # sub-pool's views starting at byte 0; the full sub-pool's slots are the buffer's bottom, the SWA
 # sub-pool's its top (scenarios.slots.unified_swa_slot). A SWA kind: it takes swa_loc.
 UNIFIED_SWA_KINDS = ("swa_unified",)
+# MiniMaxM3Nvfp4KVPool (MiniMax M3.1): every layer sparse, its main K/V and its one-head index K
+# packed as NVFP4 in page rows: one (layer, page) row of [K, K scale, V, V scale] bytes in the
+# main pool, of [index K, index K scale] in the index pool (pools/judge/minimax_m3_nvfp4.py).
+# Its quantising doors need SM90+; its cells write already-quantised rows, as the host tier's
+# restore does (backends/minimax_m3_nvfp4.py).
+NVFP4_PAGE_ROW_KINDS = ("minimax_m3_nvfp4",)
+# What the pool accepts and nothing else: 128-token pages, 128-wide heads, one index head.
+NVFP4_PAGE, NVFP4_HEAD_DIM = 128, 128
+NVFP4_PAYLOAD, NVFP4_SCALES = NVFP4_HEAD_DIM // 2, NVFP4_HEAD_DIM // 16  # bytes a head row
 # The kinds with linear-attention layers (no KV cache, no write).
 LINEAR_LAYER_KINDS = HYBRID_LINEAR_KINDS + QSA_KINDS
 POOL_KINDS = (
@@ -69,6 +78,7 @@ POOL_KINDS = (
     + QSA_KINDS
     + UNIFIED_SWA_KINDS
     + LAYER_SPLIT_KINDS
+    + NVFP4_PAGE_ROW_KINDS
 )
 MLA_POOL_KINDS = (
     "mla", "swa_mla", "mla_fp4", "npu_mla", "unified_mla", "hybrid_linear_mla", "hisparse_dsa",
@@ -131,6 +141,8 @@ class Geometry:
             return QSA_PARTS, (QSA_INDEX_HEADS, QSA_INDEX_HEAD_DIM, QSA_INDEX_HEAD_DIM)
         if self.dsa_index_parts(layer_id):
             return ("index_k", "index_k_scale"), (1, DSA_INDEX_HEAD_DIM, 1)
+        if self.is_nvfp4_page_row:  # the indexer's one K head, which the pool keeps K-only
+            return ("idx_k",), (1, NVFP4_HEAD_DIM, NVFP4_HEAD_DIM)
         return self.index_parts(layer_id), (1, self.index_head_dim, self.index_head_dim)
 
     def dsa_index_parts(self, layer_id: int) -> tuple[str, ...]:
@@ -159,6 +171,10 @@ class Geometry:
     @property
     def is_page_interleave(self) -> bool:
         return self.pool in PAGE_INTERLEAVE_KINDS
+
+    @property
+    def is_nvfp4_page_row(self) -> bool:
+        return self.pool in NVFP4_PAGE_ROW_KINDS
 
     @property
     def is_sparse_index(self) -> bool:

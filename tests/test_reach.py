@@ -14,7 +14,7 @@ from scenarios.profiles import profile_named
 from scenarios.reach import reach_scenario
 from scenarios.slots import page_interleave_row
 from scenarios.strategies import scenarios
-from scenarios.strategies.geometry import _row_bytes, geometries
+from scenarios.strategies.geometry import _row_bytes, geometries, reach_budget
 from tests.conftest import check_records, run_kvh
 
 CI_BYTES = profile_named("ci").pool_bytes
@@ -46,7 +46,7 @@ def test_every_pool_kind_reaches_past_each_power_of_two_within_the_ci_budget(poo
         g = find(
             geometries(pool, dtype, CI_BYTES), lambda g: last_slot(g) >= reach, settings=SEARCH
         )
-        assert pool_bytes(g) <= CI_BYTES
+        assert pool_bytes(g) <= reach_budget(pool, CI_BYTES)
         assert g.layer_num <= 2
 
 
@@ -116,7 +116,7 @@ def test_the_reach_scenario_writes_slot_1_2_15_2_16_2_17_and_the_last_slot_in_ev
                 pool,
                 dtype,
             )
-            assert pool_bytes(scenario.geometry) <= CI_BYTES
+            assert pool_bytes(scenario.geometry) <= reach_budget(pool, CI_BYTES)
             if scenario.geometry.page_size == 1:
                 assert 1 in slots
 
@@ -137,10 +137,11 @@ def test_the_default_run_catches_a_pool_wrong_only_at_high_slots_in_every_pool_k
 
 
 def caught_in_every_kind(out, sut: str, *options: str):
-    """The finding rows of `kvh run` of `sut` through plain, plain_mla, minimax_sparse, dsa and
-    qsa (the only call sites of the minimax_sparse, hisparse_dsa and qsa kinds) on bf16
+    """The finding rows of `kvh run` of `sut` through plain, plain_mla, minimax_sparse, dsa, qsa
+    and retraction_restore (the only call sites of the minimax_sparse, hisparse_dsa, qsa and
+    minimax_m3_nvfp4 kinds) on bf16
     `current` pools, which must exit 1 with a finding in every pool kind."""
-    backends = "plain,plain_mla,minimax_sparse,dsa,qsa"
+    backends = "plain,plain_mla,minimax_sparse,dsa,qsa,retraction_restore"
     result = run_kvh(
         "run",
         *("--sut", sut, "--backend", backends, "--dtype", "bf16", "--era", "current"),

@@ -135,6 +135,11 @@ KIND_DOORS: dict[str, tuple[str | tuple[str, str], ...]] = {
         "set_qsa_rope_position_buffer",
         "set_qsa_compressed_k_buffer",
     ),
+    # A retracted request's restore: the sub-pools' byte copies of already-quantised rows.
+    "minimax_m3_nvfp4": (
+        ("MiniMaxM3Nvfp4MainKVPool", "set_quantized_kv_buffer"),
+        ("MiniMaxM3Nvfp4IndexKPool", "set_quantized_k_buffer"),
+    ),
     "minimax_sparse": (
         "set_kv_buffer",
         "set_fused_kv_index_buffer",

@@ -21,7 +21,7 @@ from backends.entry import EXTEND_AND_DECODE, ValueScope, register_backend
 from backends.focus import LAYOUT_DTYPES
 from backends.plain import PLAIN_FOCUS
 from backends.skips import BackendSkip, by_cell
-from scenarios.model import DSA_INDEX_KINDS, Scenario
+from scenarios.model import DSA_MLA_KINDS, SWA_DSA_KINDS, Scenario
 
 
 @by_cell
@@ -34,12 +34,16 @@ def _placement_kind_outside_subset(scenario: Scenario, mode: str) -> bool:
 # a hybrid's dense layers); their casts are the HiSparse kind's, which runs every dtype.
 DSA_PLACEMENT_DTYPES = BackendSkip(
     "dsa-placement-dtype-subset",
-    "the page-interleave, layer-split and hybrid linear DSA kinds on dtypes other than bf16 and "
-    "fp8_e4m3",
+    "the page-interleave, layer-split, hybrid linear and SWA DSA kinds on dtypes other than bf16 "
+    "and fp8_e4m3",
     "they test which tokens, layers and rows a DSA store reaches; every cast of the DSA store is "
     "judged on hisparse_dsa over every dtype (docs/notes/layout-dtypes.md)",
     _placement_kind_outside_subset,
 )
+
+# A SWA pool over DSA is written by its model (backends/dots3.py): this site's bare loc carries
+# no swa_loc for its sliding-window layers.
+DSA_BACKEND_KINDS = tuple(kind for kind in DSA_MLA_KINDS if kind not in SWA_DSA_KINDS)
 
 CENSUS = CallSiteModel(
     (ATTENTION + "dsa_backend.py",),
@@ -52,12 +56,12 @@ CENSUS = CallSiteModel(
     order=96,
     census=CENSUS,
     device_type="cuda",
-    pool_kinds=DSA_INDEX_KINDS,
+    pool_kinds=DSA_BACKEND_KINDS,
     modes=EXTEND_AND_DECODE,
     eras=("current",),
     focus={"extend": PLAIN_FOCUS["extend"], "decode": ("decode", "small-decode")},
     skips=(DSA_PLACEMENT_DTYPES,),
-    value_scope=ValueScope(DSA_INDEX_KINDS, "nope ++ rope cast, no scales"),
+    value_scope=ValueScope(DSA_BACKEND_KINDS, "nope ++ rope cast, no scales"),
     real_code_gap="the release driver builds no DSA indexer metadata (its forward reads the "
     "indexer's top-k plan before the write); the census-checked model runs",
     summary="set_mla_kv_buffer(layer, cache_loc, k, k_rope) with the bare loc, every mode",

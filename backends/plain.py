@@ -81,7 +81,8 @@ LAYOUT_DTYPE_SUBSET = BackendSkip(
 # Where the value oracle judges the canonical calls: every pool kind but FP4, whose bytes the
 # fp4_bound oracle judges against the input (harness/compare/values.py collects these).
 PLAIN_VALUES = ValueScope(
-    ("mha", "swa_mha", "mha_hnd", "npu_mha", "mha_aiter5d", "unified_mha", "swa_unified")
+    ("mha", "swa_mha", "mha_hnd", "npu_mha", "mha_aiter5d", "unified_mha")
+    + UNIFIED_SWA_KINDS
     + ("mla", "swa_mla", "unified_mla")
     + HYBRID_LINEAR_KINDS
     + HISPARSE_KINDS

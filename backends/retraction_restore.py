@@ -31,7 +31,7 @@ HOST_CHUNK = 8192  # KVCache.cpu_offloading_chunk_size: the slots of one host ch
 
 @register_backend(
     name="retraction_restore",
-    order=99,
+    order=94,
     device_type="cuda",
     pool_kinds=NVFP4_PAGE_ROW_KINDS,
     modes=("extend",),

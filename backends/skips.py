@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from pools.dtypes import dtype_spec
-from scenarios.model import Scenario
+from scenarios.model import FULL_LOC_KINDS, Scenario
 
 Applies = Callable[[Scenario, str], bool]  # (scenario, mode)
 
@@ -86,8 +86,7 @@ FP4_NON_FINITE = BackendSkip(
 
 
 def _full_loc_by_design(scenario: Scenario, mode: str) -> bool:
-    g = scenario.geometry
-    return (g.is_hybrid_linear or g.is_unified_swa) and scenario.stale_full_loc
+    return scenario.geometry.pool in FULL_LOC_KINDS and scenario.stale_full_loc
 
 
 FULL_LOC_BY_DESIGN = BackendSkip(

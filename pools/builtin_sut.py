@@ -9,6 +9,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from pools.dsa_storage import DSAStorage
+from pools.dsv4_indexer_storage import DeepSeekV4IndexerStorage
 from pools.engines import make_engine
 from pools.engines.base import StoreEngine
 from pools.eras import era_named
@@ -28,6 +29,7 @@ from pools.page_interleave_storage import (
     PageInterleaveMLAStorage,
 )
 from pools.qsa_storage import QSAStorage
+from pools.unified_draft_storage import UnifiedDraftSWAStorage
 from pools.unified_swa_storage import UnifiedSWAStorage
 
 
@@ -79,10 +81,12 @@ def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
         ),
         "MiniMaxSparseKVPool": minimax_sparse,
         "MHATokenToKOnlyPool": k_only,
+        "DeepSeekV4IndexerPool": DeepSeekV4IndexerStorage,
         **m3_nvfp4_pools(engine),
         "MHATokenToKVPool": mha,
         "MLATokenToKVPool": mla,
         "SWAKVPool": swa,
+        "DSATokenToKVPool": dsa,
         "HybridLinearKVPool": hybrid_linear,
         "QSATokenToKVPool": type(
             "QSATokenToKVPool", (QSAStorage,), {"mha_pool_class": mha, "mla_pool_class": mla}
@@ -100,13 +104,14 @@ def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
         if hasattr(source, optional):
             names[optional] = getattr(source, optional)
     if hasattr(getattr(source, "KVWriteLoc", None), "physical"):  # its sub-pools need the mark
-        names["UnifiedSWAKVPool"] = type(
-            "UnifiedSWAKVPool",
-            (UnifiedSWAStorage,),
-            {
-                "sub_pool_class": names["UnifiedMHATokenToKVPool"],
-                "write_loc_class": source.KVWriteLoc,
-                "unwrap_write_loc": staticmethod(source.unwrap_write_loc),
-            },
-        )
+        routing = {
+            "sub_pool_class": names["UnifiedMHATokenToKVPool"],
+            "write_loc_class": source.KVWriteLoc,
+            "unwrap_write_loc": staticmethod(source.unwrap_write_loc),
+        }
+        for name, storage in (
+            ("UnifiedSWAKVPool", UnifiedSWAStorage),
+            ("UnifiedDraftSWAKVPool", UnifiedDraftSWAStorage),
+        ):
+            names[name] = type(name, (storage,), routing)
     return SimpleNamespace(**names)

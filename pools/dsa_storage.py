@@ -23,6 +23,9 @@ class DSAIndexKeyStorage:
     def get_index_k_with_scale_buffer(self, layer_id: int) -> torch.Tensor:
         return self.index_k_with_scale_buffer[layer_id - self.start_layer]
 
+    def _index_cache_for_write(self, layer_id: int) -> torch.Tensor:
+        return self.get_index_k_with_scale_buffer(layer_id)
+
     def set_index_k_scale_buffer(
         self, layer_id: int, loc: torch.Tensor, index_k: torch.Tensor, index_k_scale: torch.Tensor
     ) -> None:
@@ -32,7 +35,7 @@ class DSAIndexKeyStorage:
         assert index_k.is_contiguous() and index_k_scale.is_contiguous()
         (tokens,) = loc.shape
         assert index_k.shape == (tokens, 128) and index_k_scale.reshape(tokens, -1).shape[1] == 1
-        buffer = self.get_index_k_with_scale_buffer(layer_id)
+        buffer = self._index_cache_for_write(layer_id)
         loc = loc.to(torch.int64)
         page, offset = loc // 64, loc % 64
         keys = buffer[:, : 64 * 128].unflatten(1, (64, 128))

@@ -26,6 +26,8 @@ class SWAStorage:
         full_attention_layer_ids: list[int],
         device: str,
         token_to_kv_pool_class: Optional[type] = None,
+        full_kv_pool_class: Optional[type] = None,
+        swa_kv_pool_class: Optional[type] = None,
         full_kv_pool_kwargs: Optional[dict] = None,
         swa_kv_pool_kwargs: Optional[dict] = None,
         enable_memory_saver: bool = False,
@@ -56,10 +58,10 @@ class SWAStorage:
             "head_dim": head_dim,
             **kwargs,
         }
-        self.full_kv_pool = sub_pool_class(
+        self.full_kv_pool = (full_kv_pool_class or sub_pool_class)(
             size=size, dtype=dtype, layer_num=len(full_attention_layer_ids), **full_kwargs
         )
-        self.swa_kv_pool = sub_pool_class(
+        self.swa_kv_pool = (swa_kv_pool_class or sub_pool_class)(
             size=size_swa, dtype=dtype, layer_num=len(swa_attention_layer_ids), **swa_kwargs
         )
         self.use_mla = hasattr(self.full_kv_pool, "kv_lora_rank")
@@ -89,6 +91,17 @@ class SWAStorage:
     def get_value_buffer(self, layer_id: int) -> torch.Tensor:
         pool, local_id, _ = self._sub_pool(layer_id)
         return pool.get_value_buffer(local_id)
+
+    def set_index_k_scale_buffer(self, layer_id: int, *args: Any, **kwargs: Any) -> None:
+        """A DSA full sub-pool's indexer door; SWA layers have none."""
+        local_id, is_swa = self.layers_mapping[layer_id]
+        assert not is_swa
+        self.full_kv_pool.set_index_k_scale_buffer(local_id, *args, **kwargs)
+
+    def get_index_k_with_scale_buffer(self, layer_id: int) -> torch.Tensor:
+        local_id, is_swa = self.layers_mapping[layer_id]
+        assert not is_swa
+        return self.full_kv_pool.get_index_k_with_scale_buffer(local_id)
 
     def _write_kv(
         self,

@@ -46,8 +46,9 @@ class UnifiedSWAStorage(SWAStorage):
         self.dtype, self.device, self.start_layer = dtype, device, 0
         self.layer_num = len(full_attention_layer_ids) + len(swa_attention_layer_ids)
         row = head_num * (head_dim + (v_head_dim or head_dim)) * store_dtype_of(dtype).itemsize
-        full_entry = entry_bytes(len(full_attention_layer_ids), row)
-        swa_entry = entry_bytes(len(swa_attention_layer_ids), row)
+        full_rows = self._entry_rows(len(full_attention_layer_ids))
+        swa_rows = self._entry_rows(len(swa_attention_layer_ids))
+        full_entry, swa_entry = entry_bytes(full_rows[0], row), entry_bytes(swa_rows[0], row)
         if swa_slot_base % page_size or swa_slot_base * swa_entry < (size + page_size) * full_entry:
             raise ValueError(
                 f"swa_slot_base {swa_slot_base} is not a page above the full sub-pool's bytes"
@@ -55,20 +56,30 @@ class UnifiedSWAStorage(SWAStorage):
         shared = torch.zeros(
             (swa_slot_base + size_swa + page_size) * swa_entry, dtype=torch.uint8, device=device
         )
-        sub_pool = type(
-            self.sub_pool_class.__name__, (self.sub_pool_class,), {"shared_raw": shared}
-        )
         common = dict(
             page_size=page_size, dtype=dtype, head_num=head_num, head_dim=head_dim,
             v_head_dim=v_head_dim, device=device,
         )  # fmt: skip
-        self.full_kv_pool = sub_pool(size=size, layer_num=len(full_attention_layer_ids), **common)
-        self.swa_kv_pool = sub_pool(size=size_swa, layer_num=len(swa_attention_layer_ids), **common)
+
+        def sub_pool(side_size: int, layer_ids: list[int], rows: tuple[int, int]) -> Any:
+            attributes = {"shared_raw": shared, "entry_layers": rows[0], "first_layer": rows[1]}
+            cls = type(self.sub_pool_class.__name__, (self.sub_pool_class,), attributes)
+            return cls(size=side_size, layer_num=len(layer_ids), **common)
+
+        self.full_kv_pool = sub_pool(size, full_attention_layer_ids, full_rows)
+        self.swa_kv_pool = sub_pool(size_swa, swa_attention_layer_ids, swa_rows)
         self.use_mla, self.full_to_swa_index_mapping = False, None
         self.layers_mapping = {
             **{layer: (index, False) for index, layer in enumerate(full_attention_layer_ids)},
             **{layer: (index, True) for index, layer in enumerate(swa_attention_layer_ids)},
         }
+
+    def _entry_rows(self, layers: int) -> tuple[int, int]:
+        """(layer rows per entry, the first that is this pool's) of a sub-pool of `layers`."""
+        return layers, 0
+
+    def _full_slots(self, loc: torch.Tensor, full_loc: Optional[torch.Tensor]) -> torch.Tensor:
+        return loc if full_loc is None else full_loc
 
     def register_mapping(self, full_to_swa_index_mapping: torch.Tensor) -> None:
         """A no-op, as SGLang's: the backend hands this pool physical SWA ids."""
@@ -87,7 +98,7 @@ class UnifiedSWAStorage(SWAStorage):
         pool, local_id, is_swa = self._sub_pool(layer.layer_id)
         if is_swa:
             assert swa_loc is not None, "UnifiedSWAKVPool.set_kv_buffer: SWA layer has no swa_loc"
-        target = swa_loc if is_swa else (loc if full_loc is None else full_loc)
+        target = swa_loc if is_swa else self._full_slots(loc, full_loc)
         pool.set_kv_buffer(
             None,
             self.write_loc_class(target, physical=physical),

@@ -49,7 +49,8 @@ def geometry(pool: str, dtype: str, page_size: int = 16, size: int = 256) -> Geo
         page_size=page_size,
         layer_num=layer_num,
         swa_layer_ids=swa_layer_ids,
-        size_swa=size // 2 if swa_layer_ids else 0,
+        # Two pages at least: a DSA pool's 64-token page is a small pool's whole size.
+        size_swa=max(size // 2, 2 * page_size) if swa_layer_ids else 0,
         # A hybrid linear model's layers 0 and 2 are linear attention (no KV in the pool).
         linear_layer_ids=[0, 2] if pool in LINEAR_LAYER_KINDS else [],
     )

@@ -105,6 +105,23 @@ def _fused(parts: list[torch.Tensor], lead: int, device: str) -> list[torch.Tens
     ]
 
 
+# The DeepSeek V4 indexer's key quantisation (the fused store set_index_k_fused runs on CUDA:
+# kernels/jit/csrc/deepseek_v4/store.cuh fused_store_indexer_cache): one float32 scale per token,
+# its 128 values' absolute maximum (at least this) over e4m3's maximum. (The store's Triton form,
+# ROCm's, floors at 1e-8 instead.)
+DSV4_INDEX_SCALE_FLOOR = 1e-4
+
+
+def dsv4_index_quant(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(n, 128) fp8 e4m3 keys and their (n, 1) float32 scales, as the V4 indexer quantises a
+    compressed key: in float32, multiplied by the scale's reciprocal, clamped to e4m3's range."""
+    values = keys.reshape(-1, DSA_INDEX_HEAD_DIM).float()
+    fp8_max = torch.finfo(torch.float8_e4m3fn).max
+    scale = values.abs().amax(dim=1, keepdim=True).clamp_min(DSV4_INDEX_SCALE_FLOOR) / fp8_max
+    quantised = (values * (1.0 / scale)).clamp(-fp8_max, fp8_max).to(torch.float8_e4m3fn)
+    return quantised, scale
+
+
 def token_tensors(
     scenario: Scenario, forward_index: int, layer_id: int, device: str
 ) -> dict[str, Optional[torch.Tensor]]:
@@ -156,7 +173,9 @@ def token_tensors(
         for part in parts + index_rows:
             part[padding] = float("nan")
     index = {name: rows.to(device) for name, rows in zip(index_parts, index_rows)}
-    if "index_k" in index:  # what act_quant hands the DSA door: (n, 128) fp8 keys, (n, 1) fp32
+    if "index_k" in index and g.is_dsv4_indexer:
+        index["index_k"], index["index_k_scale"] = dsv4_index_quant(index["index_k"])
+    elif "index_k" in index:  # what act_quant hands the DSA door: (n, 128) fp8 keys, (n, 1) fp32
         index["index_k"] = index["index_k"].reshape(-1, DSA_INDEX_HEAD_DIM).to(torch.float8_e4m3fn)
         index["index_k_scale"] = index["index_k_scale"].reshape(-1, 1).float()
     if g.is_mla:

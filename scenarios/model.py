@@ -44,9 +44,23 @@ QSA_KINDS = ("qsa",)
 # QSA_INDEX_HEADS heads of QSA_INDEX_HEAD_DIM (two heads, so a transposed head shows).
 QSA_COMPRESS_RATIO, QSA_INDEX_HEADS, QSA_INDEX_HEAD_DIM, QSA_TOKEN_TOPK = 4, 2, 32, 16
 QSA_PARTS = ("qsa_state", "qsa_ck")  # a full layer's index buffers; "qsa_rope" on the first
-# The DSA pools whose indexer keys the harness writes (DSATokenToKVPool.set_index_k_scale_buffer):
+# DeepSeekV4IndexerPool: a DeepSeek V4 compress ratio's indexer keys alone (no K/V: its K/V
+# doors raise), in the DSA index-key layout; its caller hands it the compress layer's local id.
+DSV4_INDEXER_KINDS = ("dsv4_indexer",)
+# The model's logical page in the indexer's pages (global_page_size / page_size): a ratio-4
+# indexer's 64-token page compresses 256 tokens. Its cache reserves one logical page, so it holds
+# ceil((size + 4 * page_size) / page_size) pages: 3 more than the ids a loc may hold.
+DSV4_LOGICAL_PAGES = 4
+# SWAKVPool over a DSATokenToKVPool full side and an MLATokenToKVPool SWA side (0.5.21 on, the
+# dots.note hybrid): only its full layers keep indexer keys.
+SWA_DSA_KINDS = ("swa_dsa",)
+# The DSA pools whose K/V an MLA pool keeps beside the indexer keys (DSATokenToKVPool's).
+DSA_MLA_KINDS = (
+    "hisparse_dsa", "page_interleave_dsa", "layer_split_dsa", "hybrid_linear_dsa", "swa_dsa",
+)  # fmt: skip
+# The pools whose indexer keys the harness writes (set_index_k_scale_buffer, the SetKAndS store):
 # pages of DSA_INDEX_PAGE tokens, each page its keys' bytes then their scales' bytes.
-DSA_INDEX_KINDS = ("hisparse_dsa", "page_interleave_dsa", "layer_split_dsa", "hybrid_linear_dsa")
+DSA_INDEX_KINDS = DSA_MLA_KINDS + DSV4_INDEXER_KINDS
 # LayerSplitDSATokenToKVPool: each rank of an attention context-parallel group keeps a contiguous
 # share of the layers; the harness builds rank LAYER_SHARD_RANK of LAYER_SHARD_SIZE, so the
 # last layers are its peer's (scenarios.slots.owned_layers).
@@ -56,18 +70,29 @@ DSA_INDEX_HEAD_DIM, DSA_INDEX_PAGE = 128, 64
 # UnifiedSWAKVPool: full and SWA sub-pools of unified MHA entries in one byte buffer, each
 # sub-pool's views starting at byte 0; the full sub-pool's slots are the buffer's bottom, the SWA
 # sub-pool's its top (scenarios.slots.unified_swa_slot). A SWA kind: it takes swa_loc.
-UNIFIED_SWA_KINDS = ("swa_unified",)
+# UnifiedDraftSWAKVPool is a draft model's SWA pool over such a buffer: its layers are lanes
+# fused into each entry after the target's own rows, and its full layers write at loc.
+UNIFIED_SWA_KINDS = ("swa_unified", "swa_unified_draft")
+UNIFIED_DRAFT_KINDS = ("swa_unified_draft",)
+# The fused-draft placement the harness builds: DRAFT_HOST_LAYERS target layers' rows first in
+# every entry (never written by the draft), then DRAFT_RUNNERS runners' lanes, each runner all
+# of the draft's layers of that sub-pool; the pool is runner DRAFT_RUNNER's, so its lanes start
+# past runner 0's and a writer that ignores the lane offset writes another runner's rows.
+DRAFT_HOST_LAYERS, DRAFT_RUNNER, DRAFT_RUNNERS = 1, 1, 2
 # MiniMaxM3Nvfp4KVPool (MiniMax M3.1): every layer sparse, its main K/V and its one-head index K
 # packed as NVFP4 in page rows: one (layer, page) row of [K, K scale, V, V scale] bytes in the
 # main pool, of [index K, index K scale] in the index pool (pools/judge/minimax_m3_nvfp4.py).
-# Its quantising doors need SM90+; its cells write already-quantised rows, as the host tier's
-# restore does (backends/minimax_m3_nvfp4.py).
+# Its quantising doors need SM90+; its cells write already-quantised rows, as a retracted
+# request's restore does (backends/retraction_restore.py).
 NVFP4_PAGE_ROW_KINDS = ("minimax_m3_nvfp4",)
 # What the pool accepts and nothing else: 128-token pages, 128-wide heads, one index head.
 NVFP4_PAGE, NVFP4_HEAD_DIM = 128, 128
 NVFP4_PAYLOAD, NVFP4_SCALES = NVFP4_HEAD_DIM // 2, NVFP4_HEAD_DIM // 16  # bytes a head row
 # The kinds with linear-attention layers (no KV cache, no write).
 LINEAR_LAYER_KINDS = HYBRID_LINEAR_KINDS + QSA_KINDS
+# The kinds whose full layers write at a given full_loc by design (a pre-translated physical loc),
+# not at loc: the skip full-loc-by-design. A fused draft's pool writes at loc, full_loc or not.
+FULL_LOC_KINDS = LINEAR_LAYER_KINDS + ("swa_unified",)
 POOL_KINDS = (
     BASE_POOL_KINDS
     + LAYOUT_POOL_KINDS
@@ -78,11 +103,16 @@ POOL_KINDS = (
     + QSA_KINDS
     + UNIFIED_SWA_KINDS
     + LAYER_SPLIT_KINDS
+    + SWA_DSA_KINDS
+    + DSV4_INDEXER_KINDS
     + NVFP4_PAGE_ROW_KINDS
 )
+# The MLA kinds, and the DeepSeek V4 indexer's, whose caller draws a latent row it never writes.
 MLA_POOL_KINDS = (
     "mla", "swa_mla", "mla_fp4", "npu_mla", "unified_mla", "hybrid_linear_mla", "hisparse_dsa",
     "page_interleave_mla", "page_interleave_dsa", "layer_split_dsa", "hybrid_linear_dsa",
+    "swa_dsa",
+    "dsv4_indexer",
 )  # fmt: skip
 SCALE_KINDS = ("none", "float", "tensor", "param")
 # How k/v values are drawn: normal draws, values near the pool dtype's range limit, or normal
@@ -121,6 +151,15 @@ class Geometry:
         return self.pool in MLA_POOL_KINDS
 
     @property
+    def keeps_kv(self) -> bool:
+        """False on a pool of indexer keys alone (the DeepSeek V4 indexer's): no K/V buffers."""
+        return self.pool not in DSV4_INDEXER_KINDS
+
+    @property
+    def is_dsv4_indexer(self) -> bool:
+        return self.pool in DSV4_INDEXER_KINDS
+
+    @property
     def is_fp4(self) -> bool:
         return self.pool.endswith("_fp4")
 
@@ -147,7 +186,9 @@ class Geometry:
 
     def dsa_index_parts(self, layer_id: int) -> tuple[str, ...]:
         """A DSA layer's indexer key cache (fp8 keys and their float32 scales, by logical id)."""
-        return ("index_k",) if self.pool in DSA_INDEX_KINDS else ()
+        if self.pool not in DSA_INDEX_KINDS or layer_id in self.swa_layer_ids:
+            return ()
+        return ("index_k",)
 
     def qsa_parts(self, layer_id: int) -> tuple[str, ...]:
         """A QSA full layer's index buffers (the shared RoPE positions with the first's)."""
@@ -167,6 +208,10 @@ class Geometry:
     @property
     def is_unified_swa(self) -> bool:
         return self.pool in UNIFIED_SWA_KINDS
+
+    @property
+    def is_unified_draft(self) -> bool:
+        return self.pool in UNIFIED_DRAFT_KINDS
 
     @property
     def is_page_interleave(self) -> bool:

@@ -88,11 +88,11 @@ def layout_problem(g: Geometry) -> Optional[str]:
         item = dtype_spec(g.dtype).store_dtype.itemsize
         if g.qk_rope_head_dim <= 0 or (g.kv_lora_rank + g.qk_rope_head_dim) * item % 16:
             return "unified_mla needs a rope part and a latent row (rank + rope) in 16 bytes"
-    if g.pool == "swa_unified" and len(g.swa_layer_ids) > len(g.full_layer_ids):
+    if g.is_unified_swa and len(g.swa_layer_ids) > len(g.full_layer_ids):
         # Else SGLang's reserved floor (page 0 of the wider entry) covers full slots past page 0,
         # which its allocator then never hands out, and the scenarios' full locs would.
-        return "swa_unified needs at most as many SWA layers as full ones"
-    if g.pool in ("unified_mha", "swa_unified"):
+        return f"{g.pool} needs at most as many SWA layers as full ones"
+    if g.pool in ("unified_mha", "swa_unified", "swa_unified_draft"):
         item = dtype_spec(g.dtype).store_dtype.itemsize
         if any(
             g.head_num * width * item % 16 for width in (g.head_dim, g.v_head_dim or g.head_dim)

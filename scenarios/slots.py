@@ -13,6 +13,8 @@ import torch
 from pools.dtypes import dtype_spec
 from pools.layouts.unified import entry_bytes
 from scenarios.model import (
+    DRAFT_HOST_LAYERS,
+    DRAFT_RUNNERS,
     LAYER_SHARD_RANK,
     LAYER_SHARD_SIZE,
     PAGE_SHARD_RANK,
@@ -64,8 +66,11 @@ def page_interleave_id(g: Geometry, row: int) -> int:
 
 def unified_entry_bytes(g: Geometry, layers: int) -> int:
     """One slot's entry in a unified MHA sub-pool of `layers` layers: [K_0 | V_0 | K_1 | ...],
-    rounded up to SGLang's ENTRY_ALIGN_BYTES."""
+    rounded up to SGLang's ENTRY_ALIGN_BYTES. A fused draft's sub-pool holds the target's
+    DRAFT_HOST_LAYERS rows, then every runner's lanes (rows of the same width here)."""
     item = dtype_spec(g.dtype).store_dtype.itemsize
+    if g.is_unified_draft:
+        layers = DRAFT_HOST_LAYERS + DRAFT_RUNNERS * layers
     return entry_bytes(layers, g.head_num * (g.head_dim + (g.v_head_dim or g.head_dim)) * item)
 
 

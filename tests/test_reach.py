@@ -138,10 +138,10 @@ def test_the_default_run_catches_a_pool_wrong_only_at_high_slots_in_every_pool_k
 
 def caught_in_every_kind(out, sut: str, *options: str):
     """The finding rows of `kvh run` of `sut` through plain, plain_mla, minimax_sparse, dsa, qsa
-    and retraction_restore (the only call sites of the minimax_sparse, hisparse_dsa, qsa and
-    minimax_m3_nvfp4 kinds) on bf16
-    `current` pools, which must exit 1 with a finding in every pool kind."""
-    backends = "plain,plain_mla,minimax_sparse,dsa,qsa,retraction_restore"
+    dots3, dsv4_indexer and retraction_restore (the only call sites of the minimax_sparse,
+    hisparse_dsa, qsa, swa_dsa, dsv4_indexer and minimax_m3_nvfp4 kinds) on bf16 `current` pools,
+    which must exit 1 with a finding in every pool kind."""
+    backends = "plain,plain_mla,minimax_sparse,dsa,qsa,dots3,dsv4_indexer,retraction_restore"
     result = run_kvh(
         "run",
         *("--sut", sut, "--backend", backends, "--dtype", "bf16", "--era", "current"),

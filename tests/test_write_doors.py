@@ -94,9 +94,10 @@ def test_the_loaders_optional_pools_drive_the_doors_they_define_or_inherit():
     # UnifiedMHATokenToKVPool defines no door: it runs the one it inherits.
     assert "unified_mha" in doors["MHATokenToKVPool", "set_kv_buffer"].driven_by
     # plain writes the HiSparse DSA pool through set_kv_buffer, the dsa call site through
-    # set_mla_kv_buffer; the SWA pool's indexer door is on a driven class, but nothing calls it.
+    # set_mla_kv_buffer; the dots3 model writes the SWA pool's indexer door (swa_dsa).
     assert doors["HiSparseDSATokenToKVPool", "set_kv_buffer"].driven_by == ("hisparse_dsa",)
     assert doors["UnifiedSWAKVPool", "set_kv_buffer"].driven_by == ("swa_unified",)
+    assert doors["UnifiedDraftSWAKVPool", "set_kv_buffer"].driven_by == ("swa_unified_draft",)
     assert doors["PageInterleaveDSATokenToKVPool", "set_kv_buffer"].driven_by == (
         "page_interleave_dsa",
     )
@@ -106,9 +107,13 @@ def test_the_loaders_optional_pools_drive_the_doors_they_define_or_inherit():
     assert doors["HybridLinearKVPool", "set_index_k_scale_buffer"].driven_by == (
         "hybrid_linear_dsa",
     )
-    index = doors["SWAKVPool", "set_index_k_scale_buffer"]
-    assert not index.driven_by and "no modelled call site calls this door" in index.reason
+    assert doors["SWAKVPool", "set_index_k_scale_buffer"].driven_by == ("swa_dsa",)
     assert doors["MHATokenToKOnlyPool", "set_k_buffer"].driven_by == ("minimax_sparse",)
+    # The V4 indexer pool's key door alone (its K/V doors raise); the V4 pool that routes to it
+    # does not construct on a CPU.
+    assert doors["DeepSeekV4IndexerPool", "set_index_k_scale_buffer"].driven_by == ("dsv4_indexer",)
+    route = doors["DeepSeekV4TokenToKVPool", "set_index_k_scale_buffer"]
+    assert not route.driven_by and "does not construct on a CPU" in route.reason
     # The MiniMax M3 NVFP4 sub-pools' byte copies are driven (a retracted request's restore);
     # their quantising doors and the composite's stay measured as needing a GPU.
     for cls, door in (

@@ -13,14 +13,14 @@ from reports.records import text_of
 from reports.schema import validate_row
 from scenarios.model import (
     DSA_INDEX_KINDS,
-    HYBRID_LINEAR_KINDS,
+    DSV4_INDEXER_KINDS,
+    FULL_LOC_KINDS,
     MLA_POOL_KINDS,
     NVFP4_PAGE_ROW_KINDS,
     POOL_KINDS,
     QSA_KINDS,
     SCALE_KINDS,
     SPARSE_INDEX_KINDS,
-    UNIFIED_SWA_KINDS,
     Scenario,
 )
 from scenarios.slots import page_interleave_row
@@ -114,9 +114,9 @@ UNREACHABLE: dict[str, tuple[tuple[str, ...], str]] = {
         "QSA and MiniMax M3 NVFP4 MHA pools store k and v alike",
     ),
     "stale full_loc": (
-        HYBRID_LINEAR_KINDS + QSA_KINDS + UNIFIED_SWA_KINDS,
+        FULL_LOC_KINDS + DSV4_INDEXER_KINDS,
         "a hybrid linear or unified SWA pool writes at full_loc by design (the skip "
-        "full-loc-by-design), and the QSA call site passes a bare loc",
+        "full-loc-by-design), and the QSA and DeepSeek V4 indexer call sites pass a bare loc",
     ),
     "remap": (
         tuple(kind for kind in POOL_KINDS if kind not in _SWA_KINDS),

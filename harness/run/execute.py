@@ -105,6 +105,8 @@ def _raw_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Ten
     if g.is_layer_split:  # its readers broadcast a peer's layer from the owner: local storage
         local = layer_id - getattr(pool, "start_layer", 0)
         return [pool.kv_buffer[local], pool.index_k_with_scale_buffer[local]]
+    if not g.keeps_kv:  # indexer keys alone: its K/V readers raise
+        return _index_buffers(pool, scenario, layer_id)
     kv = [pool.get_key_buffer(layer_id)]
     if not g.is_mla:
         kv.append(pool.get_value_buffer(layer_id))

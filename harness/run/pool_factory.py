@@ -16,8 +16,12 @@ from pools.fp4.fp4_storage import FP4_DTYPE
 from pools.layouts.kinds import LAYOUT_KINDS, class_name_of
 from scenarios.materialize import qsa_compressed_dtype
 from scenarios.model import (
+    DRAFT_HOST_LAYERS,
+    DRAFT_RUNNER,
+    DRAFT_RUNNERS,
     DSA_INDEX_HEAD_DIM,
     DSA_INDEX_KINDS,
+    DSV4_LOGICAL_PAGES,
     LAYER_SHARD_RANK,
     LAYER_SHARD_SIZE,
     NVFP4_HEAD_DIM,
@@ -178,14 +182,36 @@ def _page_interleave_pool(module: Any, scenario: Scenario, dtype: Any, device: s
 
 def _unified_swa_pool(module: Any, scenario: Scenario, dtype: Any, device: str) -> Any:
     """SWAKVPool's keywords, and where the SWA sub-pool's slots sit in the shared buffer
-    (scenarios.slots.unified_swa_base: the call sites hand it those physical ids)."""
+    (scenarios.slots.unified_swa_base: the call sites hand it those physical ids); a fused
+    draft's pool also which runner's lanes it is, behind how many target layers' rows."""
     g = scenario.geometry
     cls = _pool_class(module, g.pool)
+    draft = (
+        dict(host_layer_num=DRAFT_HOST_LAYERS, runner=DRAFT_RUNNER, runner_num=DRAFT_RUNNERS)
+        if g.is_unified_draft
+        else {}
+    )
     return cls(
         size=g.size, size_swa=g.size_swa, page_size=g.page_size, dtype=dtype,
         swa_attention_layer_ids=list(g.swa_layer_ids), full_attention_layer_ids=g.full_layer_ids,
         device=device, enable_memory_saver=False, swa_slot_base=unified_swa_base(g),
-        **_mha_kwargs(cls, scenario),
+        **_mha_kwargs(cls, scenario), **draft,
+    )  # fmt: skip
+
+
+def _dsv4_indexer_pool(module: Any, scenario: Scenario, dtype: Any, device: str) -> Any:
+    """One compress ratio's indexer pool as DeepSeekV4TokenToKVPool builds it (_make_indexer_pool):
+    positional size, page size, dtype, key width, layers, device, memory saver; the FP8 cache
+    (use_fp4_indexer given: None reads the runtime's config), no start_layer (its caller
+    hands it compress layer ids from 0), and the model's logical page size: a ratio-4 indexer's
+    64-token pages hold 256 tokens of the model (scenarios/model.py DSV4_LOGICAL_PAGES)."""
+    g = scenario.geometry
+    cls = _pool_class(module, g.pool)
+    if not _accepts(cls, "global_page_size"):  # the limit dsv4-indexer-no-global-page
+        raise TypeError(f"this SUT's {cls.__name__} takes no global_page_size")
+    return cls(
+        g.size, g.page_size, dtype, DSA_INDEX_HEAD_DIM, g.layer_num, device, False,
+        use_fp4_indexer=False, global_page_size=DSV4_LOGICAL_PAGES * g.page_size,
     )  # fmt: skip
 
 
@@ -207,6 +233,8 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
         return _page_interleave_pool(module, scenario, dtype, device)
     if g.is_unified_swa:
         return _unified_swa_pool(module, scenario, dtype, device)
+    if g.is_dsv4_indexer:
+        return _dsv4_indexer_pool(module, scenario, dtype, device)
     if g.is_layer_split:
         return _pool_class(module, g.pool)(
             size=g.size, page_size=g.page_size, dtype=dtype, layer_num=g.layer_num,
@@ -236,7 +264,7 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
         full_attention_layer_ids=g.full_layer_ids,
         device=device,
     )
-    if g.pool == "swa_mla":
+    if g.pool in ("swa_mla", "swa_dsa"):
         sub_pool = {**common, **_mla_kwargs(scenario)}
         swa_kwargs.update(
             token_to_kv_pool_class=module.MLATokenToKVPool,
@@ -245,6 +273,12 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
             head_num=1,
             head_dim=g.kv_lora_rank + g.qk_rope_head_dim,
         )
+        if g.pool == "swa_dsa":  # kv_cache_configurator's hybrid MLA SWA pool of a DSA model
+            swa_kwargs.update(
+                full_kv_pool_class=module.DSATokenToKVPool,
+                swa_kv_pool_class=module.MLATokenToKVPool,
+                full_kv_pool_kwargs={**sub_pool, **_dsa_kwargs(scenario)},
+            )
     else:
         extra = _mha_kwargs(module.MHATokenToKVPool, scenario)
         extra.pop("head_num"), extra.pop("head_dim")

@@ -19,6 +19,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from pools.judge.dsa_index import JudgeDSAPool
+from pools.judge.dsv4_indexer import JudgeDeepSeekV4IndexerPool
 from pools.judge.eras import ERA_FRONTS
 from pools.judge.fp4_pools import MHAFP4JudgePool, MLAFP4JudgePool
 from pools.judge.hisparse import HiSparseDSAJudgePool, HiSparseMHAJudgePool
@@ -45,6 +46,7 @@ from pools.judge.page_interleave import (
 from pools.judge.qsa import JudgeQSAPool
 from pools.judge.token_major import MHAJudgePool, MLAJudgePool
 from pools.judge.unified import UnifiedMHAJudgePool, UnifiedMLAJudgePool
+from pools.judge.unified_draft import JudgeUnifiedDraftSWAPool
 from pools.judge.unified_swa import JudgeUnifiedSWAPool
 
 # SGLang's class name for each pool the judge offers beyond the token-major three (the names
@@ -100,12 +102,14 @@ def judge_module(era: str) -> SimpleNamespace:
         ),
         "MiniMaxSparseKVPool": minimax_sparse,
         "MHATokenToKOnlyPool": JudgeKOnlyPool,
+        "DeepSeekV4IndexerPool": JudgeDeepSeekV4IndexerPool,
         "MiniMaxM3Nvfp4KVPool": JudgeM3Nvfp4Pool,
         "MiniMaxM3Nvfp4MainKVPool": JudgeNvfp4MainPool,
         "MiniMaxM3Nvfp4IndexKPool": JudgeNvfp4IndexPool,
         "MHATokenToKVPool": mha,
         "MLATokenToKVPool": mla,
         "SWAKVPool": swa,
+        "DSATokenToKVPool": dsa,
         "HybridLinearKVPool": hybrid_linear,
         "QSATokenToKVPool": type(
             "QSATokenToKVPool", (JudgeQSAPool,), {"mha_pool_class": mha, "mla_pool_class": mla}
@@ -116,11 +120,12 @@ def judge_module(era: str) -> SimpleNamespace:
     for class_name, (storage, door) in LAYOUT_CLASSES.items():
         names[class_name] = type(class_name, (storage, doors[door]), dict(marks))
     if hasattr(front.write_loc, "physical"):  # its unified sub-pools need the physical mark
-        names["UnifiedSWAKVPool"] = type(
-            "UnifiedSWAKVPool",
-            (JudgeUnifiedSWAPool,),
-            {"unified_mha_class": names["UnifiedMHATokenToKVPool"]},
-        )
+        sub_pool = {"unified_mha_class": names["UnifiedMHATokenToKVPool"]}
+        for name, judge in (
+            ("UnifiedSWAKVPool", JudgeUnifiedSWAPool),
+            ("UnifiedDraftSWAKVPool", JudgeUnifiedDraftSWAPool),
+        ):
+            names[name] = type(name, (judge,), sub_pool)
     if front.write_loc is not None:
         names["KVWriteLoc"] = type("KVWriteLoc", (front.write_loc,), {})
         names["unwrap_write_loc"] = front.unwrap

@@ -32,6 +32,10 @@ class JudgeDSAIndexKeys:
     def get_index_k_with_scale_buffer(self, layer_id: int) -> torch.Tensor:
         return self.index_k_with_scale_buffer[layer_id - self.start_layer]
 
+    def _index_keys_written_by(self, layer_id: int) -> torch.Tensor:
+        """The cache the door writes for `layer_id`: the one its reader gives here."""
+        return self.get_index_k_with_scale_buffer(layer_id)
+
     def set_index_k_scale_buffer(
         self, layer_id: int, loc: torch.Tensor, index_k: torch.Tensor, index_k_scale: torch.Tensor
     ) -> None:
@@ -49,7 +53,7 @@ class JudgeDSAIndexKeys:
             or not (index_k.is_contiguous() and index_k_scale.is_contiguous())
         ):
             raise AssertionError("the DSA index K store takes (n, 128) fp8 keys, (n, 1) fp32")
-        buffer = self.get_index_k_with_scale_buffer(layer_id).numpy()
+        buffer = self._index_keys_written_by(layer_id).numpy()
         keys = bits_of(index_k).reshape(tokens, KEY_BYTES)
         scales = bits_of(index_k_scale).reshape(tokens).view(np.uint8).reshape(tokens, SCALE_BYTES)
         for token, slot in enumerate(loc.tolist()):

@@ -54,6 +54,8 @@ class JudgeHybridPool:
         full_attention_layer_ids: list[int],
         device: str,
         token_to_kv_pool_class: Optional[type] = None,
+        full_kv_pool_class: Optional[type] = None,
+        swa_kv_pool_class: Optional[type] = None,
         full_kv_pool_kwargs: Optional[dict] = None,
         swa_kv_pool_kwargs: Optional[dict] = None,
         enable_memory_saver: bool = False,
@@ -76,14 +78,15 @@ class JudgeHybridPool:
             "head_dim": head_dim,
             **kwargs,
         }
+        # 0.5.21 on: each side's class of its own (a DSA full side beside an MLA SWA side).
         make = token_to_kv_pool_class or self.default_sub_pool_class
-        self.full_kv_pool = make(
+        self.full_kv_pool = (full_kv_pool_class or make)(
             size=size,
             dtype=dtype,
             layer_num=len(full_attention_layer_ids),
             **(full_kv_pool_kwargs or dict(geometry)),
         )
-        self.swa_kv_pool = make(
+        self.swa_kv_pool = (swa_kv_pool_class or make)(
             size=size_swa,
             dtype=dtype,
             layer_num=len(swa_attention_layer_ids),
@@ -124,6 +127,19 @@ class JudgeHybridPool:
     def get_value_buffer(self, layer_id: int) -> torch.Tensor:
         route = self._route(layer_id)
         return route.sub_pool.get_value_buffer(route.local_id)
+
+    def _full_layer(self, layer_id: int) -> int:
+        """A full layer's id in the full sub-pool; a SWA layer keeps no indexer keys."""
+        local_id, is_swa = self.layers_mapping[layer_id]
+        assert not is_swa, f"layer {layer_id} is a SWA layer: it has no indexer key cache"
+        return local_id
+
+    def set_index_k_scale_buffer(self, layer_id: int, *args: Any, **kwargs: Any) -> None:
+        """The full sub-pool's indexer door (a DSA full pool's), the loc as given."""
+        self.full_kv_pool.set_index_k_scale_buffer(self._full_layer(layer_id), *args, **kwargs)
+
+    def get_index_k_with_scale_buffer(self, layer_id: int) -> torch.Tensor:
+        return self.full_kv_pool.get_index_k_with_scale_buffer(self._full_layer(layer_id))
 
     def _slots(
         self, route: Route, loc: torch.Tensor, swa_loc: Optional[torch.Tensor]

@@ -46,7 +46,9 @@ def _entry(pool: Any, parts: list[tuple[int, ...]]) -> list[list[torch.Tensor]]:
                 f"{row_bytes}-byte row"
             )
     per_layer = sum(sizes)
-    pool.entry_bytes = entry_bytes(pool.layer_num, per_layer)
+    # A fused draft's sub-pool: its layers are lanes among other layers' rows of an entry.
+    first_layer = getattr(pool, "first_layer", 0)
+    pool.entry_bytes = entry_bytes(getattr(pool, "entry_layers", pool.layer_num), per_layer)
     shared = getattr(pool, "shared_raw", None)
     if shared is None:
         slots = pool.size + pool.page_size
@@ -57,7 +59,7 @@ def _entry(pool: Any, parts: list[tuple[int, ...]]) -> list[list[torch.Tensor]]:
     elements = pool.raw.view(pool.store_dtype)
     views: list[list[torch.Tensor]] = [[] for _ in parts]
     for layer in range(pool.layer_num):
-        start = layer * per_layer
+        start = (first_layer + layer) * per_layer
         for index, shape in enumerate(parts):
             inner = [int(np.prod(shape[axis + 1 :])) for axis in range(len(shape))]
             views[index].append(

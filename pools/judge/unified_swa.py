@@ -51,26 +51,44 @@ class JudgeUnifiedSWAPool(JudgeHybridPool):
         self.layer_num = len(full_attention_layer_ids) + len(swa_attention_layer_ids)
         v_head_dim = head_dim if v_head_dim is None else v_head_dim
         row = head_num * (head_dim + v_head_dim) * dtype.itemsize  # fp8: one byte, as uint8
-        full_entry = entry_bytes(len(full_attention_layer_ids), row)
-        swa_entry = entry_bytes(len(swa_attention_layer_ids), row)
+        full_rows = self._entry_rows(len(full_attention_layer_ids))
+        swa_rows = self._entry_rows(len(swa_attention_layer_ids))
+        full_entry, swa_entry = entry_bytes(full_rows[0], row), entry_bytes(swa_rows[0], row)
         if swa_slot_base % page_size or swa_slot_base * swa_entry < (size + page_size) * full_entry:
             raise ValueError(
                 f"swa_slot_base {swa_slot_base} is not a page above the full sub-pool's bytes"
             )
         raw = torch.zeros((swa_slot_base + size_swa + page_size) * swa_entry, dtype=torch.uint8)
-        sub_pool = type("UnifiedMHATokenToKVPool", (self.unified_mha_class,), {"shared_raw": raw})
         shape = dict(
             page_size=page_size, dtype=dtype, head_num=head_num, head_dim=head_dim,
             v_head_dim=v_head_dim, device=device,
         )  # fmt: skip
-        self.full_kv_pool = sub_pool(size=size, layer_num=len(full_attention_layer_ids), **shape)
-        self.swa_kv_pool = sub_pool(size=size_swa, layer_num=len(swa_attention_layer_ids), **shape)
+        self.full_kv_pool, self.swa_kv_pool = (
+            type(
+                "UnifiedMHATokenToKVPool",
+                (self.unified_mha_class,),
+                {"shared_raw": raw, "entry_layers": rows[0], "first_layer": rows[1]},
+            )(size=side_size, layer_num=len(layer_ids), **shape)
+            for side_size, layer_ids, rows in (
+                (size, full_attention_layer_ids, full_rows),
+                (size_swa, swa_attention_layer_ids, swa_rows),
+            )
+        )
         self.layers_mapping: dict[int, tuple[int, bool]] = {}
         sides = ((False, full_attention_layer_ids), (True, swa_attention_layer_ids))
         for is_swa, layer_ids in sides:
             for local_id, global_id in enumerate(layer_ids):
                 self.layers_mapping[global_id] = (local_id, is_swa)
         self.use_mla, self.full_to_swa_index_mapping = False, None
+
+    def _entry_rows(self, layers: int) -> tuple[int, int]:
+        """(layer rows in a sub-pool's entry, the first of them this pool's layers are) for a
+        sub-pool of `layers` layers: here the entry is theirs alone."""
+        return layers, 0
+
+    def _full_slots(self, loc: torch.Tensor, full_loc: Optional[torch.Tensor]) -> torch.Tensor:
+        """Where a full layer writes: full_loc, a pre-translated physical loc, where given."""
+        return loc if full_loc is None else full_loc
 
     def register_mapping(self, full_to_swa_index_mapping: torch.Tensor) -> None:
         """Nothing to keep: the call site hands this pool physical SWA ids."""
@@ -92,7 +110,7 @@ class JudgeUnifiedSWAPool(JudgeHybridPool):
                 raise AssertionError("UnifiedSWAKVPool.set_kv_buffer: a SWA layer without swa_loc")
             slots = swa_loc
         else:
-            slots = loc if full_loc is None else full_loc
+            slots = self._full_slots(loc, full_loc)
         pool.set_kv_buffer(
             None,
             CurrentWriteLoc(slots, physical=physical),

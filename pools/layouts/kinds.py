@@ -60,6 +60,9 @@ BASE_CLASSES = {
     "layer_split_dsa": "LayerSplitDSATokenToKVPool",
     "qsa": "QSATokenToKVPool",
     "swa_unified": "UnifiedSWAKVPool",
+    "swa_unified_draft": "UnifiedDraftSWAKVPool",
+    "swa_dsa": "SWAKVPool",
+    "dsv4_indexer": "DeepSeekV4IndexerPool",
 }
 
 
@@ -76,7 +79,9 @@ def class_name_of(pool: str) -> str:
 # release's (its dense layers take the current KVWriteLoc), as is the MiniMax M3 NVFP4 pool
 # (0.5.23 only: its byte-copy doors take a bare loc), the HiSparse and page-interleave pools
 # unwrap the current era's three-field loc, and the QSA pool is a hybrid linear one; the unified
-# SWA pool's sub-pools are the unified MHA pool's.
+# SWA pools' sub-pools (the target's and a fused draft's) are the unified MHA pool's; a SWA pool
+# takes a class per side (a DSA full side) from 0.5.21, in the current era. The DeepSeek V4
+# indexer pool takes a bare loc from the current release's DeepSeekV4TokenToKVPool only.
 KIND_ERAS = {
     "unified_mha": ("current",),
     "unified_mla": ("current",),
@@ -93,6 +98,9 @@ KIND_ERAS = {
     "layer_split_dsa": ("current",),
     "qsa": ("current",),
     "swa_unified": ("current",),
+    "swa_unified_draft": ("current",),
+    "swa_dsa": ("current",),
+    "dsv4_indexer": ("current",),
 }
 
 

@@ -37,6 +37,10 @@ class _UnifiedBuffer:
     device: str
     # A byte buffer another sub-pool shares (pools/unified_swa_storage.py), else None: its own.
     shared_raw: torch.Tensor | None = None
+    # A fused draft's side pool (pools/unified_swa_storage.py): the layer rows an entry holds,
+    # None for this pool's own, and the first of them that this pool's layers are.
+    entry_layers: int | None = None
+    first_layer: int = 0
 
     def _entry_views(self, rows: dict[str, tuple[int, ...]]) -> dict[str, list[torch.Tensor]]:
         """For each part (name -> row shape, in entry order within a layer), its view per layer."""
@@ -49,7 +53,7 @@ class _UnifiedBuffer:
                     f"pool has a {width}-byte {name} row"
                 )
         layer_bytes = sum(row_bytes.values())
-        self.entry_bytes = entry_bytes(self.layer_num, layer_bytes)
+        self.entry_bytes = entry_bytes(self.entry_layers or self.layer_num, layer_bytes)
         if self.shared_raw is None:
             slots = self.size + self.page_size
             self.raw = torch.zeros(slots * self.entry_bytes, dtype=torch.uint8, device=self.device)
@@ -59,7 +63,7 @@ class _UnifiedBuffer:
         typed = self.raw.view(self.store_dtype)
         views: dict[str, list[torch.Tensor]] = {name: [] for name in rows}
         for layer in range(self.layer_num):
-            offset = layer * layer_bytes
+            offset = (self.first_layer + layer) * layer_bytes
             for name, shape in rows.items():
                 strides = (self.entry_bytes // item, *_dense_strides(shape))
                 views[name].append(

@@ -126,7 +126,7 @@ def _row_multiple(pool: str, dtype: str) -> int:
     blocks, and aiter's 5-D layout splits rows into 16-byte words."""
     if pool in ("mha_fp4", "mla_fp4"):
         return FP4_BLOCK
-    if pool in ("mha_aiter5d", "unified_mha", "unified_mla", "swa_unified"):  # 16-byte rows
+    if pool in ("mha_aiter5d", "unified_mha", "unified_mla", "swa_unified", "swa_unified_draft"):
         return 16 // dtype_spec(dtype).store_dtype.itemsize
     return 1
 

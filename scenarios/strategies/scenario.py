@@ -13,7 +13,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from scenarios.lifecycle import PoolLife, View
-from scenarios.model import LINEAR_LAYER_KINDS, UNIFIED_SWA_KINDS, Scenario
+from scenarios.model import FULL_LOC_KINDS, Scenario
 from scenarios.strategies.data import data_fields
 from scenarios.strategies.geometry import POOL_BYTES, geometries
 
@@ -142,9 +142,7 @@ def scenarios(
     fields = draw(data_fields(dtype, special_values))
     # A hybrid linear or unified SWA pool writes at full_loc by design: the skip
     # full-loc-by-design.
-    fields["stale_full_loc"] = draw(st.booleans()) and pool not in (
-        LINEAR_LAYER_KINDS + UNIFIED_SWA_KINDS
-    )
+    fields["stale_full_loc"] = draw(st.booleans()) and pool not in FULL_LOC_KINDS
     # NaN padding on unscaled writes only: torch's in-place division of a NaN row leaves a NaN
     # whose bits depend on its vectorised or scalar path (bf16 0xFFFF or 0x7FC0), so no judge can
     # predict the caller's tensors after a scaled write there (measured at --profile ci).

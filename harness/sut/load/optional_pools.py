@@ -20,6 +20,7 @@ import torch
 from harness.sut.load.release_constructors import (
     layer_split_dsa,
     page_interleave,
+    unified_draft_swa,
     unified_mha,
     unified_mla,
     unified_swa,
@@ -31,9 +32,15 @@ UNIFIED = "sglang.srt.mem_cache.unified_memory_pool"
 HISPARSE = "sglang.srt.mem_cache.hisparse_memory_pool"
 PAGE_INTERLEAVE = "sglang.srt.mem_cache.page_interleave_pool"
 QSA = "sglang.srt.mem_cache.qsa_kv_pool"
+UNIFIED_DRAFT = "sglang.srt.mem_cache.unified_draft_pool"
+DEEPSEEK_V4 = "sglang.srt.mem_cache.deepseek_v4_memory_pool"
 M3_NVFP4 = "sglang.srt.mem_cache.minimax_m3_nvfp4_pool"
 
 
+_UNIFIED_SWA_TRIAL = dict(
+    size=4, size_swa=4, page_size=1, dtype=torch.bfloat16, head_num=1, head_dim=16,
+    swa_attention_layer_ids=[1], full_attention_layer_ids=[0], device="cpu", swa_slot_base=5,
+)  # fmt: skip
 # A tiny pool of each shape, built once at load time: a class that does not construct on this
 # machine (0.5.12's FP4 pool imports a quantiser its release lacks) is not offered.
 _MHA_TRIAL = dict(
@@ -73,6 +80,9 @@ class OptionalPool:
     # The layer a one-token bare-loc set_kv_buffer writes on the tiny pool (None: no write), for
     # a class whose door imports what it needs only when it first writes (0.5.12's FP4 pool).
     trial_write_layer: int | None = None
+    # Trial keywords passed only where the class takes them (an option later releases added,
+    # whose default reads the runtime's published config, which a bare loader has not).
+    trial_if_taken: tuple[tuple[str, Any], ...] = ()
 
 
 OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
@@ -83,6 +93,13 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         lambda memory_pool: memory_pool.HybridLinearKVPool,
         dict(_HYBRID_TRIAL, dtype=torch.bfloat16),
         trial_write_layer=1,
+    ),
+    OptionalPool(  # the full side of SWAKVPool over DSA (swa_dsa)
+        "DSATokenToKVPool",
+        MEMORY_POOL,
+        ("DSATokenToKVPool",),
+        lambda memory_pool: memory_pool.DSATokenToKVPool,
+        dict(_DSA_TRIAL, dtype=torch.bfloat16),
     ),
     OptionalPool(
         "QSATokenToKVPool",
@@ -209,6 +226,24 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
             _DSA_TRIAL, dtype=torch.bfloat16, layer_num=2, layer_shard_rank=0, layer_shard_size=2
         ),  # fmt: skip
     ),
+    # Its K/V doors raise by design: the trial only constructs it (FP8 keys, where the class
+    # offers FP4 at all).
+    OptionalPool(
+        "DeepSeekV4IndexerPool",
+        DEEPSEEK_V4,
+        ("DeepSeekV4IndexerPool",),
+        lambda deepseek_v4: deepseek_v4.DeepSeekV4IndexerPool,
+        dict(
+            size=128,
+            page_size=64,
+            dtype=torch.float8_e4m3fn,
+            index_head_dim=128,
+            layer_num=1,
+            device="cpu",
+            enable_memory_saver=False,
+        ),  # fmt: skip
+        trial_if_taken=(("use_fp4_indexer", False),),
+    ),
     OptionalPool(
         "UnifiedMHATokenToKVPool",
         UNIFIED,
@@ -230,20 +265,17 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         UNIFIED,
         ("UnifiedKVPool", "MHASubPoolSpec", "UnifiedMHATokenToKVPool", "UnifiedSWAKVPool"),
         unified_swa,
-        dict(
-            size=4,
-            size_swa=4,
-            page_size=1,
-            dtype=torch.bfloat16,
-            head_num=1,
-            head_dim=16,
-            swa_attention_layer_ids=[1],
-            full_attention_layer_ids=[0],
-            device="cpu",
-            swa_slot_base=5,
-        ),  # fmt: skip
+        _UNIFIED_SWA_TRIAL,
         # Its sub-pools are the unified MHA pool, which must refuse an unmarked loc.
         marks=("UnifiedMHATokenToKVPool.requires_physical_write_loc",),
+    ),
+    OptionalPool(
+        "UnifiedDraftSWAKVPool",
+        UNIFIED_DRAFT,
+        ("UnifiedDraftSWAKVPool",),
+        unified_draft_swa,
+        dict(_UNIFIED_SWA_TRIAL, host_layer_num=1, runner=1, runner_num=2),
+        marks=("requires_physical_write_loc",),
     ),
 )
 
@@ -264,8 +296,10 @@ def _why_not(pool: OptionalPool, module: ModuleType) -> str:
     for method, parameter in pool.parameters:
         if parameter not in inspect.signature(getattr(cls, method)).parameters:
             return f"its {pool.name}.{method} takes no {parameter}: not the call the kind models"
+    taken = inspect.signature(cls).parameters
+    trial = {**pool.trial, **{name: value for name, value in pool.trial_if_taken if name in taken}}
     try:
-        built = pool.build(module)(**pool.trial)
+        built = pool.build(module)(**trial)
     except Exception as error:  # noqa: BLE001 - any failure means: it does not construct here
         return f"its {pool.name} does not construct here: {type(error).__name__}: {error}"[:300]
     if pool.trial_write_layer is None:

@@ -141,6 +141,72 @@ def unified_swa(unified: ModuleType) -> Callable[..., Any]:
     return UnifiedSWAKVPool
 
 
+def unified_draft_swa(draft_pool: ModuleType) -> Callable[..., Any]:
+    """The release's UnifiedDraftSWAKVPool behind unified_swa's constructor plus the fused-draft
+    placement (host_layer_num, runner, runner_num): the target's full and SWA MHASubPoolSpecs of
+    host_layer_num layers each carry a DenseDraftRegion of runner_num runners' lanes, each runner
+    all of the draft's layers of that side (FusedDraftPlacement.from_counts), and the pool binds
+    runner `runner`'s lanes in layer order, as the draft binder does. Its doors never translate,
+    so no host allocator is needed."""
+    from sglang.srt.mem_cache import unified_memory_pool as unified
+    from sglang.srt.mem_cache.layout import fused_draft
+
+    def UnifiedDraftSWAKVPool(  # noqa: N802 - SGLang's class name, as the pool kind names it
+        size: int, size_swa: int, page_size: int, dtype: Any, head_num: int, head_dim: int,
+        swa_attention_layer_ids: list[int], full_attention_layer_ids: list[int], device: str,
+        swa_slot_base: int, host_layer_num: int, runner: int, runner_num: int,
+        v_head_dim: int | None = None, enable_memory_saver: bool = False,
+    ) -> Any:  # fmt: skip
+        store = _store_dtype(dtype)
+        layers = {"full": full_attention_layer_ids, "swa": swa_attention_layer_ids}
+        regions = {
+            side: fused_draft.DenseDraftRegion(
+                lane_num=runner_num * len(ids),
+                head_num=head_num,
+                head_dim=head_dim,
+                v_head_dim=v_head_dim,
+                store_dtype=store,
+                kv_dtype=dtype,
+            )
+            for side, ids in layers.items()
+        }
+        placement = fused_draft.FusedDraftPlacement.from_counts(
+            counts={side: [len(ids)] * runner_num for side, ids in layers.items()},
+            regions=regions,
+        )
+        full, swa = (
+            unified.MHASubPoolSpec(
+                name=side,
+                layer_num=host_layer_num,
+                grow_direction=direction,
+                head_num=head_num,
+                head_dim=head_dim,
+                v_head_dim=v_head_dim,
+                store_dtype=store,
+                kv_cache_dtype=dtype,
+                draft_region=regions[side],
+            )
+            for side, direction in (("full", "up"), ("swa", "down"))
+        )
+        if swa_slot_base * swa.entry_bytes() < (size + page_size) * full.entry_bytes():
+            raise ValueError(f"swa_slot_base {swa_slot_base} overlaps the full sub-pool's bytes")
+        buffer = unified.UnifiedKVPool(
+            total_bytes=(swa_slot_base + size_swa + page_size) * swa.entry_bytes(),
+            sub_pool_specs=[full, swa], device=device, enable_memory_saver=enable_memory_saver,
+            page_size=page_size, fused_draft=placement,
+        )  # fmt: skip
+        lanes = {
+            side: dict(zip(sorted(ids), placement.lanes_for(runner, side)))
+            for side, ids in layers.items()
+        }
+        return draft_pool.UnifiedDraftSWAKVPool(
+            unified_buffer=buffer, host_allocator=None, page_size=page_size,
+            full_layer_lanes=lanes["full"], swa_layer_lanes=lanes["swa"],
+        )  # fmt: skip
+
+    return UnifiedDraftSWAKVPool
+
+
 def layer_split_dsa(memory_pool: ModuleType) -> Callable[..., Any]:
     """The release's LayerSplitDSATokenToKVPool behind the DSA constructor plus (layer_shard_rank,
     layer_shard_size). Its buffers read the attention context-parallel group once, to decide on a

@@ -68,6 +68,13 @@ class Capabilities:
     # HybridLinearKVPool takes use_dsa and has set_index_k_scale_buffer: its full-attention
     # layers may be a DSATokenToKVPool's (0.5.21 on). Decided on the loaded class
     hybrid_linear_dsa: bool | None = None
+    # SWAKVPool takes a class per side (full_kv_pool_class) and routes set_index_k_scale_buffer
+    # to its full side, and the release has DSATokenToKVPool: a DSA full side beside an MLA SWA
+    # side (0.5.21 on)
+    swa_dsa: bool | None = None
+    # DeepSeekV4IndexerPool takes global_page_size: its page count reserves a page of the model's
+    # logical size (0.5.22 on); 0.5.12 to 0.5.21 reserve one of their own. Decided on the class
+    dsv4_indexer_global_page: bool | None = None
     unknown: tuple[Unknown, ...] = field(default=())
 
     def reason_unknown(self, name: str) -> str | None:
@@ -129,6 +136,15 @@ def _swa_over_mla(module: Any) -> bool:
     return bool({"full_kv_pool_kwargs", "swa_kv_pool_kwargs"} & set(params))
 
 
+def _swa_dsa(module: Any) -> bool:
+    params = inspect.signature(_real_init(module.SWAKVPool)).parameters
+    return (
+        "full_kv_pool_class" in params
+        and callable(getattr(module.SWAKVPool, "set_index_k_scale_buffer", None))
+        and hasattr(module, "DSATokenToKVPool")
+    )
+
+
 def _mla_door_needs_gpu(module: Any) -> bool:
     door = live_method(module.MLATokenToKVPool, "set_mla_kv_buffer")
     if door is None:
@@ -169,6 +185,10 @@ OFFERED_CLASS_PROBES: dict[str, tuple[str, Callable[[Any], bool]]] = {
         ),
     ),
     "hisparse_dsa_unwraps_write_loc": ("HiSparseDSATokenToKVPool", _hisparse_dsa_unwraps),
+    "dsv4_indexer_global_page": (
+        "DeepSeekV4IndexerPool",
+        lambda cls: "global_page_size" in inspect.signature(cls).parameters,
+    ),
 }
 
 
@@ -255,6 +275,7 @@ def probe(module: Any) -> Capabilities:
         lambda: "swa_loc" in inspect.signature(module.SWAKVPool.set_kv_buffer).parameters,
     )
     attempt("swa_over_mla", lambda: _swa_over_mla(module))
+    attempt("swa_dsa", lambda: _swa_dsa(module))
     attempt("mla_door_needs_gpu", lambda: _mla_door_needs_gpu(module))
     attempt("mla_unwraps_write_loc", lambda: _mla_unwraps(module) if has_write_loc else False)
     attempt("physical_check", lambda: _physical_check(module))

@@ -22,7 +22,7 @@ from backends.real_code import DriverGap
 from harness.compare.findings import Finding
 from harness.plan.candidate import Candidate
 from harness.sut.probe.capabilities import Capabilities
-from scenarios.model import DSA_INDEX_KINDS, Scenario
+from scenarios.model import DSA_MLA_KINDS, Scenario
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         "mla-door-needs-gpu",
         "mla_door_needs_gpu",
         True,
-        ("mla", "swa_mla", *DSA_INDEX_KINDS),  # the DSA pools' doors call the MLA pool's
+        ("mla", "swa_mla", *DSA_MLA_KINDS),  # the DSA pools' doors call the MLA pool's
         ("cpu",),
         r"active drivers",
         "MLATokenToKVPool.set_mla_kv_buffer launches a Triton kernel on every path (SGLang before "
@@ -92,6 +92,28 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         r"use_dsa|set_index_k_scale_buffer",
         "HybridLinearKVPool takes no use_dsa or has no set_index_k_scale_buffer (SGLang before "
         "0.5.21): its full-attention layers cannot be a DSA pool's",
+    ),
+    SutLimit(
+        "no-swa-dsa",
+        "swa_dsa",
+        False,
+        ("swa_dsa",),
+        (),
+        r"full_kv_pool_class|DSATokenToKVPool|set_index_k_scale_buffer",
+        "SWAKVPool takes no full_kv_pool_class or routes no set_index_k_scale_buffer, or the "
+        "release has no DSATokenToKVPool (SGLang before 0.5.21): its full layers cannot be a DSA "
+        "pool's",
+    ),
+    SutLimit(
+        "dsv4-indexer-no-global-page",
+        "dsv4_indexer_global_page",
+        False,
+        ("dsv4_indexer",),
+        (),
+        r"takes no global_page_size",
+        "DeepSeekV4IndexerPool takes no global_page_size (SGLang before 0.5.22): its cache "
+        "reserves a page of its own size, not one of the model's logical page (4 of its own "
+        "here), so the kind's page count is not its design",
     ),
     SutLimit(
         "hisparse-dsa-door-takes-bare-loc",

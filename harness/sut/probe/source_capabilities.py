@@ -101,6 +101,9 @@ def probe_source(package_root: Path) -> Capabilities:
         "swa_over_mla": bool(
             {"full_kv_pool_kwargs", "swa_kv_pool_kwargs"} & set(_params(swa.get("__init__")))
         ),
+        "swa_dsa": "full_kv_pool_class" in _params(swa.get("__init__"))
+        and "set_index_k_scale_buffer" in swa
+        and "DSATokenToKVPool" in pools,
         "mla_unwraps_write_loc": write_loc is not None
         and all(reaches_word(node, resolve, "unwrap") for node, resolve in filter(None, mla_doors)),
         "physical_check": any(

@@ -102,7 +102,13 @@ MEASURED: dict[tuple[str, str], tuple[str, str]] = {
     ),
     ("DeepSeekV4SingleKVPool", "*"): (NEEDS_DEVICE, _CUDA_JIT),
     ("HiSparseC4DevicePool", "*"): (NEEDS_DEVICE, _CUDA_JIT),
-    ("DeepSeekV4IndexerPool", "*"): (WRITES, "the DSA indexer's key store: " + _INTERPRETED),
+    ("DeepSeekV4IndexerPool", "*"): (
+        WRITES,
+        "the DSA indexer's key store, with use_fp4_indexer=False (None reads the runtime's "
+        "published config): " + _INTERPRETED + "; an FP4 cache (68-byte tokens) fails the "
+        "store's page assert, its keys go through set_index_fp4 (Triton, not modelled), and "
+        "aiter's FP4 layout (ROCm) keeps no index_k_with_scale_buffer at all",
+    ),
     ("DeepSeekV4TokenToKVPool", "*"): (
         NO_CONSTRUCT,
         "ValueError: config namespace 'exec' not published (it needs ServerArgs with a model)",
@@ -129,6 +135,8 @@ KIND_DOORS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "page_interleave_dsa": ("set_kv_buffer", "set_mla_kv_buffer", "set_index_k_scale_buffer"),
     "layer_split_dsa": ("set_kv_buffer", "set_mla_kv_buffer", "set_index_k_scale_buffer"),
     "hybrid_linear_dsa": ("set_kv_buffer", "set_mla_kv_buffer", "set_index_k_scale_buffer"),
+    "swa_dsa": ("set_mla_kv_buffer", "set_index_k_scale_buffer"),  # the dots3 model's writes
+    "dsv4_indexer": ("set_index_k_scale_buffer",),  # indexer keys alone: no K/V door
     "qsa": (  # the QSA indexer's three stores beside the full-attention layers' K/V
         "set_kv_buffer",
         "set_qsa_key_state_buffer",

@@ -12,11 +12,17 @@ from pools.dsa_storage import DSAStorage
 from pools.dsv4_indexer_storage import DeepSeekV4IndexerStorage
 from pools.dsv4_storage import DSV4HiSparseC4Storage, DSV4SingleStorage, DSV4UniformFP8Storage
 from pools.engines import make_engine
+from pools.engines.base import StoreEngine
 from pools.eras import era_named
 from pools.hisparse_storage import HiSparseDSAStorage, HiSparseMHAStorage
 from pools.hybrid_linear_storage import HybridLinearStorage
 from pools.layer_split_storage import LayerSplitDSAStorage
 from pools.layouts.kinds import LAYOUT_KINDS
+from pools.minimax_m3_nvfp4_storage import (
+    M3Nvfp4Storage,
+    Nvfp4IndexStorage,
+    Nvfp4MainStorage,
+)
 from pools.minimax_sparse_storage import KOnlyStorage, MiniMaxSparseStorage
 from pools.page_interleave_storage import (
     PageInterleaveDSAStorage,
@@ -26,6 +32,18 @@ from pools.page_interleave_storage import (
 from pools.qsa_storage import QSAStorage
 from pools.unified_draft_storage import UnifiedDraftSWAStorage
 from pools.unified_swa_storage import UnifiedSWAStorage
+
+
+def m3_nvfp4_pools(engine: StoreEngine) -> dict[str, type]:
+    """MiniMaxM3Nvfp4KVPool and its two sub-pools, storing through `engine`."""
+    main = type("MiniMaxM3Nvfp4MainKVPool", (Nvfp4MainStorage,), {"engine": engine})
+    index = type("MiniMaxM3Nvfp4IndexKPool", (Nvfp4IndexStorage,), {"engine": engine})
+    composite = type(
+        "MiniMaxM3Nvfp4KVPool",
+        (M3Nvfp4Storage,),
+        {"main_pool_class": main, "index_pool_class": index},
+    )
+    return {c.__name__: c for c in (composite, main, index)}
 
 
 def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
@@ -70,6 +88,7 @@ def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
             "DeepSeekV4UniformFP8KVPool", (DSV4UniformFP8Storage,), {}
         ),
         "HiSparseC4DevicePool": type("HiSparseC4DevicePool", (DSV4HiSparseC4Storage,), {}),
+        **m3_nvfp4_pools(engine),
         "MHATokenToKVPool": mha,
         "MLATokenToKVPool": mla,
         "SWAKVPool": swa,

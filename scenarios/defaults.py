@@ -23,6 +23,9 @@ from scenarios.model import (
     DSV4_ROPE_DIM,
     LINEAR_LAYER_KINDS,
     MLA_POOL_KINDS,
+    NVFP4_HEAD_DIM,
+    NVFP4_PAGE,
+    NVFP4_PAGE_ROW_KINDS,
     SPARSE_INDEX_KINDS,
     Forward,
     Geometry,
@@ -42,6 +45,8 @@ def geometry(pool: str, dtype: str, page_size: int = 16, size: int = 256) -> Geo
         page_size = 64
     if pool in DSV4_KINDS:  # a V4 pool's pages as the model's, its latent row's fixed widths
         page_size = DSV4_PAGE
+    if pool in NVFP4_PAGE_ROW_KINDS:  # 128-token pages only, and whole pages of slots
+        page_size, size = NVFP4_PAGE, max(NVFP4_PAGE, size - size % NVFP4_PAGE)
     swa_layer_ids = [1, 3] if pool.startswith("swa_") else []
     common = dict(
         pool=pool,
@@ -60,6 +65,8 @@ def geometry(pool: str, dtype: str, page_size: int = 16, size: int = 256) -> Geo
         return Geometry(head_num=2, head_dim=32, **common, **sparse)
     if pool in DSV4_KINDS:
         return Geometry(kv_lora_rank=DSV4_NOPE_DIM, qk_rope_head_dim=DSV4_ROPE_DIM, **common)
+    if pool in NVFP4_PAGE_ROW_KINDS:  # 128-wide heads only; two, so a swapped head shows
+        return Geometry(head_num=2, head_dim=NVFP4_HEAD_DIM, **common)
     if pool in MLA_POOL_KINDS:  # rank and rope are FP4 block (16) multiples
         return Geometry(kv_lora_rank=64, qk_rope_head_dim=16, **common)
     if pool in (
@@ -228,7 +235,7 @@ def _small(
         ),
     ]
     # Nor MLA, nor MiniMax, nor QSA models cross-attend.
-    if not g.is_mla and not g.is_sparse_index and not g.is_qsa:
+    if not g.is_mla and not g.is_sparse_index and not g.is_qsa and not g.is_nvfp4_page_row:
         # Layer 0 (a full-attention layer on SWA pools) writes at the encoder loc.
         slots = allocate(rng, g.size, g.page_size, 20)
         scenarios.append(

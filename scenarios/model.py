@@ -87,6 +87,15 @@ DRAFT_HOST_LAYERS, DRAFT_RUNNER, DRAFT_RUNNERS = 1, 1, 2
 DSV4_HISPARSE_KINDS = ("dsv4_hisparse_c4",)
 DSV4_KINDS = ("dsv4", "dsv4_uniform_fp8") + DSV4_HISPARSE_KINDS
 DSV4_NOPE_DIM, DSV4_ROPE_DIM, DSV4_PAGE = 448, 64, 64
+# MiniMaxM3Nvfp4KVPool (MiniMax M3.1): every layer sparse, its main K/V and its one-head index K
+# packed as NVFP4 in page rows: one (layer, page) row of [K, K scale, V, V scale] bytes in the
+# main pool, of [index K, index K scale] in the index pool (pools/judge/minimax_m3_nvfp4.py).
+# Its quantising doors need SM90+; its cells write already-quantised rows, as a retracted
+# request's restore does (backends/retraction_restore.py).
+NVFP4_PAGE_ROW_KINDS = ("minimax_m3_nvfp4",)
+# What the pool accepts and nothing else: 128-token pages, 128-wide heads, one index head.
+NVFP4_PAGE, NVFP4_HEAD_DIM = 128, 128
+NVFP4_PAYLOAD, NVFP4_SCALES = NVFP4_HEAD_DIM // 2, NVFP4_HEAD_DIM // 16  # bytes a head row
 # The kinds with linear-attention layers (no KV cache, no write).
 LINEAR_LAYER_KINDS = HYBRID_LINEAR_KINDS + QSA_KINDS
 # The kinds whose full layers write at a given full_loc by design (a pre-translated physical loc),
@@ -105,6 +114,7 @@ POOL_KINDS = (
     + SWA_DSA_KINDS
     + DSV4_INDEXER_KINDS
     + DSV4_KINDS
+    + NVFP4_PAGE_ROW_KINDS
 )
 # The MLA kinds, and the DeepSeek V4 indexer's, whose caller draws a latent row it never writes.
 MLA_POOL_KINDS = (
@@ -180,6 +190,8 @@ class Geometry:
             return QSA_PARTS, (QSA_INDEX_HEADS, QSA_INDEX_HEAD_DIM, QSA_INDEX_HEAD_DIM)
         if self.dsa_index_parts(layer_id):
             return ("index_k", "index_k_scale"), (1, DSA_INDEX_HEAD_DIM, 1)
+        if self.is_nvfp4_page_row:  # the indexer's one K head, which the pool keeps K-only
+            return ("idx_k",), (1, NVFP4_HEAD_DIM, NVFP4_HEAD_DIM)
         return self.index_parts(layer_id), (1, self.index_head_dim, self.index_head_dim)
 
     def dsa_index_parts(self, layer_id: int) -> tuple[str, ...]:
@@ -218,6 +230,10 @@ class Geometry:
     @property
     def is_dsv4(self) -> bool:
         return self.pool in DSV4_KINDS
+
+    @property
+    def is_nvfp4_page_row(self) -> bool:
+        return self.pool in NVFP4_PAGE_ROW_KINDS
 
     @property
     def is_sparse_index(self) -> bool:

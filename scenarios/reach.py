@@ -5,16 +5,15 @@ Exploration draws large pools one time in three, and a cell's dozen `ci` example
 never write a slot past 2^17, slot 1 or the pool's last slot. This scenario writes all of them
 in the largest pool the profile's byte budget holds: a fault that only shows at high slot ids
 (an int32 offset, a 16-bit page index, a slot one row off) is caught in every pool kind. The
-`ci` and `nightly` budgets hold a pool past 2^17 of every kind but the DeepSeek V4 kinds, whose
-rows cannot narrow and whose reach pool alone goes past the budget (REACH_BEYOND_BUDGET); at
-`dev`'s 2 MiB the narrowest fp32, FP4 and aiter 5-D rows do not fit, and it writes the top pages
-of the largest that does.
+`ci` and `nightly` budgets hold a pool past 2^17 of every kind (a kind whose rows are fixed wider
+has a floor of its own: strategies/geometry.py REACH_FLOOR_BYTES); at `dev`'s 2 MiB the narrowest
+fp32, FP4 and aiter 5-D rows do not fit, and it writes the top pages of the largest that does.
 """
 
 from __future__ import annotations
 
 from scenarios.lifecycle import PoolLife
-from scenarios.model import DSV4_KINDS, Scenario
+from scenarios.model import Scenario
 from scenarios.slots import page_interleave_id
 from scenarios.strategies.geometry import large_geometry
 
@@ -22,16 +21,6 @@ REACH_SLOT = 2**17
 # Slot ids where a narrow index type wraps, below REACH_SLOT: a 16-bit slot or a 15-bit offset.
 REACH_MARKS = (2**15, 2**16)
 REACH_PAGE_SIZE = 1  # slot 1 is only ever handed out at page size 1 (page 0 is the sink)
-# The kinds whose rows cannot narrow, so that no profile's budget holds a pool past 2^17: their
-# reach scenario alone takes the bytes such a pool needs, REACH_BEYOND_BUDGET_BYTES at most
-# (measured on the three V4 kinds' default --sut sglang run: +0.2 GB peak memory, a few seconds).
-REACH_BEYOND_BUDGET: dict[str, str] = {
-    pool: "a DeepSeek V4 latent row has fixed widths (448 NoPE + 64 RoPE: 584 bytes in the V4 "
-    "layout, 512 in uniform FP8), so a pool past 2^17 is 67 to 77 MB a layer, over the ci "
-    "(5 MiB) and nightly (40 MiB) budgets; its reach scenario takes that much"
-    for pool in DSV4_KINDS
-}
-REACH_BEYOND_BUDGET_BYTES = 80 * 2**20
 # One SWA page per request, so every token of the reach is written on SWA layers too.
 REACH_SWA_PAGES = 2 + len(REACH_MARKS) + 2
 
@@ -48,7 +37,7 @@ def reach_scenario(pool: str, dtype: str, pool_bytes: int, seed: int) -> Scenari
         dtype,
         REACH_SLOT,
         REACH_PAGE_SIZE,
-        max(pool_bytes, REACH_BEYOND_BUDGET_BYTES) if pool in REACH_BEYOND_BUDGET else pool_bytes,
+        pool_bytes,
         extra_pages=1,
         swa_pages=REACH_SWA_PAGES,
     )

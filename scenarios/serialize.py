@@ -10,6 +10,8 @@ from scenarios.model import (
     DSA_INDEX_KINDS,
     DSV4_NOPE_DIM,
     DSV4_ROPE_DIM,
+    NVFP4_HEAD_DIM,
+    NVFP4_PAGE,
     POOL_KINDS,
     QSA_COMPRESS_RATIO,
     SCALE_KINDS,
@@ -135,6 +137,7 @@ def validate(scenario: Scenario) -> None:
     _check_sparse(g)
     _check_hisparse(g)
     _check_dsv4(g)
+    _check_nvfp4_page_rows(g)
     if g.is_qsa and (g.page_size <= 1 or g.page_size % QSA_COMPRESS_RATIO):
         raise ScenarioError(
             f"a QSA pool's pages are a multiple of the compress ratio {QSA_COMPRESS_RATIO}, above 1"
@@ -182,6 +185,19 @@ def _check_dsv4(g: Geometry) -> None:
         raise ScenarioError(
             f"a DeepSeek V4 pool's rows are {DSV4_NOPE_DIM} nope + {DSV4_ROPE_DIM} rope"
         )
+
+
+def _check_nvfp4_page_rows(g: Geometry) -> None:
+    """MiniMaxM3Nvfp4KVPool's constructors refuse any other page size or head width; whole pages
+    of slots keep its size + page_size rows those of every other kind."""
+    if not g.is_nvfp4_page_row:
+        return
+    if g.page_size != NVFP4_PAGE or g.head_dim != NVFP4_HEAD_DIM or g.head_num < 1:
+        raise ScenarioError(
+            f"a MiniMax M3 NVFP4 pool has {NVFP4_PAGE}-token pages and {NVFP4_HEAD_DIM}-wide heads"
+        )
+    if g.size % NVFP4_PAGE or g.v_head_dim not in (None, g.head_dim):
+        raise ScenarioError("a MiniMax M3 NVFP4 pool holds whole pages and stores V with head_dim")
 
 
 def _check_sparse(g: Geometry) -> None:

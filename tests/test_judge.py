@@ -374,6 +374,7 @@ def test_rows_a_write_does_not_touch_keep_their_bytes(pool):
     only = {"npu_mla": "plain_mla", "minimax_sparse": "minimax_sparse", "qsa": "qsa"}
     only["dsv4_indexer"] = "dsv4_indexer"
     only.update(dsv4="dsv4", dsv4_hisparse_c4="dsv4", dsv4_uniform_fp8="dsv4_trtllm")
+    only["minimax_m3_nvfp4"] = "retraction_restore"
     backend = {**only, "hisparse_dsa": "dsa"}.get(pool, "plain")  # a kind's only call site
     execution = execute(
         Candidate("judge", judge_module("current"), "current", "judge", "cpu", backend, "extend"),

@@ -11,10 +11,10 @@ from pools.dtypes import DTYPES
 from scenarios.defaults import random_scenarios
 from scenarios.model import DSV4_KINDS, POOL_KINDS, Geometry, Scenario
 from scenarios.profiles import profile_named
-from scenarios.reach import REACH_BEYOND_BUDGET, REACH_BEYOND_BUDGET_BYTES, reach_scenario
+from scenarios.reach import reach_scenario
 from scenarios.slots import page_interleave_row
 from scenarios.strategies import scenarios
-from scenarios.strategies.geometry import _row_bytes, geometries
+from scenarios.strategies.geometry import REACH_FLOOR_BYTES, _row_bytes, geometries, reach_budget
 from tests.conftest import check_records, run_kvh
 
 CI_BYTES = profile_named("ci").pool_bytes
@@ -42,14 +42,14 @@ def written(scenario: Scenario) -> set[int]:
     return slots
 
 
-@pytest.mark.parametrize("pool", [pool for pool in POOL_KINDS if pool not in REACH_BEYOND_BUDGET])
+@pytest.mark.parametrize("pool", POOL_KINDS)
 @pytest.mark.parametrize("reach", (2**15, 2**16, 2**17))
 def test_every_pool_kind_reaches_past_each_power_of_two_within_the_ci_budget(pool, reach):
-    for dtype in ("bf16", "fp32"):
+    for dtype in ("fp8_e4m3",) if pool in DSV4_KINDS else ("bf16", "fp32"):  # V4 is fp8 only
         g = find(
             geometries(pool, dtype, CI_BYTES), lambda g: last_slot(g) >= reach, settings=SEARCH
         )
-        assert pool_bytes(g) <= CI_BYTES
+        assert pool_bytes(g) <= reach_budget(pool, CI_BYTES)
         assert g.layer_num <= 2
 
 
@@ -112,7 +112,6 @@ def test_a_pool_one_row_off_at_2_17_is_caught_at_ci_in_every_pool_kind(tmp_path,
 
 def test_the_reach_scenario_writes_slot_1_2_15_2_16_2_17_and_the_last_slot_in_every_pool_kind():
     for pool in POOL_KINDS:
-        budget = REACH_BEYOND_BUDGET_BYTES if pool in REACH_BEYOND_BUDGET else CI_BYTES
         for dtype in ("fp8_e4m3",) if pool in DSV4_KINDS else DTYPES:  # a V4 cache is fp8
             scenario = reach_scenario(pool, dtype, CI_BYTES, seed=0)
             slots = written(scenario)
@@ -120,15 +119,16 @@ def test_the_reach_scenario_writes_slot_1_2_15_2_16_2_17_and_the_last_slot_in_ev
                 pool,
                 dtype,
             )
-            assert pool_bytes(scenario.geometry) <= budget
+            assert pool_bytes(scenario.geometry) <= reach_budget(pool, CI_BYTES)
             if scenario.geometry.page_size == 1:
                 assert 1 in slots
 
 
-@pytest.mark.parametrize("pool", sorted(REACH_BEYOND_BUDGET))
+@pytest.mark.parametrize("pool", sorted(REACH_FLOOR_BYTES))
 def test_only_a_kind_whose_rows_cannot_narrow_passes_the_budget_and_only_to_reach_2_17(pool):
-    g = reach_scenario(pool, "fp8_e4m3", CI_BYTES, seed=0).geometry
-    assert CI_BYTES < pool_bytes(g) <= REACH_BEYOND_BUDGET_BYTES
+    dtype = "fp8_e4m3" if pool in DSV4_KINDS else "bf16"
+    g = reach_scenario(pool, dtype, CI_BYTES, seed=0).geometry
+    assert CI_BYTES < pool_bytes(g) <= REACH_FLOOR_BYTES[pool]
     assert 2**17 < last_slot(g) <= 2**17 + 3 * g.page_size
 
 
@@ -149,10 +149,10 @@ def test_the_default_run_catches_a_pool_wrong_only_at_high_slots_in_every_pool_k
 
 def caught_in_every_kind(out, sut: str, *options: str):
     """The finding rows of `kvh run` of `sut` through plain, plain_mla, minimax_sparse, dsa, qsa
-    dots3 and dsv4_indexer (the only call sites of the minimax_sparse, hisparse_dsa, qsa, swa_dsa
-    and dsv4_indexer kinds) on bf16 `current` pools, which must exit 1 with a finding in every
-    pool kind."""
-    backends = "plain,plain_mla,minimax_sparse,dsa,qsa,dots3,dsv4_indexer"
+    dots3, dsv4_indexer and retraction_restore (the only call sites of the minimax_sparse,
+    hisparse_dsa, qsa, swa_dsa, dsv4_indexer and minimax_m3_nvfp4 kinds) on bf16 `current` pools,
+    which must exit 1 with a finding in every pool kind."""
+    backends = "plain,plain_mla,minimax_sparse,dsa,qsa,dots3,dsv4_indexer,retraction_restore"
     result = run_kvh(
         "run",
         *("--sut", sut, "--backend", backends, "--dtype", "bf16", "--era", "current"),

@@ -123,6 +123,18 @@ def test_the_loaders_optional_pools_drive_the_doors_they_define_or_inherit():
     )
     fused = doors["DeepSeekV4SingleKVPool", "set_key_buffer_fused"]
     assert not fused.driven_by and "no modelled call site calls this door" in fused.reason
+    # The MiniMax M3 NVFP4 sub-pools' byte copies are driven (a retracted request's restore);
+    # their quantising doors and the composite's stay measured as needing a GPU.
+    for cls, door in (
+        ("MiniMaxM3Nvfp4MainKVPool", "set_quantized_kv_buffer"),
+        ("MiniMaxM3Nvfp4IndexKPool", "set_quantized_k_buffer"),
+    ):
+        assert doors[cls, door].driven_by == ("minimax_m3_nvfp4",)
+    for cls, door in (
+        ("MiniMaxM3Nvfp4MainKVPool", "set_kv_buffer"),
+        ("MiniMaxM3Nvfp4KVPool", "set_fused_kv_index_buffer"),
+    ):
+        assert not doors[cls, door].driven_by and "SM90+" in doors[cls, door].reason
     line = cpu_count(list(doors.values()))
     assert line.startswith("of the ") and "whose class constructs on a CPU" in line
 

@@ -27,6 +27,7 @@ from harness.compare.snapshot import Execution
 from pools.dtypes import dtype_spec
 from scenarios.materialize import qsa_compressed_dtype, scale_object, token_tensors
 from scenarios.model import Scenario
+from scenarios.nvfp4_rows import quantised_rows
 
 ORACLE = "value"
 
@@ -132,6 +133,8 @@ class _ValueModel:
 
     def _parts(self, forward: int, layer_id: int) -> dict[str, torch.Tensor]:
         tensors = token_tensors(self.scenario, forward, layer_id, "cpu")
+        if self.scenario.geometry.is_nvfp4_page_row:
+            return _nvfp4_parts(tensors)
         if self.scenario.geometry.is_mla:
             nope, rope = tensors["k"], tensors["k_rope"]
             parts = {"nope": self._cast(nope), "kv": self._cast(nope)}
@@ -170,6 +173,17 @@ class _ValueModel:
 
     def _cast(self, values: torch.Tensor) -> torch.Tensor:
         return values.to(self.pool_dtype) if values.dtype != self.pool_dtype else values
+
+
+def _nvfp4_parts(tensors: dict) -> dict[str, torch.Tensor]:
+    """A MiniMax M3 NVFP4 slot's rows: the quantised bytes its caller hands (scenarios.nvfp4_rows)
+    stored as they come, [K, K scale, V, V scale] in the main pool, [K, K scale] in the index."""
+
+    def row(*parts: str) -> torch.Tensor:
+        rows = [quantised_rows(tensors[part]) for part in parts]
+        return torch.cat([_row_bytes(half) for pair in rows for half in pair], dim=1)
+
+    return {"main": row("k", "v"), "index": row("idx_k")}
 
 
 def _row_bytes(values: torch.Tensor) -> torch.Tensor:

@@ -17,6 +17,7 @@ from scenarios.model import (
     DSV4_KINDS,
     FULL_LOC_KINDS,
     MLA_POOL_KINDS,
+    NVFP4_PAGE_ROW_KINDS,
     POOL_KINDS,
     QSA_KINDS,
     SCALE_KINDS,
@@ -87,10 +88,10 @@ _SWA_KINDS = tuple(kind for kind in POOL_KINDS if kind.startswith("swa_"))
 # a user's, exercised it after all), never as a gap to fill. feature -> (pool kinds, why)
 UNREACHABLE: dict[str, tuple[tuple[str, ...], str]] = {
     "slot 1": (
-        ("mha_aiter5d", *DSA_INDEX_KINDS, *QSA_KINDS, *DSV4_KINDS),
-        "aiter's 5-D pages hold at least 16 slots, a DSA or DeepSeek V4 pool's 64 and a QSA "
-        "pool's a multiple of its compress ratio (4), and page 0 is the padding sink, so slot 1 "
-        "is never handed out",
+        ("mha_aiter5d", *DSA_INDEX_KINDS, *QSA_KINDS, *DSV4_KINDS, *NVFP4_PAGE_ROW_KINDS),
+        "aiter's 5-D pages hold at least 16 slots, a DSA or DeepSeek V4 pool's 64, a QSA pool's a "
+        "multiple of its compress ratio (4) and a MiniMax M3 NVFP4 pool's 128, and page 0 is the "
+        "padding sink, so slot 1 is never handed out",
     ),
     "extreme/special values": (
         ("mha_fp4", "mla_fp4"),
@@ -98,16 +99,20 @@ UNREACHABLE: dict[str, tuple[tuple[str, ...], str]] = {
         "which has no FP4 scale (SGLang casts inf to uint8): the declared skip fp4-non-finite",
     ),
     "cross-attention": (
-        MLA_POOL_KINDS + SPARSE_INDEX_KINDS + QSA_KINDS,
+        MLA_POOL_KINDS + SPARSE_INDEX_KINDS + QSA_KINDS + NVFP4_PAGE_ROW_KINDS,
         "encoder-decoder models have no MLA layers, no MiniMax sparse and no QSA layers: "
         "cross-attention is drawn on the other MHA pools",
     ),
-    "head_dim % 64": (MLA_POOL_KINDS, "an MLA pool has no head_dim"),
+    "head_dim % 64": (
+        MLA_POOL_KINDS + NVFP4_PAGE_ROW_KINDS,
+        "an MLA pool has no head_dim, and a MiniMax M3 NVFP4 pool's is 128",
+    ),
     "v_head_dim != head_dim": (
         (*MLA_POOL_KINDS, "mha_fp4", "hybrid_linear_mha", "hisparse_mha", *SPARSE_INDEX_KINDS)
-        + QSA_KINDS,
-        "an MLA pool has no v_head_dim, and the FP4, hybrid linear, HiSparse, MiniMax sparse and "
-        "QSA MHA pools store k and v alike",
+        + QSA_KINDS
+        + NVFP4_PAGE_ROW_KINDS,
+        "an MLA pool has no v_head_dim, and the FP4, hybrid linear, HiSparse, MiniMax sparse, "
+        "QSA and MiniMax M3 NVFP4 MHA pools store k and v alike",
     ),
     "stale full_loc": (
         FULL_LOC_KINDS + DSV4_INDEXER_KINDS,

@@ -28,6 +28,7 @@ from harness.compare.snapshot import (
     buffer_names,
 )
 from harness.plan.candidate import Candidate
+from harness.run.nvfp4_page_rows import INDEX_PARTS, MAIN_PARTS, slot_rows
 from harness.run.pool_factory import build_pool
 from harness.run.timeout import time_limit
 from pools.layouts.kinds import LAYOUT_KINDS
@@ -70,6 +71,8 @@ POOL_METHODS = (
     "get_index_k_with_scale_buffer",
     "set_key_buffer",
     "set_key_buffer_fused",
+    "set_quantized_kv_buffer",
+    "set_quantized_k_buffer",
 )
 
 
@@ -86,6 +89,9 @@ def pool_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Ten
         ]
     buffers = _raw_buffers(pool, scenario, layer_id)
     g = scenario.geometry
+    if g.is_nvfp4_page_row:  # page rows as slot rows (harness/run/nvfp4_page_rows.py)
+        main, index = buffers
+        return [slot_rows(main, g.head_num, MAIN_PARTS), slot_rows(index, 1, INDEX_PARTS)]
     if g.dsa_index_parts(layer_id):
         buffers[-1] = _dsa_index_rows(buffers[-1])
     if g.is_dsv4:
@@ -105,6 +111,12 @@ def _raw_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Ten
             for _, attribute, _ in kind.buffers
         ]
     g = scenario.geometry
+    if g.is_nvfp4_page_row:  # each sub-pool's (pages, row_bytes) page rows of the layer
+        main, index = pool.main_pool, pool.index_k_pool
+        return [
+            main.rows[layer_id - main.start_layer],
+            index.rows[pool.index_k_layer_id_mapping[layer_id] - index.start_layer],
+        ]
     if g.is_layer_split:  # its readers broadcast a peer's layer from the owner: local storage
         local = layer_id - getattr(pool, "start_layer", 0)
         return [pool.kv_buffer[local], pool.index_k_with_scale_buffer[local]]

@@ -24,6 +24,7 @@ from scenarios.model import (
     DSV4_LOGICAL_PAGES,
     LAYER_SHARD_RANK,
     LAYER_SHARD_SIZE,
+    NVFP4_HEAD_DIM,
     PAGE_SHARD_RANK,
     PAGE_SHARD_SIZE,
     QSA_COMPRESS_RATIO,
@@ -141,6 +142,19 @@ def _minimax_sparse_pool(module: Any, scenario: Scenario, dtype: Any, device: st
     )  # fmt: skip
 
 
+def _m3_nvfp4_pool(module: Any, scenario: Scenario, dtype: Any, device: str) -> Any:
+    """Every layer sparse with a K-only index of one 128-wide head, as MiniMax M3.1 builds it
+    (its constructor refuses a dense layer or an index V)."""
+    g = scenario.geometry
+    layers = list(range(g.layer_num))
+    return _pool_class(module, g.pool)(
+        size=g.size, page_size=g.page_size, dtype=dtype, head_num=g.head_num,
+        head_dim=g.head_dim, idx_head_dim=NVFP4_HEAD_DIM, dense_layer_ids=[],
+        sparse_layer_ids=layers, disable_value_sparse_layer_ids=layers, device=device,
+        enable_memory_saver=False, start_layer=0, end_layer=g.layer_num,
+    )  # fmt: skip
+
+
 def _hisparse_pool(module: Any, scenario: Scenario, dtype: Any, device: str) -> Any:
     g = scenario.geometry
     cls = _pool_class(module, g.pool)
@@ -222,6 +236,8 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
         return _minimax_sparse_pool(module, scenario, dtype, device)
     if g.is_dsv4:  # before HiSparse: a V4 HiSparse pool takes the V4 constructor
         return _dsv4_pool(module, scenario, dtype, device)
+    if g.is_nvfp4_page_row:
+        return _m3_nvfp4_pool(module, scenario, dtype, device)
     if g.is_hisparse:
         return _hisparse_pool(module, scenario, dtype, device)
     if g.is_page_interleave:

@@ -33,6 +33,11 @@ from pools.judge.layouts import (
     NPUMHAJudgePool,
     NPUMLAJudgePool,
 )
+from pools.judge.minimax_m3_nvfp4 import (
+    JudgeM3Nvfp4Pool,
+    JudgeNvfp4IndexPool,
+    JudgeNvfp4MainPool,
+)
 from pools.judge.minimax_sparse import JudgeKOnlyPool, JudgeMiniMaxSparsePool
 from pools.judge.page_interleave import (
     PageInterleaveDSAJudgePool,
@@ -102,6 +107,9 @@ def judge_module(era: str) -> SimpleNamespace:
         "DeepSeekV4SingleKVPool": JudgeDSV4Pool,
         "DeepSeekV4UniformFP8KVPool": JudgeDSV4UniformFP8Pool,
         "HiSparseC4DevicePool": JudgeDSV4HiSparseC4Pool,
+        "MiniMaxM3Nvfp4KVPool": JudgeM3Nvfp4Pool,
+        "MiniMaxM3Nvfp4MainKVPool": JudgeNvfp4MainPool,
+        "MiniMaxM3Nvfp4IndexKPool": JudgeNvfp4IndexPool,
         "MHATokenToKVPool": mha,
         "MLATokenToKVPool": mla,
         "SWAKVPool": swa,

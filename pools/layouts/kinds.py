@@ -51,6 +51,7 @@ BASE_CLASSES = {
     "hybrid_linear_mla": "HybridLinearKVPool",
     "hybrid_linear_dsa": "HybridLinearKVPool",
     "minimax_sparse": "MiniMaxSparseKVPool",
+    "minimax_m3_nvfp4": "MiniMaxM3Nvfp4KVPool",
     "hisparse_mha": "HiSparseMHAMainPool",
     "hisparse_dsa": "HiSparseDSATokenToKVPool",
     "page_interleave_mha": "PageInterleaveMHATokenToKVPool",
@@ -78,11 +79,12 @@ def class_name_of(pool: str) -> str:
 # a kind's ground truth is the first era it serves. The unified pools' locs carry the physical
 # mark and the hybrid linear pools read KVWriteLoc.full_loc: only the current era has either,
 # and no older call site ever wrote such a pool. The MiniMax sparse pool is the current
-# release's (its dense layers take the current KVWriteLoc), the HiSparse and page-interleave
-# pools unwrap the current era's three-field loc, and the QSA pool is a hybrid linear one; the
-# unified SWA pools' sub-pools (the target's and a fused draft's) are the unified MHA pool's; a
-# SWA pool takes a class per side (a DSA full side) from 0.5.21, in the current era. The DeepSeek
-# V4 pools, the indexer's too, take a bare loc from the current release's DeepSeekV4TokenToKVPool
+# release's (its dense layers take the current KVWriteLoc), as is the MiniMax M3 NVFP4 pool
+# (0.5.23 only: its byte-copy doors take a bare loc), the HiSparse and page-interleave pools
+# unwrap the current era's three-field loc, and the QSA pool is a hybrid linear one; the unified
+# SWA pools' sub-pools (the target's and a fused draft's) are the unified MHA pool's; a SWA pool
+# takes a class per side (a DSA full side) from 0.5.21, in the current era. The DeepSeek V4
+# pools, the indexer's too, take a bare loc from the current release's DeepSeekV4TokenToKVPool
 # routes.
 KIND_ERAS = {
     "unified_mha": ("current",),
@@ -91,6 +93,7 @@ KIND_ERAS = {
     "hybrid_linear_mla": ("current",),
     "hybrid_linear_dsa": ("current",),
     "minimax_sparse": ("current",),
+    "minimax_m3_nvfp4": ("current",),
     "hisparse_mha": ("current",),
     "hisparse_dsa": ("current",),
     "page_interleave_mha": ("current",),

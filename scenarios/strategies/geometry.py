@@ -21,6 +21,11 @@ from scenarios.model import (
     DSV4_ROPE_DIM,
     LINEAR_LAYER_KINDS,
     MLA_POOL_KINDS,
+    NVFP4_HEAD_DIM,
+    NVFP4_PAGE,
+    NVFP4_PAGE_ROW_KINDS,
+    NVFP4_PAYLOAD,
+    NVFP4_SCALES,
     QSA_COMPRESS_RATIO,
     QSA_KINDS,
     SPARSE_INDEX_KINDS,
@@ -43,11 +48,31 @@ INDEX_HEAD_DIMS = (128, 64, 16)  # a MiniMax sparse layer's index head (MiniMax-
 # reads k_rope's shape, as the page-interleave MLA door index_selects its rows.
 ROPE_KINDS = ("npu_mla", "unified_mla", "mla_fp4", "page_interleave_mla") + DSA_INDEX_KINDS
 POOL_BYTES = 40 * 2**20  # default cap per pool, every layer and sub-pool together
+# Kinds whose narrowest row is fixed wider than a small budget holds at 2^17 slots, and the
+# budget their large pools get instead; SGLang's constructors accept nothing narrower:
+# - a MiniMax M3 NVFP4 pool's heads are 128 wide, so one layer of one head keeps 216 bytes a
+#   slot (K, V and index K, payload and scales), 27 MiB at 2^17 + 2 pages;
+# - a DeepSeek V4 latent row is 448 NoPE + 64 RoPE: 584 bytes a slot in the V4 layout (73 MiB),
+#   512 in uniform FP8 (64 MiB). Measured on the three V4 kinds' default --sut sglang run: peak
+#   memory 0.70 to 0.92 GB, a few seconds.
+REACH_FLOOR_BYTES = {
+    "minimax_m3_nvfp4": 28 * 2**20,
+    "dsv4": 74 * 2**20,
+    "dsv4_hisparse_c4": 74 * 2**20,
+    "dsv4_uniform_fp8": 65 * 2**20,
+}
+
+
+def reach_budget(pool: str, pool_bytes: int) -> int:
+    """The byte budget of a large pool of kind `pool`: `pool_bytes`, or the kind's floor."""
+    return max(pool_bytes, REACH_FLOOR_BYTES.get(pool, 0))
 
 
 def _row_bytes(g: Geometry) -> int:
     if g.is_dsv4 and g.pool != "dsv4_uniform_fp8":  # fp8 nope, bf16 rope, 7 scales, a pad
         return DSV4_NOPE_DIM + 2 * DSV4_ROPE_DIM + DSV4_NOPE_DIM // 64 + 1
+    if g.is_nvfp4_page_row:  # K, V and the index K of a slot, each payload and scale bytes
+        return (2 * g.head_num + 1) * (NVFP4_PAYLOAD + NVFP4_SCALES)
     if g.is_fp4:  # half a byte a value, plus a scale byte per 16
         return (
             g.kv_lora_rank + g.qk_rope_head_dim if g.is_mla else 2 * g.head_num * g.head_dim
@@ -121,7 +146,7 @@ def _row_multiple(pool: str, dtype: str) -> int:
 
 
 def _narrow(pool: str, width: int) -> dict:
-    if pool in DSV4_KINDS:  # a V4 latent row has one width (scenarios/reach.py REACH_BEYOND_BUDGET)
+    if pool in DSV4_KINDS:  # one width: its large pools get REACH_FLOOR_BYTES
         return {"kv_lora_rank": DSV4_NOPE_DIM, "qk_rope_head_dim": DSV4_ROPE_DIM}
     if pool in ROPE_KINDS:
         return {"kv_lora_rank": width, "qk_rope_head_dim": width}
@@ -129,6 +154,8 @@ def _narrow(pool: str, width: int) -> dict:
         return {"kv_lora_rank": width, "qk_rope_head_dim": 0}
     if pool in SPARSE_INDEX_KINDS:  # the index rows as wide, so that the budget counts them
         return {"head_num": 1, "head_dim": width, "v_head_dim": None, "index_head_dim": width}
+    if pool in NVFP4_PAGE_ROW_KINDS:  # its heads are 128 wide, no narrower
+        return {"head_num": 1, "head_dim": NVFP4_HEAD_DIM, "v_head_dim": None}
     return {"head_num": 1, "head_dim": width, "v_head_dim": None}
 
 
@@ -153,6 +180,8 @@ def _page_size(pool: str, page_size: int) -> int:
         return 64
     if pool in DSV4_KINDS:
         return DSV4_PAGE
+    if pool in NVFP4_PAGE_ROW_KINDS:
+        return NVFP4_PAGE
     if pool in QSA_KINDS:
         return max(QSA_COMPRESS_RATIO, page_size - page_size % QSA_COMPRESS_RATIO)
     return max(16, page_size - page_size % 16) if pool == "mha_aiter5d" else page_size
@@ -169,7 +198,9 @@ def large_geometry(
 ) -> Geometry:
     """A pool whose last slot passes `reach` where `pool_bytes` allows (the largest that fits
     otherwise), `extra_pages` more pages past it: the narrowest rows the kind accepts, one full
-    layer (and one SWA layer of `swa_pages` pages on hybrid pools)."""
+    layer (and one SWA layer of `swa_pages` pages on hybrid pools). A kind with a fixed row
+    wider than the budget allows at `reach` gets its floor instead (REACH_FLOOR_BYTES)."""
+    pool_bytes = reach_budget(pool, pool_bytes)
     # A sparse pool: one sparse layer whose index keeps no V, within an fp32 budget (its main
     # K/V rows are the main pool's, as a dense layer's; its index K the K-only pool's).
     pattern = [True] if pool in SPARSE_INDEX_KINDS else [False, True]
@@ -232,12 +263,21 @@ def geometries(draw: st.DrawFn, pool: str, dtype: str, pool_bytes: int = POOL_BY
     else:
         shape["head_num"] = draw(st.sampled_from(HEAD_NUMS))
         shape["head_dim"] = draw(st.sampled_from(HEAD_DIMS))
+        if pool in NVFP4_PAGE_ROW_KINDS:
+            shape["head_dim"] = NVFP4_HEAD_DIM
         v_head_dim = draw(st.sampled_from(V_HEAD_DIMS))
         shape["v_head_dim"] = (
             v_head_dim
             if v_head_dim != shape["head_dim"]
             and pool
-            not in ("mha_fp4", "hybrid_linear_mha", "hisparse_mha", *QSA_KINDS, *SPARSE_INDEX_KINDS)
+            not in (
+                "mha_fp4",
+                "hybrid_linear_mha",
+                "hisparse_mha",
+                *QSA_KINDS,
+                *SPARSE_INDEX_KINDS,
+                *NVFP4_PAGE_ROW_KINDS,
+            )  # fmt: skip
             else None
         )
     sparse = {}

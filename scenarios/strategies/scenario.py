@@ -102,7 +102,9 @@ def record_forward(draw: st.DrawFn, life: PoolLife, loc: list[int]) -> None:
     narrow = draw(st.one_of(st.none(), st.integers(1, len(loc) + padding)))
     cross: tuple[int, ...] = ()
     encoder = None
-    if not g.is_mla and not g.is_sparse_index and not g.is_qsa and draw(st.booleans()):
+    if not (g.is_mla or g.is_sparse_index or g.is_qsa or g.is_nvfp4_page_row) and draw(
+        st.booleans()
+    ):
         # Encoder-decoder models have no sliding-window layers: cross-attention is on full layers
         # (fa3 and others pair the encoder loc with the decoder's SWA loc, by design).
         cross = tuple(draw(st.lists(st.sampled_from(g.full_layer_ids), min_size=1, unique=True)))

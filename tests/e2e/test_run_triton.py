@@ -44,7 +44,7 @@ def test_kvh_run_engine_triton_has_zero_findings_on_every_pool_kind_and_dtype(
         "--era",
         "current",
         "--backend",
-        "plain,plain_mla,minimax_sparse,dsa,qsa,dsv4_indexer",
+        "plain,plain_mla,minimax_sparse,dsa,qsa,dsv4_indexer,retraction_restore",
         *files,
         "--out",
         str(out),

@@ -34,6 +34,7 @@ PAGE_INTERLEAVE = "sglang.srt.mem_cache.page_interleave_pool"
 QSA = "sglang.srt.mem_cache.qsa_kv_pool"
 UNIFIED_DRAFT = "sglang.srt.mem_cache.unified_draft_pool"
 DEEPSEEK_V4 = "sglang.srt.mem_cache.deepseek_v4_memory_pool"
+M3_NVFP4 = "sglang.srt.mem_cache.minimax_m3_nvfp4_pool"
 
 
 _UNIFIED_SWA_TRIAL = dict(
@@ -161,6 +162,28 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         ),  # fmt: skip
         parameters=(("set_fused_kv_index_buffer", "idx_v_scale"),),
         trial_write_layer=0,
+    ),
+    # 0.5.23 on. Its set_kv_buffer quantises (SM90+): construction only; the kind's cells call
+    # the sub-pools' byte-copy doors (backends/retraction_restore.py).
+    OptionalPool(
+        "MiniMaxM3Nvfp4KVPool",
+        M3_NVFP4,
+        ("MiniMaxM3Nvfp4KVPool", "MiniMaxM3Nvfp4MainKVPool", "MiniMaxM3Nvfp4IndexKPool"),
+        lambda m3_nvfp4_pool: m3_nvfp4_pool.MiniMaxM3Nvfp4KVPool,
+        dict(
+            size=128,
+            page_size=128,
+            dtype=torch.bfloat16,
+            head_num=1,
+            head_dim=128,
+            idx_head_dim=128,
+            dense_layer_ids=[],
+            sparse_layer_ids=[0],
+            disable_value_sparse_layer_ids=[0],
+            device="cpu",
+            start_layer=0,
+            end_layer=1,
+        ),  # fmt: skip
     ),
     # Their doors translate through a mapping the trial does not register: construction only.
     OptionalPool(

@@ -146,6 +146,11 @@ KIND_DOORS: dict[str, tuple[str | tuple[str, str], ...]] = {
     "dsv4": ("set_key_buffer",),  # backends/dsv4.py: the V4 pack's store
     "dsv4_uniform_fp8": ("set_key_buffer_fused",),  # the trtllm compressor's e4m3 rows
     "dsv4_hisparse_c4": ("set_key_buffer",),  # the V4 pack's store at the device slot
+    # A retracted request's restore: the sub-pools' byte copies of already-quantised rows.
+    "minimax_m3_nvfp4": (
+        ("MiniMaxM3Nvfp4MainKVPool", "set_quantized_kv_buffer"),
+        ("MiniMaxM3Nvfp4IndexKPool", "set_quantized_k_buffer"),
+    ),
     "minimax_sparse": (
         "set_kv_buffer",
         "set_fused_kv_index_buffer",

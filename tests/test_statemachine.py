@@ -17,7 +17,10 @@ from tests.conftest import FIXTURES
 
 # No explain phase: it reruns variations of the failure only to annotate the report.
 SETTINGS = settings(
-    max_examples=20,
+    # A derandomized search whose examples shift with unrelated code: at 20 it stopped finding the
+    # stale mapping (two forwards, an in-place remap between) when the DeepSeek V4 backends came
+    # in; 30 and 60 find it, 40 does not.
+    max_examples=60,
     stateful_step_count=4,
     derandomize=True,
     deadline=None,

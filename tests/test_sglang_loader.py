@@ -116,6 +116,25 @@ def test_installed_sglang_loads() -> None:
 
 
 @needs_sglang
+def test_the_release_quantiser_stays_compiled_as_eager_bf16_rounds_otherwise() -> None:
+    """Eager bf16 arithmetic in the release's compiled FP4 quantiser (log2 of block_max / 6 in
+    bf16) moves block scales that the compiled kernel computes in fp32, so the loader keeps it
+    compiled past torch's default of 8 recompiles (a run's dtypes and layouts exceed that)."""
+    from sglang.srt.layers.quantization.kvfp4_tensor import FP4MXBlock16KVQuantizeUtil
+    from torch._dynamo import config
+
+    from harness.sut.load.sglang_loader import RELEASE_RECOMPILE_LIMIT
+
+    quantize = FP4MXBlock16KVQuantizeUtil.batched_quantize
+    values = torch.randn(512, 1, 64, generator=torch.Generator().manual_seed(0)) * 64
+    values = values.to(torch.bfloat16)
+    _, compiled = quantize(values)
+    _, eager = quantize._torchdynamo_orig_callable(values)
+    assert (compiled != eager).any()
+    assert getattr(config, "recompile_limit", 0) >= RELEASE_RECOMPILE_LIMIT
+
+
+@needs_sglang
 def test_namespace() -> None:
     assert SGL.name == "sglang" and SGL.version
     assert "torchvision" in SGL.stood_in and "sglang.srt.model_executor.runner" in SGL.stood_in

@@ -29,6 +29,13 @@ from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.optional_pools import offer_optional_pools
 
 INSTALL_HINT = "pip install --no-deps sglang==0.5.23 (deps: requirements/sglang-cpu.txt)"
+# How many graphs torch.compile keeps per release function (torch's default is 8). A run hands
+# the release's compiled quantisers (kvfp4_tensor.py batched_quantize) inputs of three dtypes
+# and several layouts, each a recompile; past the limit dynamo runs the function eagerly, and
+# eager bf16 arithmetic rounds block_max / 6 to bf16 where the compiled kernel (inductor on a
+# CPU, Triton on a GPU) computes in fp32: measured at --profile ci, a block scale one step off
+# on 0.5.14 and 0.5.23, a finding that a replay, compiling afresh, did not reproduce.
+RELEASE_RECOMPILE_LIMIT = 64
 
 # Parameters that some releases require although the SUT protocol never passes
 # them, with the value that keeps the protocol's meaning (0.5.12-0.5.14
@@ -121,6 +128,15 @@ def _sglang_origin() -> str | None:
     return None if spec is None else str(spec.origin)
 
 
+def _keep_release_functions_compiled() -> None:
+    """Raise dynamo's recompile limit to RELEASE_RECOMPILE_LIMIT (never lower it), so that the
+    release's torch.compile'd functions run compiled for the whole run, as on a server."""
+    from torch._dynamo import config
+
+    name = "recompile_limit" if hasattr(config, "recompile_limit") else "cache_size_limit"
+    setattr(config, name, max(getattr(config, name), RELEASE_RECOMPILE_LIMIT))
+
+
 def load_sglang(sys_path_prefix: str | None = None) -> types.SimpleNamespace:
     """Import sglang's token-to-KV pools for use on CPU.
 
@@ -140,6 +156,7 @@ def load_sglang(sys_path_prefix: str | None = None) -> types.SimpleNamespace:
         raise SutLoadError(f"sglang not installed: {INSTALL_HINT}")
     if sys_path_prefix is not None and not _under(origin, sys_path_prefix):
         raise SutLoadError(f"no sglang under {sys_path_prefix}; the import would take {origin}")
+    _keep_release_functions_compiled()
     try:
         with warnings.catch_warnings():  # import-time "only CUDA supports X" notices; noise on CPU
             warnings.simplefilter("ignore")

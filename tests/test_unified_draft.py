@@ -13,7 +13,8 @@ from harness.cli import main
 from pools.judge import judge_module
 from pools.write_loc import CurrentWriteLoc
 from scenarios.model import Geometry
-from scenarios.slots import unified_entry_bytes, unified_swa_base, unified_swa_slot
+from scenarios.slots import unified_entry_bytes, unified_swa_base
+from tests.helpers.unified_swa_writes import FULL, SWA, bf16_rows, write_three
 
 SHAPE = dict(page_size=4, head_num=2, head_dim=32, v_head_dim=16)
 GEOMETRY = Geometry(
@@ -25,23 +26,12 @@ POOL = dict(
     full_attention_layer_ids=[0, 2], device="cpu", swa_slot_base=unified_swa_base(GEOMETRY),
     host_layer_num=1, runner=1, runner_num=2, **SHAPE,
 )  # fmt: skip
-FULL, SWA = (type("Layer", (), {"layer_id": i, "is_cross_attention": False})() for i in (2, 1))
 ROW = 2 * (32 + 16) * 2  # one layer's K and V rows, bf16
-
-
-def _rows(seed: int, *shape: int) -> torch.Tensor:
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(torch.bfloat16)
 
 
 def _write_all(pool, write_loc) -> None:
     """A full layer at loc, a full layer given a full_loc (still at loc), a SWA layer."""
-    loc, swa = torch.tensor([5, 9, 17]), unified_swa_slot(GEOMETRY, torch.tensor([4, 7, 9]))
-    k, v = _rows(0, 3, 2, 32), _rows(1, 3, 2, 16)
-    pool.set_kv_buffer(FULL, write_loc(loc, swa, physical=True), k, v)
-    pool.set_kv_buffer(
-        FULL, write_loc(loc, swa, loc + 1, physical=True), v.repeat(1, 1, 2), k[..., :16]
-    )
-    pool.set_kv_buffer(SWA, write_loc(loc, swa, physical=True), k, v)
+    write_three(pool, write_loc, GEOMETRY)
 
 
 def test_an_entry_holds_the_hosts_rows_then_every_runners_lanes():
@@ -57,7 +47,7 @@ def test_an_entry_holds_the_hosts_rows_then_every_runners_lanes():
 
 def test_the_judge_writes_full_layers_at_loc_and_refuses_as_the_release_does():
     pool = judge_module("current").UnifiedDraftSWAKVPool(**POOL)
-    k, v = _rows(0, 1, 2, 32), _rows(1, 1, 2, 16)
+    k, v = bf16_rows(0, 1, 2, 32), bf16_rows(1, 1, 2, 16)
     with pytest.raises(ValueError, match="not marked physical"):
         pool.set_kv_buffer(FULL, CurrentWriteLoc(torch.tensor([5])), k, v)
     with pytest.raises(AssertionError, match="swa_loc"):
@@ -84,7 +74,7 @@ def test_the_installed_release_lays_out_routes_and_refuses_as_the_judge_says():
             assert mine.shape == theirs.shape, (layer, read)
             assert mine.stride() == theirs.stride(), (layer, read)
             assert mine.storage_offset() == theirs.storage_offset(), (layer, read)
-    k, v = _rows(0, 1, 2, 32), _rows(1, 1, 2, 16)
+    k, v = bf16_rows(0, 1, 2, 32), bf16_rows(1, 1, 2, 16)
     with pytest.raises(ValueError, match="not marked physical"):
         release.set_kv_buffer(FULL, sglang.KVWriteLoc(torch.tensor([5])), k, v)
     with pytest.raises(AssertionError, match="swa_loc"):

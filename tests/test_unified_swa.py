@@ -14,6 +14,7 @@ from pools.judge import judge_module
 from pools.write_loc import CurrentWriteLoc
 from scenarios.model import Geometry
 from scenarios.slots import unified_entry_bytes, unified_swa_base, unified_swa_slot
+from tests.helpers.unified_swa_writes import FULL, SWA, bf16_rows, write_three
 
 SHAPE = dict(page_size=4, head_num=2, head_dim=32, v_head_dim=16)
 GEOMETRY = Geometry(
@@ -25,22 +26,11 @@ POOL = dict(
     full_attention_layer_ids=[0, 2], device="cpu", swa_slot_base=unified_swa_base(GEOMETRY),
     **SHAPE,
 )  # fmt: skip
-FULL, SWA = (type("Layer", (), {"layer_id": i, "is_cross_attention": False})() for i in (2, 1))
-
-
-def _rows(seed: int, *shape: int) -> torch.Tensor:
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(torch.bfloat16)
 
 
 def _write_all(pool, write_loc) -> None:
     """A full layer at loc, a full layer at full_loc, a SWA layer at its physical swa_loc."""
-    loc, swa = torch.tensor([5, 9, 17]), unified_swa_slot(GEOMETRY, torch.tensor([4, 7, 9]))
-    k, v = _rows(0, 3, 2, 32), _rows(1, 3, 2, 16)
-    pool.set_kv_buffer(FULL, write_loc(loc, swa, physical=True), k, v)
-    pool.set_kv_buffer(
-        FULL, write_loc(loc, swa, loc + 1, physical=True), v.repeat(1, 1, 2), k[..., :16]
-    )
-    pool.set_kv_buffer(SWA, write_loc(loc, swa, physical=True), k, v)
+    write_three(pool, write_loc, GEOMETRY)
 
 
 def test_the_swa_base_clears_every_full_byte_by_whole_pages():
@@ -52,7 +42,7 @@ def test_the_swa_base_clears_every_full_byte_by_whole_pages():
 
 def test_the_judge_refuses_an_unmarked_loc_and_a_swa_layer_without_swa_loc():
     pool = judge_module("current").UnifiedSWAKVPool(**POOL)
-    k, v = _rows(0, 1, 2, 32), _rows(1, 1, 2, 16)
+    k, v = bf16_rows(0, 1, 2, 32), bf16_rows(1, 1, 2, 16)
     with pytest.raises(ValueError, match="not marked physical"):
         pool.set_kv_buffer(FULL, CurrentWriteLoc(torch.tensor([5])), k, v)
     with pytest.raises(AssertionError, match="swa_loc"):
@@ -74,7 +64,7 @@ def test_the_installed_release_shares_routes_and_refuses_as_the_judge_says():
             mine, theirs = getattr(judge, read)(layer), getattr(release, read)(layer)
             assert mine.stride() == theirs.stride(), (layer, read)
             assert mine.storage_offset() == theirs.storage_offset(), (layer, read)
-    k, v = _rows(0, 1, 2, 32), _rows(1, 1, 2, 16)
+    k, v = bf16_rows(0, 1, 2, 32), bf16_rows(1, 1, 2, 16)
     with pytest.raises(ValueError, match="not marked physical"):
         release.set_kv_buffer(FULL, sglang.KVWriteLoc(torch.tensor([5])), k, v)
     with pytest.raises(AssertionError, match="swa_loc"):

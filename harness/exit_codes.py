@@ -5,10 +5,9 @@ A CI job reads the exit code, so each code means one thing: 1 is findings and no
 
 from __future__ import annotations
 
-import contextlib
 import signal
+import sys
 import threading
-from typing import Iterator
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
@@ -35,24 +34,57 @@ def interrupted_exit_code(interrupt: KeyboardInterrupt) -> int:
     return EXIT_TERMINATED if signal_of(interrupt) == "SIGTERM" else EXIT_INTERRUPTED
 
 
-@contextlib.contextmanager
-def sigterm_interrupts() -> Iterator[None]:
-    """While inside, SIGTERM raises Interrupted(SIGTERM) where the main thread is (in Hypothesis,
-    a SUT call, a wait on a worker), as Ctrl-C raises KeyboardInterrupt; the previous handler is
-    restored on the way out. Outside the main thread (signals are only handled there) it does
-    nothing."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+class StopSignals:
+    """While inside (`with StopSignals() as stop:`), SIGTERM raises Interrupted(SIGTERM) where the
+    main thread is (in Hypothesis, a SUT call, a wait on a worker), as Ctrl-C raises
+    Interrupted(SIGINT), and either signal is remembered.
 
-    def terminate(signum, frame):
+    Python loses an exception raised where it cannot propagate: a signal handled while a garbage
+    collector callback runs (Hypothesis keeps one in gc.callbacks, called at every collection), a
+    `__del__` or a weakref callback becomes "Exception ignored in ..." and the code goes on, so a
+    run signalled there would carry on to its end. A run loop therefore calls `raise_if_stopped()`
+    after each check, which raises the remembered signal again; such a lost Interrupted is not
+    printed. SIGINT is taken only where Python's own Ctrl-C handler is installed (an ignored
+    SIGINT stays ignored). On the way out the previous handlers come back. Outside the main
+    thread (signals are only handled there) it does nothing."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._previous: dict[int, object] = {}
+        self._previous_hook = None
+
+    def __enter__(self) -> StopSignals:
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        taken = [signal.SIGTERM]
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            taken.append(signal.SIGINT)
+        for signum in taken:
+            self._previous[signum] = signal.signal(signum, self._interrupt)
+        self._previous_hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+        self._previous.clear()
+        if self._previous_hook is not None:
+            sys.unraisablehook, self._previous_hook = self._previous_hook, None
+
+    def _interrupt(self, signum, frame) -> None:
+        if self.signum is None:
+            self.signum = signum
         raise Interrupted(signum)
 
-    previous = signal.signal(signal.SIGTERM, terminate)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    def _unraisable(self, unraisable) -> None:
+        # Raised again by raise_if_stopped: printing it would be a traceback for nothing.
+        if not isinstance(unraisable.exc_value, Interrupted):
+            self._previous_hook(unraisable)
+
+    def raise_if_stopped(self) -> None:
+        """Interrupted again, for a signal that came (its first raise may have been lost)."""
+        if self.signum is not None:
+            raise Interrupted(self.signum)
 
 
 class UsageError(Exception):

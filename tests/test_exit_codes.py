@@ -163,15 +163,66 @@ def test_an_interrupt_outside_a_run_is_130_and_sigterm_143(stop, code, said, mon
 def test_sigterm_is_an_interrupt_only_inside_and_the_old_handler_comes_back() -> None:
     import signal
 
-    from harness.exit_codes import Interrupted, sigterm_interrupts
+    from harness.exit_codes import Interrupted, StopSignals
 
     before = signal.getsignal(signal.SIGTERM)
     with pytest.raises(Interrupted) as stopped:
-        with sigterm_interrupts():
+        with StopSignals():
             signal.raise_signal(signal.SIGTERM)  # the handler runs before the next line
             pytest.fail("SIGTERM did not interrupt")
     assert isinstance(stopped.value, KeyboardInterrupt) and stopped.value.signum == signal.SIGTERM
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT"])
+def test_a_signal_whose_raise_python_lost_in_a_gc_callback_is_raised_again(
+    signame: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hypothesis keeps a callback in gc.callbacks; CPython discards an exception raised in one
+    ("Exception ignored in ..."), so a signal handled there would not stop a run by itself."""
+    import gc
+    import signal
+    import sys
+
+    from harness.exit_codes import Interrupted, StopSignals
+
+    signum = getattr(signal, signame)
+    printed = []
+    monkeypatch.setattr(sys, "unraisablehook", printed.append)  # what Python would print
+    # Python's own Ctrl-C handler, which StopSignals takes over (a test runner may have its own).
+    monkeypatch.setattr(signal, "getsignal", lambda signum: signal.default_int_handler)
+
+    def signal_inside(phase: str, info: dict) -> None:
+        if phase == "start":
+            signal.raise_signal(signum)  # the handler runs here, inside the callback
+
+    with StopSignals() as stop:
+        gc.callbacks.append(signal_inside)
+        try:
+            gc.collect()  # no exception comes out of it: the raise is lost
+        finally:
+            gc.callbacks.remove(signal_inside)
+        assert stop.signum == signum
+        with pytest.raises(Interrupted) as again:
+            stop.raise_if_stopped()
+    assert again.value.signum == signum
+    assert printed == []  # the lost one is raised again, so it is not printed either
+    assert sys.unraisablehook == printed.append  # outside, the hook is the one from before
+
+
+def test_an_ignored_sigint_stays_ignored_inside_stop_signals() -> None:
+    import signal
+
+    from harness.exit_codes import StopSignals
+
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with StopSignals() as stop:
+            signal.raise_signal(signal.SIGINT)
+            assert stop.signum is None
+            stop.raise_if_stopped()  # nothing came
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def test_the_verdict_of_an_interrupted_run_says_what_did_not_finish() -> None:
@@ -195,7 +246,7 @@ def test_sigterm_inside_hypothesis_comes_out_as_the_same_interrupt() -> None:
     from hypothesis import settings
     from hypothesis import strategies as st
 
-    from harness.exit_codes import Interrupted, sigterm_interrupts
+    from harness.exit_codes import Interrupted, StopSignals
     from scenarios.explore import explore
 
     checked = []
@@ -208,7 +259,7 @@ def test_sigterm_inside_hypothesis_comes_out_as_the_same_interrupt() -> None:
         return []
 
     quiet = settings(max_examples=50, database=None, deadline=None)
-    with pytest.raises(Interrupted) as stopped, sigterm_interrupts():
+    with pytest.raises(Interrupted) as stopped, StopSignals():
         explore(st.integers(), check, lambda results: False, quiet, 0, "interrupt")
     assert stopped.value.signum == signal.SIGTERM and len(checked) == 3
 

@@ -27,10 +27,10 @@ from harness.exit_codes import (
     EXIT_OK,
     EXIT_USAGE,
     HeldSignals,
+    StopSignals,
     UsageError,
     interrupted_exit_code,
     signal_of,
-    sigterm_interrupts,
 )
 from harness.plan.run_options import RunOptions
 from harness.plan.sharding import parse_shard
@@ -43,7 +43,7 @@ from harness.report.repro_files import save_repro
 from harness.report.run_summary import StoredRun, run_summary
 from harness.run.cells import cell_groups, planned_cells
 from harness.run.deterministic import planned_checks, run
-from harness.run.exploring import Exploring, explore_run
+from harness.run.exploring import CellStats, Exploring, explore_run
 from harness.sut.load.loader import SutLoadError
 from pools.dtypes import DTYPES
 from pools.engines import ENGINES
@@ -191,7 +191,7 @@ def main(arguments: argparse.Namespace) -> int:
     exploring = exploring_from(arguments, dict(os.environ))
     # SIGTERM (a CI timeout) takes Ctrl-C's path for as long as the verb runs, the final writes
     # included: a second signal there still ends in an atomic write's clean-up, never half a file.
-    with sigterm_interrupts():
+    with StopSignals() as stop:
         if arguments.jobs > 1:
             return run_jobs(
                 options,
@@ -200,7 +200,7 @@ def main(arguments: argparse.Namespace) -> int:
                 arguments.junit,
                 exploring.profile.name if exploring else None,
             )
-        return _run(arguments, options, exploring)
+        return _run(arguments, options, exploring, stop)
 
 
 def child_options(arguments: argparse.Namespace) -> list[str]:
@@ -275,7 +275,12 @@ def _store(
     return stored, results_path
 
 
-def _run(arguments: argparse.Namespace, options: RunOptions, exploring: Optional[Exploring]) -> int:
+def _run(
+    arguments: argparse.Namespace,
+    options: RunOptions,
+    exploring: Optional[Exploring],
+    stop_signals: StopSignals,
+) -> int:
     try:
         suts = resolve_suts(options)
     except (SutLoadError, ValueError) as error:
@@ -312,6 +317,7 @@ def _run(arguments: argparse.Namespace, options: RunOptions, exploring: Optional
                 (result.pool, result.dtype, subject.backend, subject.mode), result.scenario
             )
         rows.append(row)
+        stop_signals.raise_if_stopped()  # a signal whose first raise Python lost
 
     finished: list[str] = []  # the groups (or, exploring, the cells) that ran to their end
 
@@ -319,6 +325,7 @@ def _run(arguments: argparse.Namespace, options: RunOptions, exploring: Optional
         finished.append(group)
         checked = (row["outcome"] for row in rows if row["sut"] != ERA_TABLE_SUT)
         progress(done, total, f"[{done}/{total}] {group} done: {counts_line(checked)} so far")
+        stop_signals.raise_if_stopped()
 
     log = None
     stop: Optional[KeyboardInterrupt] = None
@@ -330,9 +337,14 @@ def _run(arguments: argparse.Namespace, options: RunOptions, exploring: Optional
             run(options, suts, on_result, on_group)
         else:
             log = ExplorationLog(options.seed)
-            explore_run(options, suts, exploring, on_result, log.add)
+
+            def on_cell(stats: CellStats) -> None:
+                log.add(stats)
+                stop_signals.raise_if_stopped()
+
+            explore_run(options, suts, exploring, on_result, on_cell)
         ended = True
-    except KeyboardInterrupt as signalled:  # SIGINT, or SIGTERM by sigterm_interrupts
+    except KeyboardInterrupt as signalled:  # SIGINT or SIGTERM, by StopSignals
         stop, ended = signalled, True
     finally:
         held.hold()

@@ -84,7 +84,9 @@ class Kvh:
             code = self.process.wait(timeout)
         except subprocess.TimeoutExpired:
             self.process.kill()
-            raise
+            self.reader.join(10)
+            said = f"kvh still ran {timeout} s after {signal.Signals(signum).name}; its stderr:\n"
+            pytest.fail(said + self.stderr[-4000:])
         self.reader.join(10)
         return code
 
@@ -189,6 +191,58 @@ from sglang.srt.mem_cache.memory_pool import MHATokenToKVPool
 SWAKVPool = type("SWAKVPool", (builtin_module("current", "torch").SWAKVPool,),
                  {"default_sub_pool_class": MHATokenToKVPool})
 """
+
+
+# A SIGTERM handled while a garbage-collector callback runs (Hypothesis keeps one): CPython
+# discards the handler's exception there ("Exception ignored in ..."), and the run went on.
+SIGNAL_INSIDE_GC = """
+import gc
+import os
+import signal
+from pathlib import Path
+
+from pools.builtin_sut import builtin_module
+
+_base = builtin_module("current", "torch")
+KVWriteLoc, unwrap_write_loc = _base.KVWriteLoc, _base.unwrap_write_loc
+MLATokenToKVPool, SWAKVPool = _base.MLATokenToKVPool, _base.SWAKVPool
+_writes = []
+
+
+def _signal_inside(phase, info):
+    marker = Path(os.environ["KVH_TEST_SIGNALLED"])
+    if phase == "start" and len(_writes) >= 200 and not marker.exists():
+        marker.touch()
+        signal.raise_signal(signal.SIGTERM)  # the handler runs here, inside the callback
+
+
+gc.callbacks.append(_signal_inside)
+
+
+class MHATokenToKVPool(_base.MHATokenToKVPool):
+    def set_kv_buffer(self, *args, **kwargs):
+        _writes.append(None)
+        if len(_writes) == 200:
+            gc.collect()
+        return super().set_kv_buffer(*args, **kwargs)
+"""
+
+
+@pytest.mark.slow
+def test_a_sigterm_whose_raise_python_lost_in_a_gc_callback_still_stops_the_run(tmp_path):
+    sut, signalled = tmp_path / "signal_inside_gc.py", tmp_path / "signalled"
+    sut.write_text(textwrap.dedent(SIGNAL_INSIDE_GC))
+    env = {**os.environ, "KVH_TEST_SIGNALLED": str(signalled)}
+    out = tmp_path / "out"
+    kvh = Kvh("--sut", str(sut), "--pool", "mha,mla", "--dtype", "bf16", "--out", str(out), env=env)
+    code = kvh.process.wait(300)  # the SUT signals the run itself
+    kvh.reader.join(10)
+    assert signalled.exists()
+    rows = kept(kvh, code, EXIT_TERMINATED, "SIGTERM")
+    assert "Exception ignored" not in kvh.stderr  # raised again, so not printed
+    assert (rows["outcome"] != "finding").all()
+    verdict = (out / "summary.md").read_text().splitlines()[2]
+    assert "of 2 groups" in verdict and "mla bf16" in verdict.split("; not finished: ")[1]
 
 
 @pytest.mark.slow

@@ -29,11 +29,6 @@ POOL = dict(
 ROW = 2 * (32 + 16) * 2  # one layer's K and V rows, bf16
 
 
-def _write_all(pool, write_loc) -> None:
-    """A full layer at loc, a full layer given a full_loc (still at loc), a SWA layer."""
-    write_three(pool, write_loc, GEOMETRY)
-
-
 def test_an_entry_holds_the_hosts_rows_then_every_runners_lanes():
     # Full: 1 host layer + 2 runners x 2 layers; SWA: 1 + 2 x 1, each padded to 32 bytes.
     assert unified_entry_bytes(GEOMETRY, 2) == 5 * ROW
@@ -79,8 +74,8 @@ def test_the_installed_release_lays_out_routes_and_refuses_as_the_judge_says():
         release.set_kv_buffer(FULL, sglang.KVWriteLoc(torch.tensor([5])), k, v)
     with pytest.raises(AssertionError, match="swa_loc"):
         release.set_kv_buffer(SWA, sglang.KVWriteLoc(torch.tensor([5]), physical=True), k, v)
-    _write_all(release, sglang.KVWriteLoc)
-    _write_all(judge, CurrentWriteLoc)
+    write_three(release, sglang.KVWriteLoc, GEOMETRY)
+    write_three(judge, CurrentWriteLoc, GEOMETRY)
     raw = release.unified_buffer._raw
     assert judge.full_kv_pool.raw.any() and torch.equal(raw, judge.full_kv_pool.raw)
 

@@ -28,11 +28,6 @@ POOL = dict(
 )  # fmt: skip
 
 
-def _write_all(pool, write_loc) -> None:
-    """A full layer at loc, a full layer at full_loc, a SWA layer at its physical swa_loc."""
-    write_three(pool, write_loc, GEOMETRY)
-
-
 def test_the_swa_base_clears_every_full_byte_by_whole_pages():
     full = unified_entry_bytes(GEOMETRY, 2) * (16 + 4)
     base = unified_swa_base(GEOMETRY)
@@ -69,8 +64,8 @@ def test_the_installed_release_shares_routes_and_refuses_as_the_judge_says():
         release.set_kv_buffer(FULL, sglang.KVWriteLoc(torch.tensor([5])), k, v)
     with pytest.raises(AssertionError, match="swa_loc"):
         release.set_kv_buffer(SWA, sglang.KVWriteLoc(torch.tensor([5]), physical=True), k, v)
-    _write_all(release, sglang.KVWriteLoc)
-    _write_all(judge, CurrentWriteLoc)
+    write_three(release, sglang.KVWriteLoc, GEOMETRY)
+    write_three(judge, CurrentWriteLoc, GEOMETRY)
     raw = release.unified_buffer._raw
     assert judge.full_kv_pool.raw.any() and torch.equal(raw, judge.full_kv_pool.raw)
 

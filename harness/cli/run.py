@@ -43,7 +43,7 @@ from harness.report.repro_files import save_repro
 from harness.report.run_summary import StoredRun, run_summary
 from harness.run.cells import cell_groups, planned_cells
 from harness.run.deterministic import planned_checks, run
-from harness.run.exploring import CellStats, Exploring, explore_run
+from harness.run.exploring import Exploring, explore_run
 from harness.sut.load.loader import SutLoadError
 from pools.dtypes import DTYPES
 from pools.engines import ENGINES
@@ -317,7 +317,8 @@ def _run(
                 (result.pool, result.dtype, subject.backend, subject.mode), result.scenario
             )
         rows.append(row)
-        stop_signals.raise_if_stopped()  # a signal whose first raise Python lost
+        # Every check comes through here: a signal whose first raise Python lost stops the run.
+        stop_signals.raise_if_stopped()
 
     finished: list[str] = []  # the groups (or, exploring, the cells) that ran to their end
 
@@ -325,7 +326,6 @@ def _run(
         finished.append(group)
         checked = (row["outcome"] for row in rows if row["sut"] != ERA_TABLE_SUT)
         progress(done, total, f"[{done}/{total}] {group} done: {counts_line(checked)} so far")
-        stop_signals.raise_if_stopped()
 
     log = None
     stop: Optional[KeyboardInterrupt] = None
@@ -337,12 +337,7 @@ def _run(
             run(options, suts, on_result, on_group)
         else:
             log = ExplorationLog(options.seed)
-
-            def on_cell(stats: CellStats) -> None:
-                log.add(stats)
-                stop_signals.raise_if_stopped()
-
-            explore_run(options, suts, exploring, on_result, on_cell)
+            explore_run(options, suts, exploring, on_result, log.add)
         ended = True
     except KeyboardInterrupt as signalled:  # SIGINT or SIGTERM, by StopSignals
         stop, ended = signalled, True

@@ -19,7 +19,7 @@ JUDGE_CONTRACT = "pools.judge imports none of what it judges"
 VERBS_CONTRACT = "kvh verbs import no other verb"
 REPORTS_CONTRACT = "reports imports nothing of ours"
 MUTANTS_CONTRACT = "mutants import no harness"
-ROLES_CONTRACT = "harness by role: cli > run > plan | report > compare"
+ROLES_CONTRACT = "harness by role: cli > run > plan | report > sut > compare"
 WRITE_LOC_CONTRACT = "pools.write_loc imports nothing of ours"
 MUTANT_BASES_CONTRACT = "mutant bases import no pool logic"
 
@@ -106,6 +106,24 @@ def test_the_tree_keeps_every_contract():
             "harness.report.leak -> harness.plan.run_options",
         ),
         (
+            "harness/sut/probe/leak.py",
+            "from harness.plan import candidate\n",
+            ROLES_CONTRACT,
+            "harness.sut.probe.leak -> harness.plan.candidate",
+        ),
+        (
+            "harness/sut/worker/leak.py",
+            "from harness.run import execute\n",
+            ROLES_CONTRACT,
+            "harness.sut.worker.leak -> harness.run.execute",
+        ),
+        (
+            "harness/compare/leak.py",
+            "from harness.sut.probe import capabilities\n",
+            ROLES_CONTRACT,
+            "harness.compare.leak -> harness.sut.probe.capabilities",
+        ),
+        (
             "harness/plan/leak.py",
             "from harness.run import cells\n",
             ROLES_CONTRACT,
@@ -140,6 +158,9 @@ def test_the_tree_keeps_every_contract():
         "compare-imports-run",
         "compare-imports-plan",
         "report-imports-plan",
+        "sut-probe-imports-plan",
+        "sut-worker-imports-run",
+        "compare-imports-sut-probe",
         "plan-imports-run",
         "run-imports-cli",
         "write-loc-imports-a-dtype",

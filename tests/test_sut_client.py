@@ -100,7 +100,7 @@ def test_protocol_round_trip_sends_bytes_only_when_asked(scenario_and_baseline):
 
 def test_the_worker_speaks_the_protocol_version_the_client_does():
     from harness.sut.worker.protocol import VERSION
-    from harness.sut.worker.worker_main import PROTOCOL_VERSION
+    from harness.run.worker import PROTOCOL_VERSION
 
     assert PROTOCOL_VERSION == VERSION
 

@@ -25,7 +25,7 @@ docs/verdict.md says the same for readers.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
 from backends.divergences import CHANGED, DIVERGENCES, FIXED_LATER, KnownDivergence
 from backends.registry import Backend
@@ -33,9 +33,11 @@ from harness.compare.comparison import Comparison
 from harness.compare.expectations import Expected
 from harness.compare.findings import Finding
 from harness.compare.snapshot import Execution
-from harness.sut.probe.capabilities import Capabilities
 from reports.outcome import Outcome
 from scenarios.model import Scenario
+
+if TYPE_CHECKING:  # the verdict reads the capabilities it is passed; it never probes
+    from harness.sut.probe.capabilities import Capabilities
 
 
 @dataclass

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from backends.real_code import DriverGap
 from harness.compare.findings import Finding
-from harness.plan.candidate import Candidate
 from harness.sut.probe.capabilities import Capabilities
 from scenarios.model import DSA_MLA_KINDS, Scenario
+
+if TYPE_CHECKING:  # a limit reads a candidate's fields; it plans nothing
+    from harness.plan.candidate import Candidate
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,7 @@ class IsolatedSut:
 
     def _start(self) -> None:
         self.stderr_file = tempfile.TemporaryFile()
-        command = [self.python, "-m", "harness.sut.worker.worker_main", "--sut", self.spec]
+        command = [self.python, "-m", "harness.run.worker", "--sut", self.spec]
         if self.prefix:
             command += ["--prefix", self.prefix]
         env = {
@@ -179,7 +179,7 @@ class IsolatedSut:
             missing = missing_names(message, execution)
             if missing:
                 # The bytes of the same run, never of a second one
-                # (harness/sut/worker/worker_main.py).
+                # (harness/run/worker.py).
                 message = self._ask({"op": "bytes", "bytes": missing}, self.grace_s)["execution"]
                 execution = decode_execution(message, known)
             return execution

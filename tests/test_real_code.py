@@ -12,7 +12,7 @@ from harness.compare.verdict import judge_candidate
 from harness.plan.candidate import Candidate
 from harness.run.baselines import decide, run_baselines
 from harness.run.execute import execute
-from harness.sut.load.sglang_loader import SutLoadError, load_sglang
+from harness.sut.load.sglang_loader import SutLoadError, load_release, load_sglang
 from reports.outcome import Outcome
 from tests.conftest import scenario_named
 
@@ -44,7 +44,7 @@ def _with_class(sglang, cls) -> object:
 
 def test_the_loader_carries_the_release_class(sglang):
     assert sglang.real_backends["torch_native"].__name__ == "TorchNativeAttnBackend"
-    assert sglang.real_backends_missing == {}
+    assert load_release().real_code_missing == {}
 
 
 @pytest.mark.parametrize(
@@ -135,7 +135,8 @@ def test_every_declared_backend_imports_and_runs_as_release_code_on_the_installe
 ):
     from harness.cli import main
 
-    assert sorted(sglang.real_backends) == sorted(REAL_CODE_BACKENDS), sglang.real_backends_missing
+    missing = load_release().real_code_missing
+    assert sorted(sglang.real_backends) == sorted(REAL_CODE_BACKENDS), missing
     assert len(REAL_CODE_BACKENDS) >= 10
     status = main(
         [

@@ -99,10 +99,39 @@ def test_protocol_round_trip_sends_bytes_only_when_asked(scenario_and_baseline):
 
 
 def test_the_worker_speaks_the_protocol_version_the_client_does():
-    from harness.sut.worker.protocol import VERSION
     from harness.run.worker import PROTOCOL_VERSION
+    from harness.sut.worker.protocol import VERSION
 
     assert PROTOCOL_VERSION == VERSION
+
+
+def test_a_loaded_sut_travels_as_a_typed_record_with_everything_but_its_module():
+    import json
+
+    from harness.sut.load.loader import LoadedSut
+    from harness.sut.probe.capabilities import Capabilities
+
+    sent = LoadedSut(
+        "sglang",
+        object(),
+        "bundled",
+        version="0.5.14",
+        capabilities=Capabilities(mla_door_needs_gpu=True, swa_over_mla=False),
+        unfit="",
+        root="/releases/sglang-0.5.14",
+        real_code=("triton", "fa3"),
+        real_code_missing=(("aiter", "aiter did not import: no ROCm"),),
+        offered=("MHATokenToKVPool", "SWAKVPool"),
+        unoffered=(("UnifiedKVPool", "not in this release"),),
+    )
+    client = object()
+    received = LoadedSut.from_dict(
+        {**json.loads(json.dumps(sent.to_dict())), "spec": "sglang==0.5.14"}, client
+    )
+    assert received.module is client and received.in_worker and received.spec == "sglang==0.5.14"
+    fields = ("era", "version", "capabilities", "root", "real_code", "real_code_missing")
+    assert all(getattr(received, name) == getattr(sent, name) for name in fields)
+    assert (received.offered, received.unoffered) == (sent.offered, sent.unoffered)
 
 
 def test_a_raise_travels_with_its_class_and_place_so_a_worker_can_raise_alike():

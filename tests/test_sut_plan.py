@@ -214,8 +214,8 @@ def test_the_worker_reports_capabilities_and_runs_the_era_it_is_asked_for():
     scenario = scenario_named("mha", "bf16", "prefill")
     with IsolatedSut(UNFIT) as worker:
         era, _ = worker.hello()
-        assert era is None and "unwrap_write_loc returns 2" in worker.loaded["unfit"]
-        caps = Capabilities.from_dict(worker.loaded["capabilities"])
+        assert era is None and "unwrap_write_loc returns 2" in worker.described["unfit"]
+        caps = Capabilities.from_dict(worker.described["capabilities"])
         assert caps.write_loc_fields == ("loc", "swa_loc", "full_loc")
         bare = worker.execute(scenario, "plain", "extend", "cpu", None, 30.0, era="legacy")
         assert isinstance(bare, Execution) and bare.error is None, bare.error

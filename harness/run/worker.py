@@ -1,6 +1,6 @@
 """A SUT worker: loads one SUT in its own process (its own sys.path), answers protocol requests.
 
-Run as `python -m harness.sut.worker.worker_main --sut SPEC [--prefix DIR]`. The protocol owns the
+Run as `python -m harness.run.worker --sut SPEC [--prefix DIR]`. The protocol owns the
 original stdout; fd 1 is pointed at stderr so that whatever the SUT prints cannot corrupt it.
 """
 
@@ -14,7 +14,7 @@ import traceback
 
 # harness.sut.worker.protocol.VERSION, which a test keeps equal: the worker answers before it may
 # import anything that imports torch.
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 
 
 def _protocol_stream():
@@ -68,19 +68,7 @@ def serve(spec: str, prefix: str | None) -> int:
                 error=f"protocol version {request.get('v')!r}, worker speaks {PROTOCOL_VERSION}",
             )
         elif request["op"] == "hello":
-            reply(
-                ok=True,
-                era=loaded.era,
-                version=loaded.version,
-                capabilities=loaded.capabilities.to_dict() if loaded.capabilities else None,
-                unfit=loaded.unfit,
-                root=loaded.root,
-                real_code=loaded.real_code,
-                real_code_missing=loaded.real_code_missing,
-                offered=loaded.offered,
-                unoffered=loaded.unoffered,
-                pid=os.getpid(),
-            )
+            reply(ok=True, sut=loaded.to_dict(), pid=os.getpid())
         elif request["op"] == "execute":
             described = request["candidate"]
             candidate = Candidate(

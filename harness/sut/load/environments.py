@@ -24,7 +24,6 @@ from packaging.requirements import Requirement
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.loader import LoadedSut
 from harness.sut.load.release_deps import needed, providers, requirement_for_module
-from harness.sut.probe.capabilities import Capabilities
 
 RELEASE = re.compile(r"^sglang==([A-Za-z0-9][A-Za-z0-9._+-]*)$")
 FORK = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._+-]*)=(?!=)(.+)$")  # NAME=REQUIREMENT
@@ -121,22 +120,8 @@ def load_isolated(spec: str) -> LoadedSut:
         raise SutLoadError(reason)
     folder = installed(spec)
     worker = IsolatedSut("sglang", prefix=str(folder))
-    era, version = worker.hello_or_error()
-    capabilities = worker.loaded.get("capabilities")
-    return LoadedSut(
-        spec,
-        worker,
-        era,
-        version=version,
-        capabilities=Capabilities.from_dict(capabilities) if capabilities else None,
-        unfit=worker.loaded.get("unfit", ""),
-        root=worker.loaded.get("root"),
-        real_code=tuple(worker.loaded.get("real_code", ())),
-        real_code_missing=tuple(map(tuple, worker.loaded.get("real_code_missing", ()))),
-        in_worker=True,
-        offered=tuple(worker.loaded.get("offered", ())),
-        unoffered=tuple(map(tuple, worker.loaded.get("unoffered", ()))),
-    )
+    worker.hello_or_error()
+    return LoadedSut.from_dict({**worker.described, "spec": spec}, worker)
 
 
 def ensure_installed(spec: str) -> str:

@@ -40,6 +40,44 @@ class LoadedSut:
     # (class, why its loader does not offer it): harness/sut/load/optional_pools.py
     unoffered: tuple[tuple[str, str], ...] = ()
 
+    def to_dict(self) -> dict[str, Any]:
+        """What a worker tells its parent of the SUT it loaded (its hello), as plain JSON values;
+        the module stays in the worker."""
+        return {
+            "spec": self.spec,
+            "era": self.era,
+            "engine": self.engine,
+            "version": self.version,
+            "capabilities": self.capabilities.to_dict() if self.capabilities else None,
+            "unfit": self.unfit,
+            "root": self.root,
+            "real_code": list(self.real_code),
+            "real_code_missing": [list(pair) for pair in self.real_code_missing],
+            "offered": None if self.offered is None else list(self.offered),
+            "unoffered": [list(pair) for pair in self.unoffered],
+        }
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any], module: Any, in_worker: bool = True) -> LoadedSut:
+        """The SUT a worker described (to_dict), driven through `module` (its client)."""
+        capabilities = values.get("capabilities")
+        offered = values.get("offered")
+        return cls(
+            values["spec"],
+            module,
+            values["era"],
+            engine=values.get("engine", "-"),
+            version=values.get("version", ""),
+            capabilities=Capabilities.from_dict(capabilities) if capabilities else None,
+            unfit=values.get("unfit", ""),
+            root=values.get("root"),
+            real_code=tuple(values.get("real_code", ())),
+            real_code_missing=tuple(map(tuple, values.get("real_code_missing", ()))),
+            in_worker=in_worker,
+            offered=None if offered is None else tuple(offered),
+            unoffered=tuple(map(tuple, values.get("unoffered", ()))),
+        )
+
     def offers(self, name: str) -> bool:
         offered = self.offered if self.offered is not None else offered_pool_classes(self.module)
         return name in offered
@@ -90,13 +128,20 @@ def package_root(module: Any) -> Optional[str]:
 def load_foreign(spec: str, prefix: Optional[str] = None) -> LoadedSut:
     """Load `sglang`, a .py file or a dotted module, and probe its capabilities and era. `prefix`
     (a SUT worker's environment folder) goes in front of sys.path."""
+    real_code_missing: dict[str, str] = {}
+    unoffered: dict[str, str] = {}
     try:
         if prefix and spec != "sglang":  # sglang's loader checks that the import is the prefix's
             sys.path.insert(0, prefix)
         if spec == "sglang":
-            from harness.sut.load.sglang_loader import load_sglang
+            from harness.sut.load.sglang_loader import load_release
 
-            module = load_sglang(prefix)
+            release = load_release(prefix)
+            module, real_code_missing, unoffered = (
+                release.module,
+                release.real_code_missing,
+                release.unoffered,
+            )
         elif spec.endswith(".py") or Path(spec).exists():
             path = Path(spec)
             if not path.is_file():
@@ -124,8 +169,9 @@ def load_foreign(spec: str, prefix: Optional[str] = None) -> LoadedSut:
         capabilities=capabilities,
         unfit=unfit,
         root=package_root(module),
+        # A user's module may name release backend classes too (backends/real_code.py).
         real_code=tuple(getattr(module, "real_backends", None) or ()),
-        real_code_missing=tuple((getattr(module, "real_backends_missing", None) or {}).items()),
+        real_code_missing=tuple(real_code_missing.items()),
         offered=offered_pool_classes(module),
-        unoffered=tuple((getattr(module, "optional_pools_missing", None) or {}).items()),
+        unoffered=tuple(unoffered.items()),
     )

@@ -341,21 +341,22 @@ def _why_not(pool: OptionalPool, module: ModuleType) -> str:
     return ""
 
 
-def offer_optional_pools(namespace: SimpleNamespace) -> None:
+def offer_optional_pools(namespace: SimpleNamespace) -> dict[str, str]:
     """Set each optional pool the imported release has and that constructs here on the loader's
-    namespace; `optional_pools_missing` says why each other one is not offered."""
-    namespace.optional_pools_missing = {}
+    namespace; return why each other one is not offered (class name -> reason)."""
+    missing: dict[str, str] = {}
     for pool in OPTIONAL_POOLS:
         try:
             module = importlib.import_module(pool.module)
         except Exception as error:  # noqa: BLE001 - a release without it, or one failing here
-            namespace.optional_pools_missing[pool.name] = f"{pool.module} does not import: {error}"
+            missing[pool.name] = f"{pool.module} does not import: {error}"
             continue
         why = _why_not(pool, module)
         if why:
-            namespace.optional_pools_missing[pool.name] = why
+            missing[pool.name] = why
         else:
             setattr(namespace, pool.name, pool.build(module))
+    return missing
 
 
 def offered_classes(root: Path) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ import os
 import sys
 import types
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 # Before any release kernel is decorated: on a machine without a GPU the release's Triton
@@ -137,16 +138,30 @@ def _keep_release_functions_compiled() -> None:
     setattr(config, name, max(getattr(config, name), RELEASE_RECOMPILE_LIMIT))
 
 
+@dataclass(frozen=True)
+class LoadedRelease:
+    """What loading a release gives: the SUT module (a namespace of the release's own classes
+    under SGLang's names, `real_backends` among them) and why the rest is not here, as data."""
+
+    module: types.SimpleNamespace
+    real_code_missing: dict[str, str]  # backend name -> why its class did not import
+    unoffered: dict[str, str]  # optional pool class -> why the loader does not offer it
+
+
 def load_sglang(sys_path_prefix: str | None = None) -> types.SimpleNamespace:
+    """The module of load_release: for callers that need only the release's classes."""
+    return load_release(sys_path_prefix).module
+
+
+def load_release(sys_path_prefix: str | None = None) -> LoadedRelease:
     """Import sglang's token-to-KV pools for use on CPU.
 
     Returns a namespace with MHATokenToKVPool, MLATokenToKVPool, SWAKVPool,
     KVWriteLoc and unwrap_write_loc (only where the release has them), version,
     name='sglang', path (the package directory), stood_in (stand-in module
     names), dcp_pinned (whether DCP was pinned off), swa_mla (whether
-    SWAKVPool accepts MLA sub-pools), real_backends (backend name -> the
-    release's own class, backends/real_code.py) and real_backends_missing
-    (backend name -> why its class did not import).
+    SWAKVPool accepts MLA sub-pools) and real_backends (backend name -> the
+    release's own class, backends/real_code.py).
     Raises SutLoadError when sglang is absent or fails to import.
     """
     if sys_path_prefix is not None:
@@ -184,9 +199,9 @@ def load_sglang(sys_path_prefix: str | None = None) -> types.SimpleNamespace:
     for optional in ("KVWriteLoc", "unwrap_write_loc"):
         if hasattr(memory_pool, optional):
             setattr(ns, optional, getattr(memory_pool, optional))
-    offer_optional_pools(ns)
-    ns.real_backends, ns.real_backends_missing = _real_backends()
-    return ns
+    unoffered = offer_optional_pools(ns)
+    ns.real_backends, real_code_missing = _real_backends()
+    return LoadedRelease(ns, real_code_missing, unoffered)
 
 
 def _real_backends() -> tuple[dict[str, type], dict[str, str]]:

@@ -53,7 +53,7 @@ class IsolatedSut:
         self.stderr_file = None
         self.era: Optional[str] = None
         self.version = ""
-        self.loaded: dict = {}  # the worker's hello: era, version, capabilities, unfit, root
+        self.described: dict = {}  # the worker's hello: its LoadedSut.to_dict()
         self.restarts = 0
 
     def __enter__(self) -> IsolatedSut:
@@ -86,8 +86,8 @@ class IsolatedSut:
             env=env,
             text=True,
         )
-        self.loaded = self._ask({"op": "hello"}, self.start_timeout_s)
-        self.era, self.version = self.loaded["era"], self.loaded.get("version", "")
+        self.described = self._ask({"op": "hello"}, self.start_timeout_s)["sut"]
+        self.era, self.version = self.described["era"], self.described.get("version", "")
 
     def _stderr_tail(self, limit: int = 2000) -> str:
         if self.stderr_file is None:

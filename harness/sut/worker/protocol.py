@@ -1,13 +1,14 @@
-"""The SUT worker protocol, version 2: one JSON object per line on stdin/stdout.
+"""The SUT worker protocol, version 3: one JSON object per line on stdin/stdout.
 
-Requests:  {"v": 2, "op": "hello"}
-           {"v": 2, "op": "execute", "scenario": {...}, "candidate": {"backend", "mode", "device"},
+Requests:  {"v": 3, "op": "hello"}
+           {"v": 3, "op": "execute", "scenario": {...}, "candidate": {"backend", "mode", "device"},
             "bytes": null | "all" | [buffer or caller names]}
-           {"v": 2, "op": "bytes", "bytes": [names]}: those tensors of the last execution, from
+           {"v": 3, "op": "bytes", "bytes": [names]}: those tensors of the last execution, from
             that same run (a release need not write the same bytes twice; version 1 ran the
             scenario again and could send another run's bytes)
-           {"v": 2, "op": "shutdown"}
-Responses: {"v": 2, "ok": true, ...} or {"v": 2, "ok": false, "error": "one line"}.
+           {"v": 3, "op": "shutdown"}
+Responses: {"v": 3, "ok": true, ...} or {"v": 3, "ok": false, "error": "one line"}; hello's
+           carries {"sut": LoadedSut.to_dict(), "pid"} (version 2 sent the fields loose).
 Tensors travel as {"shape", "sha256", "data"}: data is base64 of the raw uint8 bytes and is sent
 only when asked for, so the common case (identical buffers) moves digests alone. Never pickle.
 """
@@ -23,7 +24,7 @@ import torch
 
 from harness.compare.snapshot import ErrorPlace, Execution
 
-VERSION = 2
+VERSION = 3
 Wanted = Union[None, str, Iterable[str]]
 
 
@@ -61,6 +62,7 @@ def encode_execution(execution: Execution, wanted: Wanted) -> dict:
         # same (stage, forward, layer, door), and a worker's run is judged like any other.
         "error_type": execution.error_type,
         "error_place": None if execution.error_place is None else asdict(execution.error_place),
+        "error_cause": execution.error_cause,  # decided in the worker, where it raised
         "write_ns": execution.write_ns,
         "release_sites": list(execution.release_sites),
     }
@@ -75,6 +77,7 @@ def decode_execution(message: dict, known: Optional[Execution] = None) -> Execut
         error_at=message["error_at"],
         error_type=message.get("error_type"),
         error_place=None if place is None else ErrorPlace(**place),
+        error_cause=message.get("error_cause", ""),
         write_ns=int(message["write_ns"]),
         release_sites=tuple(message.get("release_sites", ())),
     )

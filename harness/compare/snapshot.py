@@ -57,6 +57,9 @@ class Execution:
     error_at: Optional[str] = None  # the place as text: "forward 0, layer 1"
     error_type: Optional[str] = None  # the exception's class name
     error_place: Optional[ErrorPlace] = None
+    # The harness-caused kind of the raise (harness/compare/error_causes.py), decided where it
+    # was caught: "" when the release answers for it, or when the run did not raise.
+    error_cause: str = ""
     write_ns: int = 0
     backend: str = ""  # the call site's backend (the value oracle's scope)
     # Where the release's own backend code called a write door ("triton_backend.py:2340 in

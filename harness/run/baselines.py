@@ -53,7 +53,7 @@ def decide(baselines: Baselines, candidate: Candidate, execution: Execution) -> 
         call_site_changed=bool(candidate.census_evidence),
     )
     if verdict.outcome is Outcome.FINDING:
-        reason = skip_reason(baselines.scenario, candidate, verdict.findings)
+        reason = skip_reason(baselines.scenario, candidate, verdict.findings, execution)
         if reason is not None:
             return Verdict(Outcome.SKIPPED, verdict.findings, skip_reason=reason)
     return verdict

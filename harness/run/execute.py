@@ -15,6 +15,7 @@ import torch
 
 from backends.context import ForwardBatch, Layer, Metadata, WriteRequest
 from backends.registry import Backend, backend_named
+from harness.compare.error_causes import harness_cause
 from harness.compare.snapshot import (
     BUILDING,
     CALLER_TENSORS,
@@ -340,6 +341,9 @@ def execute(
         place = replace(place, door=door_of(error))
         result.error, result.error_type = describe_error(error), type(error).__name__
         result.error_place, result.error_at = place, place.describe()
+        # Decided here, where the exception object is at hand: a worker sends only the name.
+        cause = harness_cause(error)
+        result.error_cause = cause.name if cause is not None else ""
         _snapshot_after_raise(result, pool, scenario, place)
     return result
 

@@ -8,8 +8,10 @@ the declared reason. A limit of one door (`doors`) is decided after the run inst
 cell may never use that door (torch_native writes MLA rows through set_kv_buffer): a one-sided
 exception through that door matching the limit's error is skipped with the reason. Where the
 probe could not decide (the capability is unknown), every limit is decided that way. Never a
-pass, never a finding. A lone one-sided DriverGap (backends/real_code.py) is a skip as well: the
-harness's driver of a release's own backend lacked what the release reads.
+pass, never a finding. A candidate's exception of a harness-caused kind (a DriverGap of the
+real-code driver, a stand-in called, a module absent here, an attribute of an object the harness
+built, a GPU runtime: harness/compare/error_causes.py, decided where it was caught) is a skip as
+well, with the cause's reason.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
-from backends.real_code import DriverGap
+from harness.compare.error_causes import cause_named
 from harness.compare.findings import Finding
+from harness.compare.snapshot import Execution
 from harness.sut.probe.capabilities import Capabilities
 from scenarios.model import DSA_MLA_KINDS, Scenario
 
@@ -155,16 +158,19 @@ def limit_before(
     return None
 
 
-def skip_reason(scenario: Scenario, candidate: Candidate, findings: list[Finding]) -> Optional[str]:
-    """Why a candidate's findings are a skip, if they are: a lone one-sided DriverGap (the
-    driver of a release's own backend, backends/real_code.py, lacked what the release reads,
-    which says nothing about the release), or a declared limit that explains them."""
-    lone = findings[0].message if len(findings) == 1 and findings[0].oracle == "exception" else ""
-    gap = f"{DriverGap.__name__}:"
-    if gap in lone:
-        return f"real-code driver: {lone.split(gap, 1)[1].strip()}"
+def skip_reason(
+    scenario: Scenario, candidate: Candidate, findings: list[Finding], execution: Execution
+) -> Optional[str]:
+    """Why a candidate's findings are a skip, if they are: a declared limit that explains them,
+    or the exception oracle's alone on a candidate `execution` whose raise the harness caused
+    (its `error_cause`), which says nothing about the release."""
     limit = limit_for(scenario, candidate, findings)
-    return f"{limit.name}: {limit.reason}" if limit is not None else None
+    if limit is not None:
+        return f"{limit.name}: {limit.reason}"
+    cause = cause_named(execution.error_cause)
+    if cause is None or not findings or any(f.oracle != "exception" for f in findings):
+        return None
+    return cause.skip_reason(execution.error or "")
 
 
 def limit_for(

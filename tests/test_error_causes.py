@@ -1,0 +1,125 @@
+"""Harness-caused errors are never findings (harness/compare/error_causes.py): each kind planted in
+a fixture SUT is a skip with its reason through the real runner, and a genuine AttributeError on
+the SUT's own object stays a finding."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from backends.context import ForwardBatch
+from backends.real_code import DriverGap, StandInUsed
+from harness.compare.error_causes import HARNESS_CAUSES, cause_named, harness_cause
+from harness.compare.snapshot import Execution
+from harness.plan.run_options import RunOptions
+from harness.plan.sut_choice import resolve_suts
+from harness.run.deterministic import run
+from harness.sut.worker.protocol import decode_execution, encode_execution
+from pools.builtin_sut import builtin_module
+from reports.outcome import Outcome
+from tests.conftest import FIXTURES, scenario_named
+
+
+def _raised(action) -> BaseException:
+    try:
+        action()
+    except Exception as error:  # noqa: BLE001 (the exception is what the test looks at)
+        return error
+    raise AssertionError("the action did not raise")
+
+
+def _cause(action) -> str:
+    cause = harness_cause(_raised(action))
+    return cause.name if cause is not None else ""
+
+
+def _read(obj: object, name: str):
+    return lambda: getattr(obj, name)
+
+
+def test_an_attribute_the_harness_did_not_give_its_own_objects_is_the_harness_s():
+    batch = ForwardBatch(out_cache_loc=None)
+    assert _cause(_read(batch, "kv_write_plan")) == "harness-built object"
+    assert _cause(_read(SimpleNamespace(), "spec_info")) == "harness-built object"
+
+
+def test_an_attribute_missing_on_the_sut_s_own_objects_is_the_sut_s():
+    class ReleasePool:  # a class of the release, not of the harness's packages
+        pass
+
+    assert _cause(_read(ReleasePool(), "not_there")) == ""
+    # The builtin SUT's pools live in pools/: their own attributes are a SUT's, not the harness's.
+    pool_class = builtin_module("current", "torch").MHATokenToKVPool
+    assert pool_class.__module__.startswith("pools.")
+    assert _cause(_read(pool_class.__new__(pool_class), "not_there")) == ""
+    assert _cause(lambda: [].not_there) == ""
+
+
+def test_each_other_kind_is_named_by_its_record():
+    def missing_module():
+        import some_module_that_does_not_exist  # noqa: F401
+
+    assert _cause(missing_module) == "import here"
+    # Raised where Triton finds no driver, as on a machine without a GPU.
+    code = compile("raise RuntimeError('0 active drivers')", "/x/triton/runtime/driver.py", "exec")
+    assert _cause(lambda: exec(code, {})) == "GPU-only kernel"
+    assert _cause(lambda: _raise(StandInUsed("sgl_kernel.x (a stand-in)"))) == "stand-in called"
+    assert _cause(lambda: _raise(DriverGap("reads layer.x"))) == "real-code driver"
+    # A cause the release raised from keeps its kind; an unrelated error does not acquire one.
+    assert _cause(lambda: _raise(ValueError("wrapped"), StandInUsed("k"))) == "stand-in called"
+    assert _cause(lambda: _raise(ValueError("the release's own"))) == ""
+    assert all(cause_named(cause.name) is cause for cause in HARNESS_CAUSES)
+
+
+def _raise(error: BaseException, cause: BaseException | None = None) -> None:
+    raise error from cause
+
+
+def test_the_cause_travels_through_the_worker_protocol():
+    sent = Execution(error="ModuleNotFoundError: x", error_at="forward 0, layer 0")
+    sent.error_cause = "import here"
+    travelled = decode_execution(json.loads(json.dumps(encode_execution(sent, "all"))))
+    assert travelled.error_cause == "import here"
+
+
+def _results(fixture: str) -> list:
+    """The fixture SUT's mha/bf16 cells through the plain call site, as `kvh run` runs them."""
+    options = RunOptions(
+        suts=[str(FIXTURES / f"{fixture}.py")],
+        pools=["mha"],
+        dtypes=["bf16"],
+        backends=["plain"],
+        scenarios=[scenario_named("mha", "bf16", name) for name in ("prefill", "decode")],
+        era_table=False,
+    )
+    results: list = []
+    run(options, resolve_suts(options), results.append)
+    rows = [r for r in results if r.candidate is not None and r.candidate.sut != "builtin"]
+    assert rows, f"no candidate of {fixture} ran"
+    return rows
+
+
+@pytest.mark.parametrize(
+    "fixture, cause, says",
+    [
+        ("harness_field_missing", "harness-built object", "'Layer' object has no attribute"),
+        ("harness_gpu_module", "import here", "some_module_that_does_not_exist"),
+        ("harness_standin_called", "stand-in called", "sgl_kernel.kvcacheio.transfer_kv_per_layer"),
+    ],
+)
+def test_a_harness_caused_raise_is_a_skip_with_its_reason_never_a_finding(fixture, cause, says):
+    rows = _results(fixture)
+    assert all(r.outcome is Outcome.SKIPPED for r in rows), [r.outcome for r in rows]
+    for row in rows:
+        assert row.findings == []
+        assert row.skip.reason.startswith(f"{cause}: ") and says in row.skip.reason
+
+
+def test_a_genuine_attribute_error_in_the_sut_s_own_door_is_a_finding():
+    rows = _results("own_attribute_error")
+    assert all(r.outcome is Outcome.FINDING for r in rows), [r.outcome for r in rows]
+    finding = rows[0].findings[0]
+    assert finding.oracle == "exception" and finding.door == "set_kv_buffer"
+    assert "'MHATokenToKVPool' object has no attribute 'not_there'" in finding.message

@@ -123,3 +123,22 @@ def test_a_genuine_attribute_error_in_the_sut_s_own_door_is_a_finding():
     finding = rows[0].findings[0]
     assert finding.oracle == "exception" and finding.door == "set_kv_buffer"
     assert "'MHATokenToKVPool' object has no attribute 'not_there'" in finding.message
+
+
+def test_a_worker_decides_the_cause_where_it_raised_and_the_verdict_is_a_skip():
+    """A release in its own process (kvh sut install's environments): the cause is decided in the
+    worker, where the exception object is, and only its name travels back."""
+    from backends.registry import backend_named
+    from harness.plan.candidate import Candidate
+    from harness.run.baselines import decide, run_baselines
+    from harness.sut.worker.client import IsolatedSut
+
+    scenario = scenario_named("mha", "bf16", "prefill")
+    baselines = run_baselines(scenario, backend_named("plain"), "extend", ("current",), 30.0)
+    with IsolatedSut("harness_gpu_module", prefix=str(FIXTURES)) as sut:
+        got = sut.execute(scenario, "plain", "extend", "cpu", known=baselines.truth)
+    assert got.error_type == "ModuleNotFoundError" and got.error_cause == "import here"
+    candidate = Candidate("harness_gpu_module", None, "current", "-", "cpu", "plain")
+    verdict = decide(baselines, candidate, got)
+    assert verdict.outcome is Outcome.SKIPPED
+    assert verdict.skip_reason.startswith("import here: the release imports a module")

@@ -5,7 +5,7 @@ SGLang's own quantiser (NVFP4KVQuantizeUtil.quantize) needs SM90+, so the harnes
 quantise: a head row's packed payload is its first NVFP4_PAYLOAD raw bytes and its E4M3 block
 scales the next NVFP4_SCALES, as the host copy (get_cpu_copy) holds them: payload uint8, scales
 viewed as float8_e4m3fn. Every byte of a row is then distinct data drawn from the seed, which is
-all a byte-copy door's placement check needs. The call site (backends/minimax_m3_nvfp4.py) and
+all a byte-copy door's placement check needs. The call site (backends/retraction_restore.py) and
 the value oracle both derive them from the same draw, as every kind derives its caller's tensors.
 """
 

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from harness.bench.bench_loop import _joined, measure_cell
+from harness.bench.bench_loop import _joined, measure_family
 from harness.bench.bench_rows import TimedCell
 from harness.bench.plan import BenchCell, BenchOptions, baseline_cell, bench_scenario, bytes_moved
 from harness.bench.timers import Budget, CpuTimer, Samples
@@ -107,9 +107,9 @@ def test_in_place_division_is_restored_between_iterations() -> None:
     baseline = Baseline(scenario, "plain", "extend", None)
     options = BenchOptions(budget=TINY)
     for spec, era in (("builtin", "current"), ("builtin", "legacy")):
-        result = measure_cell(
-            _cell(spec, era, "torch"), scenario, baseline, options, CpuTimer("cpu")
-        )
+        result = measure_family(
+            [_cell(spec, era, "torch")], scenario, baseline, options, CpuTimer("cpu")
+        )[0][0]
         assert result.verdict.outcome == Outcome.MEASURED, result.verdict.message
         assert len(result.samples[0].ns) >= TINY.min_samples
 

@@ -12,8 +12,8 @@ from harness.plan.candidate import Candidate
 from harness.run.cells import check_scenario, has_findings
 from harness.sut.load.loader import load_foreign
 from pools.builtin_sut import builtin_module
-from scenarios.statemachine import lifecycle_machine
 from tests.conftest import FIXTURES
+from tests.helpers.lifecycle_machine import lifecycle_machine
 
 # No explain phase: it reruns variations of the failure only to annotate the report.
 SETTINGS = settings(

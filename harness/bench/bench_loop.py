@@ -100,13 +100,6 @@ def _capabilities(cell: BenchCell) -> Optional[Capabilities]:
     return cell.sut.loaded.capabilities if cell.sut.loaded is not None else None
 
 
-def measure_cell(
-    cell: BenchCell, scenario: Scenario, baseline: Baseline, options: BenchOptions, timer
-) -> TimedCell:
-    """One cell timed alone (with the copy), then verified."""
-    return measure_family([cell], scenario, baseline, options, timer)[0][0]
-
-
 def bench_groups(options: BenchOptions) -> Iterator[BenchGroup]:
     """What shares one scenario: every backend's pools, dtypes, token and layer counts."""
     for backend_name in options.backends:

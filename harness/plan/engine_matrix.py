@@ -81,13 +81,18 @@ CAPABILITIES: tuple[Capability, ...] = (
         "aiter 5-D slots go through the torch fallback, so no Triton cell is claimed",
         layouts=("npu", "aiter5d"),
     ),
-    Capability(("reference",), ("cpu",), True, "the oracle: one token at a time, on CPU"),
+    Capability(
+        ("reference",),
+        ("cpu",),
+        True,
+        "one token at a time, on CPU (a candidate like the others; the baseline is the judge)",
+    ),
     Capability(
         ("reference",),
         ANY,
         False,
-        "the reference engine runs on CPU only: it is the "
-        "baseline every device is compared with (results are moved to CPU)",
+        "the reference engine runs on CPU only: a device's cells are judged against the "
+        "judge's CPU baseline through the torch and Triton engines",
     ),
     Capability(("torch",), ANY, True, "vectorised indexing on any torch device"),
     Capability(

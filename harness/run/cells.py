@@ -38,18 +38,19 @@ def scenarios_for(pool: str, dtype: str, options: RunOptions) -> list[Scenario]:
 def execute_candidate(
     candidate: Candidate,
     scenario: Scenario,
-    reference: Execution,
+    baseline: Execution,
     timeout_s: Optional[float],
     backend: Backend,
 ) -> Execution:
-    """In this process, or in the SUT's own worker process (only differing bytes travel back)."""
+    """In this process, or in the SUT's own worker process (only the buffers whose bytes differ
+    from the `baseline` run's travel back)."""
     if candidate.in_worker:
         execution = candidate.module.execute(
             scenario,
             candidate.backend,
             candidate.mode,
             candidate.device,
-            known=reference,
+            known=baseline,
             timeout_s=timeout_s or 60.0,
             era=candidate.era,
         )

@@ -295,7 +295,7 @@ def _classes_in(path: Path) -> dict[str, _Class]:
 def write_doors(root: Path, offered: Iterable[str]) -> list[Door]:
     """Every write door under the release root `root` (the folder holding `sglang/`), on a SUT
     that offers the pool classes `offered` (what its loader offers: the SUT protocol's three,
-    detect.REQUIRED_NAMES, and harness/sut/load/sglang_loader.py `offered_classes`)."""
+    detect.REQUIRED_NAMES, and harness/sut/load/optional_pools.py `offered_classes`)."""
     files = {
         str(path.relative_to(root)): _classes_in(path)
         for folder in POOL_FOLDERS

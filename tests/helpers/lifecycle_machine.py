@@ -3,7 +3,7 @@ micro-batches slicing one loc storage), free, slide SWA windows, remap between f
 or through register_mapping), and reuse a loc storage across forwards.
 
 After every step the scenario so far (every forward since the pool was built) is checked by
-`check`, which runs it through the reference baseline and the candidates; the first failing
+`check`, which runs it through the baseline and the candidates; the first failing
 scenario is kept on the machine class, so a caller can save it as a repro after shrinking.
 """
 

@@ -16,7 +16,7 @@ BAD_INPUTS = {
     "unknown backend": (["run", "--backend", "nope"], "unknown backend 'nope'"),
     "unknown device": (["run", "--device", "tpu"], "unknown device 'tpu'"),
     "absent device": (["run", "--device", "cuda"], "not available here"),
-    "negative examples": (["run", "--examples", "-1"], "--examples must be >= 0"),
+    "negative examples": (["run", "--examples", "-1"], "argument --examples: expected"),
     "unknown verb": (["frobnicate"], "invalid choice"),
     "missing SUT module": (["run", "--sut", "kvh_no_such_module"], "failed to import"),
     "missing repro": (["repro", "no-such.json"], "does not exist"),

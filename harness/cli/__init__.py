@@ -8,7 +8,7 @@ import argparse
 import importlib
 import sys
 import traceback
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 from harness.exit_codes import (
     EXIT_INTERNAL,
@@ -57,17 +57,30 @@ VERBS: dict[str, tuple[str, str]] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Optional[Sequence[str]] = None) -> argparse.ArgumentParser:
+    """The `kvh` parser. Given the command line, only the verb it names has its options (and
+    its module imported): a verb's module pulls in torch, pandas or Hypothesis, and `kvh --help`
+    or a usage error of one verb should not pay for every verb's imports. Without it, all."""
+    chosen = set(VERBS) if argv is None else _named_verb(argv)
     parser = _Parser(prog="kvh", description=__doc__)
     verbs = parser.add_subparsers(dest="verb", required=True, parser_class=_Parser)
     for verb, (module, help_text) in VERBS.items():
-        importlib.import_module(module).add_arguments(verbs.add_parser(verb, help=help_text))
+        verb_parser = verbs.add_parser(verb, help=help_text)
+        if verb in chosen:
+            importlib.import_module(module).add_arguments(verb_parser)
     return parser
+
+
+def _named_verb(argv: Sequence[str]) -> set[str]:
+    # The top-level parser has no option but --help, so its first other word is the verb.
+    words = [word for word in argv if not word.startswith("-")]
+    return {words[0]} & set(VERBS) if words else set()
 
 
 def main(argv: Optional[list[str]] = None) -> int:
     try:
-        arguments = build_parser().parse_args(argv)
+        argv = sys.argv[1:] if argv is None else argv
+        arguments = build_parser(argv).parse_args(argv)
         handler: Callable[[argparse.Namespace], int] = arguments.handler
         return handler(arguments)
     except UsageError as error:

@@ -42,7 +42,7 @@ from harness.exit_codes import (
 from harness.plan.run_options import RunOptions
 from harness.plan.sharding import Shard
 from harness.report.run_summary import StoredRun, run_summary
-from reports.atomic import write_text_atomic
+from harness.report.summary_files import run_summary_path, write_run_summary
 from reports.summary import Interruption
 
 # `kvh run` options the parent keeps for itself (by their dest); every other option the user
@@ -217,7 +217,8 @@ def _report(
             ),
         )
     run = replace(run, not_run=run.not_run + tuple(_job_failure(job) for job in failing))
-    summary_path = options.out / "summary.md"
+    # The merged run's own summary file, summary.md a copy (harness/report/summary_files.py).
+    summary_path = run_summary_path(options.out, run.meta["run_id"])
     summary = run_summary(run, options.backend_table, summary_path, interrupted)
     section = [
         "",
@@ -226,7 +227,7 @@ def _report(
         *[f"- {job.folder / 'summary.md'} (exit {job.code})" for job in jobs],
         *[f"- warning: {warning}" for warning in warnings],
     ]
-    write_text_atomic(summary_path, summary.markdown + "\n".join(section) + "\n")
+    write_run_summary(options.out, run.meta["run_id"], summary.markdown + "\n".join(section) + "\n")
     if junit is not None:
         write_junit(junit, run.checks, "run", RUN_CELL)
     for line in summary.stdout:

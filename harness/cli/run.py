@@ -3,59 +3,48 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from backends.registry import BACKENDS
 from harness.cli.arguments import (
-    check_device_and_out,
-    check_writable,
-    choose,
+    LazyHelp,
+    count_int,
     csv_list,
     positive_float,
     positive_int,
+    seed_int,
 )
-from harness.cli.jobs import PARENT_ONLY, options_argv, run_jobs
-from harness.cli.junit import RUN_CELL, write_junit
-from harness.cli.progress import ProgressReporter
-from harness.cli.suts import describe_sut, sut_record
-from harness.exit_codes import (
-    EXIT_FINDINGS,
-    EXIT_OK,
-    EXIT_USAGE,
-    HeldSignals,
-    StopSignals,
-    UsageError,
-    interrupted_exit_code,
-    signal_of,
-)
-from harness.plan.run_options import RunOptions
-from harness.plan.sharding import parse_shard
-from harness.plan.sut_choice import SutChoice, close_suts, resolve_suts
-from harness.report.cell_result import ERA_TABLE_SUT, CellResult
-from harness.report.check_record import record_of
-from harness.report.coverage import Coverage
-from harness.report.exploration_log import ExplorationLog
-from harness.report.repro_files import save_repro
-from harness.report.run_summary import StoredRun, run_summary
-from harness.run.cells import cell_groups, planned_cells
-from harness.run.deterministic import planned_checks, run
-from harness.run.exploring import Exploring, explore_run
-from harness.sut.load.loader import SutLoadError
-from pools.dtypes import DTYPES
-from pools.engines import ENGINES
-from pools.eras import ERAS
-from reports.atomic import write_text_atomic
-from reports.outcome import Outcome
-from reports.records import records_frame
-from reports.store import append, run_meta
-from reports.summary import Interruption, counts_line
+from harness.exit_codes import UsageError
 from scenarios.model import POOL_KINDS
-from scenarios.profiles import PROFILE_ENV, PROFILES, chosen_profile, database_dir
-from scenarios.serialize import ScenarioError, from_dict
+
+# What a run needs (torch, pandas, Hypothesis, the SGLang loader) is imported where the run
+# starts, not here: a usage error such as `kvh run --pool nope` costs well under a second of CPU.
+if TYPE_CHECKING:
+    from harness.exit_codes import StopSignals
+    from harness.plan.run_options import RunOptions
+    from harness.plan.sut_choice import SutChoice
+    from harness.report.coverage import Coverage
+    from harness.report.exploration_log import ExplorationLog
+    from harness.report.run_summary import StoredRun
+    from harness.run.exploring import Exploring
+    from reports.summary import Interruption
+
+
+def _names(module: str, registry: str) -> str:
+    import importlib
+
+    return ", ".join(getattr(importlib.import_module(module), registry))
+
+
+def _profile_help() -> str:
+    from scenarios.profiles import PROFILE_ENV, PROFILES
+
+    return (
+        f"explore with Hypothesis: {', '.join(PROFILES)} "
+        f"(default ${PROFILE_ENV}; unset: the builtin deterministic set)"
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -67,32 +56,48 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "package); a module or a .py file with SGLang's names (repeatable; default builtin)",
     )
     parser.add_argument("--pool", type=csv_list, help=f"comma list of {', '.join(POOL_KINDS)}")
-    parser.add_argument("--dtype", type=csv_list, help=f"comma list of {', '.join(DTYPES)}")
+    parser.add_argument(
+        "--dtype",
+        type=csv_list,
+        help=LazyHelp(lambda: f"comma list of {_names('pools.dtypes', 'DTYPES')}"),
+    )
     parser.add_argument(
         "--era",
         type=csv_list,
-        help=f"comma list of {', '.join(ERAS)}: the builtin eras to run; with a foreign SUT, "
-        "the call conventions to drive it through instead of the one its capabilities probe as",
+        help=LazyHelp(
+            lambda: (
+                f"comma list of {_names('pools.eras', 'ERAS')}: the builtin eras to run; "
+                "with a foreign SUT, the call conventions to drive it through instead of the one "
+                "its capabilities probe as"
+            )
+        ),
     )
-    parser.add_argument("--engine", type=csv_list, help=f"comma list of {', '.join(ENGINES)}")
-    parser.add_argument("--backend", type=csv_list, help=f"comma list of {', '.join(BACKENDS)}")
+    parser.add_argument(
+        "--engine",
+        type=csv_list,
+        help=LazyHelp(lambda: f"comma list of {_names('pools.engines', 'ENGINES')}"),
+    )
+    parser.add_argument(
+        "--backend",
+        type=csv_list,
+        help=LazyHelp(lambda: f"comma list of {_names('backends.registry', 'BACKENDS')}"),
+    )
     parser.add_argument(
         "--device",
         help="torch device for candidates (default: each backend's "
         "natural device when present here, else cpu)",
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed_int, default=0, help="0 <= SEED < 2**63 (default 0)")
     parser.add_argument(
         "--examples",
-        type=int,
+        type=count_int,
         default=0,
         help="extra random scenarios per pool and dtype (default 0); with --profile, "
         "Hypothesis examples per cell instead of the profile's count",
     )
     parser.add_argument(
         "--profile",
-        help=f"explore with Hypothesis: {', '.join(PROFILES)} "
-        f"(default ${PROFILE_ENV}; unset: the builtin deterministic set)",
+        help=LazyHelp(_profile_help),
     )
     parser.add_argument(
         "--special-values",
@@ -128,71 +133,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(handler=main)
 
 
-def options_from(arguments: argparse.Namespace) -> RunOptions:
-    if arguments.examples < 0:
-        raise UsageError("--examples must be >= 0")
-    check_device_and_out(arguments.device, arguments.out)
-    if arguments.junit is not None:
-        check_writable(arguments.junit.parent, "--junit")
-    try:
-        shard = None if arguments.shard is None else parse_shard(arguments.shard)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
-    return RunOptions(
-        shard=shard,
-        scenarios=[_load_scenario(path) for path in arguments.scenario]
-        if arguments.scenario
-        else None,
-        suts=arguments.sut or ["builtin"],
-        pools=choose(arguments.pool, POOL_KINDS, "pool"),
-        dtypes=choose(arguments.dtype, DTYPES, "dtype"),
-        eras=choose(arguments.era, ERAS, "era"),
-        eras_named=arguments.era is not None,
-        engines=choose(arguments.engine, ENGINES, "engine"),
-        engines_named=arguments.engine is not None,
-        backends=choose(arguments.backend, BACKENDS, "backend"),
-        device=arguments.device,
-        seed=arguments.seed,
-        examples=arguments.examples,
-        out=arguments.out,
-        timeout_s=arguments.timeout,
-    )
-
-
-def _load_scenario(path: Path):
-    try:
-        return from_dict(json.loads(path.read_text(encoding="utf-8")))
-    except FileNotFoundError:
-        raise UsageError(f"scenario file {path} does not exist") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise UsageError(f"scenario file {path} is not valid JSON ({error})") from None
-    except ScenarioError as error:
-        raise UsageError(f"scenario file {path}: {error}") from None
-
-
-def exploring_from(arguments: argparse.Namespace, environ: dict) -> Optional[Exploring]:
-    try:
-        profile = chosen_profile(arguments.profile, environ)
-    except ValueError as error:
-        raise UsageError(f"{error} (from --profile or ${PROFILE_ENV})") from None
-    if profile is None:
-        if arguments.special_values:
-            raise UsageError("--special-values needs --profile")
-        return None
-    if arguments.scenario:
-        raise UsageError("--scenario runs the given scenarios; it does not combine with --profile")
-    return Exploring(
-        profile, arguments.examples or None, arguments.special_values, database_dir(environ)
-    )
-
-
 def main(arguments: argparse.Namespace) -> int:
+    from harness.cli.run_input import exploring_from, options_from
+    from harness.exit_codes import StopSignals
+
     options = options_from(arguments)
     exploring = exploring_from(arguments, dict(os.environ))
     # SIGTERM (a CI timeout) takes Ctrl-C's path for as long as the verb runs, the final writes
     # included: a second signal there still ends in an atomic write's clean-up, never half a file.
     with StopSignals() as stop:
         if arguments.jobs > 1:
+            from harness.cli.jobs import run_jobs
+
             return run_jobs(
                 options,
                 arguments.jobs,
@@ -206,6 +158,8 @@ def main(arguments: argparse.Namespace) -> int:
 def child_options(arguments: argparse.Namespace) -> list[str]:
     """The options a --jobs child runs with: every one the user gave but the parent's own,
     written back from this verb's own option table."""
+    from harness.cli.jobs import PARENT_ONLY, options_argv
+
     parser = argparse.ArgumentParser(add_help=False)
     add_arguments(parser)
     return options_argv(arguments, parser, PARENT_ONLY)
@@ -213,6 +167,8 @@ def child_options(arguments: argparse.Namespace) -> list[str]:
 
 def _group_names(options: RunOptions) -> list[str]:
     """The (pool, dtype) groups of a deterministic run in its order, as on_group names them."""
+    from harness.run.cells import cell_groups
+
     return [f"{pool} {dtype}" for pool, dtype in cell_groups(options)]
 
 
@@ -225,6 +181,11 @@ def _interruption(
 ) -> Interruption:
     """What an interrupted run did not finish: its (pool, dtype) groups, or for an exploring run
     its cells (pool/dtype/backend:mode), with the planned checks where the run knows them."""
+    from harness.exit_codes import signal_of
+    from harness.run.cells import planned_cells
+    from harness.run.deterministic import planned_checks
+    from reports.summary import Interruption
+
     if exploring is None:
         try:
             planned: Optional[int] = planned_checks(options, suts)
@@ -251,6 +212,11 @@ def _store(
 ) -> tuple[StoredRun, Path]:
     """Append the run's records to the store at `out`: what its summary reads of them, and the
     check file's path."""
+    from harness.cli.suts import sut_record
+    from harness.report.run_summary import StoredRun
+    from reports.records import records_frame
+    from reports.store import append
+
     checks = records_frame("check", rows)
     results_path = append(out, checks, "check", meta)
     covered = records_frame("coverage", coverage.rows())
@@ -281,6 +247,31 @@ def _run(
     exploring: Optional[Exploring],
     stop_signals: StopSignals,
 ) -> int:
+    from harness.cli.junit import RUN_CELL, write_junit
+    from harness.cli.progress import ProgressReporter
+    from harness.cli.suts import describe_sut
+    from harness.exit_codes import (
+        EXIT_FINDINGS,
+        EXIT_OK,
+        EXIT_USAGE,
+        HeldSignals,
+        interrupted_exit_code,
+    )
+    from harness.plan.sut_choice import close_suts, resolve_suts
+    from harness.report.cell_result import ERA_TABLE_SUT, CellResult
+    from harness.report.check_record import record_of
+    from harness.report.coverage import Coverage
+    from harness.report.exploration_log import ExplorationLog
+    from harness.report.repro_files import save_repro
+    from harness.report.run_summary import run_summary
+    from harness.report.summary_files import run_summary_path, write_run_summary
+    from harness.run.deterministic import run
+    from harness.run.exploring import explore_run
+    from harness.sut.load.loader import SutLoadError
+    from reports.outcome import Outcome
+    from reports.store import run_meta
+    from reports.summary import counts_line
+
     try:
         suts = resolve_suts(options)
     except (SutLoadError, ValueError) as error:
@@ -362,9 +353,11 @@ def _run(
                 file=sys.stderr,
             )
         stored, results_path = _store(options.out, meta, rows, coverage, log, suts)
-        summary_path = options.out / "summary.md"
+        # The run's own summary file (summary.md is a copy of the latest run's): two runs into
+        # one --out each keep theirs, and this run's lines point at its own.
+        summary_path = run_summary_path(options.out, meta["run_id"])
         summary = run_summary(stored, options.backend_table, summary_path, interrupted)
-        write_text_atomic(summary_path, summary.markdown)
+        write_run_summary(options.out, meta["run_id"], summary.markdown)
         if arguments.junit is not None:
             write_junit(arguments.junit, stored.checks, "run", RUN_CELL)
         for line in summary.stdout:

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from harness.exit_codes import EXIT_FINDINGS, EXIT_OK, UsageError
+from harness.run.door_trials import DoorTrial, try_base_doors
 from harness.sut.load.environments import (
     RELEASE,
     SHARED_REQUIREMENTS,
@@ -18,6 +19,7 @@ from harness.sut.load.environments import (
     install_target,
     installed,
     installed_metadata,
+    load_isolated,
     target_dir,
 )
 from harness.sut.load.load_errors import SutLoadError
@@ -174,12 +176,27 @@ def main(arguments: argparse.Namespace) -> int:
                 f"{text} installed but does not import, so it is not ready (left in "
                 f"{target_dir(spec).name}.partial for a look): {error}"
             ) from None
+        took = time.monotonic() - started
         verb = "installed and imported" if fresh else "already installed"
-        print(
-            f"{text}: {verb} in {folder} ({time.monotonic() - started:.1f}s); "
-            f"run it with --sut {spec}"
-        )
+        trials = door_trials(spec)
+        stopped = [trial for trial in trials if not trial.runs]
+        if stopped:  # it imports, yet a run could not judge those writes here
+            verb += f", but {len(stopped)} of its {len(trials)} base write doors cannot run here"
+        print(f"{text}: {verb} in {folder} ({took:.1f}s); run it with --sut {spec}")
         own = installed_metadata(spec).get("own_dependencies")
         if own:
             print(f"  its own versions of: {', '.join(own)}")
+        for trial in trials:
+            print(f"  {trial.describe()}")
     return EXIT_OK
+
+
+def door_trials(spec: str) -> list[DoorTrial]:
+    """One small write through each base door in the release's worker (harness/run/
+    door_trials.py): a release that imports may still be unable to write here, and a run would
+    skip those checks. Said, never failed: the install itself succeeded (exit 0)."""
+    loaded = load_isolated(spec)
+    try:
+        return try_base_doors(loaded)
+    finally:
+        loaded.module.stop()

@@ -140,6 +140,11 @@ def _read_parquet(path: Path) -> tuple[str, pd.DataFrame]:
             f"{header['kind']} version {header['kind_version']} is newer than this "
             f"kvh reads ({KINDS[header['kind']].version})"
         )
+    # kvh's metadata on other columns (a file rewritten by another tool, or forged): what the
+    # report reads of every record (its run and time, the kind's required columns) must be there.
+    missing = [c for c in ("run_id", "time", *KINDS[header["kind"]].required) if c not in frame]
+    if missing:
+        raise ValueError(f"carries kvh's {header['kind']} metadata but lacks columns {missing}")
     return header["kind"], normalise_outcomes(frame)
 
 

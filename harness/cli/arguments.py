@@ -109,7 +109,7 @@ def positive_float(value: str) -> float:
     return number
 
 
-def bounded_float(low: float, high: float, what: str) -> Callable[[str], float]:
+def bounded_float(low: float, high: float) -> Callable[[str], float]:
     """An argparse type for a finite number in [low, high] (a threshold, a level)."""
 
     def parse(value: str) -> float:
@@ -118,7 +118,7 @@ def bounded_float(low: float, high: float, what: str) -> Callable[[str], float]:
         except ValueError:
             raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
         if not low <= number <= high:  # NaN fails both comparisons
-            raise argparse.ArgumentTypeError(f"{what} must lie in [{low:g}, {high:g}], got {value}")
+            raise argparse.ArgumentTypeError(f"must lie in [{low:g}, {high:g}], got {value}")
         return number
 
     return parse

@@ -1,19 +1,22 @@
 """`kvh report RESULTS_DIR`: the regression gate over a results store, an HTML dashboard and
-a Markdown summary. Exit 1 when a regression or a correctness finding is present."""
+a Markdown summary. Exit 1 when a regression or a correctness finding is present; exit 2 when
+the folder holds no record to judge (nothing to judge is not a pass)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from harness.cli.arguments import bounded_float
 from harness.exit_codes import EXIT_FINDINGS, EXIT_OK, UsageError
-from reports.atomic import write_text_atomic
-from reports.dashboard import render_dashboard
-from reports.gate import GateSettings
-from reports.report_data import build_report
-from reports.report_summary import report_markdown
-from reports.store import load
+
+# pandas, pyarrow and the dashboard are imported where the report is built: a usage error
+# costs no import.
+if TYPE_CHECKING:
+    from reports.gate import GateSettings
+    from reports.store import Store
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,16 +35,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--threshold",
-        type=float,
+        type=bounded_float(0, float("inf")),
         default=0.10,
         help="smallest relative change reported (default 0.10)",
     )
     parser.add_argument(
-        "--alpha", type=float, default=0.01, help="significance level (default 0.01)"
+        "--alpha",
+        type=bounded_float(0, 1),
+        default=0.01,
+        help="significance level (default 0.01)",
     )
     parser.add_argument(
         "--max-cv",
-        type=float,
+        type=bounded_float(0, float("inf")),
         default=0.15,
         help="a cell whose robust CV (1.4826 MAD / median) is above this is noisy (default 0.15)",
     )
@@ -49,6 +55,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from(arguments: argparse.Namespace, known_runs: set[str]) -> GateSettings:
+    from reports.gate import GateSettings
+
     settings = GateSettings(
         arguments.baseline, arguments.threshold, arguments.alpha, arguments.max_cv
     )
@@ -72,7 +80,14 @@ def main(arguments: argparse.Namespace) -> int:
     out = arguments.out or results / "report"
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} exists and is not a folder")
+    from reports.atomic import write_text_atomic
+    from reports.dashboard import render_dashboard
+    from reports.report_data import build_report
+    from reports.report_summary import report_markdown
+    from reports.store import load
+
     store = load(results)
+    _refuse_nothing_to_judge(results, store)
     known = {str(r) for f in store.frames.values() for r in f["run_id"].unique()}
     report = build_report(store, results, out, settings_from(arguments, known))
     for warning in report.warnings:
@@ -85,3 +100,17 @@ def main(arguments: argparse.Namespace) -> int:
     print(summary, end="")
     print(f"dashboard: {dashboard}, summary: {out / 'summary.md'}")
     return EXIT_FINDINGS if report.failed else EXIT_OK
+
+
+def _refuse_nothing_to_judge(results: Path, store: Store) -> None:
+    """A folder without one readable record (empty, or only corrupt or foreign files) is an
+    input error, not "PASS over 0 checks": a CI step pointed at the wrong folder must fail."""
+    if any(len(frame) for frame in store.frames.values()):
+        return
+    if not store.warnings:
+        raise UsageError(f"nothing to judge: {results} holds no kvh results files")
+    first = " ".join(store.warnings[0].split())  # one line, whatever the reader's error said
+    raise UsageError(
+        f"nothing to judge: none of the {len(store.warnings)} results files in {results} reads "
+        f"as kvh's (first: {first})"
+    )

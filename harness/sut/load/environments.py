@@ -4,7 +4,8 @@
 ($KVH_CACHE, default ~/.cache/kvh/suts), or a fork installed as `kvh sut install X=REQUIREMENT`
 (a wheel, a URL, `git+...`: anything pip takes that installs the `sglang` package);
 `sglang@DIR` names any folder that holds an `sglang` package. A second install of
-the same release is a no-op, so CI can cache the folder.
+the same release is a no-op, so CI can cache the folder; one that starts while the first is
+installing waits for it (a lock per release, harness/sut/load/install_lock.py), then reuses it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Optional
 
 from packaging.requirements import Requirement
 
+from harness.sut.load import install_lock
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.loader import LoadedSut
 from harness.sut.load.release_deps import needed, providers, requirement_for_module
@@ -160,13 +162,25 @@ def install(
 ) -> tuple[Path, bool]:
     """Install `requirement` (install_target: a release or a fork) with --no-deps into the cache
     folder of `spec`, with the dependencies it needs at other versions than here, and the shared
-    CPU dependency set into this environment. Returns (folder, whether anything was installed)."""
+    CPU dependency set into this environment. Returns (folder, whether anything was installed).
+    Holds the release's lock throughout, and the shared set's while pip writes this environment:
+    a concurrent install of the same release waits, then returns (folder, False)."""
     folder = target_dir(spec)
     if installed(spec) and not missing_shared_modules():
         return folder, False
+    with install_lock.held(folder.with_name(folder.name + ".lock"), spec):
+        return _install_held(spec, folder, requirement, requirements, quiet)
+
+
+def _install_held(
+    spec: str, folder: Path, requirement: str, requirements: Path, quiet: bool
+) -> tuple[Path, bool]:
+    if installed(spec) and not missing_shared_modules():
+        return folder, False  # installed by whoever held the lock before us
     flags = ["-q"] if quiet else []
     pip = [sys.executable, "-m", "pip", "install", *flags]
-    subprocess.run([*pip, "-r", str(requirements)], check=True)
+    with install_lock.held(cache_root() / "shared-requirements.lock", "the shared dependencies"):
+        subprocess.run([*pip, "-r", str(requirements)], check=True)
     if installed(spec):
         return folder, True
     staging = folder.with_name(folder.name + ".partial")

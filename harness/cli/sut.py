@@ -152,7 +152,7 @@ def main(arguments: argparse.Namespace) -> int:
         return check(arguments.spec, arguments.era, arguments.verbose)
     if arguments.action == "list":
         root = cache_root()
-        folders = sorted(root.glob("sglang-*")) if root.is_dir() else []
+        folders = sorted(p for p in root.glob("sglang-*") if p.is_dir()) if root.is_dir() else []
         for folder in folders:
             state = (
                 "ready" if installed(f"sglang=={folder.name.split('-', 1)[1]}") else "incomplete"

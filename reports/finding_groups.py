@@ -16,10 +16,12 @@ from typing import Any
 import pandas as pd
 
 FOLDED = "#"
-# A number standing alone ("slot 32", "-0.25", "1e-3", "(4, 8)"), and a buffer's layer index
-# ("L0.k"); digits inside a name ("fp8_e4m3", "e2m1", a run id) are part of the name.
+# A number standing alone ("slot 32", "-0.25", "1e-3", "(4, 8)"), a hex word ("0x3F00": the
+# element a bytes finding decodes), and a buffer's layer index ("L0.k"); digits inside a name
+# ("fp8_e4m3", "e2m1", a run id) are part of the name.
 NUMBER = re.compile(
-    r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?!\w)|(?<=\bL)\d+(?=\.)"
+    r"(?<![\w.])0x[0-9A-Fa-f]+(?!\w)"
+    r"|(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?!\w)|(?<=\bL)\d+(?=\.)"
 )
 HEADLINE = re.compile(r"\[(?P<oracle>[^\]]+)\]\s*(?P<message>.*)", re.DOTALL)
 # What a group lists of where its findings were seen, in this order.

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from harness.cp.cp_repro import is_cp_repro, replay_and_report
 from harness.exit_codes import EXIT_FINDINGS, EXIT_OK, UsageError
-from harness.report.repro_files import ReproError
+from harness.report.repro_files import ReproError, recorded_command
 from harness.run.replay import replay
 from harness.sut.load.loader import SutLoadError
 from reports.outcome import Outcome, normalised
@@ -28,6 +28,8 @@ def main(arguments: argparse.Namespace) -> int:
     except (ReproError, SutLoadError, ValueError) as error:
         raise UsageError(str(error)) from None
     print(f"replayed {result.label} on scenario {result.scenario.name!r}")
+    command = recorded_command(arguments.file)
+    print(f"recorded by: {command}" if command else "recorded by: (the run kept no command line)")
     for finding in old:
         print(f"recorded: {finding.headline()}")
     for finding in result.findings:

@@ -8,6 +8,7 @@ from typing import Any, Mapping, Optional
 
 import torch
 
+from harness.compare.element_values import element_note
 from pools.dtypes import dtype_spec
 from scenarios.model import Scenario
 
@@ -35,6 +36,9 @@ class Finding:
     door: Optional[str] = None  # exceptions: the pool method that raised ("set_kv_buffer")
     # Where the release's own backend code called the write door, when its real code ran.
     release_site: Optional[str] = None
+    # What the first differing element holds, decoded in the cache dtype, and the input that
+    # produced it (harness/compare/element_values.py): "expected bf16 0x3F00 (0.5), wrote ...".
+    element: Optional[str] = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -56,7 +60,10 @@ class Finding:
             if part
         )
         site = f" (release code: {self.release_site})" if self.release_site else ""
-        return f"[{self.oracle}] {self.message}" + (f" at {place}" if place else "") + site
+        element = f": {self.element}" if self.element else ""
+        return (
+            f"[{self.oracle}] {self.message}" + (f" at {place}" if place else "") + element + site
+        )
 
 
 def locate(scenario: Scenario, buffer: str, byte_offset: int) -> tuple[Optional[int], str, str]:
@@ -77,6 +84,10 @@ def locate(scenario: Scenario, buffer: str, byte_offset: int) -> tuple[Optional[
         width = g.head_dim if suffix.startswith("k") else (g.v_head_dim or g.head_dim)
         head = str(element // width)
     return layer, sub_pool, head
+
+
+# The oracles whose expected row is a value (not the canary), and how their expectation is worded.
+ELEMENT_ORACLES = {"bytes": "expected", "value": "torch computes"}
 
 
 def hex_window(row, offset: int, width: int = 8) -> str:
@@ -103,6 +114,19 @@ def first_difference(
     slot = slots[row]
     layer, sub_pool, head = locate(scenario, name, offset)
     writer = expected[name].get(slot)
+    element = (
+        element_note(
+            scenario,
+            name,
+            want[row],
+            got[row],
+            offset,
+            writer and (writer.forward, writer.token),
+            ELEMENT_ORACLES[oracle],
+        )
+        if oracle in ELEMENT_ORACLES
+        else None
+    )
     return [
         Finding(
             oracle,
@@ -118,5 +142,6 @@ def first_difference(
             expected=hex_window(want[row], offset),
             actual=hex_window(got[row], offset),
             mismatched_rows=int(differs.sum()),
+            element=element,
         )
     ]

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shlex
+import sys
 from pathlib import Path
+from typing import Optional
 
 from harness.compare.findings import Finding
 from harness.report.cell_result import CellResult
@@ -24,7 +27,15 @@ class ReproError(ValueError):
     """A repro file that cannot be replayed; the message is one line."""
 
 
-def repro_payload(result: CellResult) -> dict:
+def run_command() -> str:
+    """This process's command line as a user would type it (`kvh run ...`; a --jobs child's is
+    its own `kvh run`, which checks the same cell)."""
+    return shlex.join(["kvh", *sys.argv[1:]])
+
+
+def repro_payload(result: CellResult, command: Optional[str] = None) -> dict:
+    """The repro file's content; `command`: the run's command line (default: this process's),
+    which `kvh repro` prints beside the finding (files written before it was kept lack it)."""
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -33,12 +44,15 @@ def repro_payload(result: CellResult) -> dict:
         "divergence": result.divergence and result.divergence.name,
         "divergences": [d.name for d in result.divergences],
         "findings": [finding.to_dict() for finding in result.findings],
+        "command": run_command() if command is None else command,
     }
 
 
-def save_repro(folder: Path, result: CellResult) -> Path:
-    payload = repro_payload(result)
-    digest = hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:10]
+def save_repro(folder: Path, result: CellResult, command: Optional[str] = None) -> Path:
+    payload = repro_payload(result, command)
+    # Named by what was found, not by who ran it: the same finding keeps the same file name.
+    found = {key: value for key, value in payload.items() if key != "command"}
+    digest = hashlib.sha1(json.dumps(found, sort_keys=True).encode()).hexdigest()[:10]
     c, g = result.subject, result.scenario.geometry
     name = (
         f"{g.pool}-{g.dtype}-{c.backend}-{c.era}-{c.engine}-"
@@ -80,3 +94,9 @@ def load_repro(path: Path) -> tuple[Scenario, dict, list[Finding]]:
     except ScenarioError as error:
         raise ReproError(f"{path}: {error}") from None
     return scenario, candidate, findings
+
+
+def recorded_command(path: Path) -> str:
+    """The command line of the run that wrote the repro file, "" when it kept none."""
+    command = read_repro_json(path, FORMAT, VERSION).get("command")
+    return command if isinstance(command, str) else ""

@@ -107,6 +107,8 @@ def _results(fixture: str) -> list:
         ("harness_field_missing", "harness-built object", "'Layer' object has no attribute"),
         ("harness_gpu_module", "import here", "some_module_that_does_not_exist"),
         ("harness_standin_called", "stand-in called", "sgl_kernel.kvcacheio.transfer_kv_per_layer"),
+        # Issue 39's refactor: the release's KVWriteLoc.for_batch reads a new ForwardBatch field.
+        ("harness_batch_field_missing", "harness-built object", "'ForwardBatch' object has no"),
     ],
 )
 def test_a_harness_caused_raise_is_a_skip_with_its_reason_never_a_finding(fixture, cause, says):

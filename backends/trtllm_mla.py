@@ -20,6 +20,18 @@ def _rope_less(scenario: Scenario, mode: str) -> bool:
     return scenario.geometry.qk_rope_head_dim == 0
 
 
+def trtllm_mla_fields(req: WriteRequest, mode: str) -> dict:
+    """What its write reads that its __init__ would set (cutedsl_mla, a subclass, shares it)."""
+    return {
+        "forward_prefill_metadata": None,
+        "data_type": req.pool.dtype,
+        # The eager path's init_forward_metadata clears the capture-stable decode locs
+        # (0.5.17-0.5.18 `_decode_dense_loc`, 0.5.19-0.5.21 `_decode_kernel_loc`).
+        "_decode_dense_loc": None,
+        "_decode_kernel_loc": None,
+    }
+
+
 CENSUS = CallSiteModel(
     (ATTENTION + "trtllm_mla_backend.py",), bare_site(MLA, "out_cache_loc", current="for_batch")
 )
@@ -30,14 +42,7 @@ CENSUS = CallSiteModel(
     real_code=RealCode(
         "sglang.srt.layers.attention.trtllm_mla_backend",
         "TRTLLMMLABackend",
-        fields=lambda req, mode: {
-            "forward_prefill_metadata": None,
-            "data_type": req.pool.dtype,
-            # The eager path's init_forward_metadata clears the capture-stable decode locs
-            # (0.5.17-0.5.18 `_decode_dense_loc`, 0.5.19-0.5.21 `_decode_kernel_loc`).
-            "_decode_dense_loc": None,
-            "_decode_kernel_loc": None,
-        },
+        fields=trtllm_mla_fields,
     ),
     order=130,
     census=CENSUS,

@@ -1,0 +1,53 @@
+"""hpc_ops (layers/attention/hpc_ops_backend.py 0.5.23, CUDA SM90: Tencent's HPC-Ops paged MHA).
+
+Extend and decode write `set_kv_buffer(layer, KVWriteLoc(forward_batch.out_cache_loc), k, v,
+layer.k_scale, layer.v_scale)` when k is given: a bare KVWriteLoc (no SWA loc: the backend
+refuses sliding-window layers), the layer's scales. Its FP8 models store K/V in a fused
+QKNorm+RoPE+quantise kernel (`fused_qk_rope_store_kv_fp8`) and call attention with
+save_kv_cache=False: no pool call to model there. Decoder-only, so cross-attention is a skip.
+"""
+
+from __future__ import annotations
+
+from backends.call_shapes import ATTENTION, KV, LAYER_SCALES, CallSiteModel, Shape
+from backends.context import WriteRequest
+from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, register_backend
+from backends.era_calls import BARE, bare_loc, kv_write, layer_scales
+from backends.skips import no_cross_attention
+
+FILE = "hpc_ops_backend.py"
+
+CENSUS = CallSiteModel(
+    (ATTENTION + FILE,),
+    {"current": (Shape(KV, "KVWriteLoc", "out_cache_loc", scales=LAYER_SCALES),)},
+    unmodelled_functions={
+        "fused_qk_rope_store_kv_fp8": "the FP8 models' fused store, a GPU kernel that bypasses "
+        "the pool's doors"
+    },
+)
+
+
+@register_backend(
+    name="hpc_ops",
+    order=86,
+    census=CENSUS,
+    device_type="cuda",
+    pool_kinds=("mha",),  # it refuses sliding-window layers (_check_layer_supported)
+    modes=EXTEND_AND_DECODE,
+    eras=("current",),  # the file came with 0.5.23
+    dtypes=BF16_AND_FP8,
+    # Measured on 0.5.23 with `hpc` stood in: both forwards call _check_layer_supported before
+    # the write, which raises unless layer.scaling == head_dim ** -0.5.
+    real_code_gap="its forwards check the layer against the HPC-Ops kernels before the write "
+    "(_check_layer_supported: the softmax scale must be head_dim ** -0.5), and the release "
+    "driver's layer carries scaling 1.0, so the release class raises ValueError there; it also "
+    "imports `hpc` (Tencent HPC-Ops, SM90) in each forward and its __init__ asks for an SM90 "
+    "GPU; the census-checked model runs",
+    summary="KVWriteLoc(out_cache_loc) with the layer's scales; MHA without SWA",
+    skips=(no_cross_attention("hpc_ops", FILE + " 0.5.23"),),
+)
+def write(req: WriteRequest, era: str, mode: str) -> None:
+    if not req.save_kv_cache:
+        return
+    loc = bare_loc(req, era, loc=req.forward_batch.out_cache_loc, current=BARE)
+    kv_write(req, loc, {}, req.k, req.v, layer_scales(req))

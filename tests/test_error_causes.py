@@ -8,6 +8,7 @@ import json
 from types import SimpleNamespace
 
 import pytest
+import torch
 
 from backends.context import ForwardBatch
 from backends.real_code import DriverGap, StandInUsed
@@ -62,9 +63,12 @@ def test_each_other_kind_is_named_by_its_record():
         import some_module_that_does_not_exist  # noqa: F401
 
     assert _cause(missing_module) == "import here"
-    # Raised where Triton finds no driver, as on a machine without a GPU.
-    code = compile("raise RuntimeError('0 active drivers')", "/x/triton/runtime/driver.py", "exec")
-    assert _cause(lambda: exec(code, {})) == "GPU-only kernel"
+    # Raised where Triton finds no driver, as on a machine without a GPU; but not elsewhere in
+    # the same file, nor from a CUDA call once a device started.
+    assert _cause(_from("/x/triton/runtime/driver.py", "_create_driver")) == "GPU-only kernel"
+    assert _cause(_from("/x/torch/cuda/__init__.py", "_lazy_init")) == "GPU-only kernel"
+    assert _cause(_from("/x/triton/runtime/driver.py", "active")) == ""
+    assert _cause(_from("/x/torch/cuda/__init__.py", "synchronize")) == ""
     assert _cause(lambda: _raise(StandInUsed("sgl_kernel.x (a stand-in)"))) == "stand-in called"
     assert _cause(lambda: _raise(DriverGap("reads layer.x"))) == "real-code driver"
     # A cause the release raised from keeps its kind; an unrelated error does not acquire one.
@@ -75,6 +79,14 @@ def test_each_other_kind_is_named_by_its_record():
 
 def _raise(error: BaseException, cause: BaseException | None = None) -> None:
     raise error from cause
+
+
+def _from(filename: str, function: str):
+    """A function named `function` in `filename` that raises, as a GPU runtime's would."""
+    scope: dict = {}
+    source = f"def {function}():\n    raise RuntimeError('0 active drivers ([]).')\n"
+    exec(compile(source, filename, "exec"), scope)
+    return scope[function]
 
 
 def test_the_cause_travels_through_the_worker_protocol():
@@ -117,6 +129,14 @@ def test_a_harness_caused_raise_is_a_skip_with_its_reason_never_a_finding(fixtur
     for row in rows:
         assert row.findings == []
         assert row.skip.reason.startswith(f"{cause}: ") and says in row.skip.reason
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="with CUDA here the door's device starts")
+def test_a_door_that_needs_a_gpu_is_a_skip_where_there_is_none():
+    rows = _results("harness_needs_cuda")
+    assert all(r.outcome is Outcome.SKIPPED for r in rows), [r.outcome for r in rows]
+    assert all(r.skip.reason.startswith("GPU-only kernel: ") for r in rows)
+    assert "CUDA" in rows[0].skip.reason  # torch's own words: not compiled with it, or no driver
 
 
 def test_a_genuine_attribute_error_in_the_sut_s_own_door_is_a_finding():

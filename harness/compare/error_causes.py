@@ -31,9 +31,14 @@ from backends.real_code import DriverGap, StandInUsed
 # staging (scenarios/), the loader's stand-ins (harness/). Not pools/: it holds the builtin SUT's
 # own pools (and the KVWriteLoc they share), so an AttributeError on one of those is the SUT's.
 HARNESS_PACKAGES = ("harness", "backends", "scenarios")
-# Files of a GPU runtime whose raise means no device is there: Triton finding no active driver,
-# torch's CUDA lazy init on a build or machine without CUDA.
-GPU_RUNTIME_FILES = ("/triton/runtime/driver.py", "/torch/cuda/__init__.py")
+# Where a GPU runtime raises because no device can start here, as (file, function) of the
+# innermost frame: Triton finding no active driver, torch's CUDA lazy init on a build or machine
+# without CUDA. Only these: a CUDA error from a kernel that did launch (torch.cuda.synchronize
+# reporting an illegal access, say) is the release's.
+GPU_RUNTIME_STARTS = (
+    ("/triton/runtime/driver.py", "_create_driver"),
+    ("/torch/cuda/__init__.py", "_lazy_init"),
+)
 
 
 def _chain(error: BaseException) -> Iterator[BaseException]:
@@ -83,7 +88,10 @@ def _harness_object(error: BaseException) -> bool:
 def _gpu_runtime(error: BaseException) -> bool:
     for link in _chain(error):
         frames = traceback.extract_tb(link.__traceback__)
-        if frames and any(frames[-1].filename.endswith(path) for path in GPU_RUNTIME_FILES):
+        if frames and any(
+            frames[-1].filename.endswith(path) and frames[-1].name == function
+            for path, function in GPU_RUNTIME_STARTS
+        ):
             return True
     return False
 

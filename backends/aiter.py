@@ -25,6 +25,8 @@ from backends.call_shapes import (
     CallSiteModel,
     Shape,
     bare_site,
+    branch,
+    eras_branches,
     merge,
     swa_site,
 )
@@ -116,6 +118,152 @@ DECODE_DESCALES_5D = KnownDivergence(
     "2383); no PR names the change",
 )
 
+# The if tests that choose each modelled write call, per era, as the releases' files have
+# them (harness/sut/probe/census_branches.py; derived from 0.5.12, 0.5.13, 0.5.14, 0.5.23).
+NOT_UNIFIED_SWA = "not (self.use_triton_unified_attention and self.use_sliding_window_kv_pool)"
+NOT_UNIFIED_FP8 = "not (self.use_triton_unified_attention and self.kv_cache_dtype == fp8_dtype)"
+IS_5D = "self.kv_cache_is_vectorized_5d"
+NOT_5D = "not self.kv_cache_is_vectorized_5d"
+SWA_POOL = "self.use_sliding_window_kv_pool"
+NOT_SWA_POOL = "not self.use_sliding_window_kv_pool"
+BRANCHES = eras_branches(
+    (
+        ("legacy",),
+        (
+            branch(
+                "forward_extend", "k is not None", "save_kv_cache", NOT_UNIFIED_SWA, "self.use_mla"
+            ),
+            branch(
+                "forward_extend",
+                "k is not None",
+                "save_kv_cache",
+                NOT_UNIFIED_SWA,
+                "not self.use_mla",
+            ),
+            branch("forward_decode", "save_kv_cache", NOT_UNIFIED_SWA, NOT_UNIFIED_FP8),
+        ),
+    ),
+    (
+        ("kwarg",),
+        (
+            branch("forward_extend", "k is not None", "save_kv_cache", IS_5D, SWA_POOL),
+            branch("forward_extend", "k is not None", "save_kv_cache", IS_5D, NOT_SWA_POOL),
+            branch(
+                "forward_extend",
+                "k is not None",
+                "save_kv_cache",
+                NOT_5D,
+                NOT_UNIFIED_SWA,
+                "not self.use_mla",
+                SWA_POOL,
+            ),
+            branch(
+                "forward_extend",
+                "k is not None",
+                "save_kv_cache",
+                NOT_5D,
+                NOT_UNIFIED_SWA,
+                "not self.use_mla",
+                NOT_SWA_POOL,
+            ),
+            branch("forward_decode", "save_kv_cache", IS_5D, SWA_POOL),
+            branch("forward_decode", "save_kv_cache", IS_5D, NOT_SWA_POOL),
+            branch(
+                "forward_decode",
+                "save_kv_cache",
+                NOT_5D,
+                NOT_UNIFIED_SWA,
+                NOT_UNIFIED_FP8,
+                SWA_POOL,
+            ),
+            branch(
+                "forward_decode",
+                "save_kv_cache",
+                NOT_5D,
+                NOT_UNIFIED_SWA,
+                NOT_UNIFIED_FP8,
+                NOT_SWA_POOL,
+            ),
+        ),
+    ),
+    (
+        ("kwarg", "bundled"),
+        (
+            branch(
+                "forward_extend",
+                "k is not None",
+                "save_kv_cache",
+                NOT_5D,
+                NOT_UNIFIED_SWA,
+                "self.use_mla",
+            ),
+        ),
+    ),
+    (
+        ("bundled",),
+        (
+            branch(
+                "forward_extend",
+                "k is not None",
+                "save_kv_cache",
+                NOT_5D,
+                NOT_UNIFIED_SWA,
+                "not self.use_mla",
+            ),
+            branch("forward_decode", "save_kv_cache", NOT_5D, NOT_UNIFIED_SWA, NOT_UNIFIED_FP8),
+        ),
+    ),
+    (
+        ("bundled", "current"),
+        (
+            branch("forward_extend", "k is not None", "save_kv_cache", IS_5D),
+            branch("forward_decode", "save_kv_cache", IS_5D),
+        ),
+    ),
+    (
+        ("current",),
+        (
+            branch(
+                "forward_extend",
+                "k is not None",
+                "save_kv_cache",
+                NOT_5D,
+                NOT_UNIFIED_SWA,
+                "self.use_mla",
+                "self.dcp_world_size > 1",
+            ),
+            branch(
+                "forward_extend",
+                "k is not None",
+                "save_kv_cache",
+                NOT_5D,
+                NOT_UNIFIED_SWA,
+                "self.use_mla",
+                "not self.dcp_world_size > 1",
+            ),
+            branch(
+                "forward_extend",
+                "k is not None",
+                "save_kv_cache",
+                NOT_5D,
+                NOT_UNIFIED_SWA,
+                "not self.use_mla",
+                "not self._use_fused_fp8_kv_write(layer)",
+            ),
+            branch("forward_decode", "save_kv_cache", NOT_5D, NOT_UNIFIED_SWA, "self.use_mla"),
+            branch(
+                "forward_decode",
+                "save_kv_cache",
+                NOT_5D,
+                NOT_UNIFIED_SWA,
+                "not self.use_mla",
+                "not self._use_fused_fp8_kv_write(layer)",
+            ),
+        ),
+    ),
+)
+
+
 CENSUS = CallSiteModel(
     (ATTENTION + "aiter_backend.py",),
     merge(
@@ -148,6 +296,7 @@ CENSUS = CallSiteModel(
             ),
         )
     },
+    branches=BRANCHES,
 )
 
 

@@ -13,7 +13,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from backends.call_shapes import HARDWARE, KV, CallSiteModel, bare_site, merge, swa_site
+from backends.call_shapes import (
+    HARDWARE,
+    KV,
+    CallSiteModel,
+    bare_site,
+    branch,
+    eras_branches,
+    merge,
+    swa_site,
+)
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import BARE, decoder_swa, kv_write, write_loc
@@ -40,10 +49,78 @@ _NPU_UNMODELLED["_cp_allgather_and_save_kv_npu"] = (
     "the NPU CP write; backends/context_parallel.py models the CUDA one"
 )
 
+# The if tests that choose each modelled write call, per era, as the releases' files have
+# them (harness/sut/probe/census_branches.py; derived from 0.5.12, 0.5.13, 0.5.14, 0.5.23).
+BRANCHES = eras_branches(
+    (
+        ("legacy", "kwarg", "bundled", "current"),
+        (
+            branch(
+                "forward_extend",
+                "self.use_mla",
+                "not sum(forward_batch.extend_prefix_lens_cpu) > 0",
+                "layer.qk_head_dim != layer.v_head_dim",
+                "layer.v_head_dim in [256]",
+                "save_kv_cache",
+            ),
+            branch("forward_decode", "self.use_mla", "save_kv_cache"),
+        ),
+    ),
+    (
+        ("legacy", "bundled", "current"),
+        (
+            branch(
+                "forward_extend",
+                "not self.use_mla",
+                "save_kv_cache and k is not None and (v is not None)",
+                "not is_cp_mode",
+            ),
+            branch(
+                "forward_decode",
+                "not self.use_mla",
+                "save_kv_cache and k is not None and (v is not None)",
+            ),
+        ),
+    ),
+    (
+        ("kwarg",),
+        (
+            branch(
+                "forward_extend",
+                "not self.use_mla",
+                "save_kv_cache and k is not None and (v is not None)",
+                "not is_cp_mode",
+                "self.use_sliding_window_kv_pool and (not layer.is_cross_attention)",
+            ),
+            branch(
+                "forward_extend",
+                "not self.use_mla",
+                "save_kv_cache and k is not None and (v is not None)",
+                "not is_cp_mode",
+                "not (self.use_sliding_window_kv_pool and (not layer.is_cross_attention))",
+            ),
+            branch(
+                "forward_decode",
+                "not self.use_mla",
+                "save_kv_cache and k is not None and (v is not None)",
+                "self.use_sliding_window_kv_pool and (not layer.is_cross_attention)",
+            ),
+            branch(
+                "forward_decode",
+                "not self.use_mla",
+                "save_kv_cache and k is not None and (v is not None)",
+                "not (self.use_sliding_window_kv_pool and (not layer.is_cross_attention))",
+            ),
+        ),
+    ),
+)
+
+
 CENSUS = CallSiteModel(
     (HARDWARE + "npu/attention/ascend_backend.py",),
     merge(swa_site("cache_loc", current="KVWriteLoc"), bare_site(KV, "out_cache_loc")),
     unmodelled_functions=_NPU_UNMODELLED,
+    branches=BRANCHES,
 )
 
 

@@ -34,6 +34,19 @@ class Shape:
 
 
 @dataclass(frozen=True)
+class Branch:
+    """The `if` tests that choose a write call, outermost first, as `ast.unparse` writes them (an
+    `else`/`elif` arm holds `not (<the test it skips>)`), in the method (no class) that makes it."""
+
+    function: str
+    tests: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        chain = " / ".join(f"if {test}" for test in self.tests) or "unconditional"
+        return f"{self.function}: {chain}"
+
+
+@dataclass(frozen=True)
 class CallSiteModel:
     # Release files (relative to the folder holding the `sglang` package) with the call sites;
     # a release with none of them is reported so.
@@ -43,6 +56,9 @@ class CallSiteModel:
     unmodelled_functions: dict[str, str] = field(default_factory=dict)
     # Whole calls of this shape are known and deliberately not modelled, per era, with the reason.
     unmodelled_shapes: dict[str, tuple[tuple[Shape, str], ...]] = field(default_factory=dict)
+    # Per era, the branches the release files choose their modelled write calls under: the
+    # census reports a call under any other branch, and a declared branch no call has.
+    branches: dict[str, tuple[Branch, ...]] = field(default_factory=dict)
 
     def expected(self, era: str, missing: frozenset[str] = frozenset()) -> tuple[Shape, ...]:
         """The shapes of `era`'s calls, on a SUT without the KVWriteLoc constructors `missing`."""
@@ -101,6 +117,22 @@ def bare_site(door: str, target: str, *, current: str = "bare") -> dict[str, tup
     if current != "bare":
         sites["current"] = (Shape(door, current, target),)
     return sites
+
+
+def branch(function: str, *tests: str) -> Branch:
+    return Branch(function, tests)
+
+
+def eras_branches(
+    *declared: tuple[tuple[str, ...], tuple[Branch, ...]],
+) -> dict[str, tuple[Branch, ...]]:
+    """Branches per era from (eras, branches) pairs, so a chain several eras share is written
+    once."""
+    return {
+        era: tuple(dict.fromkeys(b for eras, group in declared if era in eras for b in group))
+        for era in ERA_NAMES
+        if any(era in eras for eras, _ in declared)
+    }
 
 
 def merge(*sites: dict[str, tuple[Shape, ...]]) -> dict[str, tuple[Shape, ...]]:

@@ -15,7 +15,7 @@ from typing import Callable
 
 import torch
 
-from backends.call_shapes import LAYER_SCALES, CallSiteModel, swa_site
+from backends.call_shapes import LAYER_SCALES, CallSiteModel, branch, eras_branches, swa_site
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, MHA_POOLS, register_backend
 from backends.era_calls import decoder_swa, kv_write, layer_scales, write_loc
@@ -73,6 +73,21 @@ def gathered_kv_write(
     kv_write(req, loc, keywords, k_full, v_full, layer_scales(req))
 
 
+# The if tests that choose each modelled write call, per era, as the releases' files have
+# them (harness/sut/probe/census_branches.py; derived from 0.5.12, 0.5.13, 0.5.14, 0.5.23).
+BRANCHES = eras_branches(
+    (("legacy", "bundled"), (branch("cp_allgather_and_save_kv_cache"),)),
+    (
+        ("kwarg",),
+        (
+            branch("cp_allgather_and_save_kv_cache", "swa_loc is not None"),
+            branch("cp_allgather_and_save_kv_cache", "swa_loc is None"),
+        ),
+    ),
+    (("bundled", "current"), (branch("materialize_full_kv"),)),
+)
+
+
 CENSUS = CallSiteModel(
     ("sglang/srt/layers/utils/cp_utils.py", "sglang/srt/layers/cp/zigzag.py"),
     swa_site("cache_loc", LAYER_SCALES, current="for_layer", swa="swa_loc"),
@@ -80,6 +95,7 @@ CENSUS = CallSiteModel(
         "materialize_full_mla_kv": "CP over MLA pools is a declared skip "
         "(cp-mla) of backends/context_parallel.py"
     },
+    branches=BRANCHES,
 )
 
 

@@ -12,12 +12,19 @@ called by the model's prefill, not by a forward: not modelled. trtllm_mla's skip
 from __future__ import annotations
 
 from backends import trtllm_mla
-from backends.call_shapes import ATTENTION, MLA, CallSiteModel, bare_site
+from backends.call_shapes import ATTENTION, MLA, CallSiteModel, bare_site, branch, eras_branches
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MLA_POOLS, entries_of, register_backend
 from backends.real_code import RealCode
 
 FILE = "cutedsl_mla_backend.py"
+
+# The if tests that choose each modelled write call, per era, as the releases' files have
+# them (harness/sut/probe/census_branches.py; derived from 0.5.12, 0.5.13, 0.5.14, 0.5.23).
+BRANCHES = eras_branches(
+    (("current",), (branch("forward_decode", "query is None and save_kv_cache"),)),
+)
+
 
 CENSUS = CallSiteModel(
     (ATTENTION + FILE,),
@@ -26,6 +33,7 @@ CENSUS = CallSiteModel(
         "prepare_prefill_qkv": "the model's prefill hands it FP8 rows its fused rope-quantise "
         "kernel (a GPU kernel) made; no attention forward calls it"
     },
+    branches=BRANCHES,
 )
 
 

@@ -14,6 +14,8 @@ from backends.call_shapes import (
     MLA,
     CallSiteModel,
     bare_site,
+    branch,
+    eras_branches,
     merge,
     swa_site,
 )
@@ -41,12 +43,126 @@ def fa3_style_write(
     kv_write(req, loc, keywords, req.k, req.v, layer_scales(req))
 
 
+# The if tests that choose each modelled write call, per era, as the releases' files have
+# them (harness/sut/probe/census_branches.py; derived from 0.5.12, 0.5.13, 0.5.14, 0.5.23).
+BRANCHES = eras_branches(
+    (
+        ("legacy",),
+        (
+            branch(
+                "forward_extend",
+                "k is not None",
+                "save_kv_cache and (not is_cp_mode) and (not self.fa_skip_kv_cache)",
+                "not self.use_mla",
+            ),
+            branch(
+                "forward_extend",
+                "k is not None",
+                "save_kv_cache and (not is_cp_mode) and (not self.fa_skip_kv_cache)",
+                "self.use_mla",
+            ),
+        ),
+    ),
+    (
+        ("legacy", "bundled", "current"),
+        (
+            branch("forward_decode", "k is not None", "save_kv_cache", "not self.use_mla"),
+            branch("forward_decode", "k is not None", "save_kv_cache", "self.use_mla"),
+        ),
+    ),
+    (
+        ("kwarg",),
+        (
+            branch(
+                "forward_extend",
+                "k is not None",
+                "save_kv_cache and (not self.fa_skip_kv_cache)",
+                "not self.use_mla",
+                "not is_cp_mode",
+                "self.use_sliding_window_kv_pool",
+            ),
+            branch(
+                "forward_extend",
+                "k is not None",
+                "save_kv_cache and (not self.fa_skip_kv_cache)",
+                "not self.use_mla",
+                "not is_cp_mode",
+                "not self.use_sliding_window_kv_pool",
+            ),
+            branch(
+                "forward_decode",
+                "k is not None",
+                "save_kv_cache",
+                "self.use_sliding_window_kv_pool",
+            ),
+            branch(
+                "forward_decode",
+                "k is not None",
+                "save_kv_cache",
+                "not self.use_sliding_window_kv_pool",
+                "not self.use_mla",
+            ),
+            branch(
+                "forward_decode",
+                "k is not None",
+                "save_kv_cache",
+                "not self.use_sliding_window_kv_pool",
+                "self.use_mla",
+            ),
+        ),
+    ),
+    (
+        ("kwarg", "bundled"),
+        (
+            branch(
+                "forward_extend",
+                "k is not None",
+                "save_kv_cache and (not self.fa_skip_kv_cache)",
+                "self.use_mla",
+            ),
+        ),
+    ),
+    (
+        ("bundled",),
+        (
+            branch(
+                "forward_extend",
+                "k is not None",
+                "save_kv_cache and (not self.fa_skip_kv_cache)",
+                "not self.use_mla",
+                "not is_cp_mode",
+            ),
+        ),
+    ),
+    (
+        ("current",),
+        (
+            branch(
+                "forward_extend",
+                "k is not None",
+                "save_kv_cache and (not self.fa_skip_kv_cache)",
+                "self.use_mla",
+                "not cp_active",
+            ),
+            branch(
+                "forward_extend",
+                "k is not None",
+                "save_kv_cache and (not self.fa_skip_kv_cache)",
+                "not self.use_mla",
+                "not cp_active",
+            ),
+        ),
+    ),
+)
+
+
 CENSUS = CallSiteModel(
     (ATTENTION + "flashattention_backend.py",),
     merge(
         swa_site("cache_loc", LAYER_SCALES, current="for_layer"),
         bare_site(MLA, "cache_loc", current="for_layer"),
     ),
+    branches=BRANCHES,
 )
 
 

@@ -9,7 +9,14 @@ is (None, None) when the KV-cache quant method supplies global scales (FP4 pools
 
 from __future__ import annotations
 
-from backends.call_shapes import ATTENTION, LAYER_SCALES, CallSiteModel, swa_site
+from backends.call_shapes import (
+    ATTENTION,
+    LAYER_SCALES,
+    CallSiteModel,
+    branch,
+    eras_branches,
+    swa_site,
+)
 from backends.context import WriteRequest
 from backends.entry import BF16_AND_FP8, MHA_POOLS, register_backend
 from backends.era_calls import decoder_swa, kv_write, layer_scales, write_loc
@@ -31,6 +38,83 @@ def _unequal_head_dims_on_ragged(scenario: Scenario, mode: str) -> bool:
     return mode == RAGGED and (g.v_head_dim or g.head_dim) != g.head_dim
 
 
+# The if tests that choose each modelled write call, per era, as the releases' files have
+# them (harness/sut/probe/census_branches.py; derived from 0.5.12, 0.5.13, 0.5.14, 0.5.23).
+BRANCHES = eras_branches(
+    (
+        ("legacy", "bundled"),
+        (
+            branch(
+                "forward_extend",
+                "not self.forward_metadata.use_ragged",
+                "k is not None",
+                "save_kv_cache",
+            ),
+        ),
+    ),
+    (
+        ("legacy", "bundled", "current"),
+        (
+            branch("forward_extend", "self.forward_metadata.use_ragged", "save_kv_cache"),
+            branch("forward_decode", "k is not None", "save_kv_cache"),
+        ),
+    ),
+    (
+        ("kwarg",),
+        (
+            branch(
+                "forward_extend",
+                "self.forward_metadata.use_ragged",
+                "save_kv_cache",
+                "self.use_sliding_window_kv_pool",
+            ),
+            branch(
+                "forward_extend",
+                "self.forward_metadata.use_ragged",
+                "save_kv_cache",
+                "not self.use_sliding_window_kv_pool",
+            ),
+            branch(
+                "forward_extend",
+                "not self.forward_metadata.use_ragged",
+                "k is not None",
+                "save_kv_cache",
+                "self.use_sliding_window_kv_pool",
+            ),
+            branch(
+                "forward_extend",
+                "not self.forward_metadata.use_ragged",
+                "k is not None",
+                "save_kv_cache",
+                "not self.use_sliding_window_kv_pool",
+            ),
+            branch(
+                "forward_decode",
+                "k is not None",
+                "save_kv_cache",
+                "self.use_sliding_window_kv_pool",
+            ),
+            branch(
+                "forward_decode",
+                "k is not None",
+                "save_kv_cache",
+                "not self.use_sliding_window_kv_pool",
+            ),
+        ),
+    ),
+    (
+        ("current",),
+        (
+            branch(
+                "forward_extend",
+                "not self.forward_metadata.use_ragged",
+                "k is not None and save_kv_cache",
+            ),
+        ),
+    ),
+)
+
+
 CENSUS = CallSiteModel(
     (ATTENTION + "flashinfer_backend.py",),
     swa_site(
@@ -39,6 +123,7 @@ CENSUS = CallSiteModel(
         current="for_layer",
         current_scales=("*self._kv_write_scales(layer)",),
     ),
+    branches=BRANCHES,
 )
 
 

@@ -8,7 +8,16 @@ nothing: not modelled.
 
 from __future__ import annotations
 
-from backends.call_shapes import ATTENTION, KV, MLA, CallSiteModel, bare_site, merge
+from backends.call_shapes import (
+    ATTENTION,
+    KV,
+    MLA,
+    CallSiteModel,
+    bare_site,
+    branch,
+    eras_branches,
+    merge,
+)
 from backends.context import WriteRequest
 from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, MLA_POOLS, register_backend
 from backends.era_calls import FOR_BATCH, bare_loc
@@ -23,12 +32,38 @@ def mla_loc(req: WriteRequest, era: str):
 # metadata before the write, called only after it.
 MLA_WRAPPERS_LEFT_OUT = {"prefill_wrapper": NO_ATTENTION, "decode_wrapper": NO_ATTENTION}
 
+# The if tests that choose each modelled write call, per era, as the releases' files have
+# them (harness/sut/probe/census_branches.py; derived from 0.5.12, 0.5.13, 0.5.14, 0.5.23).
+BRANCHES = eras_branches(
+    (
+        ("legacy", "kwarg", "bundled", "current"),
+        (
+            branch(
+                "forward_extend",
+                "save_kv_cache and k is not None",
+                "save_kv_cache",
+                "k_rope is not None",
+            ),
+            branch(
+                "forward_extend",
+                "save_kv_cache and k is not None",
+                "save_kv_cache",
+                "k_rope is None",
+            ),
+            branch("forward_decode", "k is not None", "save_kv_cache", "k_rope is not None"),
+            branch("forward_decode", "k is not None", "save_kv_cache", "k_rope is None"),
+        ),
+    ),
+)
+
+
 CENSUS = CallSiteModel(
     (ATTENTION + "flashinfer_mla_backend.py",),
     merge(
         bare_site(MLA, "out_cache_loc", current="for_batch"),
         bare_site(KV, "out_cache_loc", current="for_batch"),
     ),
+    branches=BRANCHES,
 )
 
 

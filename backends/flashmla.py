@@ -6,14 +6,73 @@ scales at out_cache_loc (KVWriteLoc.for_batch in 0.5.23). With an fp8 cache it q
 
 from __future__ import annotations
 
-from backends.call_shapes import ATTENTION, KV, CallSiteModel, bare_site
+from backends.call_shapes import ATTENTION, KV, CallSiteModel, bare_site, branch, eras_branches
 from backends.context import WriteRequest
 from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, MLA_POOLS, register_backend
 from backends.flashinfer_mla import MLA_WRAPPERS_LEFT_OUT, mla_loc
 from backends.real_code import GPU_CLASS, GPU_FUNCTION, RealCode
 
+# The if tests that choose each modelled write call, per era, as the releases' files have
+# them (harness/sut/probe/census_branches.py; derived from 0.5.12, 0.5.13, 0.5.14, 0.5.23).
+BRANCHES = eras_branches(
+    (
+        ("legacy",),
+        (
+            branch(
+                "forward_extend",
+                "not (forward_batch.forward_mode == ForwardMode.EXTEND or "
+                "forward_batch.forward_mode == ForwardMode.DRAFT_EXTEND)",
+                "k is not None",
+                "save_kv_cache",
+            ),
+        ),
+    ),
+    (
+        ("legacy", "kwarg", "bundled", "current"),
+        (branch("forward_decode", "k is not None", "save_kv_cache"),),
+    ),
+    (
+        ("kwarg",),
+        (
+            branch(
+                "forward_extend",
+                "forward_batch.forward_mode not in "
+                "(ForwardMode.EXTEND, ForwardMode.DRAFT_EXTEND, ForwardMode.DRAFT_EXTEND_V2)",
+                "k is not None",
+                "save_kv_cache",
+            ),
+        ),
+    ),
+    (
+        ("bundled",),
+        (
+            branch(
+                "forward_extend",
+                "forward_batch.forward_mode not in "
+                "(ForwardMode.EXTEND, ForwardMode.DRAFT_EXTEND_V2)",
+                "k is not None",
+                "save_kv_cache",
+            ),
+        ),
+    ),
+    (
+        ("current",),
+        (
+            branch(
+                "forward_extend",
+                "forward_batch.forward_mode != ForwardMode.EXTEND",
+                "k is not None",
+                "save_kv_cache",
+            ),
+        ),
+    ),
+)
+
+
 CENSUS = CallSiteModel(
-    (ATTENTION + "flashmla_backend.py",), bare_site(KV, "out_cache_loc", current="for_batch")
+    (ATTENTION + "flashmla_backend.py",),
+    bare_site(KV, "out_cache_loc", current="for_batch"),
+    branches=BRANCHES,
 )
 
 

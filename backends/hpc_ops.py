@@ -9,13 +9,34 @@ save_kv_cache=False: no pool call to model there. Decoder-only, so cross-attenti
 
 from __future__ import annotations
 
-from backends.call_shapes import ATTENTION, KV, LAYER_SCALES, CallSiteModel, Shape
+from backends.call_shapes import (
+    ATTENTION,
+    KV,
+    LAYER_SCALES,
+    CallSiteModel,
+    Shape,
+    branch,
+    eras_branches,
+)
 from backends.context import WriteRequest
 from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, register_backend
 from backends.era_calls import BARE, bare_loc, kv_write, layer_scales
 from backends.skips import no_cross_attention
 
 FILE = "hpc_ops_backend.py"
+
+# The if tests that choose each modelled write call, per era, as the releases' files have
+# them (harness/sut/probe/census_branches.py; derived from 0.5.12, 0.5.13, 0.5.14, 0.5.23).
+BRANCHES = eras_branches(
+    (
+        ("current",),
+        (
+            branch("forward_extend", "save_kv_cache and k is not None"),
+            branch("forward_decode", "save_kv_cache and k is not None"),
+        ),
+    ),
+)
+
 
 CENSUS = CallSiteModel(
     (ATTENTION + FILE,),
@@ -24,6 +45,7 @@ CENSUS = CallSiteModel(
         "fused_qk_rope_store_kv_fp8": "the FP8 models' fused store, a GPU kernel that bypasses "
         "the pool's doors"
     },
+    branches=BRANCHES,
 )
 
 

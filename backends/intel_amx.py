@@ -14,7 +14,17 @@ from typing import Any
 
 import torch
 
-from backends.call_shapes import ATTENTION, KV, SWA, CallSiteModel, Shape, merge, swa_site
+from backends.call_shapes import (
+    ATTENTION,
+    KV,
+    SWA,
+    CallSiteModel,
+    Shape,
+    branch,
+    eras_branches,
+    merge,
+    swa_site,
+)
 from backends.context import WriteRequest
 from backends.divergences import (
     CHANGED,
@@ -71,6 +81,52 @@ FP8_SCALE_FLOAT = KnownDivergence(
     "k_scale_float, v_scale=layer.v_scale_float on fp8 caches; no PR names the change",
 )
 
+# The if tests that choose each modelled write call, per era, as the releases' files have
+# them (harness/sut/probe/census_branches.py; derived from 0.5.12, 0.5.13, 0.5.14, 0.5.23).
+BRANCHES = eras_branches(
+    (("legacy",), (branch("forward_extend", "save_kv_cache"),)),
+    (
+        ("kwarg",),
+        (
+            branch(
+                "forward_extend",
+                "save_kv_cache and k is not None and (v is not None)",
+                "self.use_sliding_window_kv_pool and (not layer.is_cross_attention)",
+            ),
+            branch(
+                "forward_extend",
+                "save_kv_cache and k is not None and (v is not None)",
+                "not (self.use_sliding_window_kv_pool and (not layer.is_cross_attention))",
+            ),
+        ),
+    ),
+    (
+        ("bundled",),
+        (branch("forward_extend", "save_kv_cache and k is not None and (v is not None)"),),
+    ),
+    (
+        ("current",),
+        (
+            branch(
+                "forward_extend",
+                "save_kv_cache and k is not None and (v is not None)",
+                "not self.use_mla and key_buffer.dtype == torch.float8_e4m3fn",
+            ),
+            branch(
+                "forward_extend",
+                "save_kv_cache and k is not None and (v is not None)",
+                "not (not self.use_mla and key_buffer.dtype == torch.float8_e4m3fn)",
+            ),
+            branch(
+                "forward_decode",
+                "save_kv_cache and k is not None and (v is not None) and "
+                "(key_buffer.dtype == torch.float8_e4m3fn)",
+            ),
+        ),
+    ),
+)
+
+
 CENSUS = CallSiteModel(
     (ATTENTION + "intel_amx_backend.py",),
     merge(
@@ -92,6 +148,7 @@ CENSUS = CallSiteModel(
             ),
         },
     ),
+    branches=BRANCHES,
 )
 
 

@@ -19,15 +19,38 @@ and set_mla_kv_buffer calls: the file's own set_kv_buffer call is the bare-loc s
 
 from __future__ import annotations
 
-from backends.call_shapes import ATTENTION, ERA_NAMES, KV, CallSiteModel, Shape
+from backends.call_shapes import (
+    ATTENTION,
+    ERA_NAMES,
+    KV,
+    CallSiteModel,
+    Shape,
+    branch,
+    eras_branches,
+)
 from backends.context import WriteRequest
 from backends.entry import EXTEND_AND_DECODE, ValueScope, register_backend
 from backends.plain import PLAIN_FOCUS
 from scenarios.model import QSA_KINDS
 
+# The if tests that choose each modelled write call, per era, as the releases' files have
+# them (harness/sut/probe/census_branches.py; derived from 0.5.12, 0.5.13, 0.5.14, 0.5.23).
+BRANCHES = eras_branches(
+    (
+        ("current",),
+        (
+            branch("forward_extend", "save_kv_cache"),
+            branch("_forward_extend_cp", "save_kv_cache"),
+            branch("forward_decode", "save_kv_cache"),
+        ),
+    ),
+)
+
+
 CENSUS = CallSiteModel(
     (ATTENTION + "qwen_sparse_attn_backend.py",),
     {era: (Shape(KV, "bare", "out_cache_loc"),) for era in ERA_NAMES},
+    branches=BRANCHES,
 )
 
 

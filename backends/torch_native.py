@@ -10,14 +10,61 @@ its own __init__ and init_forward_metadata included (backends/real_code.py).
 
 from __future__ import annotations
 
-from backends.call_shapes import ATTENTION, CallSiteModel, swa_site
+from backends.call_shapes import ATTENTION, CallSiteModel, branch, eras_branches, swa_site
 from backends.context import WriteRequest
 from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import BARE, decoder_swa, kv_write, write_loc
 from backends.real_code import RealCode
 
+# The if tests that choose each modelled write call, per era, as the releases' files have
+# them (harness/sut/probe/census_branches.py; derived from 0.5.12, 0.5.13, 0.5.14, 0.5.23).
+BRANCHES = eras_branches(
+    (
+        ("legacy",),
+        (
+            branch("forward_extend", "save_kv_cache"),
+            branch("forward_decode", "save_kv_cache"),
+        ),
+    ),
+    (
+        ("kwarg",),
+        (
+            branch(
+                "forward_extend",
+                "save_kv_cache and k is not None and (v is not None)",
+                "self.use_sliding_window_kv_pool",
+            ),
+            branch(
+                "forward_extend",
+                "save_kv_cache and k is not None and (v is not None)",
+                "not self.use_sliding_window_kv_pool",
+            ),
+            branch(
+                "forward_decode",
+                "save_kv_cache and k is not None and (v is not None)",
+                "self.use_sliding_window_kv_pool",
+            ),
+            branch(
+                "forward_decode",
+                "save_kv_cache and k is not None and (v is not None)",
+                "not self.use_sliding_window_kv_pool",
+            ),
+        ),
+    ),
+    (
+        ("bundled", "current"),
+        (
+            branch("forward_extend", "save_kv_cache and k is not None and (v is not None)"),
+            branch("forward_decode", "save_kv_cache and k is not None and (v is not None)"),
+        ),
+    ),
+)
+
+
 CENSUS = CallSiteModel(
-    (ATTENTION + "torch_native_backend.py",), swa_site("cache_loc", current="KVWriteLoc")
+    (ATTENTION + "torch_native_backend.py",),
+    swa_site("cache_loc", current="KVWriteLoc"),
+    branches=BRANCHES,
 )
 
 

@@ -10,12 +10,120 @@ extend branch (the door of PR #27695's review bug); 0.5.23 uses KVWriteLoc.for_b
 
 from __future__ import annotations
 
-from backends.call_shapes import ATTENTION, KV, LAYER_SCALES, CallSiteModel, Shape, merge, swa_site
+from backends.call_shapes import (
+    ATTENTION,
+    KV,
+    LAYER_SCALES,
+    CallSiteModel,
+    Shape,
+    branch,
+    eras_branches,
+    merge,
+    swa_site,
+)
 from backends.context import WriteRequest
 from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import FOR_BATCH, bare_loc, kv_write, layer_scales, scale_args, write_loc
 from backends.real_code import RealCode
 from backends.skips import BackendSkip, never, no_cross_attention
+
+# The if tests that choose each modelled write call, per era, as the releases' files have
+# them (harness/sut/probe/census_branches.py; derived from 0.5.12, 0.5.13, 0.5.14, 0.5.23).
+BRANCHES = eras_branches(
+    (
+        ("legacy", "kwarg", "bundled", "current"),
+        (branch("forward_decode", "save_kv_cache", "self.use_mla"),),
+    ),
+    (
+        ("legacy", "bundled", "current"),
+        (
+            branch(
+                "forward_extend",
+                "not (k is None and v is None)",
+                "not (k is None or v is None)",
+                "save_kv_cache",
+                "layer.k_scale is None",
+            ),
+            branch(
+                "forward_extend",
+                "not (k is None and v is None)",
+                "not (k is None or v is None)",
+                "save_kv_cache",
+                "layer.k_scale is not None",
+                "self.use_mla",
+            ),
+            branch(
+                "forward_extend",
+                "not (k is None and v is None)",
+                "not (k is None or v is None)",
+                "save_kv_cache",
+                "layer.k_scale is not None",
+                "not self.use_mla",
+            ),
+            branch("forward_decode", "save_kv_cache", "not self.use_mla"),
+        ),
+    ),
+    (
+        ("kwarg",),
+        (
+            branch(
+                "forward_extend",
+                "not (k is None and v is None)",
+                "not (k is None or v is None)",
+                "save_kv_cache",
+                "self.use_sliding_window_kv_pool",
+                "layer.k_scale is None",
+            ),
+            branch(
+                "forward_extend",
+                "not (k is None and v is None)",
+                "not (k is None or v is None)",
+                "save_kv_cache",
+                "self.use_sliding_window_kv_pool",
+                "layer.k_scale is not None",
+            ),
+            branch(
+                "forward_extend",
+                "not (k is None and v is None)",
+                "not (k is None or v is None)",
+                "save_kv_cache",
+                "not self.use_sliding_window_kv_pool",
+                "layer.k_scale is None",
+            ),
+            branch(
+                "forward_extend",
+                "not (k is None and v is None)",
+                "not (k is None or v is None)",
+                "save_kv_cache",
+                "not self.use_sliding_window_kv_pool",
+                "layer.k_scale is not None",
+                "self.use_mla",
+            ),
+            branch(
+                "forward_extend",
+                "not (k is None and v is None)",
+                "not (k is None or v is None)",
+                "save_kv_cache",
+                "not self.use_sliding_window_kv_pool",
+                "layer.k_scale is not None",
+                "not self.use_mla",
+            ),
+            branch(
+                "forward_decode",
+                "save_kv_cache",
+                "not self.use_mla",
+                "self.use_sliding_window_kv_pool",
+            ),
+            branch(
+                "forward_decode",
+                "save_kv_cache",
+                "not self.use_mla",
+                "not self.use_sliding_window_kv_pool",
+            ),
+        ),
+    ),
+)
+
 
 CENSUS = CallSiteModel(
     (ATTENTION + "triton_backend.py",),
@@ -24,6 +132,7 @@ CENSUS = CallSiteModel(
         swa_site("out_cache_loc", LAYER_SCALES, current="for_batch"),
         {era: (Shape(KV, "bare", "out_cache_loc"),) for era in ("bundled",)},
     ),
+    branches=BRANCHES,
 )
 
 

@@ -8,7 +8,14 @@ module models the set_kv_buffer path.
 
 from __future__ import annotations
 
-from backends.call_shapes import ATTENTION, LAYER_SCALES, CallSiteModel, swa_site
+from backends.call_shapes import (
+    ATTENTION,
+    LAYER_SCALES,
+    CallSiteModel,
+    branch,
+    eras_branches,
+    swa_site,
+)
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, register_backend
 from backends.era_calls import FOR_BATCH, kv_write, write_loc
@@ -27,6 +34,60 @@ FUSED_FP8_WRITE = BackendSkip(
 )
 
 
+# The if tests that choose each modelled write call, per era, as the releases' files have
+# them (harness/sut/probe/census_branches.py; derived from 0.5.12, 0.5.13, 0.5.14, 0.5.23).
+BRANCHES = eras_branches(
+    (
+        ("legacy", "bundled"),
+        (branch("forward_extend", "not use_fused_fp8_path", "save_kv_cache and k is not None"),),
+    ),
+    (
+        ("legacy", "bundled", "current"),
+        (branch("forward_decode", "not use_fused_fp8_path", "save_kv_cache and k is not None"),),
+    ),
+    (
+        ("kwarg",),
+        (
+            branch(
+                "forward_decode",
+                "not use_fused_fp8_path",
+                "save_kv_cache and k is not None",
+                "self.use_sliding_window_kv_pool",
+            ),
+            branch(
+                "forward_decode",
+                "not use_fused_fp8_path",
+                "save_kv_cache and k is not None",
+                "not self.use_sliding_window_kv_pool",
+            ),
+            branch(
+                "forward_extend",
+                "not use_fused_fp8_path",
+                "save_kv_cache and k is not None",
+                "self.use_sliding_window_kv_pool",
+            ),
+            branch(
+                "forward_extend",
+                "not use_fused_fp8_path",
+                "save_kv_cache and k is not None",
+                "not self.use_sliding_window_kv_pool",
+            ),
+        ),
+    ),
+    (
+        ("current",),
+        (
+            branch(
+                "forward_extend",
+                "not use_fused_fp8_path",
+                "save_kv_cache and k is not None",
+                "not cp_active",
+            ),
+        ),
+    ),
+)
+
+
 CENSUS = CallSiteModel(
     (ATTENTION + "trtllm_mha_backend.py",),
     swa_site(
@@ -35,6 +96,7 @@ CENSUS = CallSiteModel(
         current="for_batch",
         current_scales=("*self._kv_write_scales(layer)",),
     ),
+    branches=BRANCHES,
 )
 
 

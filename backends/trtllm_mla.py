@@ -7,7 +7,7 @@ pool: both are skips on the entry below (bf16 only here).
 
 from __future__ import annotations
 
-from backends.call_shapes import ATTENTION, MLA, CallSiteModel, bare_site
+from backends.call_shapes import ATTENTION, MLA, CallSiteModel, bare_site, branch, eras_branches
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MLA_POOLS, register_backend
 from backends.flashinfer_mla import mla_loc
@@ -32,8 +32,30 @@ def trtllm_mla_fields(req: WriteRequest, mode: str) -> dict:
     }
 
 
+# The if tests that choose each modelled write call, per era, as the releases' files have
+# them (harness/sut/probe/census_branches.py; derived from 0.5.12, 0.5.13, 0.5.14, 0.5.23).
+BRANCHES = eras_branches(
+    (
+        ("legacy", "kwarg", "bundled"),
+        (
+            branch("forward_decode", "save_kv_cache"),
+            branch("forward_extend", "save_kv_cache"),
+        ),
+    ),
+    (
+        ("current",),
+        (
+            branch("forward_decode", "query is None and save_kv_cache", "query is None"),
+            branch("forward_extend", "save_kv_cache and fused_fp8_query is None"),
+        ),
+    ),
+)
+
+
 CENSUS = CallSiteModel(
-    (ATTENTION + "trtllm_mla_backend.py",), bare_site(MLA, "out_cache_loc", current="for_batch")
+    (ATTENTION + "trtllm_mla_backend.py",),
+    bare_site(MLA, "out_cache_loc", current="for_batch"),
+    branches=BRANCHES,
 )
 
 

@@ -13,6 +13,8 @@ from backends.call_shapes import (
     MLA,
     CallSiteModel,
     bare_site,
+    branch,
+    eras_branches,
     merge,
     swa_site,
 )
@@ -22,9 +24,109 @@ from backends.era_calls import BARE
 from backends.fa3 import fa3_style_write
 from backends.real_code import GPU_FUNCTION, RealCode
 
+# The if tests that choose each modelled write call, per era, as the releases' files have
+# them (harness/sut/probe/census_branches.py; derived from 0.5.12, 0.5.13, 0.5.14, 0.5.23).
+BRANCHES = eras_branches(
+    (
+        ("legacy",),
+        (
+            branch("forward_extend", "k is not None", "save_kv_cache", "not self.use_mla"),
+            branch("forward_extend", "k is not None", "save_kv_cache", "self.use_mla"),
+            branch("forward_decode", "k is not None", "save_kv_cache", "not self.use_mla"),
+            branch("forward_decode", "k is not None", "save_kv_cache", "self.use_mla"),
+        ),
+    ),
+    (
+        ("kwarg",),
+        (
+            branch(
+                "forward_extend",
+                "not (k is None and v is None)",
+                "not (k is None or v is None)",
+                "save_kv_cache",
+                "self.use_sliding_window_kv_pool",
+            ),
+            branch(
+                "forward_extend",
+                "not (k is None and v is None)",
+                "not (k is None or v is None)",
+                "save_kv_cache",
+                "not self.use_sliding_window_kv_pool",
+                "not self.use_mla",
+            ),
+            branch(
+                "forward_extend",
+                "not (k is None and v is None)",
+                "not (k is None or v is None)",
+                "save_kv_cache",
+                "not self.use_sliding_window_kv_pool",
+                "self.use_mla",
+            ),
+            branch(
+                "forward_decode",
+                "not (k is None and v is None)",
+                "not (k is None or v is None)",
+                "save_kv_cache",
+                "self.use_sliding_window_kv_pool",
+            ),
+            branch(
+                "forward_decode",
+                "not (k is None and v is None)",
+                "not (k is None or v is None)",
+                "save_kv_cache",
+                "not self.use_sliding_window_kv_pool",
+                "not self.use_mla",
+            ),
+            branch(
+                "forward_decode",
+                "not (k is None and v is None)",
+                "not (k is None or v is None)",
+                "save_kv_cache",
+                "not self.use_sliding_window_kv_pool",
+                "self.use_mla",
+            ),
+        ),
+    ),
+    (
+        ("bundled", "current"),
+        (
+            branch(
+                "forward_extend",
+                "not (k is None and v is None)",
+                "not (k is None or v is None)",
+                "save_kv_cache",
+                "not self.use_mla",
+            ),
+            branch(
+                "forward_extend",
+                "not (k is None and v is None)",
+                "not (k is None or v is None)",
+                "save_kv_cache",
+                "self.use_mla",
+            ),
+            branch(
+                "forward_decode",
+                "not (k is None and v is None)",
+                "not (k is None or v is None)",
+                "save_kv_cache",
+                "not self.use_mla",
+            ),
+            branch(
+                "forward_decode",
+                "not (k is None and v is None)",
+                "not (k is None or v is None)",
+                "save_kv_cache",
+                "self.use_mla",
+            ),
+        ),
+    ),
+)
+
+
 CENSUS = CallSiteModel(
     (ATTENTION + "xpu_backend.py",),
     merge(swa_site("cache_loc", LAYER_SCALES, current="KVWriteLoc"), bare_site(MLA, "cache_loc")),
+    branches=BRANCHES,
 )
 
 

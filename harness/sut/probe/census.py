@@ -6,7 +6,9 @@ built (a bare tensor, `KVWriteLoc(...)`, `KVWriteLoc.for_layer/for_batch(...)`),
 targets, the SWA loc and whether it goes as the `swa_loc=` keyword, and the scales. Names are
 followed to their assignments in the enclosing function, and calls to a file's own write helpers
 (`self._set_kv_buffer(...)`) are expanded with their arguments. A conditional gives one variant
-per branch. `compare` then checks the shapes against `harness.sut.probe.census_call_sites`.
+per branch. Each call also carries the chain of `if` tests that chooses it
+(harness.sut.probe.census_branches). `compare` then checks shapes and branches against
+`harness.sut.probe.census_call_sites`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.sut.probe.census_branches import Chain, Conditions, branch_findings
 from harness.sut.probe.census_call_sites import BACKEND_MODELS, BackendModel, Shape
 
 WRITE_DOORS = ("set_kv_buffer", "set_mla_kv_buffer")
@@ -30,6 +33,7 @@ class WriteCall:
     expression: str  # the call as written (helper calls: the helper call)
     variants: tuple[Shape, ...]
     via: str = ""  # the file's own helper the call went through
+    branch: Chain = ()  # the enclosing if tests, outermost first (census_branches)
 
 
 @dataclass(frozen=True)
@@ -250,6 +254,7 @@ def census_file(path: Path, relative: str) -> tuple[WriteCall, ...]:
     for qualified, function in functions:
         if function.name in helpers:
             continue  # reached through its callers, with their arguments
+        conditions = Conditions(function)
         for node in ast.walk(function):
             if not isinstance(node, ast.Call):
                 continue
@@ -262,6 +267,7 @@ def census_file(path: Path, relative: str) -> tuple[WriteCall, ...]:
                         qualified,
                         ast.unparse(node),
                         tuple(_door_shapes(node, scope)),
+                        branch=conditions.of(node),
                     )
                 )
             elif (name := _helper_name(node, helpers)) is not None:
@@ -282,6 +288,7 @@ def census_file(path: Path, relative: str) -> tuple[WriteCall, ...]:
                         ast.unparse(node),
                         tuple(dict.fromkeys(variants)),
                         via=name,
+                        branch=conditions.of(node),
                     )
                 )
     return tuple(calls)
@@ -345,6 +352,17 @@ def compare(
         if shape not in found
     ]
     return mismatches
+
+
+def branch_mismatches(census_: Census, model: BackendModel, era: str) -> list[Mismatch]:
+    """Each modelled call under a branch the model does not declare for `era`, and each declared
+    branch no call has. Only `kvh sut check` reports them: a run's call-site fit (call_sites.py)
+    stays on shapes, so a release between the eras, whose branches were never declared, is not
+    skipped for them."""
+    files = files_present(model, census_)
+    calls = [call for call in census_.for_files(files) if _in_scope(call, model)]
+    declared = model.sites.branches.get(era)
+    return [Mismatch(model.name, *found) for found in branch_findings(calls, declared, files)]
 
 
 def notes(

@@ -99,6 +99,9 @@ def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
         ),
         "name": f"builtin:{era_name}:{engine_name}",
         "version": "builtin",
+        # Its pools hold no state a run leaves behind that the harness cannot check, so one is
+        # built per geometry and reused (harness/run/pool_cache.py REUSE_POOLS).
+        "reuse_pools": True,
     }
     for kind in LAYOUT_KINDS.values():
         # The storage first, for its buffers and bytes; the era's set_kv_buffer parses the loc.

@@ -59,3 +59,28 @@ def off_canary(rows: torch.Tensor) -> torch.Tensor:
         word = torch.full((wide.itemsize,), CANARY, dtype=torch.uint8).view(wide)
         return (rows.view(wide) != word).any(dim=1)
     return (rows != CANARY).any(dim=1)
+
+
+def all_canary(buffer: torch.Tensor) -> bool:
+    """Does every byte of `buffer` (any dtype and shape, contiguous) hold the canary? One
+    vectorised comparison, a machine word at a time where the size allows: the test that an idle
+    pool holds nothing but the canary before it is lent again (harness/run/pool_cache.py)."""
+    flat = buffer.reshape(-1).view(torch.uint8)
+    if not flat.numel():
+        return True
+    wide = _widest(flat.reshape(1, -1))
+    if wide is not None:
+        word = torch.full((wide.itemsize,), CANARY, dtype=torch.uint8).view(wide)
+        return not bool((flat.view(wide) != word).any())
+    return not bool((flat != CANARY).any())
+
+
+def written_rows_equal(want: torch.Tensor, got: torch.Tensor, index: torch.Tensor) -> bool:
+    """Do the rows `index` (ascending slots) of two same-shaped (rows, bytes) buffers agree?
+    Gathers those rows only; where a slot lies past the rows, the whole buffers but row 0 (the
+    padding sink) are compared, as before."""
+    if not index.numel():
+        return True
+    if int(index[-1]) >= want.shape[0]:
+        return bytes_equal(want[1:], got[1:])
+    return bytes_equal(want.index_select(0, index), got.index_select(0, index))

@@ -1,8 +1,8 @@
 """Run one candidate over one scenario and snapshot everything the oracles compare.
 
-Buffers are pre-filled with a canary byte so that a stray write anywhere shows; every buffer
-and every caller tensor comes back as CPU bytes.
-"""
+Buffers hold a canary byte before the run so that a stray write anywhere shows (a builtin or
+judge pool is reused, its last rows restored: pool_cache.py); every buffer and every caller
+tensor comes back as CPU bytes."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ from harness.compare.snapshot import (
 )
 from harness.plan.candidate import Candidate
 from harness.run.nvfp4_page_rows import INDEX_PARTS, MAIN_PARTS, slot_rows
+from harness.run.pool_cache import keep_pool, take_pool
 from harness.run.pool_factory import build_pool
 from harness.run.timeout import time_limit
 from pools.layouts.kinds import LAYOUT_KINDS
@@ -177,10 +178,15 @@ def dsv4_slot_rows(buffer: torch.Tensor, page_size: int) -> torch.Tensor:
     return torch.cat([data, scale], dim=-1).reshape(pages * page_size, -1)
 
 
+def raw_buffers(pool: Any, scenario: Scenario) -> list[torch.Tensor]:
+    """Every layer's buffers as the pool keeps them (what the canary fills)."""
+    g = scenario.geometry
+    return [b for layer_id in g.kv_layer_ids for b in _raw_buffers(pool, scenario, layer_id)]
+
+
 def fill_canary(pool: Any, scenario: Scenario) -> None:
-    for layer_id in scenario.geometry.kv_layer_ids:
-        for buffer in _raw_buffers(pool, scenario, layer_id):
-            buffer.view(torch.uint8).fill_(CANARY)
+    for buffer in raw_buffers(pool, scenario):
+        buffer.view(torch.uint8).fill_(CANARY)
 
 
 def buffer_bytes(pool: Any, scenario: Scenario) -> dict[str, torch.Tensor]:
@@ -305,8 +311,10 @@ def execute(
     place, pool = ErrorPlace(BUILDING), None
     try:
         with time_limit(timeout_s):
-            pool = build_pool(candidate.module, scenario, candidate.device)
-            fill_canary(pool, scenario)
+            # A reusable pool comes back with the canary in every buffer (pool_cache.py).
+            pool, lease = take_pool(
+                candidate.module, scenario, candidate.device, build_pool, fill_canary
+            )
             staging = ForwardStaging(scenario, candidate.device, pool)
             scales = (
                 scale_object(scenario.k_scale, candidate.device),
@@ -337,6 +345,7 @@ def execute(
             place = ErrorPlace(READING)
             result.buffers = buffer_bytes(pool, scenario)
             result.kept_sinks = kept_sinks(pool, scenario)
+        keep_pool(lease, scenario)  # a run that raised drops its pool: its state is unknown
     except Exception as error:  # a SUT failure is data, never a harness crash
         place = replace(place, door=door_of(error))
         result.error, result.error_type = describe_error(error), type(error).__name__

@@ -120,6 +120,7 @@ def judge_module(era: str) -> SimpleNamespace:
         ),
         "name": f"judge:{era}",
         "version": "judge",
+        "reuse_pools": True,  # one pool per geometry, reused (harness/run/pool_cache.py)
     }
     for class_name, (storage, door) in LAYOUT_CLASSES.items():
         names[class_name] = type(class_name, (storage, doors[door]), dict(marks))

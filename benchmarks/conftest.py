@@ -22,6 +22,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--kvh-device", default="cpu", help="torch device of the timed pools (default cpu)"
     )
     group.addoption("--kvh-tokens", default="1,256,4096", help="comma list of token counts")
+    group.addoption(
+        "--kvh-slots", default="1024,16384,131072", help="comma list of pool sizes (harness cost)"
+    )
+    group.addoption(
+        "--kvh-profiles", default="dev,ci,nightly", help="comma list of profiles (harness cost)"
+    )
+    group.addoption("--kvh-examples", default="40", help="examples per profile run (harness cost)")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -30,6 +37,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             int(part) for part in metafunc.config.getoption("--kvh-tokens").split(",") if part
         ]
         metafunc.parametrize("tokens", tokens)
+    for name, option, kind in (("slots", "--kvh-slots", int), ("profile", "--kvh-profiles", str)):
+        if name in metafunc.fixturenames:
+            values = metafunc.config.getoption(option).split(",")
+            metafunc.parametrize(name, [kind(value) for value in values if value])
 
 
 @pytest.fixture

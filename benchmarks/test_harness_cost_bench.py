@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import pytest
-
 from backends.registry import BACKENDS
 from harness.cli import main
 from harness.plan.candidates import Skip, candidates_for

@@ -8,63 +8,55 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-BASE_POOL_KINDS = ("mha", "mla", "swa_mha", "swa_mla")
+from pools.kinds.registry import KINDS, kinds_where
+from pools.kinds.spec import PoolKind
+
+BASE_POOL_KINDS = kinds_where(lambda kind: kind.base)
 # Kinds whose storage is not token-major rows or not plain dtype casts (pools/layouts/kinds.py).
-LAYOUT_POOL_KINDS = (
-    "mha_fp4",
-    "mla_fp4",
-    "mha_hnd",
-    "npu_mha",
-    "npu_mla",
-    "mha_aiter5d",
-    "unified_mha",
-    "unified_mla",
-)
+LAYOUT_POOL_KINDS = kinds_where(lambda kind: kind.family == "layout")
 # HybridLinearKVPool over MHA or MLA: linear-attention layers keep no KV in it, full-attention
 # layers write one dense pool (pools/hybrid_linear_storage.py).
-HYBRID_LINEAR_KINDS = ("hybrid_linear_mha", "hybrid_linear_mla", "hybrid_linear_dsa")
+HYBRID_LINEAR_KINDS = kinds_where(lambda kind: kind.linear_layers and not kind.qsa)
 # MiniMaxSparseKVPool: every layer's K/V in one main MHA pool; sparse layers also keep an index
 # K (and, unless value-disabled, an index V) in index sub-pools of one head
 # (pools/judge/minimax_sparse.py).
-SPARSE_INDEX_KINDS = ("minimax_sparse",)
+SPARSE_INDEX_KINDS = kinds_where(lambda kind: kind.sparse_index)
 # HiSparse device pools: every write lands at full_to_hisparse_device_index_mapping[loc], the
 # device slot of a logical token id (scenarios.slots.hisparse_device_slots).
-HISPARSE_KINDS = ("hisparse_mha", "hisparse_dsa")
+HISPARSE_KINDS = kinds_where(lambda kind: kind.hisparse and not kind.dsv4)
 # Page-interleave pools: pages striped across a shard group; each rank keeps only the tokens of
 # the logical pages it owns, at its local rows (scenarios.slots.page_interleave_row).
-PAGE_INTERLEAVE_KINDS = ("page_interleave_mha", "page_interleave_mla", "page_interleave_dsa")
+PAGE_INTERLEAVE_KINDS = kinds_where(lambda kind: kind.page_interleave)
 # The rank a page-interleave pool is built as, of a group of PAGE_SHARD_SIZE: rank 0 owns
 # logical page 0, so the reach scenario's slot 1 lands on local row 1.
 PAGE_SHARD_RANK, PAGE_SHARD_SIZE = 0, 2
 # QSATokenToKVPool (Qwen4-Exp's compressed sparse attention): a hybrid linear MHA pool whose
 # full-attention layers also keep the QSA indexer's pending key ring, the ring's RoPE positions
 # (one buffer for all layers) and the compressed keys (pools/judge/qsa.py).
-QSA_KINDS = ("qsa",)
+QSA_KINDS = kinds_where(lambda kind: kind.qsa)
 # The QSA indexer as the harness builds it: groups of QSA_COMPRESS_RATIO tokens, index keys of
 # QSA_INDEX_HEADS heads of QSA_INDEX_HEAD_DIM (two heads, so a transposed head shows).
 QSA_COMPRESS_RATIO, QSA_INDEX_HEADS, QSA_INDEX_HEAD_DIM, QSA_TOKEN_TOPK = 4, 2, 32, 16
 QSA_PARTS = ("qsa_state", "qsa_ck")  # a full layer's index buffers; "qsa_rope" on the first
 # DeepSeekV4IndexerPool: a DeepSeek V4 compress ratio's indexer keys alone (no K/V: its K/V
 # doors raise), in the DSA index-key layout; its caller hands it the compress layer's local id.
-DSV4_INDEXER_KINDS = ("dsv4_indexer",)
+DSV4_INDEXER_KINDS = kinds_where(lambda kind: not kind.keeps_kv)
 # The model's logical page in the indexer's pages (global_page_size / page_size): a ratio-4
 # indexer's 64-token page compresses 256 tokens. Its cache reserves one logical page, so it holds
 # ceil((size + 4 * page_size) / page_size) pages: 3 more than the ids a loc may hold.
 DSV4_LOGICAL_PAGES = 4
 # SWAKVPool over a DSATokenToKVPool full side and an MLATokenToKVPool SWA side (0.5.21 on, the
 # dots.note hybrid): only its full layers keep indexer keys.
-SWA_DSA_KINDS = ("swa_dsa",)
+SWA_DSA_KINDS = kinds_where(lambda kind: kind.swa and kind.dsa_mla)
 # The DSA pools whose K/V an MLA pool keeps beside the indexer keys (DSATokenToKVPool's).
-DSA_MLA_KINDS = (
-    "hisparse_dsa", "page_interleave_dsa", "layer_split_dsa", "hybrid_linear_dsa", "swa_dsa",
-)  # fmt: skip
+DSA_MLA_KINDS = kinds_where(lambda kind: kind.dsa_mla)
 # The pools whose indexer keys the harness writes (set_index_k_scale_buffer, the SetKAndS store):
 # pages of DSA_INDEX_PAGE tokens, each page its keys' bytes then their scales' bytes.
-DSA_INDEX_KINDS = DSA_MLA_KINDS + DSV4_INDEXER_KINDS
+DSA_INDEX_KINDS = kinds_where(lambda kind: kind.dsa_index)
 # LayerSplitDSATokenToKVPool: each rank of an attention context-parallel group keeps a contiguous
 # share of the layers; the harness builds rank LAYER_SHARD_RANK of LAYER_SHARD_SIZE, so the
 # last layers are its peer's (scenarios.slots.owned_layers).
-LAYER_SPLIT_KINDS = ("layer_split_dsa",)
+LAYER_SPLIT_KINDS = kinds_where(lambda kind: kind.layer_split)
 LAYER_SHARD_RANK, LAYER_SHARD_SIZE = 0, 2
 DSA_INDEX_HEAD_DIM, DSA_INDEX_PAGE = 128, 64
 # UnifiedSWAKVPool: full and SWA sub-pools of unified MHA entries in one byte buffer, each
@@ -72,8 +64,8 @@ DSA_INDEX_HEAD_DIM, DSA_INDEX_PAGE = 128, 64
 # sub-pool's its top (scenarios.slots.unified_swa_slot). A SWA kind: it takes swa_loc.
 # UnifiedDraftSWAKVPool is a draft model's SWA pool over such a buffer: its layers are lanes
 # fused into each entry after the target's own rows, and its full layers write at loc.
-UNIFIED_SWA_KINDS = ("swa_unified", "swa_unified_draft")
-UNIFIED_DRAFT_KINDS = ("swa_unified_draft",)
+UNIFIED_SWA_KINDS = kinds_where(lambda kind: kind.unified_swa)
+UNIFIED_DRAFT_KINDS = kinds_where(lambda kind: kind.unified_draft)
 # The fused-draft placement the harness builds: DRAFT_HOST_LAYERS target layers' rows first in
 # every entry (never written by the draft), then DRAFT_RUNNERS runners' lanes, each runner all
 # of the draft's layers of that sub-pool; the pool is runner DRAFT_RUNNER's, so its lanes start
@@ -84,46 +76,26 @@ DRAFT_HOST_LAYERS, DRAFT_RUNNER, DRAFT_RUNNERS = 1, 1, 2
 # DeepSeekV4SingleKVPool's V4 layout (fp8 NoPE, bf16 RoPE, UE8M0 scales; pools/judge/dsv4.py);
 # `dsv4_uniform_fp8`: DeepSeekV4UniformFP8KVPool, 512 e4m3 bytes a token; `dsv4_hisparse_c4`:
 # HiSparseC4DevicePool, the V4 store at the device slot of a HiSparse mapping (as HISPARSE_KINDS).
-DSV4_HISPARSE_KINDS = ("dsv4_hisparse_c4",)
-DSV4_KINDS = ("dsv4", "dsv4_uniform_fp8") + DSV4_HISPARSE_KINDS
+DSV4_HISPARSE_KINDS = kinds_where(lambda kind: kind.dsv4 and kind.hisparse)
+DSV4_KINDS = kinds_where(lambda kind: kind.dsv4)
 DSV4_NOPE_DIM, DSV4_ROPE_DIM, DSV4_PAGE = 448, 64, 64
 # MiniMaxM3Nvfp4KVPool (MiniMax M3.1): every layer sparse, its main K/V and its one-head index K
 # packed as NVFP4 in page rows: one (layer, page) row of [K, K scale, V, V scale] bytes in the
 # main pool, of [index K, index K scale] in the index pool (pools/judge/minimax_m3_nvfp4.py).
 # Its quantising doors need SM90+; its cells write already-quantised rows, as a retracted
 # request's restore does (backends/retraction_restore.py).
-NVFP4_PAGE_ROW_KINDS = ("minimax_m3_nvfp4",)
+NVFP4_PAGE_ROW_KINDS = kinds_where(lambda kind: kind.nvfp4_page_rows)
 # What the pool accepts and nothing else: 128-token pages, 128-wide heads, one index head.
 NVFP4_PAGE, NVFP4_HEAD_DIM = 128, 128
 NVFP4_PAYLOAD, NVFP4_SCALES = NVFP4_HEAD_DIM // 2, NVFP4_HEAD_DIM // 16  # bytes a head row
 # The kinds with linear-attention layers (no KV cache, no write).
-LINEAR_LAYER_KINDS = HYBRID_LINEAR_KINDS + QSA_KINDS
+LINEAR_LAYER_KINDS = kinds_where(lambda kind: kind.linear_layers)
 # The kinds whose full layers write at a given full_loc by design (a pre-translated physical loc),
 # not at loc: the skip full-loc-by-design. A fused draft's pool writes at loc, full_loc or not.
-FULL_LOC_KINDS = LINEAR_LAYER_KINDS + ("swa_unified",)
-POOL_KINDS = (
-    BASE_POOL_KINDS
-    + LAYOUT_POOL_KINDS
-    + HYBRID_LINEAR_KINDS
-    + SPARSE_INDEX_KINDS
-    + HISPARSE_KINDS
-    + PAGE_INTERLEAVE_KINDS
-    + QSA_KINDS
-    + UNIFIED_SWA_KINDS
-    + LAYER_SPLIT_KINDS
-    + SWA_DSA_KINDS
-    + DSV4_INDEXER_KINDS
-    + DSV4_KINDS
-    + NVFP4_PAGE_ROW_KINDS
-)
+FULL_LOC_KINDS = kinds_where(lambda kind: kind.full_loc_by_design)
+POOL_KINDS = tuple(KINDS)
 # The MLA kinds, and the DeepSeek V4 indexer's, whose caller draws a latent row it never writes.
-MLA_POOL_KINDS = (
-    "mla", "swa_mla", "mla_fp4", "npu_mla", "unified_mla", "hybrid_linear_mla", "hisparse_dsa",
-    "page_interleave_mla", "page_interleave_dsa", "layer_split_dsa", "hybrid_linear_dsa",
-    "swa_dsa",
-    "dsv4_indexer",
-    *DSV4_KINDS,
-)  # fmt: skip
+MLA_POOL_KINDS = kinds_where(lambda kind: kind.latent)
 SCALE_KINDS = ("none", "float", "tensor", "param")
 # How k/v values are drawn: normal draws, values near the pool dtype's range limit, or normal
 # draws sprinkled with ±0, subnormals, ±inf and NaN (opt-in: some pools legitimately differ on NaN).
@@ -153,34 +125,40 @@ class Geometry:
     index_head_dim: int = 0
 
     @property
+    def kind(self) -> PoolKind:
+        """The pool kind's record (pools/kinds/): what the kind is, stated once."""
+        return KINDS[self.pool]
+
+    # The predicates below read the record; new code reads `g.kind` directly.
+    @property
     def is_swa(self) -> bool:
-        return self.pool.startswith("swa_")
+        return self.kind.swa
 
     @property
     def is_mla(self) -> bool:
-        return self.pool in MLA_POOL_KINDS
+        return self.kind.latent
 
     @property
     def keeps_kv(self) -> bool:
         """False on a pool of indexer keys alone (the DeepSeek V4 indexer's): no K/V buffers."""
-        return self.pool not in DSV4_INDEXER_KINDS
+        return self.kind.keeps_kv
 
     @property
     def is_dsv4_indexer(self) -> bool:
-        return self.pool in DSV4_INDEXER_KINDS
+        return not self.kind.keeps_kv
 
     @property
     def is_fp4(self) -> bool:
-        return self.pool.endswith("_fp4")
+        return self.kind.fp4
 
     @property
     def is_hybrid_linear(self) -> bool:
         """A HybridLinearKVPool: the hybrid linear kinds, and QSA's pool, which is one."""
-        return self.pool in LINEAR_LAYER_KINDS
+        return self.kind.linear_layers
 
     @property
     def is_qsa(self) -> bool:
-        return self.pool in QSA_KINDS
+        return self.kind.qsa
 
     def index_draws(self, layer_id: int) -> tuple[tuple[str, ...], tuple[int, int, int]]:
         """The index tensors a layer's caller hands beside k and v, and their (heads, dim, dim)
@@ -196,7 +174,7 @@ class Geometry:
 
     def dsa_index_parts(self, layer_id: int) -> tuple[str, ...]:
         """A DSA layer's indexer key cache (fp8 keys and their float32 scales, by logical id)."""
-        if self.pool not in DSA_INDEX_KINDS or layer_id in self.swa_layer_ids:
+        if not self.kind.dsa_index or layer_id in self.swa_layer_ids:
             return ()
         return ("index_k",)
 
@@ -209,35 +187,35 @@ class Geometry:
 
     @property
     def is_hisparse(self) -> bool:
-        return self.pool in HISPARSE_KINDS + DSV4_HISPARSE_KINDS
+        return self.kind.hisparse
 
     @property
     def is_layer_split(self) -> bool:
-        return self.pool in LAYER_SPLIT_KINDS
+        return self.kind.layer_split
 
     @property
     def is_unified_swa(self) -> bool:
-        return self.pool in UNIFIED_SWA_KINDS
+        return self.kind.unified_swa
 
     @property
     def is_unified_draft(self) -> bool:
-        return self.pool in UNIFIED_DRAFT_KINDS
+        return self.kind.unified_draft
 
     @property
     def is_page_interleave(self) -> bool:
-        return self.pool in PAGE_INTERLEAVE_KINDS
+        return self.kind.page_interleave
 
     @property
     def is_dsv4(self) -> bool:
-        return self.pool in DSV4_KINDS
+        return self.kind.dsv4
 
     @property
     def is_nvfp4_page_row(self) -> bool:
-        return self.pool in NVFP4_PAGE_ROW_KINDS
+        return self.kind.nvfp4_page_rows
 
     @property
     def is_sparse_index(self) -> bool:
-        return self.pool in SPARSE_INDEX_KINDS
+        return self.kind.sparse_index
 
     def index_parts(self, layer_id: int) -> tuple[str, ...]:
         """The index buffers a layer keeps beside its K/V: ("idx_k", "idx_v"), ("idx_k",) for a

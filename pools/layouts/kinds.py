@@ -14,6 +14,7 @@ from typing import Callable
 import torch
 
 from pools.fp4.fp4_storage import MHAFP4Storage, MLAFP4Storage
+from pools.kinds.registry import KINDS
 from pools.layouts.layout_storage import Aiter5DStorage, HNDStorage
 from pools.layouts.npu import NPUMHAStorage, NPUMLAStorage, token_rows
 from pools.layouts.paged import AITER_K, AITER_V, HND_LAYOUT
@@ -41,81 +42,18 @@ class LayoutKind:
         return self.era_class == "MLATokenToKVPool"
 
 
-# The SGLang class each pool kind is built from (harness/run/pool_factory.py builds them).
-BASE_CLASSES = {
-    "mha": "MHATokenToKVPool",
-    "mla": "MLATokenToKVPool",
-    "swa_mha": "SWAKVPool",
-    "swa_mla": "SWAKVPool",
-    "hybrid_linear_mha": "HybridLinearKVPool",
-    "hybrid_linear_mla": "HybridLinearKVPool",
-    "hybrid_linear_dsa": "HybridLinearKVPool",
-    "minimax_sparse": "MiniMaxSparseKVPool",
-    "minimax_m3_nvfp4": "MiniMaxM3Nvfp4KVPool",
-    "hisparse_mha": "HiSparseMHAMainPool",
-    "hisparse_dsa": "HiSparseDSATokenToKVPool",
-    "page_interleave_mha": "PageInterleaveMHATokenToKVPool",
-    "page_interleave_mla": "PageInterleaveMLATokenToKVPool",
-    "page_interleave_dsa": "PageInterleaveDSATokenToKVPool",
-    "layer_split_dsa": "LayerSplitDSATokenToKVPool",
-    "qsa": "QSATokenToKVPool",
-    "swa_unified": "UnifiedSWAKVPool",
-    "swa_unified_draft": "UnifiedDraftSWAKVPool",
-    "swa_dsa": "SWAKVPool",
-    "dsv4_indexer": "DeepSeekV4IndexerPool",
-    "dsv4": "DeepSeekV4SingleKVPool",
-    "dsv4_uniform_fp8": "DeepSeekV4UniformFP8KVPool",
-    "dsv4_hisparse_c4": "HiSparseC4DevicePool",
-}
-
-
 def class_name_of(pool: str) -> str:
-    """The SGLang class a SUT must offer for `pool` cells."""
-    kind = LAYOUT_KINDS.get(pool)
-    return kind.class_name if kind is not None else BASE_CLASSES[pool]
+    """The SGLang class a SUT must offer for `pool` cells (its record's, pools/kinds/)."""
+    return KINDS[pool].sglang_class
 
 
-# The kinds that serve the current era's call sites only (every other kind serves every era);
-# a kind's ground truth is the first era it serves. The unified pools' locs carry the physical
-# mark and the hybrid linear pools read KVWriteLoc.full_loc: only the current era has either,
-# and no older call site ever wrote such a pool. The MiniMax sparse pool is the current
-# release's (its dense layers take the current KVWriteLoc), as is the MiniMax M3 NVFP4 pool
-# (0.5.23 only: its byte-copy doors take a bare loc), the HiSparse and page-interleave pools
-# unwrap the current era's three-field loc, and the QSA pool is a hybrid linear one; the unified
-# SWA pools' sub-pools (the target's and a fused draft's) are the unified MHA pool's; a SWA pool
-# takes a class per side (a DSA full side) from 0.5.21, in the current era. The DeepSeek V4
-# pools, the indexer's too, take a bare loc from the current release's DeepSeekV4TokenToKVPool
-# routes.
-KIND_ERAS = {
-    "unified_mha": ("current",),
-    "unified_mla": ("current",),
-    "hybrid_linear_mha": ("current",),
-    "hybrid_linear_mla": ("current",),
-    "hybrid_linear_dsa": ("current",),
-    "minimax_sparse": ("current",),
-    "minimax_m3_nvfp4": ("current",),
-    "hisparse_mha": ("current",),
-    "hisparse_dsa": ("current",),
-    "page_interleave_mha": ("current",),
-    "page_interleave_mla": ("current",),
-    "page_interleave_dsa": ("current",),
-    "layer_split_dsa": ("current",),
-    "qsa": ("current",),
-    "swa_unified": ("current",),
-    "swa_unified_draft": ("current",),
-    "swa_dsa": ("current",),
-    "dsv4_indexer": ("current",),
-    "dsv4": ("current",),
-    "dsv4_uniform_fp8": ("current",),
-    "dsv4_hisparse_c4": ("current",),
-}
-
-
+# The eras whose call sites a kind serves are its record's (pools/kinds/, PoolKind.eras): the
+# unified pools' locs carry the physical mark and the hybrid linear pools read KVWriteLoc.full_loc,
+# which only the current era has, and no older call site ever wrote such a pool; a kind's ground
+# truth is the first era it serves.
 def served_eras(pool: str, eras: tuple[str, ...]) -> tuple[str, ...]:
     """Those of `eras` whose call sites a pool of kind `pool` serves, in their order."""
-    served = KIND_ERAS.get(pool)
-    if served is None:
-        return eras
+    served = KINDS[pool].eras
     return tuple(era for era in eras if era in served)
 
 

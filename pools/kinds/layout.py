@@ -1,0 +1,20 @@
+"""Kinds whose storage is not plain token-major rows: packed FP4, page-major (HND), the NPU's
+one-tensor and split-latent layouts, aiter's 5-D cache, and the unified pools' byte entries
+(their buffers: pools/layouts/kinds.py). HND and aiter's 5-D are SGLang's MHATokenToKVPool under
+an environment switch, so the builtin names their classes apart. The unified pools' locs carry
+the physical mark, which only the current era has."""
+
+from pools.kinds.spec import PoolKind
+
+CURRENT = ("current",)
+
+RECORDS = (
+    PoolKind("mha_fp4", "MHATokenToKVPoolFP4", "layout", 5, fp4=True),
+    PoolKind("mla_fp4", "MLATokenToKVPoolFP4", "layout", 6, latent=True, fp4=True),
+    PoolKind("mha_hnd", "MHATokenToKVPoolHND", "layout", 7),
+    PoolKind("npu_mha", "NPUMHATokenToKVPool", "layout", 8),
+    PoolKind("npu_mla", "NPUMLATokenToKVPool", "layout", 9, latent=True),
+    PoolKind("mha_aiter5d", "MHATokenToKVPoolAiter5D", "layout", 10),
+    PoolKind("unified_mha", "UnifiedMHATokenToKVPool", "layout", 11, eras=CURRENT),
+    PoolKind("unified_mla", "UnifiedMLATokenToKVPool", "layout", 12, eras=CURRENT, latent=True),
+)

@@ -1,0 +1,64 @@
+"""PoolKind: one record per pool kind, the interface between a kind and what tests it.
+
+After PyTorch's OpInfo: what a kind is (its SGLang class, the eras whose call sites it serves, its
+family and its traits) is stated once here, and the scenario model, the planner and the loader
+read it, instead of each re-deriving it from the kind's name. A record is validated when it is
+registered (pools/kinds/registry.py), so a contradictory one fails at import, not in a run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ERAS = ("legacy", "kwarg", "bundled", "current")
+FAMILIES = ("token-major", "layout", "hybrid", "composite")
+
+
+@dataclass(frozen=True)
+class PoolKind:
+    name: str
+    sglang_class: str  # the class a SUT must offer for the kind's cells (SGLang's spelling)
+    family: str  # one of FAMILIES
+    order: int  # where the kind stands in POOL_KINDS (reports, the run's cell order)
+    eras: tuple[str, ...] = ERAS  # the eras whose call sites write this pool; the first: its truth
+    base: bool = False  # one of SGLang's four base pools (MHA, MLA and their SWA pools)
+    latent: bool = False  # MLA: one latent row a token (kv_lora_rank + rope), or the V4 indexer's
+    swa: bool = False  # a sliding-window pool: takes swa_loc, translates through a mapping
+    keeps_kv: bool = True  # False: indexer keys alone (no K/V doors that write)
+    fp4: bool = False  # packed e2m1 payload with block scales
+    linear_layers: bool = False  # a hybrid linear pool: linear-attention layers keep no KV
+    qsa: bool = False  # QSA's compressed sparse indexer beside the full layers' KV
+    sparse_index: bool = False  # MiniMax sparse: index K (and V) sub-pools on sparse layers
+    hisparse: bool = False  # writes land at a HiSparse mapping's device slot
+    page_interleave: bool = False  # pages striped across a shard group; a rank's rows only
+    layer_split: bool = False  # a rank keeps a contiguous share of the layers
+    unified_swa: bool = False  # full and SWA sub-pools in one shared byte buffer
+    unified_draft: bool = False  # a speculative draft's lanes fused into the target's entries
+    dsa_mla: bool = False  # a DSATokenToKVPool: MLA K/V beside the DSA indexer keys
+    dsa_index: bool = False  # keeps DSA indexer keys (set_index_k_scale_buffer)
+    dsv4: bool = False  # DeepSeek V4 main-KV: one K-only latent row on 64-token pages
+    nvfp4_page_rows: bool = False  # MiniMax M3 NVFP4: page rows of packed K, V and index K
+    full_loc_by_design: bool = False  # full layers write at a given full_loc, not at loc
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.family not in FAMILIES:
+            problems.append(f"family {self.family!r} is not one of {FAMILIES}")
+        if not self.eras or any(era not in ERAS for era in self.eras):
+            problems.append(f"eras {self.eras} must be a non-empty subset of {ERAS}")
+        if self.base and self.family != "token-major":
+            problems.append("a base kind is token-major")
+        if self.dsa_mla and not (self.latent and self.dsa_index):
+            problems.append("a DSA pool keeps MLA rows and indexer keys")
+        if self.unified_draft and not self.unified_swa:
+            problems.append("a fused draft pool is a unified SWA pool")
+        if self.qsa and not self.linear_layers:
+            problems.append("a QSA pool is a hybrid linear pool")
+        if not self.keeps_kv and not self.dsa_index:
+            problems.append("a kind that keeps no K/V must keep indexer keys")
+        if problems:
+            raise ValueError(f"pool kind {self.name}: " + "; ".join(problems))
+
+    @property
+    def current_only(self) -> bool:
+        return self.eras == ("current",)

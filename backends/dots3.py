@@ -14,7 +14,7 @@ DSATokenToKVPool and SWA side an MLATokenToKVPool (the `swa_dsa` kind).
 from __future__ import annotations
 
 from backends.context import WriteRequest
-from backends.dsa import DSA_PLACEMENT_DTYPES
+from backends.dsa import DSA_PLACEMENT_DTYPES, DSA_PLACEMENT_REASON
 from backends.dsa_indexer import store_index_keys
 from backends.entry import ValueScope, register_backend
 from backends.era_calls import FOR_BATCH, decoder_swa, write_loc
@@ -30,7 +30,8 @@ from scenarios.model import SWA_DSA_KINDS
     modes=("extend",),  # decode makes the same call (_get_kv_write_loc), on fewer tokens
     eras=("current",),
     focus={"extend": PLAIN_FOCUS["extend"]},
-    skips=(DSA_PLACEMENT_DTYPES,),
+    kind_dtypes=DSA_PLACEMENT_DTYPES,
+    kind_dtypes_reason=DSA_PLACEMENT_REASON,
     value_scope=ValueScope(SWA_DSA_KINDS, "nope ++ rope cast, no scales"),
     summary="the model's own set_mla_kv_buffer(layer, KVWriteLoc.for_batch(swa_loc=SWA layers' "
     "swa_out_cache_loc), k_nope, k_pe) after the DSA indexer's key store on DSA layers",

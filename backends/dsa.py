@@ -20,25 +20,15 @@ from backends.dsa_indexer import store_index_keys
 from backends.entry import EXTEND_AND_DECODE, ValueScope, register_backend
 from backends.focus import LAYOUT_DTYPES
 from backends.plain import PLAIN_FOCUS
-from backends.skips import BackendSkip, by_cell
-from scenarios.model import DSA_MLA_KINDS, SWA_DSA_KINDS, Scenario
-
-
-@by_cell
-def _placement_kind_outside_subset(scenario: Scenario, mode: str) -> bool:
-    g = scenario.geometry
-    return g.pool != "hisparse_dsa" and g.dtype not in LAYOUT_DTYPES
-
+from scenarios.model import DSA_MLA_KINDS, SWA_DSA_KINDS
 
 # The DSA kinds beside the HiSparse one test where a store lands (a rank's pages, a rank's layers,
-# a hybrid's dense layers); their casts are the HiSparse kind's, which runs every dtype.
-DSA_PLACEMENT_DTYPES = BackendSkip(
-    "dsa-placement-dtype-subset",
-    "the page-interleave, layer-split, hybrid linear and SWA DSA kinds on dtypes other than bf16 "
-    "and fp8_e4m3",
+# a hybrid's dense layers); their casts are the HiSparse kind's, which runs every dtype. Only
+# these dtypes of theirs are planned.
+DSA_PLACEMENT_DTYPES = {kind: LAYOUT_DTYPES for kind in DSA_MLA_KINDS if kind != "hisparse_dsa"}
+DSA_PLACEMENT_REASON = (
     "they test which tokens, layers and rows a DSA store reaches; every cast of the DSA store is "
-    "judged on hisparse_dsa over every dtype (docs/notes/layout-dtypes.md)",
-    _placement_kind_outside_subset,
+    "judged on hisparse_dsa over every dtype (docs/notes/layout-dtypes.md)"
 )
 
 # A SWA pool over DSA is written by its model (backends/dots3.py): this site's bare loc carries
@@ -60,7 +50,8 @@ CENSUS = CallSiteModel(
     modes=EXTEND_AND_DECODE,
     eras=("current",),
     focus={"extend": PLAIN_FOCUS["extend"], "decode": ("decode", "small-decode")},
-    skips=(DSA_PLACEMENT_DTYPES,),
+    kind_dtypes=DSA_PLACEMENT_DTYPES,
+    kind_dtypes_reason=DSA_PLACEMENT_REASON,
     value_scope=ValueScope(DSA_BACKEND_KINDS, "nope ++ rope cast, no scales"),
     real_code_gap="the release driver builds no DSA indexer metadata (its forward reads the "
     "indexer's top-k plan before the write); the census-checked model runs",

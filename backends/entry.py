@@ -64,6 +64,10 @@ class Backend:
     divergences: tuple[KnownDivergence, ...] = field(default=())
     skips: tuple[BackendSkip, ...] = field(default=())
     dtypes: tuple[str, ...] = tuple(DTYPES)
+    # The dtypes a pool kind is judged on through this call site, where that is a subset of
+    # `dtypes` (why: `kind_dtypes_reason`); any other (kind, dtype) is never planned.
+    kind_dtypes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    kind_dtypes_reason: str = ""
     mla_input: str = "split"  # split: k = nope, k_rope = rope; latent: k = nope ++ rope
     focus: Optional[dict[str, tuple[str, ...]]] = field(default_factory=lambda: FOCUS)
     # The registry's sort key: its order shows in `kvh matrix` and `kvh run`. register_backend
@@ -92,6 +96,10 @@ class Backend:
             return drive(real, cls, req, mode, self.mla_input)
         return None
 
+    def judges(self, pool: str, dtype: str) -> bool:
+        """Whether this call site's cells of `pool` pools of `dtype` are planned at all."""
+        return pool in self.pool_kinds and dtype in self.kind_dtypes.get(pool, self.dtypes)
+
     def skip_for(self, scenario: Scenario, mode: str) -> Optional[BackendSkip]:
         """The declared skip that removes this (scenario, mode) cell, if any."""
         if (
@@ -115,6 +123,8 @@ class Backend:
             "modes": list(self.modes),
             "eras": list(self.eras),
             "dtypes": list(self.dtypes),
+            "kind_dtypes": {kind: list(names) for kind, names in self.kind_dtypes.items()},
+            "kind_dtypes_reason": self.kind_dtypes_reason,
             "mla_input": self.mla_input,
             "focus": (
                 None

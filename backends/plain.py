@@ -12,7 +12,7 @@ from backends.dsa_indexer import store_index_keys
 from backends.entry import ValueScope, register_backend
 from backends.era_calls import loc_arguments
 from backends.focus import BUILTIN_SCENARIOS, LAYOUT_DTYPES
-from backends.skips import BackendSkip
+from pools.layouts.kinds import LAYOUT_KINDS
 from scenarios.model import (
     BASE_POOL_KINDS,
     HISPARSE_KINDS,
@@ -20,7 +20,6 @@ from scenarios.model import (
     LAYER_SPLIT_KINDS,
     PAGE_INTERLEAVE_KINDS,
     UNIFIED_SWA_KINDS,
-    Scenario,
 )
 
 PLAIN_FOCUS = {
@@ -57,26 +56,18 @@ SUBSET_KINDS = (
 """The kinds `plain` and `plain_mla` run on LAYOUT_DTYPES only (docs/notes/layout-dtypes.md)."""
 
 
-@skips.by_cell
-def _layout_dtype_outside_subset(scenario: Scenario, mode: str) -> bool:
-    g = scenario.geometry
-    if g.pool not in SUBSET_KINDS:
-        return False
-    return g.dtype != "bf16" if g.is_fp4 else g.dtype not in LAYOUT_DTYPES
-
-
-LAYOUT_DTYPE_SUBSET = BackendSkip(
-    "layout-dtype-subset",
-    "layout, hybrid linear, page-interleave and unified SWA pool kinds on dtypes other than bf16 "
-    "and fp8_e4m3 (FP4: bf16)",
+PLAIN_KIND_DTYPES = {
+    kind: ("bf16",) if kind in LAYOUT_KINDS and LAYOUT_KINDS[kind].fp4 else LAYOUT_DTYPES
+    for kind in SUBSET_KINDS
+}
+"""The dtypes the subset kinds are judged on through `plain` and `plain_mla`: no other cell of
+theirs is planned."""
+PLAIN_KIND_DTYPES_REASON = (
     "the layout and unified SWA kinds test where a slot's bytes land, the hybrid linear kinds "
-    "which layer and loc "
-    "a write reaches and the page-interleave kinds which tokens a rank keeps, and where; every "
-    "cast is covered by the base kinds, and an FP4 pool's dtype is packed e2m1 whatever the "
-    "caller's",
-    _layout_dtype_outside_subset,
+    "which layer and loc a write reaches and the page-interleave kinds which tokens a rank keeps, "
+    "and where; every cast is covered by the base kinds, and an FP4 pool's dtype is packed e2m1 "
+    "whatever the caller's (docs/notes/layout-dtypes.md)"
 )
-"""The skip that keeps the layout kinds to LAYOUT_DTYPES."""
 
 # Where the value oracle judges the canonical calls: every pool kind but FP4, whose bytes the
 # fp4_bound oracle judges against the input (harness/compare/values.py collects these).
@@ -111,7 +102,9 @@ PLAIN_MLA_VALUES = ValueScope(
     + LAYER_SPLIT_KINDS,
     modes=("extend",),
     focus=PLAIN_FOCUS,
-    skips=(LAYOUT_DTYPE_SUBSET, skips.FP4_NON_FINITE, skips.FULL_LOC_BY_DESIGN),
+    skips=(skips.FP4_NON_FINITE, skips.FULL_LOC_BY_DESIGN),
+    kind_dtypes=PLAIN_KIND_DTYPES,
+    kind_dtypes_reason=PLAIN_KIND_DTYPES_REASON,
     mla_input="latent",
     value_scope=PLAIN_VALUES,
     summary="each era's canonical set_kv_buffer call, no backend quirks",
@@ -138,7 +131,9 @@ def write_set_kv_buffer(req: WriteRequest, era: str, mode: str = "extend") -> No
     + PLAIN_MLA_LAYOUT_KINDS,
     modes=("extend",),
     focus=PLAIN_FOCUS,
-    skips=(LAYOUT_DTYPE_SUBSET, skips.FP4_NON_FINITE, skips.FULL_LOC_BY_DESIGN),
+    skips=(skips.FP4_NON_FINITE, skips.FULL_LOC_BY_DESIGN),
+    kind_dtypes=PLAIN_KIND_DTYPES,
+    kind_dtypes_reason=PLAIN_KIND_DTYPES_REASON,
     value_scope=PLAIN_MLA_VALUES,
     summary="each era's canonical set_mla_kv_buffer call (nope, rope)",
 )

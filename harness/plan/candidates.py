@@ -64,10 +64,6 @@ def _engines_named(options: RunOptions, sut: SutChoice) -> bool:
     return sut.spec != "builtin" or options.engines_named
 
 
-def _unserved(pool: str, era: str) -> str:
-    return f"{pool} pools serve no {era} call site (pools/layouts/kinds.py KIND_ERAS)"
-
-
 def _missing_class(loaded: LoadedSut, pool: Optional[str]) -> Optional[str]:
     """The SGLang class name a pool kind needs that a foreign SUT does not offer."""
     if not pool:
@@ -84,7 +80,9 @@ def candidates_for(
     pool: Optional[str] = None,
     dtype: Optional[str] = None,
 ) -> Iterator[Candidate | Skip]:
-    """Candidates for one backend and mode, and a Skip for each one that cannot run.
+    """Candidates for one backend and mode, and a Skip for each one that could apply but cannot
+    run here. A combination that cannot apply (an era whose call sites a pool kind does not
+    serve, or that the backend has no call site of) is neither: it is not planned.
 
     Engines are filtered through the capability matrix (harness/plan/engine_matrix.py) for the
     device, and for `pool` and `dtype` when the caller passes them. An opt-in engine
@@ -102,10 +100,8 @@ def candidates_for(
         if sut.loaded is not None:
             yield from _foreign_candidates(backend, mode, sut, device, device_reason, pool)
             continue
-        for era in backend.eras:
-            if era not in options.eras:
-                continue
-            unserved = pool and era not in served_eras(pool, backend.eras)
+        in_order = tuple(era for era in backend.eras if era in options.eras)
+        for era in _applicable(backend, pool, in_order):
             for engine in sut.engines:
                 # An engine that is opt-in on this device (interpreted Triton on CPU) is left out
                 # unless named, together with every skip it would otherwise report.
@@ -121,9 +117,6 @@ def candidates_for(
                     device_reason,
                 )
                 if status.status == "opt-in" and not _engines_named(options, sut):
-                    continue
-                if unserved:
-                    yield Skip("builtin", era, engine, backend.name, mode, _unserved(pool, era))
                     continue
                 if status.status == "skipped":
                     yield Skip("builtin", era, engine, backend.name, mode, status.reason)
@@ -154,7 +147,7 @@ def _foreign_candidates(
     # The release's own code speaks its own convention whatever --era forces: it is judged
     # against the model of the era its capabilities probe as.
     eras = (loaded.era,) if real_code and loaded.era else sut.eras
-    for era in eras:
+    for era in _applicable(backend, pool, eras):
         # What the census saw, under this era or under one --era forced, is evidence too.
         unfit = next(
             (
@@ -164,11 +157,7 @@ def _foreign_candidates(
             ),
             None,
         )
-        if era not in backend.eras:
-            reason = f"backend {backend.name} has no {era} call site"
-        elif pool and era not in served_eras(pool, backend.eras):
-            reason = _unserved(pool, era)
-        elif unfit and not real_code:
+        if unfit and not real_code:
             reason = unfit
         elif missing:
             why = dict(loaded.unoffered).get(missing)
@@ -192,6 +181,13 @@ def _foreign_candidates(
                 in_worker=loaded.in_worker,
                 census_evidence=unfit or "",
             )
+
+
+def _applicable(backend: Backend, pool: Optional[str], eras: tuple[str, ...]) -> tuple[str, ...]:
+    """Those of `eras` the backend has a call site of and a `pool` pool serves
+    (its record, pools/kinds/ PoolKind.eras), in their order."""
+    served = served_eras(pool, backend.eras) if pool else backend.eras
+    return tuple(era for era in eras if era in served)
 
 
 def _real_code_runs(backend: Backend, mode: str) -> bool:

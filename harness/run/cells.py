@@ -180,7 +180,7 @@ class Cell:
 def cells_of(options: RunOptions, pool: str, dtype: str) -> Iterator[Cell]:
     for backend_name in options.backends:
         backend = options.backend_table[backend_name]
-        if pool in backend.pool_kinds and dtype in backend.dtypes:
+        if backend.judges(pool, dtype):  # a combination that cannot apply is never planned
             for mode in backend.modes:
                 cell = Cell(pool, dtype, backend, mode)
                 if in_shard(cell.key, options.shard):

@@ -85,5 +85,9 @@ def test_the_census_compares_its_call_sites_with_the_installed_release():
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
     assert f"{NAME}: model matches" in lines
-    unclaimed = next(line for line in lines if line.startswith("write calls in files no backend"))
-    assert Path(CENSUS_FILE).name not in unclaimed  # the synthetic entry claims it now
+    # The file is claimed (by torch_flex too, since 0.5.23 has a backend module for it): no
+    # unclaimed-file line names it, and the check exits 0.
+    assert not any(
+        line.startswith("write calls in files no backend") and Path(CENSUS_FILE).name in line
+        for line in lines
+    )

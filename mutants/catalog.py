@@ -312,6 +312,45 @@ CATALOG: tuple[Mutant, ...] = (
         "zero instead of to nearest, planted in a torch engine only",
         FP8,
     ),
+    # The same faults through the backends added for 0.5.23's unclaimed files (each the first
+    # tried, as every backend that writes the base kinds is of some mutant).
+    Mutant(
+        "torch_flex_kv_swapped",
+        "layout",
+        "bundled",
+        MHA,
+        ("torch_flex", "plain"),
+        "slip: k stored in the value buffer and v in the key buffer (torch_flex's bare loc)",
+        sut="mutants.zoo.mha_kv_swapped",
+    ),
+    Mutant(
+        "wave_page_shift",
+        "layout",
+        "kwarg",
+        MHA,
+        ("wave", "plain"),
+        "slip: the padding page reserved twice, every row one page above its slot (wave)",
+        sut="mutants.zoo.page_shift",
+    ),
+    Mutant(
+        "cutedsl_mla_rope_first",
+        "layout",
+        "current",
+        MLA,
+        ("cutedsl_mla", "plain_mla"),
+        "slip: the MLA row laid out rope ++ nope (cutedsl_mla's trtllm-style call)",
+        sut="mutants.zoo.mla_rope_first",
+    ),
+    Mutant(
+        "hpc_ops_scale_ignored",
+        "scale",
+        "current",
+        MHA,
+        ("hpc_ops", "plain"),
+        "#18882: k_scale/v_scale not applied, fp8 values stored unscaled (hpc_ops passes them)",
+        FP8,
+        sut="mutants.zoo.mha_scale_ignored",
+    ),
     # cross-attention
     Mutant(
         "torch_native_cross_at_out_cache_loc",

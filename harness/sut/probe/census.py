@@ -18,10 +18,11 @@ import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
+# The doors the census reads are the ones a release's own backend code is stopped at.
+from backends.real_code import WRITE_DOORS
 from harness.sut.probe.census_branches import Chain, Conditions, branch_findings
 from harness.sut.probe.census_call_sites import BACKEND_MODELS, BackendModel, Shape
 
-WRITE_DOORS = ("set_kv_buffer", "set_mla_kv_buffer")
 ATTENTION_DIR = "sglang/srt/layers/attention"
 
 

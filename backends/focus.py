@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from backends import skips
 from backends.skips import BackendSkip
+from reports.outcome import SkipKind
 
 BUILTIN_SCENARIOS = (
     "prefill",
@@ -45,6 +46,7 @@ OUT_OF_FOCUS = BackendSkip(
     "the default matrix gives backends small scenarios that reach every branch of their call "
     "sites; loc dtypes, page sizes and long prefills are covered by `plain`",
     skips.never,
+    kind=SkipKind.BY_DESIGN,
 )
 """The skip a builtin scenario outside a backend's focus gets; user scenarios always run."""
 

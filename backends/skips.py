@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from pools.dtypes import dtype_spec
+from reports.outcome import SkipKind
 from scenarios.model import FULL_LOC_KINDS, Scenario
 
 Applies = Callable[[Scenario, str], bool]  # (scenario, mode)
@@ -31,13 +32,22 @@ class BackendSkip:
     reason: str
     applies: Applies
     where: str = ""  # the SGLang file, release or PR it comes from
+    # SKIPPED: a check that could run and does not; BY_DESIGN: a declared trim of the plan,
+    # which the verdict counts apart (reports/outcome.py).
+    kind: SkipKind = SkipKind.SKIPPED
 
     @property
     def by_cell(self) -> bool:
         return getattr(self.applies, "by_cell", False)
 
     def as_dict(self) -> dict:
-        return {"name": self.name, "scope": self.scope, "reason": self.reason, "where": self.where}
+        return {
+            "name": self.name,
+            "scope": self.scope,
+            "reason": self.reason,
+            "where": self.where,
+            "kind": str(self.kind),
+        }
 
 
 def cross_attention(scenario: Scenario, mode: str) -> bool:

@@ -36,6 +36,28 @@ class MutantOutcome(str, Enum):
         return self.value
 
 
+class SkipKind(str, Enum):
+    """Why a skipped row was not run, as data (the `skip_kind` column), decided where the skip
+    is declared (backends/skips.py BackendSkip.kind), never read from its reason's words. Only
+    SKIPPED rows are checks that could have run here and did not; the verdict counts BY_DESIGN
+    rows apart and out of its checks."""
+
+    SKIPPED = "skipped"  # a declared skip of behaviour, a SUT limit, no device, a SUT not loaded
+    # A trim of the plan declared as such (a builtin scenario outside a backend's focus): the
+    # checks the backend keeps reach every branch of its call site, and another check covers
+    # what this one would. (A combination that cannot apply is never planned at all.)
+    BY_DESIGN = "by_design"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def skip_kind_of(value: object) -> SkipKind:
+    """A stored `skip_kind` cell as a SkipKind: missing (None, NaN, or "" in a row that is not a
+    skip or from a store written before the column) reads as SKIPPED."""
+    return SkipKind(value) if isinstance(value, str) and value else SkipKind.SKIPPED
+
+
 # What store files written before the vocabulary was one said, and what it says now.
 LEGACY_OUTCOMES = {"findings": Outcome.FINDING.value}
 

@@ -107,6 +107,7 @@ KINDS: dict[str, RecordKind] = {
                 "repro",
                 "label",
                 "reproduce",
+                "skip_kind",
             ),
             description="one row per (scenario, candidate) of `kvh run` and `kvh cp`, and one per "
             "(scenario, era) of the era table (sut `model`); outcome is pass, finding, "
@@ -116,7 +117,9 @@ KINDS: dict[str, RecordKind] = {
             "finding or the skip reason; repro is the repro file's path relative to the "
             "results directory; label names the row's subject as the run's lines do "
             "(reports/check_label.py; an era-table row adds what it was compared with); "
-            "reproduce is an exploring run's seed and Hypothesis reproduce blob",
+            "reproduce is an exploring run's seed and Hypothesis reproduce blob; skip_kind, on a "
+            "skipped row, is skipped (could run, did not) or by_design (a declared trim of the "
+            "plan, which the verdict counts apart: reports/outcome.py SkipKind)",
         ),
         RecordKind(
             "bench",

@@ -4,13 +4,13 @@ checks passed / findings, verdict first."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional, Sequence
 
 import pandas as pd
 
 from reports.markdown import markdown_table
-from reports.outcome import Outcome, normalised
+from reports.outcome import Outcome, SkipKind, normalised, skip_kind_of
 from reports.records import text_of
 
 NO_CHECKS = "(no checks)"
@@ -31,6 +31,23 @@ def counts(outcomes: Iterable[str]) -> dict[Outcome, int]:
     return {outcome: tally.get(outcome, 0) for outcome in CHECK_OUTCOMES}
 
 
+def by_design_mask(frame: pd.DataFrame) -> pd.Series:
+    """The skipped rows of `frame` that a declared trim of the plan left out (SkipKind.BY_DESIGN):
+    the verdict counts them apart, not as checks."""
+    if frame.empty or "skip_kind" not in frame:
+        return pd.Series(False, index=frame.index)
+    kinds = frame["skip_kind"].map(skip_kind_of)
+    return (frame["outcome"] == Outcome.SKIPPED.value) & (kinds == SkipKind.BY_DESIGN)
+
+
+def counted(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """The rows of `frame` that are checks, and how many it left out by design."""
+    if frame.empty:
+        return frame, 0
+    apart = by_design_mask(frame)
+    return frame[~apart], int(apart.sum())
+
+
 def era_table_line(outcomes: Iterable[str]) -> str:
     """The era table's line beside the verdict, for a run and for a merged --jobs run alike."""
     return (
@@ -38,16 +55,32 @@ def era_table_line(outcomes: Iterable[str]) -> str:
     )
 
 
-def counts_line(outcomes: Iterable[str]) -> str:
-    """The one wording of the counts: the progress lines and the verdict print the same."""
+def counts_line(outcomes: Iterable[str], by_design: int = 0) -> str:
+    """The one wording of the counts: the progress lines and the verdict print the same.
+    `outcomes` are the checks' (they add up to the count); `by_design`: the rows a declared
+    trim of the plan left out, said apart and not counted."""
     outcomes = list(outcomes)
     tally = counts(outcomes)
+    apart = f"; {by_design} left out by design (out of focus), not counted" if by_design else ""
     return (
         f"{len(outcomes)} checks: {tally[Outcome.PASS]} passed, {tally[Outcome.FINDING]} with "
         f"findings, {tally[Outcome.KNOWN_DIVERGENCE]} known divergences, "
         f"{tally[Outcome.BOTH_RAISED]} both raised, {tally[Outcome.SKIPPED]} skipped, "
-        f"{tally[Outcome.UNEXPLORED]} unexplored"
+        f"{tally[Outcome.UNEXPLORED]} unexplored{apart}"
     )
+
+
+def rows_counts_line(rows: Iterable[Mapping[str, object]]) -> str:
+    """counts_line of stored check rows (dicts, as a run collects them): by-design rows apart."""
+    outcomes, by_design = [], 0
+    for row in rows:
+        if row["outcome"] == Outcome.SKIPPED.value and (
+            skip_kind_of(row.get("skip_kind")) is SkipKind.BY_DESIGN
+        ):
+            by_design += 1
+        else:
+            outcomes.append(str(row["outcome"]))
+    return counts_line(outcomes, by_design)
 
 
 def column_of(row: pd.Series) -> str:
@@ -76,6 +109,7 @@ def _counts(frame: pd.DataFrame) -> tuple[int, int, int, int]:
 def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Columns pool, dtype, then one per era/engine (or foreign SUT); cells: passed/findings
     (+known); one row per pool and dtype."""
+    frame, _ = counted(frame)  # a cell left out by design is no check: its table cell is blank
     if frame.empty:
         return pd.DataFrame()
     frame = frame.assign(column=frame.apply(column_of, axis=1))
@@ -128,8 +162,10 @@ def verdict(
     """INTERRUPTED when a signal stopped the run (`interrupted`: what finished and what did not;
     the counts are of the checks that finished, findings included); otherwise FAIL when a
     candidate or a call-site model itself (the era table) has a finding; otherwise INCOMPLETE when a
-    named SUT was not run (`not_run`: why, one line each), else PASS."""
-    outcomes = frame["outcome"].tolist() if len(frame) else []
+    named SUT was not run (`not_run`: why, one line each), else PASS. Rows a declared trim of
+    the plan left out (SkipKind.BY_DESIGN) are said apart and not counted as checks."""
+    checks, by_design = counted(frame)
+    outcomes = checks["outcome"].tolist() if len(checks) else []
     model_findings = counts(model_outcomes)[Outcome.FINDING]
     if interrupted is not None:
         planned = (
@@ -148,7 +184,7 @@ def verdict(
     )
     missing = f"; {len(not_run)} SUT(s) not run" if not_run else ""
     unfinished = _unfinished(interrupted) if interrupted is not None else ""
-    return f"{head}: {counts_line(outcomes)}{against_model}{missing}{unfinished}"
+    return f"{head}: {counts_line(outcomes, by_design)}{against_model}{missing}{unfinished}"
 
 
 def release_code_of(row: Mapping[str, object]) -> list[str]:
@@ -177,38 +213,26 @@ def sut_line(row: Mapping[str, object]) -> str:
     )
 
 
-def summary_markdown(
-    frame: pd.DataFrame,
-    meta: dict,
-    finding_lines: list[str],
-    divergence_lines: list[str],
-    skip_lines: list[str],
-    model_outcomes: Iterable[str] = (),
-    not_run: Sequence[str] = (),
-    interrupted: Optional[Interruption] = None,
-    suts: Sequence[Mapping[str, object]] = (),
-) -> str:
-    parts = [
-        f"# kvh run {meta['run_id']}",
-        "",
-        f"**{verdict(frame, model_outcomes, not_run, interrupted)}**",
-        "",
-        f"commit `{meta['git_commit']}`, host `{meta['host']}`, device `{meta['device']}`, "
-        f"seed {meta['seed']}",
-        "",
-        "Cells: checks passed / with findings (+ known divergences), one check = one "
-        "scenario through one backend call site.",
-        "",
-        summary_markdown_table(frame),
-    ]
-    for title, lines in (
-        ("Systems under test", [sut_line(row) for row in suts]),
-        ("SUTs not run", list(not_run)),
-        ("Not finished (interrupted)", list(interrupted.unfinished if interrupted else ())),
-        ("Findings", finding_lines),
-        ("Known divergences", divergence_lines),
-        ("Skipped", skip_lines),
-    ):
-        if lines:
-            parts += ["", f"## {title}", "", *[f"- {line}" for line in lines]]
-    return "\n".join(parts) + "\n"
+@dataclass(frozen=True)
+class SummaryInput:
+    """Everything summary.md says, as harness/report/run_summary.py gathers it from what a run
+    stored (a run and a --jobs parent alike). `checks`: the candidates' check rows (no era-table
+    row), a finding's with its `repro_path` (the repro file as a reader reaches it);
+    `families`: each pool kind's family, in the order the families are shown (base kinds
+    first); `sections`: the folded sections after the lists (title, Markdown), such as the era
+    table and the coverage."""
+
+    checks: pd.DataFrame
+    meta: Mapping[str, object]
+    model_outcomes: tuple[str, ...] = ()
+    finding_lines: tuple[str, ...] = ()
+    divergence_lines: tuple[str, ...] = ()
+    skip_lines: tuple[str, ...] = ()
+    not_run: tuple[str, ...] = ()
+    interrupted: Optional[Interruption] = None
+    suts: tuple[Mapping[str, object], ...] = ()
+    families: Mapping[str, str] = field(default_factory=dict)
+    sections: tuple[tuple[str, str], ...] = ()
+
+    def verdict(self) -> str:
+        return verdict(self.checks, self.model_outcomes, self.not_run, self.interrupted)

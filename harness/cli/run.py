@@ -270,7 +270,7 @@ def _run(
     from harness.sut.load.loader import SutLoadError
     from reports.outcome import Outcome
     from reports.store import run_meta
-    from reports.summary import counts_line
+    from reports.summary import rows_counts_line
 
     try:
         suts = resolve_suts(options)
@@ -315,8 +315,8 @@ def _run(
 
     def on_group(group: str, done: int, total: int) -> None:
         finished.append(group)
-        checked = (row["outcome"] for row in rows if row["sut"] != ERA_TABLE_SUT)
-        progress(done, total, f"[{done}/{total}] {group} done: {counts_line(checked)} so far")
+        checked = (row for row in rows if row["sut"] != ERA_TABLE_SUT)
+        progress(done, total, f"[{done}/{total}] {group} done: {rows_counts_line(checked)} so far")
 
     log = None
     stop: Optional[KeyboardInterrupt] = None

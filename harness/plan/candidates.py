@@ -19,6 +19,7 @@ from harness.sut.probe.limits import limit_before
 from pools.builtin_sut import builtin_module
 from pools.layouts.kinds import class_name_of, served_eras
 from reports.check_label import check_label
+from reports.outcome import SkipKind
 
 
 @dataclass(frozen=True)
@@ -32,9 +33,11 @@ class Skip:
     backend: str
     mode: str
     reason: str
+    # Whether the verdict counts it as a check (reports/outcome.py): as its declaration says.
+    kind: SkipKind = SkipKind.SKIPPED
 
     @classmethod
-    def of(cls, candidate: Candidate, reason: str) -> Skip:
+    def of(cls, candidate: Candidate, reason: str, kind: SkipKind = SkipKind.SKIPPED) -> Skip:
         """A candidate that was planned and then not checked (a declared skip, say)."""
         return cls(
             candidate.sut,
@@ -43,6 +46,7 @@ class Skip:
             candidate.backend,
             candidate.mode,
             reason,
+            kind,
         )
 
     @property

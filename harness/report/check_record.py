@@ -52,5 +52,6 @@ def record_of(result: CellResult) -> dict:
             "repro": None,
             "label": result.label,
             "reproduce": result.reproduce,
+            "skip_kind": str(result.skip.kind) if result.skip is not None else "",
         },
     )

@@ -17,16 +17,12 @@ from harness.report.coverage import coverage_markdown
 from harness.report.divergence_lines import reproduced
 from harness.report.era_table import era_table_markdown
 from harness.report.exploration_log import exploration_markdown
+from harness.report.families import pool_families
 from harness.report.skip_lines import skip_lines
 from reports.outcome import Outcome
 from reports.records import records_frame, text_of
-from reports.summary import (
-    Interruption,
-    era_table_line,
-    summary_markdown,
-    summary_markdown_table,
-    verdict,
-)
+from reports.summary import Interruption, SummaryInput, era_table_line, summary_markdown_table
+from reports.summary_screen import summary_markdown
 
 # Findings printed to stdout; summary.md lists them all.
 PRINTED_FINDINGS = 20
@@ -61,15 +57,20 @@ def _of_kind(kind: str, frame: pd.DataFrame) -> pd.DataFrame:
     return records_frame(kind, []) if frame.empty else frame
 
 
+def repro_path(row: Mapping[str, object]) -> str:
+    """A finding's repro file as a reader reaches it: beside the results file it is stored in;
+    "" when it has none."""
+    repro = text_of(row.get("repro"))
+    return str(Path(text_of(row.get("source"))).parent / repro) if repro else ""
+
+
 def finding_line(row: dict) -> str:
     """A finding as the run names it: subject, scenario, headline, repro file, and for an
     exploring run the seed and reproduce blob."""
-    repro = text_of(row.get("repro"))
-    where = Path(text_of(row.get("source"))).parent / repro if repro else "none"
     reproduce = text_of(row.get("reproduce"))
     return (
         f"{text_of(row.get('label'))} `{row['scenario']}`: {text_of(row.get('detail'))} "
-        f"(repro: {where})" + (f" {reproduce}" if reproduce else "")
+        f"(repro: {repro_path(row) or 'none'})" + (f" {reproduce}" if reproduce else "")
     )
 
 
@@ -85,7 +86,8 @@ def run_summary(
     rows = _of_kind("check", run.checks)
     era_rows = rows[rows["sut"] == ERA_TABLE_SUT]
     checks = rows[rows["sut"] != ERA_TABLE_SUT]
-    model_outcomes = era_rows["outcome"].tolist()
+    checks = checks.assign(repro_path=[repro_path(row) for row in checks.to_dict("records")])
+    model_outcomes = tuple(era_rows["outcome"].tolist())
     findings = [
         finding_line(row)
         for row in rows[rows["outcome"] == Outcome.FINDING.value].to_dict("records")
@@ -97,21 +99,24 @@ def run_summary(
             _of_kind("exploration", run.exploration), run.meta["profile"], run.meta["seed"]
         )
     )
-    markdown = summary_markdown(
+    sections = [("Era table", era_table_markdown(era_rows, backends))]
+    if exploration is not None:
+        sections.append(("Exploration", exploration))
+    sections.append(("Coverage", coverage_markdown(_of_kind("coverage", run.coverage))))
+    summary = SummaryInput(
         checks,
         run.meta,
-        findings,
-        reproduced(checks, backends),
-        skip_lines(checks),
         model_outcomes,
-        run.not_run,
+        tuple(findings),
+        tuple(reproduced(checks, backends)),
+        tuple(skip_lines(checks)),
+        tuple(run.not_run),
         interrupted,
-        run.suts,
+        tuple(run.suts),
+        pool_families(),
+        tuple((title, text) for title, text in sections if text),
     )
-    markdown += "\n" + era_table_markdown(era_rows, backends)
-    if exploration is not None:
-        markdown += "\n" + exploration
-    markdown += "\n" + coverage_markdown(_of_kind("coverage", run.coverage))
+    markdown = summary_markdown(summary)
     stdout = [summary_markdown_table(checks)]
     stdout += [f"FINDING {line}" for line in findings[:PRINTED_FINDINGS]]
     if len(findings) > PRINTED_FINDINGS:
@@ -121,8 +126,5 @@ def run_summary(
     if exploration is not None:
         stdout.append(exploration)
     stdout += [f"NOT RUN {reason}" for reason in run.not_run]
-    stdout += [
-        verdict(checks, model_outcomes, run.not_run, interrupted),
-        era_table_line(model_outcomes),
-    ]
+    stdout += [summary.verdict(), era_table_line(model_outcomes)]
     return RunSummary(markdown, stdout, len(findings))

@@ -8,7 +8,7 @@ from collections import defaultdict
 import pandas as pd
 
 from reports.check_label import check_label
-from reports.outcome import Outcome
+from reports.outcome import Outcome, SkipKind, skip_kind_of
 from reports.records import text_of
 
 NOT_CHECKED = (Outcome.SKIPPED.value, Outcome.UNEXPLORED.value)
@@ -22,7 +22,10 @@ def skip_lines(rows: pd.DataFrame) -> list[str]:
     if rows.empty:
         return []
     for row in rows[rows["outcome"].isin(NOT_CHECKED)].to_dict("records"):
-        grouped[f"{row['outcome']}: {text_of(row.get('detail'))}"].append(row)
+        # A declared trim of the plan is said as such: the verdict does not count it.
+        apart = skip_kind_of(row.get("skip_kind")) is SkipKind.BY_DESIGN
+        outcome = "left out by design (not counted)" if apart else row["outcome"]
+        grouped[f"{outcome}: {text_of(row.get('detail'))}"].append(row)
     lines = []
     for reason, skipped in grouped.items():
         cells = sorted(

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Optional
 
 from backends.registry import Backend, backend_named
+from backends.skips import BackendSkip
 from harness.compare.snapshot import Execution
 from harness.compare.verdict import Baselines, Verdict
 from harness.plan.baseline import baseline_for
@@ -190,7 +191,11 @@ def cells_of(options: RunOptions, pool: str, dtype: str) -> Iterator[Cell]:
 def backend_skip(backend: Backend, scenario: Scenario, mode: str) -> Optional[str]:
     """`name: reason` of the declared skip (or out-of-focus) that removes this check, if any."""
     skip = backend.skip_for(scenario, mode)
-    return None if skip is None else f"{skip.name}: {skip.reason}"
+    return None if skip is None else skip_reason(skip)
+
+
+def skip_reason(skip: BackendSkip) -> str:
+    return f"{skip.name}: {skip.reason}"
 
 
 def whole_cell_skip(cell: Cell, scenario: Scenario) -> Optional[str]:
@@ -221,10 +226,19 @@ def cell_candidates(
     return candidates
 
 
-def _skipped_rows(candidates: list[Candidate], scenario: Scenario, reason: str) -> list[CellResult]:
-    """A declared backend skip removes the check for every candidate of the cell: one row each."""
+def _skipped_rows(
+    candidates: list[Candidate], scenario: Scenario, skip: BackendSkip
+) -> list[CellResult]:
+    """A declared backend skip removes the check for every candidate of the cell: one row each,
+    of the skip's kind (a trim by design is not counted as a check)."""
     return [
-        CellResult(c, scenario, Outcome.SKIPPED, label=c.label, skip=Skip.of(c, reason))
+        CellResult(
+            c,
+            scenario,
+            Outcome.SKIPPED,
+            label=c.label,
+            skip=Skip.of(c, skip_reason(skip), skip.kind),
+        )
         for c in candidates
     ]
 
@@ -236,9 +250,9 @@ def table_eras(options: RunOptions) -> tuple[str, ...]:
 def check_or_skip(
     cell: Cell, scenario: Scenario, candidates: list[Candidate], options: RunOptions
 ) -> list[CellResult]:
-    reason = backend_skip(cell.backend, scenario, cell.mode)
-    if reason is not None:
-        return _skipped_rows(candidates, scenario, reason)
+    skip = cell.backend.skip_for(scenario, cell.mode)
+    if skip is not None:
+        return _skipped_rows(candidates, scenario, skip)
     return check_cell(
         scenario, cell.backend, cell.mode, candidates, options.timeout_s, table_eras(options)
     )

@@ -164,3 +164,27 @@ def test_a_worker_decides_the_cause_where_it_raised_and_the_verdict_is_a_skip():
     verdict = decide(baselines, candidate, got)
     assert verdict.outcome is Outcome.SKIPPED
     assert verdict.skip_reason.startswith("import here: the release imports a module")
+
+
+def test_a_release_s_new_batch_field_reads_its_own_default_and_every_write_is_judged():
+    rows = _results("release_batch_new_field")
+    assert all(r.outcome is Outcome.PASS for r in rows), [(r.outcome, r.skip) for r in rows]
+
+
+def test_a_field_the_sut_s_batch_declares_without_a_default_is_the_harness_s_gap():
+    import importlib.util
+
+    from backends.release_batch import forward_batch
+    from harness.compare.error_causes import harness_built
+
+    spec = importlib.util.spec_from_file_location(
+        "batch_fixture", FIXTURES / "release_batch_new_field.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    batch = forward_batch(module, out_cache_loc=torch.arange(3), token_to_kv_pool=None)
+    assert type(batch) is module.ForwardBatch and batch.kv_write_plan is None  # its default
+    assert batch.out_cache_loc_is_physical is True  # the scenario's data over the default
+    with pytest.raises(AttributeError) as raised:
+        batch.forward_mode  # noqa: B018 - declared without a default, and no scenario gives it
+    assert harness_built(raised.value.obj)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Optional
 
 from backends.real_code import DriverGap, StandInUsed
+from backends.release_batch import HARNESS_FILLED
 
 # The packages whose objects the harness builds and hands to a SUT: the call site's ForwardBatch,
 # Layer and Metadata (backends/context.py), the real-code driver's stand-ins, scale objects and
@@ -53,9 +54,12 @@ def _chain(error: BaseException) -> Iterator[BaseException]:
 
 def harness_built(obj: object) -> bool:
     """Whether the harness built `obj` (or its class): a class of HARNESS_PACKAGES, a bare
-    SimpleNamespace, or one of the loader's stand-in modules."""
+    SimpleNamespace, one of the loader's stand-in modules, or a SUT's own ForwardBatch the
+    harness filled (backends/release_batch.py)."""
     if isinstance(obj, types.ModuleType):
         return bool(getattr(obj, "__kvwrite_standin__", False))
+    if getattr(obj, "__dict__", {}).get(HARNESS_FILLED, False):
+        return True  # a SUT's own class, instantiated and filled by the harness
     cls = obj if isinstance(obj, type) else type(obj)
     if cls is types.SimpleNamespace:
         return True

@@ -13,8 +13,9 @@ from typing import Any, Optional
 
 import torch
 
-from backends.context import ForwardBatch, Layer, Metadata, WriteRequest
+from backends.context import Layer, Metadata, WriteRequest
 from backends.registry import Backend, backend_named
+from backends.release_batch import forward_batch
 from harness.compare.error_causes import harness_cause
 from harness.compare.snapshot import (
     BUILDING,
@@ -272,7 +273,8 @@ def write_request(
         idx_v_scale_float=v_scale_float,
     )
     encoder = None if locs["encoder"] is None else locs["encoder"][: forward.tokens]
-    batch = ForwardBatch(
+    batch = forward_batch(
+        module,
         out_cache_loc=locs["loc"][: forward.tokens],
         encoder_out_cache_loc=encoder,
         token_to_kv_pool=pool,

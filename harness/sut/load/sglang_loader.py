@@ -25,6 +25,7 @@ from typing import Any
 # kernels are interpreted too (TRITON_INTERPRET=1), as the harness's own are, so a door whose
 # store is a Triton kernel (MLATokenToKVPoolFP4's) writes here.
 import pools.engines.triton_mode  # noqa: F401,I001
+from backends.real_code import FORWARD_BATCH_INFO
 from harness.sut.load import sglang_standins
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.optional_pools import offer_optional_pools
@@ -199,9 +200,21 @@ def load_release(sys_path_prefix: str | None = None) -> LoadedRelease:
     for optional in ("KVWriteLoc", "unwrap_write_loc"):
         if hasattr(memory_pool, optional):
             setattr(ns, optional, getattr(memory_pool, optional))
+    ns.ForwardBatch = _release_forward_batch()
     unoffered = offer_optional_pools(ns)
     ns.real_backends, real_code_missing = _real_backends()
     return LoadedRelease(ns, real_code_missing, unoffered)
+
+
+def _release_forward_batch() -> type | None:
+    """The release's own ForwardBatch, which each write's batch is built as (backends/
+    release_batch.py); None where its module does not import here (the harness's own is used)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return importlib.import_module(FORWARD_BATCH_INFO).ForwardBatch
+    except Exception:  # noqa: BLE001 - a release whose batch module needs more than this machine
+        return None
 
 
 def _real_backends() -> tuple[dict[str, type], dict[str, str]]:

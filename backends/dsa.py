@@ -36,7 +36,9 @@ DSA_PLACEMENT_REASON = (
 DSA_BACKEND_KINDS = tuple(kind for kind in DSA_MLA_KINDS if kind not in SWA_DSA_KINDS)
 
 CENSUS = CallSiteModel(
-    (ATTENTION + "dsa_backend.py",),
+    # nsa_backend.py is the file's 0.5.12 name (the same three bare set_mla_kv_buffer calls);
+    # 0.5.13 and 0.5.14 keep it as a re-export shim with no write call, 0.5.23 drops it.
+    (ATTENTION + "dsa_backend.py", ATTENTION + "nsa_backend.py"),
     {era: (Shape(MLA, "bare", "cache_loc"),) for era in ERA_NAMES},
 )
 

@@ -20,6 +20,7 @@ release's real code.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 import sys
@@ -30,6 +31,7 @@ from types import SimpleNamespace
 from typing import Any, Callable, Iterator, Mapping, Optional
 
 from backends.context import WriteRequest
+from backends.release_batch import declared_defaults
 
 # The pool methods a backend writes through: wrapped so the forward stops after the write.
 WRITE_DOORS = ("set_kv_buffer", "set_mla_kv_buffer")
@@ -206,6 +208,15 @@ def _forward_mode(mode: str) -> dict:
     return {"forward_mode": modes.DECODE if mode == "decode" else modes.EXTEND}
 
 
+def _batch_defaults() -> dict:
+    """The release's ForwardBatch defaults; none where the release has no such module."""
+    try:
+        cls = importlib.import_module(FORWARD_BATCH_INFO).ForwardBatch
+    except ImportError:
+        return {}
+    return declared_defaults(cls) if dataclasses.is_dataclass(cls) else {}
+
+
 def padded_loc(req: WriteRequest) -> Any:
     """The loc the metadata is built from: the padded one, as in serving (SGLang #29460 is the
     difference between it and the narrowed loc the layers write)."""
@@ -237,8 +248,7 @@ def drive(real: RealCode, cls: type, req: WriteRequest, mode: str, mla_input: st
     key = req.mla_k if req.is_mla and not split_mla else req.k
     tokens, heads, head_dim = key.shape
     no_req_to_token = SimpleNamespace(req_to_token=None)  # only the attention math reads it
-    batch = _StandIn(
-        "forward_batch",
+    given = dict(
         token_to_kv_pool=req.pool,  # the write door of releases before 0.5.14
         req_to_token_pool=no_req_to_token,
         out_cache_loc=req.forward_batch.out_cache_loc,
@@ -253,6 +263,9 @@ def drive(real: RealCode, cls: type, req: WriteRequest, mode: str, mla_input: st
         _attn_output=None,  # read with getattr(batch, "_attn_output", None): no such buffer
         **dict.fromkeys(ATTENTION_ONLY_FIELDS),
     )
+    # Every field the release's ForwardBatch declares a default for, at that default (a field it
+    # added since is read as it ships); the driver's own values over them.
+    batch = _StandIn("forward_batch", **{**_batch_defaults(), **given})
     layer = _StandIn(
         "layer",
         **vars(req.layer),

@@ -405,6 +405,38 @@ CATALOG: tuple[Mutant, ...] = (
         "slip: set_kv_buffer_prefix_valid ignores commit_lens; rejected draft tokens are written",
         dtypes=FP8,  # the regression draft-commit-fp8 is the draft commit every profile runs
     ),
+    # The same faults through the backends added for 0.5.12-0.5.14's unclaimed files (each the
+    # first tried; their releases have no current era, so each fault is one of an older era).
+    Mutant(
+        "dual_chunk_scale_multiplied",
+        "scale",
+        "legacy",
+        MHA,
+        ("dual_chunk", "plain"),
+        "slip: the scale multiplied where SGLang divides (dual_chunk passes the layer's scales)",
+        FP8,
+        sut="mutants.zoo.mha_scale_multiplied",
+    ),
+    Mutant(
+        "cutlass_mla_nope_block_tail",
+        "layout",
+        "legacy",
+        MLA,
+        ("cutlass_mla", "plain_mla"),
+        "#15522: nope copied in blocks masked by the row width, over the rope columns "
+        "(cutlass_mla's set_mla_kv_buffer call)",
+        sut="mutants.zoo.mla_nope_block_tail",
+    ),
+    Mutant(
+        "tokenspeed_mla_nope_block_tail",
+        "layout",
+        "legacy",
+        MLA,
+        ("tokenspeed_mla", "plain_mla"),
+        "#15522: nope copied in blocks masked by the row width, over the rope columns "
+        "(tokenspeed_mla's trtllm-style call)",
+        sut="mutants.zoo.mla_nope_block_tail",
+    ),
 )
 
 

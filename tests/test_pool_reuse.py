@@ -127,3 +127,22 @@ def test_a_foreign_module_builds_per_execution():
     execute(candidate, scenario)
     assert pool_cache.CACHE.counts == {}
     assert not pool_cache.CACHE.entries
+
+
+def test_a_pool_sized_by_its_scenario_is_never_lent_to_one_that_needs_another_size():
+    """A QSA pool's pending ring has a row per token of the largest forward: two scenarios of one
+    geometry with different forwards are two pools (a decode's 8-row ring lent to a prefill was
+    a false [shape] finding on every QSA decode cell)."""
+    import dataclasses
+
+    from harness.run.pool_cache import _key
+    from pools.builtin_sut import builtin_module
+    from scenarios.slots import qsa_request_slots
+    from tests.conftest import scenario_named
+
+    module = builtin_module("current", "torch")
+    prefill = scenario_named("qsa", "bf16", "prefill")
+    decode = dataclasses.replace(scenario_named("qsa", "bf16", "decode"), geometry=prefill.geometry)
+    assert qsa_request_slots(prefill) != qsa_request_slots(decode)
+    assert _key(module, prefill, "cpu") != _key(module, decode, "cpu")
+    assert _key(module, prefill, "cpu") == _key(module, dataclasses.replace(prefill), "cpu")

@@ -32,6 +32,7 @@ import torch
 from harness.compare.byte_compare import all_canary
 from harness.compare.expectations import PADDING_SINK, Expected, expected_writes
 from harness.compare.snapshot import CANARY, buffer_names
+from harness.run.pool_factory import constructor_inputs
 from scenarios.model import Scenario
 
 # The capability a SUT module declares to have its pools reused (pools/builtin_sut.py, the judge).
@@ -82,8 +83,9 @@ def reuses_pools(module: Any) -> bool:
 
 
 def _key(module: Any, scenario: Scenario, device: str) -> tuple:
-    # Geometry is a mutable dataclass: its repr names every field.
-    return (id(module), device, repr(scenario.geometry))
+    # Geometry is a mutable dataclass: its repr names every field. A QSA pool's ring is sized by
+    # the scenario too, so a pool built for a short forward is never lent to a longer one.
+    return (id(module), device, repr(scenario.geometry), constructor_inputs(scenario))
 
 
 def take_pool(

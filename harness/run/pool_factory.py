@@ -90,6 +90,13 @@ def _layout_pool(module: Any, scenario: Scenario, device: str) -> Any:
     )
 
 
+def constructor_inputs(scenario: Scenario) -> tuple:
+    """What a pool's constructor reads of a scenario beyond its geometry: a QSA pool's request
+    slots (its pending ring has a row per token of the largest forward). Two scenarios of one
+    geometry and the same inputs build the same pool, so one may be lent to the other."""
+    return (qsa_request_slots(scenario),) if scenario.geometry.is_qsa else ()
+
+
 def _hybrid_linear_pool(module: Any, scenario: Scenario, dtype: Any, device: str) -> Any:
     """A HybridLinearKVPool, or on a QSA kind the QSATokenToKVPool with the indexer's shape
     (scenarios/model.py QSA_*) and a ring row per token of the largest forward."""

@@ -18,8 +18,9 @@ from typing import Optional
 
 import pandas as pd
 
-from harness.cli.arguments import check_writable
+from harness.cli.arguments import check_writable, positive_float, seed_int
 from harness.cli.junit import write_junit
+from harness.cli.release_mutants import main as release_main
 from harness.exit_codes import EXIT_FINDINGS, EXIT_OK, UsageError
 from harness.run.mutation import MutantResult, run_mutant
 from harness.sut.load.loader import SutLoadError
@@ -49,11 +50,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--budget",
-        type=float,
+        type=positive_float,
         help="seconds of Hypothesis generation per mutant "
         f"(default per profile: {', '.join(f'{k} {v:g}' for k, v in BUDGET_S.items())})",
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed_int, default=0)
+    parser.add_argument(
+        "--sut",
+        help="sglang or sglang==X: run the release-source catalogue (mutants/release_source.py) "
+        "on copies of that release instead (--only names its records; --profile, --budget, "
+        "--seed and --junit do not apply)",
+    )
     parser.add_argument(
         "--junit",
         type=Path,
@@ -141,6 +148,8 @@ def _table(rows: list[dict]) -> str:
 
 
 def main(arguments: argparse.Namespace) -> int:
+    if arguments.sut is not None:
+        return release_main(arguments)
     name = arguments.profile or os.environ.get(PROFILE_ENV) or DEFAULT_PROFILE
     try:
         profile = profile_named(name)

@@ -1,0 +1,229 @@
+"""Run the release-source catalogue (mutants/release_source.py) against one SGLang release.
+
+For each record: copy the release's `sglang/` package into a scratch folder (its sibling
+dependencies symlinked, not copied), apply the record's transforms, and judge the copy as
+`--sut sglang@DIR` in a `kvh run` child process: the same worker, loader and stand-ins any
+`sglang@DIR` gets, so nothing here is a second way of loading a release. The unmodified release is
+judged once on the same slice, for the real-code backend count a refactor must keep.
+
+A child process rather than a call into harness.run: a mutated package must never be imported
+into this process (it would shadow or mix with the installed sglang), and the child's parquet
+files are the same records `kvh run` writes.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import pandas as pd
+
+from harness.sut.load.environments import installed
+from mutants.release_source import ReleaseMutant, TransformMissed
+
+# The child's own exit codes: 0 pass, 1 findings; anything else is no verdict.
+_VERDICTS = {0: "PASS", 1: "FINDING"}
+
+
+@dataclass
+class SliceResult:
+    """What one `kvh run` over a slice said."""
+
+    verdict: str  # PASS, FINDING, or ERROR (rc and stderr tail in detail)
+    rc: int
+    real_code: tuple[str, ...]
+    checks: int
+    findings: int
+    finding_lines: tuple[str, ...]  # each finding row's text and release site, deduplicated
+    seconds: float
+    detail: str = ""
+
+
+@dataclass
+class ReleaseMutantResult:
+    name: str
+    kind: str
+    release: str
+    applied: bool
+    files_changed: int
+    verdict: str  # PASS, FINDING, ERROR, or NOT_APPLICABLE (a transform missed)
+    expected: str  # PASS for a refactor, FINDING for a fault
+    ok: bool  # verdict == expected (and, for a refactor, the real-code count kept)
+    real_code: int
+    real_code_release: int
+    names_file: Optional[bool]  # a fault's finding names the expected release file; None otherwise
+    checks: int
+    findings: int
+    first_finding: str
+    seconds: float
+    detail: str = ""
+    slice: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def release_folder(spec: str) -> Path:
+    """The folder that holds `sglang/` for `sglang` (this environment's), `sglang==X` (a release
+    kvh sut install made) or `sglang@DIR`."""
+    if spec == "sglang":
+        found = importlib.util.find_spec("sglang")  # locates the package without importing it
+        if found is None or not found.submodule_search_locations:
+            raise ValueError("no sglang package is installed here")
+        return Path(list(found.submodule_search_locations)[0]).parent
+    folder = installed(spec)
+    if folder is None:
+        raise ValueError(f"SUT {spec} is not installed; run: kvh sut install {spec}")
+    return folder
+
+
+def copy_release(source: Path, dest: Path, with_siblings: bool) -> Path:
+    """`source/sglang` copied to `dest/sglang`; with_siblings, every other entry of a release
+    folder (its own dependencies) symlinked beside it. Returns dest."""
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(source / "sglang", dest / "sglang", symlinks=True)
+    if with_siblings:
+        for entry in source.iterdir():
+            if entry.name != "sglang" and not (dest / entry.name).exists():
+                (dest / entry.name).symlink_to(entry.resolve())
+    return dest
+
+
+def apply_mutant(mutant: ReleaseMutant, package: Path) -> int:
+    """Apply every edit of `mutant` to the package folder in place; returns how many files
+    changed. Raises TransformMissed naming the edit that found nothing to change."""
+    changed = 0
+    for edit in mutant.edits:
+        if edit.is_glob:
+            hits = 0
+            for path in sorted(package.glob(edit.path)):
+                try:
+                    text = edit.transform(path.read_text())
+                except TransformMissed:
+                    continue
+                path.write_text(text)
+                hits += 1
+            if hits == 0:
+                raise TransformMissed(f"{mutant.name}: no file under {edit.path} matches")
+            changed += hits
+            continue
+        path = package / edit.path
+        if not path.is_file():
+            raise TransformMissed(f"{mutant.name}: the release has no {edit.path}")
+        try:
+            path.write_text(edit.transform(path.read_text()))
+        except TransformMissed as missed:
+            raise TransformMissed(f"{mutant.name}: {edit.path}: {missed}") from None
+        changed += 1
+    return changed
+
+
+def _finding_lines(checks: pd.DataFrame) -> tuple[str, ...]:
+    rows = checks[checks["outcome"] == "finding"]
+    lines: list[str] = []
+    for _, row in rows.iterrows():
+        text = " ".join(str(row[c]) for c in ("findings", "detail") if row.get(c))
+        if text and text not in lines:
+            lines.append(text)
+    return tuple(lines)
+
+
+def run_slice(spec: str, mutant: ReleaseMutant, out: Path) -> SliceResult:
+    """`kvh run --sut SPEC` over the mutant's pools, dtypes and backends, in a child process."""
+    command = [
+        sys.executable, "-m", "harness", "run", "--sut", spec,
+        "--pool", ",".join(mutant.pools), "--dtype", ",".join(mutant.dtypes),
+        "--backend", ",".join(mutant.backends), "--out", str(out),
+    ]  # fmt: skip
+    start = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True)
+    seconds = time.monotonic() - start
+    verdict = _VERDICTS.get(done.returncode, "ERROR")
+    suts = sorted(out.glob("sut-*.parquet"))
+    checks = sorted(out.glob("check-*.parquet"))
+    if verdict == "ERROR" or not suts or not checks:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        return SliceResult("ERROR", done.returncode, (), 0, 0, (), seconds, " | ".join(tail))
+    sut_rows = pd.read_parquet(suts[0])
+    real = str(sut_rows.iloc[0].get("real_code") or "")
+    frame = pd.concat([pd.read_parquet(p) for p in checks])
+    judged = frame[frame["outcome"] != "skipped"]
+    return SliceResult(
+        verdict=verdict,
+        rc=done.returncode,
+        real_code=tuple(n for n in real.split(",") if n),
+        checks=len(judged),
+        findings=int((frame["outcome"] == "finding").sum()),
+        finding_lines=_finding_lines(frame),
+        seconds=seconds,
+    )
+
+
+def run_release_mutant(
+    mutant: ReleaseMutant,
+    release: str,
+    work: Path,
+    baselines: dict[tuple, SliceResult],
+) -> ReleaseMutantResult:
+    """Copy `release`, apply `mutant`, judge the copy and (once per slice, cached in
+    `baselines`) the unmodified release."""
+    expected = "PASS" if mutant.kind == "refactor" else "FINDING"
+    key = (release, mutant.pools, mutant.dtypes, mutant.backends)
+    start = time.monotonic()
+    folder = release_folder(release)
+    scratch = Path(tempfile.mkdtemp(prefix=f"kvh-{mutant.name}-", dir=work))
+    copy = copy_release(folder, scratch / "release", with_siblings=release != "sglang")
+    base = dict(
+        name=mutant.name, kind=mutant.kind, release=release, expected=expected,
+        slice={"pools": list(mutant.pools), "dtypes": list(mutant.dtypes),
+               "backends": list(mutant.backends)},
+    )  # fmt: skip
+    try:
+        changed = apply_mutant(mutant, copy / "sglang")
+    except TransformMissed as missed:
+        shutil.rmtree(scratch, ignore_errors=True)
+        return ReleaseMutantResult(
+            **base, applied=False, files_changed=0, verdict="NOT_APPLICABLE", ok=False,
+            real_code=0, real_code_release=0, names_file=None, checks=0, findings=0,
+            first_finding="", seconds=time.monotonic() - start, detail=str(missed),
+        )  # fmt: skip
+    if key not in baselines:
+        baselines[key] = run_slice(release, mutant, scratch / "out-release")
+    reference = baselines[key]
+    judged = run_slice(f"sglang@{copy}", mutant, scratch / "out-mutant")
+    names_file = None
+    if mutant.kind == "fault":
+        names_file = any(mutant.expect_file in line for line in judged.finding_lines)
+    kept = len(judged.real_code) == len(reference.real_code)
+    ok = judged.verdict == expected and (mutant.kind == "fault" or kept)
+    detail = judged.detail or (
+        "" if kept else f"real code {sorted(judged.real_code)} vs {sorted(reference.real_code)}"
+    )
+    shutil.rmtree(scratch, ignore_errors=True)
+    return ReleaseMutantResult(
+        **base, applied=True, files_changed=changed, verdict=judged.verdict, ok=ok,
+        real_code=len(judged.real_code), real_code_release=len(reference.real_code),
+        names_file=names_file, checks=judged.checks, findings=judged.findings,
+        first_finding=judged.finding_lines[0][:400] if judged.finding_lines else "",
+        seconds=time.monotonic() - start, detail=detail,
+    )  # fmt: skip
+
+
+def rates(results: list[ReleaseMutantResult]) -> dict:
+    """Refactors passed and faults caught, of those whose transforms applied."""
+    applied = [r for r in results if r.applied]
+    refactors = [r for r in applied if r.kind == "refactor"]
+    faults = [r for r in applied if r.kind == "fault"]
+    return {
+        "refactors_passed": f"{sum(r.ok for r in refactors)}/{len(refactors)}",
+        "faults_caught": f"{sum(r.ok for r in faults)}/{len(faults)}",
+        "faults_naming_file": f"{sum(bool(r.names_file) for r in faults)}/{len(faults)}",
+        "not_applicable": [r.name for r in results if not r.applied],
+    }

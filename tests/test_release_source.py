@@ -1,0 +1,107 @@
+"""The release-source catalogue: its transforms apply (or say they do not), and one refactor and
+one fault on the installed SGLang come out as the catalogue expects."""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from harness.run.release_source import (
+    apply_mutant,
+    copy_release,
+    rates,
+    release_folder,
+    run_release_mutant,
+)
+from mutants.release_source import (
+    CATALOGUE,
+    ReleaseMutant,
+    SourceEdit,
+    TransformMissed,
+    release_mutant_named,
+    sub,
+)
+
+
+def test_sub_raises_when_nothing_matches() -> None:
+    assert sub(r"\bswa_loc\b", "swa_slot")("x.swa_loc; swa_locs") == "x.swa_slot; swa_locs"
+    with pytest.raises(TransformMissed):
+        sub(r"\bswa_loc\b", "swa_slot")("nothing here")
+
+
+def _package(tmp_path: Path) -> Path:
+    package = tmp_path / "sglang"
+    (package / "srt").mkdir(parents=True)
+    (package / "srt" / "a.py").write_text("loc, swa_loc = unwrap(x)\nf(swa_loc=swa_loc)\n")
+    (package / "srt" / "b.py").write_text("print('untouched')\n")
+    return package
+
+
+def test_glob_edit_changes_every_file_it_matches_and_no_other(tmp_path: Path) -> None:
+    package = _package(tmp_path)
+    record = ReleaseMutant(
+        "r", "refactor", "rename", (SourceEdit("**/*.py", sub(r"\bswa_loc\b", "swa_slot")),)
+    )
+    assert apply_mutant(record, package) == 1
+    assert (package / "srt" / "a.py").read_text() == (
+        "loc, swa_slot = unwrap(x)\nf(swa_slot=swa_slot)\n"
+    )
+    assert (package / "srt" / "b.py").read_text() == "print('untouched')\n"
+
+
+def test_an_edit_that_does_not_apply_says_which(tmp_path: Path) -> None:
+    package = _package(tmp_path)
+    missing_file = ReleaseMutant("m", "refactor", "d", (SourceEdit("srt/c.py", sub("x", "y")),))
+    with pytest.raises(TransformMissed, match="no srt/c.py"):
+        apply_mutant(missing_file, package)
+    no_match = ReleaseMutant("n", "refactor", "d", (SourceEdit("srt/b.py", sub("zzz", "y")),))
+    with pytest.raises(TransformMissed, match="srt/b.py"):
+        apply_mutant(no_match, package)
+
+
+def test_records_are_validated_and_named_uniquely() -> None:
+    names = [m.name for m in CATALOGUE]
+    assert len(names) == len(set(names))
+    assert {m.kind for m in CATALOGUE} == {"refactor", "fault"}
+    with pytest.raises(ValueError, match="names the file"):
+        ReleaseMutant("f", "fault", "d", (SourceEdit("a.py", sub("a", "b")),))
+    with pytest.raises(ValueError, match="no release-source mutant"):
+        release_mutant_named("nope")
+
+
+def test_copy_symlinks_a_release_folders_siblings(tmp_path: Path) -> None:
+    source = tmp_path / "release"
+    _package(source)
+    (source / "dep").mkdir()
+    copy = copy_release(source, tmp_path / "copy", with_siblings=True)
+    assert (copy / "dep").is_symlink() and not (copy / "sglang").is_symlink()
+    (copy / "sglang" / "srt" / "b.py").write_text("changed")
+    assert (source / "sglang" / "srt" / "b.py").read_text() == "print('untouched')\n"
+
+
+# The cheapest slice that still runs release code: one pool, one dtype, the plain model and fa3.
+_SLICE = {"pools": ("mha",), "dtypes": ("bf16",), "backends": ("plain", "fa3")}
+
+
+@pytest.mark.slow
+@pytest.mark.sglang
+def test_a_refactor_passes_and_a_fault_is_caught_on_the_installed_release(
+    tmp_path: Path,
+) -> None:
+    if importlib.util.find_spec("sglang") is None:
+        pytest.skip("sglang is not installed here")
+    release_folder("sglang")  # raises if the package cannot be located
+    refactor = replace(release_mutant_named("rename_unwrap_helper"), **_SLICE)
+    fault = replace(release_mutant_named("door_no_unwrap"), **_SLICE)
+    baselines: dict = {}
+    results = [run_release_mutant(m, "sglang", tmp_path, baselines) for m in (refactor, fault)]
+    passed, caught = results
+    assert passed.verdict == "PASS", passed.to_dict()
+    assert passed.real_code == passed.real_code_release > 0, passed.to_dict()
+    assert caught.verdict == "FINDING" and caught.findings > 0, caught.to_dict()
+    assert caught.names_file, caught.first_finding
+    assert rates(results)["refactors_passed"] == "1/1"
+    assert rates(results)["faults_caught"] == "1/1"

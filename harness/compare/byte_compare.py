@@ -63,24 +63,34 @@ def off_canary(rows: torch.Tensor) -> torch.Tensor:
 
 def all_canary(buffer: torch.Tensor) -> bool:
     """Does every byte of `buffer` (any dtype and shape, contiguous) hold the canary? One
-    vectorised comparison, a machine word at a time where the size allows: the test that an idle
-    pool holds nothing but the canary before it is lent again (harness/run/pool_cache.py)."""
+    vectorised comparison: the test that an idle pool holds nothing but the canary before it
+    is lent again (harness/run/pool_cache.py)."""
     flat = buffer.reshape(-1).view(torch.uint8)
     if not flat.numel():
         return True
-    wide = _widest(flat.reshape(1, -1))
-    if wide is not None:
-        word = torch.full((wide.itemsize,), CANARY, dtype=torch.uint8).view(wide)
-        return not bool((flat.view(wide) != word).any())
-    return not bool((flat != CANARY).any())
+    return _equal_canary(flat.reshape(1, -1))
 
 
-def written_rows_equal(want: torch.Tensor, got: torch.Tensor, index: torch.Tensor) -> bool:
-    """Do the rows `index` (ascending slots) of two same-shaped (rows, bytes) buffers agree?
-    Gathers those rows only; where a slot lies past the rows, the whole buffers but row 0 (the
-    padding sink) are compared, as before."""
-    if not index.numel():
-        return True
-    if int(index[-1]) >= want.shape[0]:
-        return bytes_equal(want[1:], got[1:])
-    return bytes_equal(want.index_select(0, index), got.index_select(0, index))
+def _equal_canary(rows: torch.Tensor) -> bool:
+    wide = _widest(rows)
+    if wide is None:
+        return not bool((rows != CANARY).any())
+    word = torch.full((wide.itemsize,), CANARY, dtype=torch.uint8).view(wide)
+    words = rows.view(wide)
+    return torch.equal(words, word.expand_as(words))
+
+
+# Past this many runs of unwritten rows, one masked pass is cheaper than a comparison per run.
+MAX_RUNS = 64
+
+
+def canary_outside(rows: torch.Tensor, written: list[int]) -> Optional[bool]:
+    """Do the rows of a (rows, bytes) uint8 buffer that are neither the padding sink (row 0) nor
+    in `written` (ascending) all hold the canary? One torch.equal per run of such rows; None
+    where there are too many runs (the caller's masked pass decides)."""
+    count = rows.shape[0]
+    cuts = [0, *(slot for slot in written if 0 < slot < count)]
+    runs = [(a + 1, b) for a, b in zip(cuts, [*cuts[1:], count]) if b > a + 1]
+    if len(runs) > MAX_RUNS or rows.dim() != 2 or not rows.is_contiguous():
+        return None
+    return all(_equal_canary(rows[start:stop]) for start, stop in runs)

@@ -94,3 +94,14 @@ def canary_outside(rows: torch.Tensor, written: list[int]) -> Optional[bool]:
     if len(runs) > MAX_RUNS or rows.dim() != 2 or not rows.is_contiguous():
         return None
     return all(_equal_canary(rows[start:stop]) for start, stop in runs)
+
+
+def written_rows_equal(want: torch.Tensor, got: torch.Tensor, index: torch.Tensor) -> bool:
+    """Do the rows `index` (ascending slots) of two same-shaped (rows, bytes) buffers agree?
+    Gathers those rows only; where a slot lies past the rows, the whole buffers but row 0 (the
+    padding sink) are compared, as before."""
+    if not index.numel():
+        return True
+    if int(index[-1]) >= want.shape[0]:
+        return bytes_equal(want[1:], got[1:])
+    return bytes_equal(want.index_select(0, index), got.index_select(0, index))

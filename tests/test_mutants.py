@@ -99,7 +99,7 @@ def test_a_surviving_mutant_fails_the_run(tmp_path: Path, monkeypatch, capsys) -
     [
         (["--only", "no_such_mutant"], "unknown mutant"),
         (["--profile", "nope"], "unknown profile"),
-        (["--budget", "0"], "--budget must be > 0"),
+        (["--budget", "0"], "--budget: must be > 0"),
     ],
 )
 def test_bad_input_is_a_usage_error(argv: list[str], message: str, tmp_path: Path, capsys) -> None:

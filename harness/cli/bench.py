@@ -18,7 +18,15 @@ from harness.bench.bench_loop import BenchInterrupted, run_bench
 from harness.bench.bench_rows import KIND
 from harness.bench.plan import QUICK, QUICK_BUDGET, TOKEN_COUNTS, BenchOptions
 from harness.bench.timers import TIMERS
-from harness.cli.arguments import check_device_and_out, check_writable, choose, csv_list
+from harness.cli.arguments import (
+    check_device_and_out,
+    check_writable,
+    choose,
+    csv_list,
+    positive_float,
+    positive_int,
+    seed_int,
+)
 from harness.cli.junit import write_junit
 from harness.cli.progress import ProgressReporter
 from harness.cli.suts import describe_sut
@@ -40,14 +48,13 @@ from scenarios.model import POOL_KINDS
 
 
 def _ints(value: str) -> list[int]:
+    # Each a count positive_int takes (1 to COUNT_LIMIT): 2**70 tokens is no bench that ends.
     try:
-        numbers = [int(part) for part in value.split(",") if part]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a comma list of integers, got {value!r}"
-        ) from None
-    if not numbers or min(numbers) < 1:
-        raise argparse.ArgumentTypeError(f"expected positive integers, got {value!r}")
+        numbers = [positive_int(part) for part in value.split(",") if part]
+    except argparse.ArgumentTypeError as error:
+        raise argparse.ArgumentTypeError(f"in {value!r}: {error}") from None
+    if not numbers:
+        raise argparse.ArgumentTypeError(f"expected a comma list of whole numbers, got {value!r}")
     return numbers
 
 
@@ -81,7 +88,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--device", default="cpu", help=f"torch device ({', '.join(TIMERS)}; default cpu)"
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed_int, default=0)
     parser.add_argument(
         "--quick",
         action="store_true",
@@ -89,16 +96,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "legacy and current, torch engine, 1 and 4096 tokens, one thread",
     )
     parser.add_argument(
-        "--threads", type=int, help="torch intra-op threads (default: torch's own; 1 with --quick)"
+        "--threads",
+        type=positive_int,
+        help="torch intra-op threads (default: torch's own; 1 with --quick)",
     )
     parser.add_argument(
         "--min-time",
-        type=float,
+        type=positive_float,
         help="seconds of measured time per cell, at least, split evenly over the passes",
     )
     parser.add_argument(
         "--passes",
-        type=int,
+        type=positive_int,
         help="times the whole plan is timed, each cell's samples "
         "pooled over them (default 3; 5 with --quick)",
     )

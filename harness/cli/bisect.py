@@ -11,7 +11,7 @@ import argparse
 import sys
 
 from backends.registry import BACKENDS, backend_named
-from harness.cli.arguments import csv_list
+from harness.cli.arguments import csv_list, seed_int
 from harness.exit_codes import EXIT_OK, UsageError
 from harness.report.repro_files import ReproError, load_repro
 from harness.run.bisect import Bisection, Probe, behaviour_of, bisect
@@ -35,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     check.add_argument("--scenario", help="a builtin scenario's name (with --pool and --dtype)")
     parser.add_argument("--pool", default="swa_mha")
     parser.add_argument("--dtype", default="bf16")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed_int, default=0)
     parser.add_argument("--backend", default="plain", choices=list(BACKENDS))
     parser.add_argument("--mode", default="extend")
     parser.add_argument(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.cli.arguments import csv_list
+from harness.cli.arguments import csv_list, positive_float, seed_int
 from harness.cp.cp_output import by_cell, cell_record, failed_checks, report_group
 from harness.cp.cp_repro import replay_and_report, save_cp_repro
 from harness.cp.differential import CP_POOLS, DEFAULT_SITE, default_plan, load_site, run_group
@@ -43,8 +43,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=sorted(PROCESS_GROUP_BACKENDS),
         help="device type of the ranks: cpu (gloo), cuda (nccl), npu (hccl)",
     )
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds for the whole group")
+    parser.add_argument("--seed", type=seed_int, default=0)
+    parser.add_argument(
+        "--timeout", type=positive_float, default=120.0, help="seconds for the whole group"
+    )
     parser.add_argument("--out", type=Path, default=Path("kvh-out/cp"), help="repros and results")
     parser.add_argument("--repro", type=Path, help="replay this CP repro file instead of a run")
     parser.set_defaults(handler=main)

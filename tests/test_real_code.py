@@ -80,9 +80,11 @@ def test_a_fault_in_the_release_class_is_a_finding_so_the_real_code_is_what_ran(
 def test_what_the_driver_does_not_provide_is_a_skip_naming_it_never_a_finding(sglang):
     real = sglang.real_backends["torch_native"]
 
-    class ReadsMore(real):  # a release nobody named, reading a ForwardBatch field the driver lacks
+    # A release nobody named, reading a ForwardBatch field the driver lacks: one the release's
+    # class declares without a default (a defaulted one reads as its default: test_release_batch).
+    class ReadsMore(real):
         def init_forward_metadata(self, forward_batch):
-            _ = forward_batch.mrope_positions
+            _ = forward_batch.input_ids
             super().init_forward_metadata(forward_batch)
 
     scenario = scenario_named("mha", "bf16", "prefill")
@@ -92,7 +94,7 @@ def test_what_the_driver_does_not_provide_is_a_skip_naming_it_never_a_finding(sg
     verdict = decide(baselines, candidate, execute(candidate, scenario, 30.0, TORCH_NATIVE))
     assert verdict.outcome is Outcome.SKIPPED
     assert verdict.skip_reason.startswith(
-        "real-code driver: the release's backend reads forward_batch.mrope_positions"
+        "real-code driver: the release's backend reads forward_batch.input_ids"
     )
 
 

@@ -21,7 +21,8 @@ ERA, ENGINE = "current", "reference"
 
 
 @pytest.fixture(autouse=True)
-def _clean_cache():
+def _clean_cache(monkeypatch):
+    monkeypatch.setattr(pool_cache, "REUSE_MIN_BYTES", 0)  # the scenario's pool is small
     pool_cache.clear()
     yield
     pool_cache.clear()
@@ -127,6 +128,14 @@ def test_a_foreign_module_builds_per_execution():
     execute(candidate, scenario)
     assert pool_cache.CACHE.counts == {}
     assert not pool_cache.CACHE.entries
+
+
+def test_a_small_pool_is_built_per_execution(monkeypatch):
+    monkeypatch.setattr(pool_cache, "REUSE_MIN_BYTES", 1 << 40)
+    scenario, candidate = _scenario(), _candidate(builtin_module(ERA, ENGINE))
+    execute(candidate, scenario)
+    execute(candidate, scenario)
+    assert pool_cache.CACHE.counts == {"built: small": 2}
 
 
 def test_a_pool_sized_by_its_scenario_is_never_lent_to_one_that_needs_another_size():

@@ -1,5 +1,6 @@
 """A combination that cannot apply is never planned, so it is never counted as a skip: an era a
-pool kind does not serve (its record's eras) and a dtype a backend does not judge a kind on (kind_dtypes).
+pool kind does not serve (its record's eras) and a dtype a backend does not judge a kind on
+(kind_dtypes).
 Combinations that could apply are still planned, each a candidate or a skip with its reason."""
 
 from __future__ import annotations

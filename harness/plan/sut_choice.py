@@ -31,7 +31,8 @@ class SutChoice:
     eras: tuple[str, ...] = ()
     # Foreign: why it is not run (did not load, fits no call convention); its cells are skips.
     load_error: str = ""
-    # (backend, era) -> why the release's own call site is not the model's (harness/sut/probe/call_sites.py)
+    # (backend, era) -> why the release's own call site is not the model's
+    # (harness/sut/probe/call_sites.py)
     unfit_sites: Mapping[tuple[str, str], str] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:

@@ -12,6 +12,7 @@ import pytest
 from harness.run.release_source import (
     apply_mutant,
     copy_release,
+    names_release_file,
     rates,
     release_folder,
     run_release_mutant,
@@ -24,6 +25,12 @@ from mutants.release_source import (
     release_mutant_named,
     sub,
 )
+
+
+def test_a_file_is_named_only_as_a_whole_name_with_its_line() -> None:
+    assert names_release_file("memory_pool.py", ("IndexError: (memory_pool.py:218) at forward 0",))
+    assert not names_release_file("memory_pool.py", ("AssertionError:  (swa_memory_pool.py:270)",))
+    assert not names_release_file("memory_pool.py", ("memory_pool.py without a line",))
 
 
 def test_sub_raises_when_nothing_matches() -> None:

@@ -14,6 +14,7 @@ files are the same records `kvh run` writes.
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 import subprocess
 import sys
@@ -135,6 +136,13 @@ def _finding_lines(checks: pd.DataFrame) -> tuple[str, ...]:
     return tuple(lines)
 
 
+def names_release_file(file: str, lines: tuple[str, ...]) -> bool:
+    """Whether a finding names `file` with a line, as a whole name: swa_memory_pool.py:270
+    does not name memory_pool.py."""
+    named = re.compile(rf"(?<![\w/]){re.escape(file)}:\d+")
+    return any(named.search(line) for line in lines)
+
+
 def run_slice(spec: str, mutant: ReleaseMutant, out: Path) -> SliceResult:
     """`kvh run --sut SPEC` over the mutant's pools, dtypes and backends, in a child process."""
     command = [
@@ -200,7 +208,7 @@ def run_release_mutant(
     judged = run_slice(f"sglang@{copy}", mutant, scratch / "out-mutant")
     names_file = None
     if mutant.kind == "fault":
-        names_file = any(mutant.expect_file in line for line in judged.finding_lines)
+        names_file = names_release_file(mutant.expect_file, judged.finding_lines)
     kept = len(judged.real_code) == len(reference.real_code)
     ok = judged.verdict == expected and (mutant.kind == "fault" or kept)
     detail = judged.detail or (

@@ -17,20 +17,23 @@ from backends.skips import no_cross_attention
 
 FILE = "torch_flex_backend.py"
 
-# The if tests that choose each modelled write call, per era, as the releases' files have
-# them (harness/sut/probe/census_branches.py; derived from 0.5.12, 0.5.13, 0.5.14, 0.5.23).
-BRANCHES = eras_branches(
-    (
-        ("legacy", "kwarg", "bundled", "current"),
+def bare_loc_census(file: str) -> CallSiteModel:
+    """The census of a file whose forwards each make one bare-loc write under `if
+    save_kv_cache:` in every era (torch_flex's, and wave's: derived from 0.5.12, 0.5.13, 0.5.14
+    and 0.5.23 by harness/sut/probe/census_branches.py)."""
+    branches = eras_branches(
         (
-            branch("forward_extend", "save_kv_cache"),
-            branch("forward_decode", "save_kv_cache"),
+            ("legacy", "kwarg", "bundled", "current"),
+            (
+                branch("forward_extend", "save_kv_cache"),
+                branch("forward_decode", "save_kv_cache"),
+            ),
         ),
-    ),
-)
+    )
+    return CallSiteModel((ATTENTION + file,), bare_site(KV, "out_cache_loc"), branches=branches)
 
 
-CENSUS = CallSiteModel((ATTENTION + FILE,), bare_site(KV, "out_cache_loc"), branches=BRANCHES)
+CENSUS = bare_loc_census(FILE)
 
 
 @register_backend(

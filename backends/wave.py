@@ -9,7 +9,6 @@ written at the decoder's loc: a skip, as for triton).
 from __future__ import annotations
 
 from backends import torch_flex
-from backends.call_shapes import ATTENTION, KV, CallSiteModel, bare_site, branch, eras_branches
 from backends.context import WriteRequest
 from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, register_backend
 from backends.real_code import RealCode
@@ -17,20 +16,7 @@ from backends.skips import no_cross_attention
 
 FILE = "wave_backend.py"
 
-# The if tests that choose each modelled write call, per era, as the releases' files have
-# them (harness/sut/probe/census_branches.py; derived from 0.5.12, 0.5.13, 0.5.14, 0.5.23).
-BRANCHES = eras_branches(
-    (
-        ("legacy", "kwarg", "bundled", "current"),
-        (
-            branch("forward_extend", "save_kv_cache"),
-            branch("forward_decode", "save_kv_cache"),
-        ),
-    ),
-)
-
-
-CENSUS = CallSiteModel((ATTENTION + FILE,), bare_site(KV, "out_cache_loc"), branches=BRANCHES)
+CENSUS = torch_flex.bare_loc_census(FILE)
 
 
 @register_backend(

@@ -11,13 +11,14 @@ argument has no observable difference and is not run.
 from __future__ import annotations
 
 from mutants.entry import FAULT_CLASSES, Mutant
+from mutants.reused import REUSED
 
 __all__ = ["CATALOG", "FAULT_CLASSES", "Mutant", "mutant_named"]
 
 MHA, MLA, SWA_MHA, SWA_MLA = ("mha",), ("mla",), ("swa_mha",), ("swa_mla",)
 FP8 = ("fp8_e4m3",)
 
-CATALOG: tuple[Mutant, ...] = (
+_OWN: tuple[Mutant, ...] = (
     # unwrap: a door that does not unwrap KVWriteLoc, in each pool and method
     Mutant(
         "mla_set_kv_no_unwrap",
@@ -312,45 +313,6 @@ CATALOG: tuple[Mutant, ...] = (
         "zero instead of to nearest, planted in a torch engine only",
         FP8,
     ),
-    # The same faults through the backends added for 0.5.23's unclaimed files (each the first
-    # tried, as every backend that writes the base kinds is of some mutant).
-    Mutant(
-        "torch_flex_kv_swapped",
-        "layout",
-        "bundled",
-        MHA,
-        ("torch_flex", "plain"),
-        "slip: k stored in the value buffer and v in the key buffer (torch_flex's bare loc)",
-        sut="mutants.zoo.mha_kv_swapped",
-    ),
-    Mutant(
-        "wave_page_shift",
-        "layout",
-        "kwarg",
-        MHA,
-        ("wave", "plain"),
-        "slip: the padding page reserved twice, every row one page above its slot (wave)",
-        sut="mutants.zoo.page_shift",
-    ),
-    Mutant(
-        "cutedsl_mla_rope_first",
-        "layout",
-        "current",
-        MLA,
-        ("cutedsl_mla", "plain_mla"),
-        "slip: the MLA row laid out rope ++ nope (cutedsl_mla's trtllm-style call)",
-        sut="mutants.zoo.mla_rope_first",
-    ),
-    Mutant(
-        "hpc_ops_scale_ignored",
-        "scale",
-        "current",
-        MHA,
-        ("hpc_ops", "plain"),
-        "#18882: k_scale/v_scale not applied, fp8 values stored unscaled (hpc_ops passes them)",
-        FP8,
-        sut="mutants.zoo.mha_scale_ignored",
-    ),
     # cross-attention
     Mutant(
         "torch_native_cross_at_out_cache_loc",
@@ -405,39 +367,9 @@ CATALOG: tuple[Mutant, ...] = (
         "slip: set_kv_buffer_prefix_valid ignores commit_lens; rejected draft tokens are written",
         dtypes=FP8,  # the regression draft-commit-fp8 is the draft commit every profile runs
     ),
-    # The same faults through the backends added for 0.5.12-0.5.14's unclaimed files (each the
-    # first tried; their releases have no current era, so each fault is one of an older era).
-    Mutant(
-        "dual_chunk_scale_multiplied",
-        "scale",
-        "legacy",
-        MHA,
-        ("dual_chunk", "plain"),
-        "slip: the scale multiplied where SGLang divides (dual_chunk passes the layer's scales)",
-        FP8,
-        sut="mutants.zoo.mha_scale_multiplied",
-    ),
-    Mutant(
-        "cutlass_mla_nope_block_tail",
-        "layout",
-        "legacy",
-        MLA,
-        ("cutlass_mla", "plain_mla"),
-        "#15522: nope copied in blocks masked by the row width, over the rope columns "
-        "(cutlass_mla's set_mla_kv_buffer call)",
-        sut="mutants.zoo.mla_nope_block_tail",
-    ),
-    Mutant(
-        "tokenspeed_mla_nope_block_tail",
-        "layout",
-        "legacy",
-        MLA,
-        ("tokenspeed_mla", "plain_mla"),
-        "#15522: nope copied in blocks masked by the row width, over the rope columns "
-        "(tokenspeed_mla's trtllm-style call)",
-        sut="mutants.zoo.mla_nope_block_tail",
-    ),
 )
+# Each fault once more through the backends a later census claimed (mutants/reused.py).
+CATALOG: tuple[Mutant, ...] = _OWN + REUSED
 
 
 def mutant_named(name: str) -> Mutant:

@@ -59,6 +59,9 @@ class CallSiteModel:
     # Per era, the branches the release files choose their modelled write calls under: the
     # census reports a call under any other branch, and a declared branch no call has.
     branches: dict[str, tuple[Branch, ...]] = field(default_factory=dict)
+    # The backend whose release file holds this one's write calls, where it has none of its own
+    # (a subclass that overrides only kernels): its calls are checked there.
+    calls_of: str = ""
 
     def expected(self, era: str, missing: frozenset[str] = frozenset()) -> tuple[Shape, ...]:
         """The shapes of `era`'s calls, on a SUT without the KVWriteLoc constructors `missing`."""

@@ -32,6 +32,7 @@ CENSUS = CallSiteModel(
         "prepare_prefill_qkv": "the model's prefill hands it FP8 rows its fused rope-quantise "
         "kernel (a GPU kernel) made; no attention forward calls it"
     },
+    calls_of="trtllm_mla",
 )
 
 

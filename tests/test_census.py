@@ -39,7 +39,12 @@ def test_the_census_models_are_the_entries_declarations_in_registry_order():
 @pytest.mark.parametrize("backend", list(BACKEND_MODELS))
 def test_installed_release_matches_the_model_of_every_backend(installed_census, backend):
     model = BACKEND_MODELS[backend]
-    assert files_present(model, installed_census), f"{backend}: no file in the installed release"
+    present = files_present(model, installed_census)
+    if "current" not in model.sites.eras:
+        # The backend's module says its file is gone by the installed release: hold it to that.
+        assert not present, f"{backend}: its model has no current-era call, yet its file is here"
+        return
+    assert present, f"{backend}: no file in the installed release"
     assert [m.describe() for m in compare(installed_census, model, "current")] == []
 
 
@@ -91,7 +96,9 @@ def test_kvh_sut_check_of_a_planted_tree_exits_1_naming_the_line(tmp_path, capsy
 def test_kvh_sut_check_of_the_installed_release_exits_0(capsys):
     assert check(str(ROOT)) == 0
     out = capsys.readouterr().out
-    assert all(f"{name}: model matches" in out for name in BACKEND_MODELS)
+    for name, model in BACKEND_MODELS.items():
+        said = "model matches" if "current" in model.sites.eras else "no file in this release"
+        assert f"{name}: {said}" in out
 
 
 def test_kvh_sut_check_of_a_release_not_installed_names_the_install_command(tmp_path, monkeypatch):

@@ -7,6 +7,7 @@ scales its call site used.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Optional
 
 import torch
@@ -34,10 +35,37 @@ def loc_arguments(req: WriteRequest, era: str, *, per_layer: bool = True) -> tup
 
 
 def _takes_full_loc(req: WriteRequest) -> bool:
-    """Whether the SUT has a KVWriteLoc with a full_loc field (a legacy or kwarg SUT has no
-    KVWriteLoc): what it offers, never its version."""
-    fields = getattr(getattr(req.api, "KVWriteLoc", None), "__dataclass_fields__", None)
-    return fields is not None and "full_loc" in fields
+    """Whether the SUT has a KVWriteLoc with a third field, the full loc (a legacy or kwarg SUT
+    has no KVWriteLoc): what it offers, never its version or its names."""
+    cls = getattr(req.api, "KVWriteLoc", None)
+    return cls is not None and len(write_loc_fields(cls)) >= 3
+
+
+def write_loc_fields(cls: type) -> tuple[str, ...]:
+    """A KVWriteLoc's fields in order, as the release names them. Call sites build it as
+    KVWriteLoc(loc, swa_loc, full_loc) by position, so the order is the contract, not the names."""
+    fields = getattr(cls, "__dataclass_fields__", None)
+    if fields is not None:
+        return tuple(fields)
+    return tuple(inspect.signature(cls).parameters)
+
+
+def _loc_keywords(
+    req: WriteRequest, constructor: Any, swa_loc: Optional[torch.Tensor], full_loc: Any
+) -> dict:
+    """for_layer/for_batch's keywords for the SWA and full locs, named as the SUT names them:
+    its KVWriteLoc's second and third fields where the constructor takes those names, else its
+    keyword-only parameters in order (0.5.23: swa_loc, full_loc). A release that renames a field
+    with every reader is driven as it ships."""
+    parameters = inspect.signature(constructor).parameters
+    fields = write_loc_fields(req.api.KVWriteLoc)[1:3]
+    names = [name for name in fields if name in parameters]
+    if len(names) < len(fields):
+        names = [p.name for p in parameters.values() if p.kind is p.KEYWORD_ONLY][:2]
+    keywords = {names[0]: swa_loc}
+    if full_loc is not None:
+        keywords[names[1]] = full_loc
+    return keywords
 
 
 def decoder_swa(req: WriteRequest, *, cross: str = "paired") -> Optional[torch.Tensor]:
@@ -74,14 +102,15 @@ def write_loc(
     if era == "bundled":
         return req.api.KVWriteLoc(loc, swa_loc), {}
     if era == "current":
-        full = {} if full_loc is None else {"full_loc": full_loc}
         # No constructor (0.5.15 to 0.5.21): the release's own sites build it from the same loc.
         if current == BARE or not has_constructor(req, current):
-            return req.api.KVWriteLoc(loc, swa_loc, **full), {}
+            full = () if full_loc is None else (full_loc,)
+            return req.api.KVWriteLoc(loc, swa_loc, *full), {}
+        constructor = getattr(req.api.KVWriteLoc, current)
+        keywords = _loc_keywords(req, constructor, swa_loc, full_loc)
         if current == FOR_LAYER:
-            kv_loc = req.api.KVWriteLoc.for_layer
-            return kv_loc(req.forward_batch, req.layer, swa_loc=swa_loc, **full), {}
-        return req.api.KVWriteLoc.for_batch(req.forward_batch, swa_loc=swa_loc, **full), {}
+            return constructor(req.forward_batch, req.layer, **keywords), {}
+        return constructor(req.forward_batch, **keywords), {}
     raise ValueError(f"unknown era {era!r}")
 
 

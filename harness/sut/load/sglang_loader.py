@@ -29,6 +29,7 @@ from backends.real_code import FORWARD_BATCH_INFO
 from harness.sut.load import sglang_standins
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.optional_pools import offer_optional_pools
+from harness.sut.probe.unwrap_helper import unwrap_helper
 
 INSTALL_HINT = "pip install --no-deps sglang==0.5.23 (deps: requirements/sglang-cpu.txt)"
 # How many graphs torch.compile keeps per release function (torch's default is 8). A run hands
@@ -158,7 +159,8 @@ def load_release(sys_path_prefix: str | None = None) -> LoadedRelease:
     """Import sglang's token-to-KV pools for use on CPU.
 
     Returns a namespace with MHATokenToKVPool, MLATokenToKVPool, SWAKVPool,
-    KVWriteLoc and unwrap_write_loc (only where the release has them), version,
+    KVWriteLoc and its unwrap helper as unwrap_write_loc (only where the release has them;
+    the helper found by what it does, harness/sut/probe/unwrap_helper.py), version,
     name='sglang', path (the package directory), stood_in (stand-in module
     names), dcp_pinned (whether DCP was pinned off), swa_mla (whether
     SWAKVPool accepts MLA sub-pools) and real_backends (backend name -> the
@@ -197,9 +199,12 @@ def load_release(sys_path_prefix: str | None = None) -> LoadedRelease:
         SWAKVPool=swa,
         swa_mla="swa_kv_pool_kwargs" in swa_params,
     )
-    for optional in ("KVWriteLoc", "unwrap_write_loc"):
-        if hasattr(memory_pool, optional):
-            setattr(ns, optional, getattr(memory_pool, optional))
+    if hasattr(memory_pool, "KVWriteLoc"):
+        ns.KVWriteLoc = memory_pool.KVWriteLoc
+        # Offered under the harness's name for its role, whatever the release calls it.
+        unwrap = unwrap_helper(memory_pool, memory_pool.KVWriteLoc)
+        if unwrap is not None:
+            ns.unwrap_write_loc = unwrap
     ns.ForwardBatch = _release_forward_batch()
     unoffered = offer_optional_pools(ns)
     ns.real_backends, real_code_missing = _real_backends()

@@ -22,6 +22,7 @@ from harness.sut.probe.source_probe import (
     live_method,
     reaches_word,
 )
+from harness.sut.probe.unwrap_helper import unwrap_helper
 
 # SGLang's name for the slot a store never writes (mla_buffer.py): a door that reaches it skips.
 SKIP_INDEX = "reserved_skip_index"
@@ -37,7 +38,7 @@ class Capabilities:
     for_layer: bool | None = None  # KVWriteLoc.for_layer(forward_batch, layer, ...)
     for_batch: bool | None = None  # KVWriteLoc.for_batch(forward_batch, ...)
     cuts_to_loc_len: bool | None = None  # KVWriteLoc(loc, longer swa_loc) keeps len(loc)
-    unwrap_arity: int | None = None  # len(unwrap_write_loc(...)); None: no such function
+    unwrap_arity: int | None = None  # len(unwrap helper(...)); None: no such function
     swa_loc_keyword: bool | None = None  # SWAKVPool.set_kv_buffer(..., swa_loc=)
     swa_over_mla: bool | None = None  # SWAKVPool takes MLA sub-pools (full/swa_kv_pool_kwargs)
     mla_door_needs_gpu: bool | None = (
@@ -105,11 +106,13 @@ def _cuts_to_loc_len(module: Any) -> bool:
     import torch  # CPU tensors only: the probe must run where no device is
 
     loc, swa_loc = torch.arange(2), torch.arange(4)
-    return int(module.KVWriteLoc(loc, swa_loc).swa_loc.shape[0]) == 2
+    # The second field holds the SWA loc, whatever the release calls it (call sites pass it so).
+    second = _write_loc_fields(module.KVWriteLoc)[1]
+    return int(getattr(module.KVWriteLoc(loc, swa_loc), second).shape[0]) == 2
 
 
 def _unwrap_arity(module: Any) -> int | None:
-    unwrap = getattr(module, "unwrap_write_loc", None)
+    unwrap = unwrap_helper(module, module.KVWriteLoc)
     if unwrap is None:
         return None
     import torch

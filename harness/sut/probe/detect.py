@@ -38,9 +38,10 @@ def _flag(caps: Capabilities, name: str, need: str) -> list[str]:
 def era_of(caps: Capabilities) -> tuple[str | None, list[str]]:
     """The modelled era whose call convention `caps` support, or (None, what is missing).
 
-    legacy needs nothing; kwarg the swa_loc= keyword; bundled KVWriteLoc(loc, swa_loc) and a
-    2-value unwrap_write_loc; current KVWriteLoc with full_loc and a 3-value unwrap (with or
-    without the for_layer/for_batch constructors: missing_constructors)."""
+    legacy needs nothing; kwarg the swa_loc= keyword; bundled a two-field KVWriteLoc (loc, swa
+    loc) and a 2-value unwrap helper; current a KVWriteLoc with a third field (the full loc) and
+    a 3-value unwrap (with or without the for_layer/for_batch constructors:
+    missing_constructors). The fields' names are the release's own: only their order counts."""
     if caps.write_loc is None:
         return None, [f"KVWriteLoc: unknown ({caps.reason_unknown('write_loc') or 'not probed'})"]
     if not caps.write_loc:
@@ -52,21 +53,23 @@ def era_of(caps: Capabilities) -> tuple[str | None, list[str]]:
     fields = caps.write_loc_fields
     if fields is None:
         return None, _flag(caps, "write_loc_fields", "KVWriteLoc's fields")
-    if fields[:2] != ("loc", "swa_loc"):
+    # Roles by position, never by name: every call site builds KVWriteLoc(loc, swa_loc[,
+    # full_loc]) in that order, so a release that renames a field and its readers keeps its era.
+    if len(fields) < 2:
         return None, [
             (
-                f"KVWriteLoc fields {fields} do not start with (loc, swa_loc): every "
-                "KVWriteLoc call site passes them in that order"
+                f"KVWriteLoc fields {fields}: fewer than two, so no slot for the SWA loc that "
+                "every KVWriteLoc call site passes second"
             )
         ]
-    if "full_loc" in fields:
+    if len(fields) >= 3:
         # The constructors are the call sites' side of the convention: a release without them
         # (0.5.15 to 0.5.21) builds KVWriteLoc directly, and its call sites are driven so
         # (missing_constructors); the pools' side is the 3-value unwrap.
         if caps.unwrap_arity not in (3, None):
             return None, [
                 (
-                    f"KVWriteLoc has full_loc, but unwrap_write_loc returns "
+                    f"KVWriteLoc has a third field ({fields[2]}), but its unwrap helper returns "
                     f"{caps.unwrap_arity} values: the `current` pools unpack "
                     "(loc, swa_loc, full_loc)"
                 )
@@ -76,7 +79,7 @@ def era_of(caps: Capabilities) -> tuple[str | None, list[str]]:
         arity = "unknown" if caps.unwrap_arity is None else f"{caps.unwrap_arity} values"
         return None, [
             (
-                f"KVWriteLoc(loc, swa_loc) without full_loc, but unwrap_write_loc returns "
+                f"KVWriteLoc{fields} without a third field, but its unwrap helper returns "
                 f"{arity}: the `bundled` pools unpack (loc, swa_loc)"
             )
         ]

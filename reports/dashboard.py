@@ -16,6 +16,7 @@ from reports.charts import interval_chart, line_chart, sparkline
 from reports.coverage_section import coverage_section, html_value
 from reports.finding_groups import SPREAD_COLUMNS, group_findings
 from reports.outcome import Outcome
+from reports.real_code_history import drop_line
 from reports.report_data import MATRIX_FILE, Report
 from reports.schema import CELL_COLUMNS, CELL_DETAIL_COLUMNS
 from reports.summary import doors_driven, release_code_of
@@ -37,7 +38,7 @@ td.covered{background:#e6f4ea;text-align:right}td.uncovered{background:#fde8e8;t
 #feature-coverage th.feature{writing-mode:vertical-rl;transform:rotate(180deg);\
 white-space:nowrap;vertical-align:bottom}
 #correctness span{white-space:nowrap}td.ok{background:#e6f4ea}td.fail{background:#fde8e8}\
-td.fail b{color:#a00}.not-run{color:#666;font-size:11px}
+td.fail b{color:#a00}.not-run{color:#666;font-size:11px}.lost{color:#a00}
 tr.subject th{background:#e8eef7}td.rowlabel{font-style:italic;color:#555}
 summary{cursor:pointer;margin:8px 0}
 """
@@ -353,7 +354,11 @@ def _suts(report: Report) -> str:
             ]
         )
     headers = ["SUT", "version", "era", "backends as release code", "write doors driven"]
-    return _table(headers, rows, table_id="suts")
+    lost = "".join(
+        f'<p class="lost">release code lost: {escape(drop_line(row))}</p>'
+        for row in report.real_code_drops.to_dict("records")
+    )
+    return lost + _table(headers, rows, table_id="suts")
 
 
 def render_dashboard(report: Report, coverage: Optional[pd.DataFrame] = None) -> str:

@@ -22,6 +22,7 @@ from reports.gate import (
     timing_rows,
 )
 from reports.outcome import Outcome
+from reports.real_code_history import real_code_drops
 from reports.store import Store
 
 # Written by `kvh matrix --out RESULTS_DIR/capabilities.json`; rendered when present.
@@ -39,6 +40,8 @@ class Report:
     matrix: Optional[Any]  # the capability matrix JSON, or None
     warnings: list[str] = field(default_factory=list)
     suts: pd.DataFrame = field(default_factory=pd.DataFrame)  # newest `sut` row of every SUT
+    # reports.real_code_history.real_code_drops: backends a SUT's newest run lost as release code
+    real_code_drops: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def regressions(self) -> pd.DataFrame:
@@ -49,7 +52,7 @@ class Report:
 
     @property
     def failed(self) -> bool:
-        return len(self.findings) > 0 or len(self.regressions) > 0
+        return len(self.findings) > 0 or len(self.regressions) > 0 or len(self.real_code_drops) > 0
 
     def verdict(self) -> str:
         checks = len(self.checks)
@@ -60,6 +63,11 @@ class Report:
             f"passed); {self.count('regression')} throughput regressions, "
             f"{self.count('improvement')} improvements, {self.count('noisy')} noisy, "
             f"{self.count('unchanged')} unchanged, {self.count('new')} new cells"
+            + (
+                f"; {len(self.real_code_drops)} SUT(s) lost release code"
+                if len(self.real_code_drops)
+                else ""
+            )
         )
 
 
@@ -121,4 +129,5 @@ def build_report(store: Store, results_dir: Path, out_dir: Path, settings: GateS
         matrix=_matrix(results_dir, warnings),
         warnings=warnings,
         suts=latest_rows(store.of("sut"), ["sut"]),
+        real_code_drops=real_code_drops(store.of("sut")),
     )

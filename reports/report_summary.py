@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from reports.real_code_history import drop_line
 from reports.report_data import Report
 
 SHOWN = 10
@@ -35,7 +36,9 @@ def report_markdown(report: Report, dashboard: str) -> str:
         if not report.gate.empty
         else []
     )
+    lost = [drop_line(row) for row in report.real_code_drops.to_dict("records")]
     for title, items in (
+        ("Release code lost", lost),
         ("Regressions", regressions),
         ("Correctness findings", findings),
         ("Noisy cells (not judged)", noisy),

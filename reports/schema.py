@@ -213,10 +213,12 @@ KINDS: dict[str, RecordKind] = {
             "sut",
             1,
             required=("sut", "version", "era"),
-            optional=("real_code", "write_doors_driven", "write_doors"),
+            optional=("real_code", "real_code_missing", "write_doors_driven", "write_doors"),
             description="one row per foreign SUT a `kvh run` loaded: its version and the era "
             "its capabilities probe as; real_code lists the backends that ran as its own "
-            "release code; write_doors_driven of write_doors are its pools' write doors that "
+            "release code, real_code_missing those whose release class did not import here "
+            "(each `backend: why`, joined by '; '), which ran as their call-site model; "
+            "write_doors_driven of write_doors are its pools' write doors that "
             "the run's pool kinds drive (harness/sut/probe/write_doors.py), empty without a "
             "package source to read",
         ),

@@ -203,12 +203,18 @@ def doors_driven(row: Mapping[str, object]) -> str:
 
 
 def sut_line(row: Mapping[str, object]) -> str:
-    """One loaded SUT of a run: its version and era, the backends its own release code runs,
-    and its write doors driven."""
+    """One loaded SUT of a run: its version and era, the backends its own release code runs and
+    those that ran as their model (with why), and its write doors driven."""
     real, doors = release_code_of(row), doors_driven(row)
+    missing = text_of(row.get("real_code_missing"))
     return (
         f"{row['sut']}: version {row['version'] or 'unknown'}, era {row['era'] or 'none'}; "
         + (f"release code for: {', '.join(real)}" if real else "no release code run")
+        + (
+            f"; as the call-site model, its release class not imported: {missing}"
+            if missing
+            else ""
+        )
         + (f"; write doors driven: {doors}" if doors else "")
     )
 

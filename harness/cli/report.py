@@ -1,6 +1,7 @@
 """`kvh report RESULTS_DIR`: the regression gate over a results store, an HTML dashboard and
-a Markdown summary. Exit 1 when a regression or a correctness finding is present; exit 2 when
-the folder holds no record to judge (nothing to judge is not a pass)."""
+a Markdown summary. Exit 1 when a regression, a correctness finding or lost release code (a
+backend a SUT ran as its own code in its previous run, reports/real_code_history.py) is
+present; exit 2 when the folder holds no record to judge (nothing to judge is not a pass)."""
 
 from __future__ import annotations
 

@@ -24,7 +24,8 @@ def _doors(root: str, offered: Optional[tuple[str, ...]] = None) -> tuple[Door, 
 
 def sut_record(sut: SutChoice) -> Optional[dict]:
     """The `sut` row of a loaded foreign SUT: version, era, the backends its own release code
-    runs, and its write doors driven of all (None for a SUT that did not load)."""
+    runs and those that ran as their model with why, and its write doors driven of all (None for
+    a SUT that did not load)."""
     loaded = sut.loaded
     if loaded is None:
         return None
@@ -35,6 +36,8 @@ def sut_record(sut: SutChoice) -> Optional[dict]:
         "version": loaded.version or "",
         "era": loaded.era or "",
         "real_code": ",".join(loaded.real_code),
+        # Each backend whose release class exists but did not import, and so ran as its model.
+        "real_code_missing": "; ".join(f"{name}: {why}" for name, why in loaded.real_code_missing),
         "write_doors_driven": driven,
         "write_doors": total,
     }

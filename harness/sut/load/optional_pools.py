@@ -18,6 +18,7 @@ from typing import Any, Callable
 import torch
 
 from harness.sut.load.release_constructors import (
+    hnd_mha,
     layer_split_dsa,
     page_interleave,
     unified_draft_swa,
@@ -88,6 +89,9 @@ class OptionalPool:
     # Trial keywords passed only where the class takes them (an option later releases added,
     # whose default reads the runtime's published config, which a bare loader has not).
     trial_if_taken: tuple[tuple[str, Any], ...] = ()
+    # Words the module's source must hold for the offer (offered_classes reads the source; a
+    # loaded release's built constructor checks the same thing when the trial pool is built).
+    source_words: tuple[str, ...] = ()
 
 
 OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
@@ -122,6 +126,15 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
             num_request_slots=2,
         ),  # fmt: skip
         trial_write_layer=1,
+    ),
+    OptionalPool(  # MHATokenToKVPool under SGLANG_USE_HND_KVCACHE (0.5.23 on)
+        "MHATokenToKVPoolHND",
+        MEMORY_POOL,
+        ("MHATokenToKVPool",),
+        hnd_mha,
+        dict(_MHA_TRIAL, dtype=torch.bfloat16),
+        trial_write_layer=0,
+        source_words=("SGLANG_USE_HND_KVCACHE",),
     ),
     OptionalPool(
         "MHATokenToKVPoolFP4",
@@ -317,7 +330,8 @@ def _why_not(pool: OptionalPool, module: ModuleType) -> str:
     """Why the release's `pool.name` is not offered ("" when it is)."""
     if not all(hasattr(module, part) for part in pool.parts):
         return f"{pool.module} has no {', '.join(pool.parts)}"
-    cls = getattr(module, pool.name)
+    # A class the release names as the kind does, or the constructor built over its own class.
+    cls = getattr(module, pool.name, None) or pool.build(module)
     missing = [mark for mark in pool.marks if not _marked(module, pool.name, mark)]
     if missing:
         return f"its {pool.name} has no {', '.join(missing)}: not the design the kind models"
@@ -371,7 +385,7 @@ def offered_classes(root: Path) -> tuple[str, ...]:
             parameter for _, parameter in pool.parameters
         )
         if all(re.search(rf"^class {part}\b", text, re.MULTILINE) for part in pool.parts) and all(
-            mark in text for mark in marks
+            mark in text for mark in (*marks, *pool.source_words)
         ):
             offered.append(pool.name)
     return tuple(offered)

@@ -2,11 +2,12 @@
 constructor keywords (harness/sut/load/optional_pools.py declares which, and offers them): a
 unified pool over a UnifiedKVPool of the release's own sub-pool specs, a page-interleave pool with
 its shard group stood in, a layer-split pool with its attention context-parallel group stood in
-while it constructs.
+while it constructs, the MHA pool under its head-major layout switch.
 """
 
 from __future__ import annotations
 
+import os
 from types import ModuleType, SimpleNamespace
 from typing import Any, Callable
 
@@ -261,3 +262,31 @@ def page_interleave(class_name: str) -> Callable[[ModuleType], Callable[..., Any
         return construct
 
     return build
+
+
+# SGLang's switch for MHATokenToKVPool's head-major paged layout, read once in its __init__.
+HND_SWITCH = "SGLANG_USE_HND_KVCACHE"
+
+
+def hnd_mha(memory_pool: ModuleType) -> Callable[..., Any]:
+    """The release's MHATokenToKVPool built with SGLANG_USE_HND_KVCACHE set (the mha_hnd kind):
+    its (pages, heads, page_size, dim) buffers and its door's page-and-offset scatter are the
+    release's own, configured as a server would be. A release whose pool ignores the switch
+    raises here, so the kind is not offered there."""
+    base = memory_pool.MHATokenToKVPool
+
+    def MHATokenToKVPoolHND(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - the kind's name
+        previous = os.environ.get(HND_SWITCH)
+        os.environ[HND_SWITCH] = "1"
+        try:
+            pool = base(*args, **kwargs)
+        finally:
+            if previous is None:
+                os.environ.pop(HND_SWITCH, None)
+            else:
+                os.environ[HND_SWITCH] = previous
+        if getattr(pool, "use_hnd", False) is not True:
+            raise ValueError(f"this release's MHATokenToKVPool does not take {HND_SWITCH}")
+        return pool
+
+    return MHATokenToKVPoolHND

@@ -62,11 +62,11 @@ def test_full_loc_with_a_two_value_unwrap_fits_no_modelled_convention():
     era, missing = era_of(caps)
     assert era is None
     assert missing == [
-        "KVWriteLoc has full_loc, but unwrap_write_loc returns 2 values: the `current` pools "
-        "unpack (loc, swa_loc, full_loc)"
+        "KVWriteLoc has a third field (full_loc), but its unwrap helper returns 2 values: the "
+        "`current` pools unpack (loc, swa_loc, full_loc)"
     ]
     assert describe(caps)[-1].startswith(
-        "era: fits no modelled call convention; missing: KVWriteLoc has full_loc"
+        "era: fits no modelled call convention; missing: KVWriteLoc has a third field"
     )
 
 
@@ -85,7 +85,7 @@ def test_a_probe_that_fails_is_unknown_with_its_reason_never_raised():
     assert caps.cuts_to_loc_len is None
     assert "RuntimeError: refuses every loc" in caps.reason_unknown("cuts_to_loc_len")
     era, missing = era_of(caps)
-    assert era is None and "unwrap_write_loc returns unknown" in missing[0]
+    assert era is None and "unwrap helper returns unknown" in missing[0]
 
 
 def _launch(*args):  # stands for a Triton kernel object: `_kernel[grid](...)` is the launch

@@ -32,7 +32,7 @@ UNFIT = str(FIXTURES / "write_loc_unfit.py")
 
 def test_a_sut_that_fits_no_convention_alone_is_a_load_error_saying_what_is_missing():
     with pytest.raises(
-        SutLoadError, match="fit no modelled call convention.*unwrap_write_loc returns 2 values"
+        SutLoadError, match="fit no modelled call convention.*unwrap helper returns 2 values"
     ):
         resolve_suts(RunOptions(suts=[UNFIT]))
 
@@ -43,7 +43,7 @@ def test_beside_others_it_is_kept_with_the_reason_and_each_of_its_cells_is_a_ski
     items = list(candidates_for(BACKENDS["plain"], "extend", suts, RunOptions(), "mha", "bf16"))
     skips = [item for item in items if isinstance(item, Skip) and item.sut != "builtin"]
     assert [skip.sut for skip in skips] == [UNFIT, "tests/fixtures/absent.py"]
-    assert "unwrap_write_loc returns 2 values" in skips[0].reason
+    assert "unwrap helper returns 2 values" in skips[0].reason
     assert "does not exist" in skips[1].reason
     assert any(not isinstance(item, Skip) for item in items)  # builtin:torch still runs
 
@@ -214,7 +214,7 @@ def test_the_worker_reports_capabilities_and_runs_the_era_it_is_asked_for():
     scenario = scenario_named("mha", "bf16", "prefill")
     with IsolatedSut(UNFIT) as worker:
         era, _ = worker.hello()
-        assert era is None and "unwrap_write_loc returns 2" in worker.described["unfit"]
+        assert era is None and "unwrap helper returns 2" in worker.described["unfit"]
         caps = Capabilities.from_dict(worker.described["capabilities"])
         assert caps.write_loc_fields == ("loc", "swa_loc", "full_loc")
         bare = worker.execute(scenario, "plain", "extend", "cpu", None, 30.0, era="legacy")

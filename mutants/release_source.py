@@ -12,6 +12,7 @@ a release and judges it is harness/run/release_source.py.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from typing import Callable, Literal
@@ -69,11 +70,45 @@ class SourceEdit:
 
 
 @dataclass(frozen=True)
+class SourceMove:
+    """Top-level definitions of `path` moved to a new module `to` (both relative to the sglang
+    package), with a re-export left where they stood: those of `names` the release has (the first
+    is required, else TransformMissed) must stand together in `path`; `header` is the new
+    module's imports."""
+
+    path: str
+    to: str
+    names: tuple[str, ...]
+    header: str
+
+    @property
+    def is_glob(self) -> bool:
+        return False
+
+    def split(self, text: str, module: str) -> tuple[str, str]:
+        """(what `path` becomes, the new module's text); `module` is `to` as a dotted name."""
+        tree = ast.parse(text)
+        nodes = [n for n in tree.body if getattr(n, "name", None) in self.names]
+        if self.names[0] not in {n.name for n in nodes}:
+            raise TransformMissed(f"no top-level {self.names[0]}")
+        first = min(n.lineno if not n.decorator_list else n.decorator_list[0].lineno for n in nodes)
+        last = max(n.end_lineno for n in nodes)
+        between = [n for n in tree.body if first <= n.lineno <= last and n not in nodes]
+        if between:
+            raise TransformMissed(f"{self.names} do not stand together in {self.path}")
+        lines = text.splitlines(keepends=True)
+        moved = "".join(lines[first - 1 : last])
+        names = ", ".join(n.name for n in nodes)
+        export = f"from {module} import {names}  # noqa: F401 (moved)\n"
+        return "".join(lines[: first - 1]) + export + "".join(lines[last:]), self.header + moved
+
+
+@dataclass(frozen=True)
 class ReleaseMutant:
     name: str
     kind: Kind
     description: str
-    edits: tuple[SourceEdit, ...]
+    edits: tuple[SourceEdit | SourceMove, ...]
     pools: tuple[str, ...] = DEFAULT_POOLS
     dtypes: tuple[str, ...] = DEFAULT_DTYPES
     backends: tuple[str, ...] = DEFAULT_BACKENDS
@@ -93,6 +128,8 @@ class ReleaseMutant:
 MEMORY_POOL = "srt/mem_cache/memory_pool.py"
 FORWARD_BATCH = "srt/model_executor/forward_batch_info.py"
 TRITON = "srt/layers/attention/triton_backend.py"
+FA3 = "srt/layers/attention/flashattention_backend.py"
+SWA_MEMORY_POOL = "srt/mem_cache/swa_memory_pool.py"
 EVERY_FILE = "**/*.py"
 
 # The field a refactor adds to ForwardBatch, declared last so it takes a default like its
@@ -100,6 +137,33 @@ EVERY_FILE = "**/*.py"
 _NEW_FIELD = (
     r"\1\n    # Added by the release-source refactor: a field with a default for_batch reads.\n"
     r"    kv_write_loc_epoch: int = 0\n"
+)
+
+# A pass-through decorator, as profiling or tracing hooks wrap a door (functools.wraps keeps
+# its name, signature and source reachable).
+_DOOR_DECORATOR = (
+    "def _traced_write_door(door):\n"
+    "    import functools\n\n"
+    "    @functools.wraps(door)\n"
+    "    def traced(*args, **kwargs):\n"
+    "        return door(*args, **kwargs)\n\n"
+    "    return traced\n\n\n"
+)
+# fa3's MHA write with its arguments as keywords, in reverse order (the door's own names).
+_FA3_MHA_WRITE = (
+    r"set_kv_buffer\(\n(\s+)layer,\n\s+(KVWriteLoc(?:(?!set_).)*?),\n\s+k,\n\s+v,\n"
+    r"\s+((?:layer\.)?k_scale),\n\s+((?:layer\.)?v_scale),\n"
+)
+_FA3_MHA_WRITE_BY_KEYWORD = (
+    r"set_kv_buffer(\n\1v_scale=\4,\n\1k_scale=\3,\n\1cache_v=v,\n\1cache_k=k,\n"
+    r"\1loc_info=\2,\n\1layer=layer,\n"
+)
+_WRITE_LOC_MODULE_HEADER = (
+    '"""KVWriteLoc and its helpers, moved out of memory_pool.py (re-exported there)."""\n\n'
+    "from __future__ import annotations\n\n"
+    "from dataclasses import dataclass\n"
+    "from typing import Optional\n\n"
+    "import torch\n\n\n"
 )
 
 CATALOGUE: tuple[ReleaseMutant, ...] = (
@@ -135,6 +199,53 @@ CATALOGUE: tuple[ReleaseMutant, ...] = (
                 ),
             ),
         ),
+    ),
+    ReleaseMutant(
+        name="write_loc_types_moved",
+        kind="refactor",
+        description="KVWriteLoc, its unwrap helper and write_loc_is_physical move to "
+        "mem_cache/write_loc.py, re-exported from memory_pool.py (as SGLang's main moved them)",
+        edits=(
+            SourceMove(
+                MEMORY_POOL,
+                "srt/mem_cache/write_loc.py",
+                ("KVWriteLoc", "unwrap_write_loc", "write_loc_is_physical"),
+                _WRITE_LOC_MODULE_HEADER,
+            ),
+        ),
+    ),
+    ReleaseMutant(
+        name="call_site_by_keyword",
+        kind="refactor",
+        description="fa3's MHA writes pass every argument by keyword, in reverse order",
+        edits=(SourceEdit(FA3, sub(_FA3_MHA_WRITE, _FA3_MHA_WRITE_BY_KEYWORD, flags=re.S)),),
+        pools=("mha", "swa_mha"),
+        backends=("fa3",),
+    ),
+    ReleaseMutant(
+        name="write_door_decorated",
+        kind="refactor",
+        description="MHATokenToKVPool.set_kv_buffer wrapped in a pass-through decorator",
+        edits=(
+            SourceEdit(
+                MEMORY_POOL,
+                chain(
+                    sub(
+                        r"\nclass MHATokenToKVPool\(KVCache\):",
+                        "\n" + _DOOR_DECORATOR + "class MHATokenToKVPool(KVCache):",
+                        1,
+                    ),
+                    sub(
+                        r"(\nclass MHATokenToKVPool\(KVCache\):.*?\n)(    def set_kv_buffer\(\n"
+                        r"        self,\n        layer: RadixAttention,\n        loc_info,)",
+                        r"\1    @_traced_write_door\n\2",
+                        1,
+                        re.S,
+                    ),
+                ),
+            ),
+        ),
+        pools=("mha", "swa_mha"),
     ),
     ReleaseMutant(
         name="door_no_unwrap",
@@ -186,6 +297,59 @@ CATALOGUE: tuple[ReleaseMutant, ...] = (
         dtypes=("fp8_e4m3",),
         backends=("plain_mla", "triton"),
         expect_file="triton_backend.py",
+    ),
+    ReleaseMutant(
+        name="swa_decode_untranslated",
+        kind="fault",
+        description="fa3's decode hands the SWA pool the untranslated out_cache_loc as its SWA loc",
+        edits=(
+            SourceEdit(
+                FA3,
+                sub(
+                    r"(def forward_decode\(.*?)self\.forward_metadata\.swa_out_cache_loc",
+                    r"\1forward_batch.out_cache_loc",
+                    1,
+                    re.S,
+                ),
+            ),
+        ),
+        pools=("swa_mha",),
+        backends=("fa3",),
+        expect_file="flashattention_backend.py",
+    ),
+    ReleaseMutant(
+        name="cross_attention_at_out_cache_loc",
+        kind="fault",
+        description="KVWriteLoc.for_layer gives a cross-attention layer the decoder's "
+        "out_cache_loc instead of encoder_out_cache_loc",
+        edits=(
+            SourceEdit(
+                MEMORY_POOL,
+                sub(
+                    r"return cls\(forward_batch\.encoder_out_cache_loc,",
+                    "return cls(forward_batch.out_cache_loc,",
+                    1,
+                ),
+            ),
+        ),
+        pools=("mha",),
+        backends=("plain", "fa3"),
+        expect_file="flashattention_backend.py",
+    ),
+    ReleaseMutant(
+        name="page_offset_off_by_one",
+        kind="fault",
+        description="the head-major (HND) MHA door scatters each token one slot further into "
+        "its page",
+        edits=(
+            SourceEdit(
+                MEMORY_POOL,
+                sub(r"offs = loc % self\.page_size\n", "offs = (loc + 1) % self.page_size\n", 1),
+            ),
+        ),
+        pools=("mha_hnd",),
+        backends=("plain",),
+        expect_file="memory_pool.py",
     ),
 )
 

@@ -4,6 +4,7 @@ one fault on the installed SGLang come out as the catalogue expects."""
 from __future__ import annotations
 
 import importlib.util
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from mutants.release_source import (
     CATALOGUE,
     ReleaseMutant,
     SourceEdit,
+    SourceMove,
     TransformMissed,
     release_mutant_named,
     sub,
@@ -67,6 +69,48 @@ def test_an_edit_that_does_not_apply_says_which(tmp_path: Path) -> None:
     no_match = ReleaseMutant("n", "refactor", "d", (SourceEdit("srt/b.py", sub("zzz", "y")),))
     with pytest.raises(TransformMissed, match="srt/b.py"):
         apply_mutant(no_match, package)
+
+
+def test_a_move_leaves_a_re_export_and_the_moved_definitions_import_alike(tmp_path: Path) -> None:
+    package = tmp_path / "sglang"
+    (package / "srt").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "srt" / "__init__.py").write_text("")
+    (package / "srt" / "pool.py").write_text(
+        "import os\n\n\n@dataclass_like\nclass Loc:\n    x = 1\n\n\n"
+        "def unwrap(v):\n    return (v,)\n\n\nclass Pool:\n    pass\n"
+    )
+    move = SourceMove("srt/pool.py", "srt/loc.py", ("Loc", "unwrap", "absent"), "HEADER\n")
+    record = ReleaseMutant("m", "refactor", "move", (move,))
+    assert apply_mutant(record, package) == 2
+    kept = (package / "srt" / "pool.py").read_text()
+    assert kept == (
+        "import os\n\n\nfrom sglang.srt.loc import Loc, unwrap  # noqa: F401 (moved)\n"
+        "\n\nclass Pool:\n    pass\n"
+    )
+    moved = (package / "srt" / "loc.py").read_text()
+    assert moved.startswith("HEADER\n@dataclass_like\nclass Loc:") and "def unwrap(v)" in moved
+    with pytest.raises(TransformMissed, match="exists already"):
+        apply_mutant(record, package)  # the target module is there now
+
+
+@pytest.mark.sglang
+def test_every_edit_of_the_catalogue_applies_to_the_installed_release_and_compiles(
+    tmp_path: Path,
+) -> None:
+    if importlib.util.find_spec("sglang") is None:
+        pytest.skip("sglang is not installed here")
+    release = release_folder("sglang") / "sglang"
+    for mutant in CATALOGUE:
+        if any(edit.is_glob for edit in mutant.edits):
+            continue  # a rename at every use: run whole by the slow test and kvh mutants
+        package = tmp_path / mutant.name
+        for edit in mutant.edits:
+            (package / edit.path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(release / edit.path, package / edit.path)
+        assert apply_mutant(mutant, package) >= 1, mutant.name
+        for path in package.rglob("*.py"):
+            compile(path.read_text(), str(path), "exec")  # a SyntaxError names the record's file
 
 
 def test_records_are_validated_and_named_uniquely() -> None:

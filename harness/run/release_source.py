@@ -27,7 +27,7 @@ from typing import Optional
 import pandas as pd
 
 from harness.sut.load.environments import installed
-from mutants.release_source import ReleaseMutant, TransformMissed
+from mutants.release_source import ReleaseMutant, SourceMove, TransformMissed
 
 # The child's own exit codes: 0 pass, 1 findings; anything else is no verdict.
 _VERDICTS = {0: "PASS", 1: "FINDING"}
@@ -119,11 +119,27 @@ def apply_mutant(mutant: ReleaseMutant, package: Path) -> int:
         if not path.is_file():
             raise TransformMissed(f"{mutant.name}: the release has no {edit.path}")
         try:
+            if isinstance(edit, SourceMove):
+                changed += _move(edit, package, path)
+                continue
             path.write_text(edit.transform(path.read_text()))
         except TransformMissed as missed:
             raise TransformMissed(f"{mutant.name}: {edit.path}: {missed}") from None
         changed += 1
     return changed
+
+
+def _move(move: SourceMove, package: Path, path: Path) -> int:
+    """Write the moved definitions to their new module and the re-export in their place: two
+    files changed."""
+    target = package / move.to
+    if target.exists():
+        raise TransformMissed(f"{move.to} exists already")
+    dotted = ".".join(("sglang", *Path(move.to).with_suffix("").parts))
+    kept, moved = move.split(path.read_text(), dotted)
+    target.write_text(moved)
+    path.write_text(kept)
+    return 2
 
 
 def _finding_lines(checks: pd.DataFrame) -> tuple[str, ...]:

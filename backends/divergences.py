@@ -230,21 +230,6 @@ DIVERGENCES: tuple[KnownDivergence, ...] = (
         slots=_padded_swa_slots,
     ),
     KnownDivergence(
-        "unsliced-swa-loc-mla-door",
-        ("kwarg", "bundled"),
-        FIXED_LATER,
-        _narrowed_swa_write,
-        _narrowed_swa_forwards,
-        _swa_layers,
-        frozenset({"exception"}),
-        r"slots for \d+ rows|shape of the mask|does not match the shape",
-        "the same uncut swa_loc (#29460) through set_mla_kv_buffer: the MLA door selects rows "
-        "with a mask and broadcasts nothing, so a narrowed forward raises IndexError at the "
-        "first SWA layer of the first narrowed forward, one kept token included",
-        pr="#29460",
-        doors=("set_mla_kv_buffer",),
-    ),
-    KnownDivergence(
         "mla-nope-rope-no-unwrap",
         # 0.5.15 to 0.5.21 (current pools without the constructors) still do not unwrap there.
         ("bundled", "current"),

@@ -17,6 +17,7 @@ from backends.skips import no_cross_attention
 
 FILE = "torch_flex_backend.py"
 
+
 def bare_loc_census(file: str) -> CallSiteModel:
     """The census of a file whose forwards each make one bare-loc write under `if
     save_kv_cache:` in every era (torch_flex's, and wave's: derived from 0.5.12, 0.5.13, 0.5.14

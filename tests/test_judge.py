@@ -23,6 +23,7 @@ from pools.builtin_sut import builtin_module
 from pools.dtypes import DTYPES
 from pools.eras import ERAS
 from pools.judge import LAYOUT_CLASSES, judge_module
+from pools.judge.token_writes import UndefinedBehaviour
 from pools.layouts.kinds import LAYOUT_KINDS
 from scenarios.defaults import default_scenarios
 from scenarios.model import DSV4_KINDS, POOL_KINDS, Scenario
@@ -38,6 +39,8 @@ JUDGED = (
     "pools.builtin_sut",
 )
 FP8 = (torch.float8_e4m3fn, torch.float8_e5m2)
+
+UNDEFINED = UndefinedBehaviour.__name__
 
 
 # ----- the same module shape -------------------------------------------------------------------
@@ -115,11 +118,10 @@ def cells(pool: str):
 
 
 def assert_same_execution(want: Execution, got: Execution, cell: str) -> None:
-    assert (got.error or "").split(":")[0] == (want.error or "").split(":")[0], (
-        cell,
-        want.error,
-        got.error,
-    )
+    kind, wanted = (got.error or "").split(":")[0], (want.error or "").split(":")[0]
+    # Where the judge says no code establishes the era's behaviour, the builtin may raise its own
+    # class, at the same place and after the same writes.
+    assert kind == wanted or (kind == UNDEFINED and wanted), (cell, want.error, got.error)
     assert got.error_at == want.error_at, cell
     assert getattr(got, "error_place", None) == getattr(want, "error_place", None), cell
     assert got.buffers.keys() == want.buffers.keys(), cell
@@ -347,7 +349,9 @@ def test_judge_raises_what_the_builtin_reference_raises(case, era):
         _outcome(case, builtin_module(era, "reference")),
         _outcome(case, judge_module(era)),
     )
-    assert got_error == want_error
+    # The older eras' MLA door given other row counts is undefined (a GPU kernel): the builtin
+    # raises its own class there.
+    assert got_error == want_error or (got_error == UNDEFINED and era != "current" and want_error)
     assert len(got_bytes) == len(want_bytes)
     assert all(torch.equal(got, want) for got, want in zip(got_bytes, want_bytes))
 

@@ -33,6 +33,7 @@ from harness.compare.comparison import Comparison
 from harness.compare.expectations import Expected
 from harness.compare.findings import Finding
 from harness.compare.snapshot import Execution
+from pools.judge.token_writes import UndefinedBehaviour
 from reports.outcome import Outcome
 from scenarios.model import Scenario
 
@@ -97,6 +98,9 @@ class Baselines:
 
     def _era_verdict(self, era: str) -> Verdict:
         run = self.runs[era]
+        for side in (run, self.truth):
+            if undefined(side):  # what the era's door does here is established by no code
+                return Verdict(Outcome.SKIPPED, skip_reason=undefined_reason(side))
         if era == self.ground:
             own = list(self.comparison.self_check(run))
             raised = Outcome.BOTH_RAISED if run.error is not None else Outcome.PASS
@@ -116,6 +120,17 @@ class Baselines:
     def era_divergences(self, era: str) -> list[KnownDivergence]:
         """What era E's call site may differ by from the ground truth (no SUT's own)."""
         return [d for d in self.divergences if era in d.eras and not d.capability]
+
+
+def undefined(run: Execution) -> bool:
+    """Whether a baseline's run raised the judge's UndefinedBehaviour: no code that runs here
+    establishes what its era's door does on this input (pools/judge/token_writes.py)."""
+    return run.error_type == UndefinedBehaviour.__name__
+
+
+def undefined_reason(run: Execution) -> str:
+    """One reason for every check the same undefined input leaves unjudged (no place in it)."""
+    return f"undefined: {(run.error or '').removeprefix(UndefinedBehaviour.__name__ + ': ')}"
 
 
 def _probed_with(divergence: KnownDivergence, capabilities: Optional[Capabilities]) -> bool:
@@ -154,6 +169,8 @@ def judge_candidate(
     scenario, mode, comparison = baselines.scenario, baselines.mode, baselines.comparison
     own_era = baselines.eras[era]
     run = baselines.runs[era]
+    if undefined(run):  # no behaviour to hold the candidate to: not judged, never a finding
+        return Verdict(Outcome.SKIPPED, skip_reason=undefined_reason(run))
     diverged = own_era.outcome is Outcome.KNOWN_DIVERGENCE
     # Only where the era diverges does it matter whether the candidate equals its era's run on
     # every slot but the sink.

@@ -107,6 +107,10 @@ def era_rows(baselines: Baselines, backend: Backend) -> list[CellResult]:
                 [finding.for_candidate(label) for finding in verdict.findings],
                 verdict.divergences,
                 label=label,
+                # An era whose behaviour here is undefined (harness/compare/verdict.py undefined).
+                skip=Skip.of(subject, verdict.skip_reason)
+                if verdict.outcome is Outcome.SKIPPED
+                else None,
                 era_baseline=subject,
             )
         )

@@ -75,7 +75,11 @@ def judge_module(era: str) -> SimpleNamespace:
     doors = {"mha": front.mha, "mla": front.mla}
     # The storage first, so a layout's own doors (the NPU MLA set_kv_buffer) win over the era's.
     mha = type("MHATokenToKVPool", (MHAJudgePool, front.mha), dict(marks))
-    mla = type("MLATokenToKVPool", (MLAJudgePool, front.mla), dict(marks))
+    mla = type(
+        "MLATokenToKVPool",
+        (MLAJudgePool, front.mla),
+        {**marks, "mla_rows_checked": front.mla_rows_checked},
+    )
     swa = type("SWAKVPool", (JudgeHybridPool, front.swa), {**marks, "default_sub_pool_class": mha})
     dsa = type("DSATokenToKVPool", (JudgeDSAPool, mla), {})
     hybrid_linear = type(

@@ -216,6 +216,11 @@ class EraFront:
     swa: type
     write_loc: Optional[type] = None  # KVWriteLoc, where the era has it
     unwrap: Optional[Callable[[Any], tuple]] = None  # unwrap_write_loc, where the era has it
+    # Whether set_mla_kv_buffer checks that its nope/rope rows match the slots: 0.5.23's selects
+    # rows with a mask and raises IndexError on any other count (checked against the installed
+    # release); 0.5.12 to 0.5.14's is a Triton kernel (triton_ops/mla_buffer.py) that reads row
+    # i for slot i, so what it writes for another count is established by no code here.
+    mla_rows_checked: bool = False
 
 
 ERA_FRONTS: dict[str, EraFront] = {
@@ -227,7 +232,13 @@ ERA_FRONTS: dict[str, EraFront] = {
             "bundled", UnwrappingMHA, UnwrappingMLA, UnwrappingSWA, BundledWriteLoc, unwrap_bundled
         ),
         EraFront(
-            "current", UnwrappingMHA, UnwrappingMLA, UnwrappingSWA, CurrentWriteLoc, unwrap_current
+            "current",
+            UnwrappingMHA,
+            UnwrappingMLA,
+            UnwrappingSWA,
+            CurrentWriteLoc,
+            unwrap_current,
+            mla_rows_checked=True,
         ),
     )
 }

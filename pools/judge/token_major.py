@@ -175,6 +175,11 @@ class MHAJudgePool(JudgeTokenPool):
 
 
 class MLAJudgePool(JudgeTokenPool):
+    # Whether the era's set_mla_kv_buffer checks its row counts (judge_module sets it from the
+    # era's front, EraFront.mla_rows_checked): where it does not, a count that differs from the
+    # slots is UndefinedBehaviour.
+    mla_rows_checked = True
+
     def __init__(
         self,
         size: int,
@@ -233,4 +238,4 @@ class MLAJudgePool(JudgeTokenPool):
             parts.append(self._stored(k_rope))
             skipped = RESERVED_SLOT
             self.kept_sinks.add(buffer.data_ptr())
-        write_columns(bits_view(buffer), loc, parts, skipped)
+        write_columns(bits_view(buffer), loc, parts, skipped, self.mla_rows_checked)

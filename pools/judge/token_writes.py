@@ -10,8 +10,9 @@ fit raises RuntimeError, as torch does. Paged layouts (HND, aiter 5-D) check eve
 Row counts follow torch's `buffer[loc] = rows` too (checked against SGLang's pools in
 tests/test_torch_semantics.py): one row broadcasts over any number of slots, an empty loc with
 one row writes nothing, and any other count that differs from the slots raises before a byte is
-written. The MLA nope ++ rope door is stricter: SGLang's set_mla_kv_buffer selects rows with a
-mask and raises IndexError on any count that differs, one row included.
+written. The MLA nope ++ rope door is stricter: 0.5.23's set_mla_kv_buffer selects rows with a
+mask and raises IndexError on any count that differs, one row included; the older eras' door is
+a GPU kernel reading row i for slot i, so there such a count is UndefinedBehaviour.
 """
 
 from __future__ import annotations
@@ -66,17 +67,32 @@ def write_rows(
         assign(place(buffer, slot), row(token))
 
 
+class UndefinedBehaviour(Exception):
+    """The judge cannot say what the modelled door does with this input: no code that runs here
+    establishes it (an era whose door is a GPU kernel that reads past its rows, say). A baseline
+    that raises this leaves its check undefined: not judged, counted apart, never a finding."""
+
+
 def write_columns(
     buffer: np.ndarray,
     loc: torch.Tensor,
     parts: Sequence[Optional[np.ndarray]],
     skipped_slot: Optional[int] = None,
+    rows_checked: bool = True,
 ) -> None:
     """Each token's parts side by side along the last dim of its slot's row (MLA nope ++ rope);
-    a missing or zero-wide part takes no columns. Every part has one row per slot. A token whose
-    slot is `skipped_slot` (the reserved slot, where the store's policy skips it) writes nothing."""
+    a missing or zero-wide part takes no columns. Every part has one row per slot: another count
+    raises IndexError where the door checks it (`rows_checked`: 0.5.23's row mask), and is
+    UndefinedBehaviour where it does not (the older eras' kernel reads row i for slot i). A token
+    whose slot is `skipped_slot` (the reserved slot, where the store's policy skips it) writes
+    nothing."""
     for part in parts:
         if part is not None and part.shape[-1] != 0 and part.shape[0] != loc.shape[0]:
+            if not rows_checked:
+                raise UndefinedBehaviour(
+                    "a row count that differs from the slots, through an MLA door whose release "
+                    "is a GPU kernel reading row i for slot i: what it writes is not established"
+                )
             raise IndexError(f"{loc.shape[0]} slots for {part.shape[0]} rows")
     for token, slot in enumerate(loc.tolist()):
         if slot == skipped_slot:

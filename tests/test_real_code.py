@@ -173,7 +173,8 @@ def test_the_older_release_runs_the_same_backends_as_release_code(tmp_path, caps
     status = main(["matrix", "--sut", "sglang==0.5.14", "--out", str(tmp_path / "matrix.json")])
     text = capsys.readouterr().out
     assert status == 0
-    assert "## Backends on sglang==0.5.14 (version 0.5.14): 16 of the 23" in text
+    # 0.5.14 has no hpc_ops, qsa or cutedsl_mla file: those rows say "no file here", uncounted.
+    assert "## Backends on sglang==0.5.14 (version 0.5.14): 16 of the 20" in text
     status = main(
         [
             "run", "--sut", "sglang==0.5.14", "--backend", ",".join(REAL_CODE_BACKENDS),

@@ -7,12 +7,14 @@ scales its call site used.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any, Optional
 
 import torch
 
 from backends.context import WriteRequest
+from backends.write_loc_fields import write_loc_fields
 
 # How a 0.5.23 call site builds its KVWriteLoc: for_layer (cross-attention aware, physical),
 # for_batch (out_cache_loc only, physical), or a bare KVWriteLoc(loc, swa_loc) (never physical).
@@ -41,31 +43,18 @@ def _takes_full_loc(req: WriteRequest) -> bool:
     return cls is not None and len(write_loc_fields(cls)) >= 3
 
 
-def write_loc_fields(cls: type) -> tuple[str, ...]:
-    """A KVWriteLoc's fields in order, as the release names them. Call sites build it as
-    KVWriteLoc(loc, swa_loc, full_loc) by position, so the order is the contract, not the names."""
-    fields = getattr(cls, "__dataclass_fields__", None)
-    if fields is not None:
-        return tuple(fields)
-    return tuple(inspect.signature(cls).parameters)
-
-
-def _loc_keywords(
-    req: WriteRequest, constructor: Any, swa_loc: Optional[torch.Tensor], full_loc: Any
-) -> dict:
-    """for_layer/for_batch's keywords for the SWA and full locs, named as the SUT names them:
-    its KVWriteLoc's second and third fields where the constructor takes those names, else its
-    keyword-only parameters in order (0.5.23: swa_loc, full_loc). A release that renames a field
-    with every reader is driven as it ships."""
-    parameters = inspect.signature(constructor).parameters
-    fields = write_loc_fields(req.api.KVWriteLoc)[1:3]
-    names = [name for name in fields if name in parameters]
+@functools.cache  # read once per SUT class, not once per write
+def _loc_keywords(write_loc: type, constructor: str) -> tuple[str, ...]:
+    """The keywords `write_loc.constructor` (for_layer, for_batch) takes the SWA and full locs
+    by, named as the SUT names them: its KVWriteLoc's second and third fields where the
+    constructor takes those names, else its keyword-only parameters in order (0.5.23: swa_loc,
+    full_loc). A release that renames a field with every reader is driven as it ships."""
+    parameters = inspect.signature(getattr(write_loc, constructor)).parameters
+    fields = write_loc_fields(write_loc)[1:3]
+    names = tuple(name for name in fields if name in parameters)
     if len(names) < len(fields):
-        names = [p.name for p in parameters.values() if p.kind is p.KEYWORD_ONLY][:2]
-    keywords = {names[0]: swa_loc}
-    if full_loc is not None:
-        keywords[names[1]] = full_loc
-    return keywords
+        names = tuple(p.name for p in parameters.values() if p.kind is p.KEYWORD_ONLY)[:2]
+    return names
 
 
 def decoder_swa(req: WriteRequest, *, cross: str = "paired") -> Optional[torch.Tensor]:
@@ -107,7 +96,10 @@ def write_loc(
             full = () if full_loc is None else (full_loc,)
             return req.api.KVWriteLoc(loc, swa_loc, *full), {}
         constructor = getattr(req.api.KVWriteLoc, current)
-        keywords = _loc_keywords(req, constructor, swa_loc, full_loc)
+        swa_name, *full_name = _loc_keywords(req.api.KVWriteLoc, current)
+        keywords = {swa_name: swa_loc}
+        if full_loc is not None:
+            keywords[full_name[0]] = full_loc
         if current == FOR_LAYER:
             return constructor(req.forward_batch, req.layer, **keywords), {}
         return constructor(req.forward_batch, **keywords), {}

@@ -23,8 +23,8 @@ from tests.conftest import SGLANG_INSTALL_HINT, installed_sglang_root
 
 def test_a_release_whose_pool_ignores_the_switch_is_not_offered_the_kind():
     class MHATokenToKVPool:  # an older release: its pool reads no layout switch
-        def __init__(self, **kwargs):
-            pass
+        def __init__(self, size: int):
+            self.size = size
 
     with pytest.raises(ValueError, match=HND_SWITCH):
         hnd_mha(SimpleNamespace(MHATokenToKVPool=MHATokenToKVPool))(size=4)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from types import ModuleType, SimpleNamespace
 from typing import Any, Callable
+from unittest.mock import patch
 
 import torch
 
@@ -276,15 +277,8 @@ def hnd_mha(memory_pool: ModuleType) -> Callable[..., Any]:
     base = memory_pool.MHATokenToKVPool
 
     def MHATokenToKVPoolHND(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - the kind's name
-        previous = os.environ.get(HND_SWITCH)
-        os.environ[HND_SWITCH] = "1"
-        try:
+        with patch.dict(os.environ, {HND_SWITCH: "1"}):  # as it was after, whatever happens
             pool = base(*args, **kwargs)
-        finally:
-            if previous is None:
-                os.environ.pop(HND_SWITCH, None)
-            else:
-                os.environ[HND_SWITCH] = previous
         if getattr(pool, "use_hnd", False) is not True:
             raise ValueError(f"this release's MHATokenToKVPool does not take {HND_SWITCH}")
         return pool

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+from backends.write_loc_fields import write_loc_fields
 from harness.sut.probe.source_probe import (
     always_launches_kernel,
     live_method,
@@ -96,18 +97,12 @@ class Capabilities:
 # ---- probing a loaded module -------------------------------------------------------------------
 
 
-def _write_loc_fields(cls: Any) -> tuple[str, ...]:
-    if dataclasses.is_dataclass(cls):
-        return tuple(item.name for item in dataclasses.fields(cls))
-    return tuple(name for name in inspect.signature(cls).parameters)
-
-
 def _cuts_to_loc_len(module: Any) -> bool:
     import torch  # CPU tensors only: the probe must run where no device is
 
     loc, swa_loc = torch.arange(2), torch.arange(4)
     # The second field holds the SWA loc, whatever the release calls it (call sites pass it so).
-    second = _write_loc_fields(module.KVWriteLoc)[1]
+    second = write_loc_fields(module.KVWriteLoc)[1]
     return int(getattr(module.KVWriteLoc(loc, swa_loc), second).shape[0]) == 2
 
 
@@ -266,7 +261,7 @@ def probe(module: Any) -> Capabilities:
     has_write_loc = hasattr(module, "KVWriteLoc")
     values["write_loc"] = has_write_loc
     if has_write_loc:
-        attempt("write_loc_fields", lambda: _write_loc_fields(module.KVWriteLoc))
+        attempt("write_loc_fields", lambda: write_loc_fields(module.KVWriteLoc))
         values["for_layer"] = callable(getattr(module.KVWriteLoc, "for_layer", None))
         values["for_batch"] = callable(getattr(module.KVWriteLoc, "for_batch", None))
         attempt("cuts_to_loc_len", lambda: _cuts_to_loc_len(module))

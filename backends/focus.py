@@ -31,13 +31,24 @@ BUILTIN_SCENARIOS = (
     "unmarked-loc",
     "prefix-valid",
     "prefix-valid-scaled",
+    "micro-batches",
+    "remap-reuse",
 )
 """Every name scenarios.defaults.default_scenarios gives (tests/test_backends.py checks it)."""
 
-EXTEND_FOCUS = ("small-scaled", "small-param-none", "small-narrowed", "small-cross")
+LOC_LIVES = ("micro-batches", "remap-reuse")
+"""The SWA kinds' loc views, shared loc storage and remaps (scenarios.defaults._loc_lives): every
+backend that writes an SWA kind runs them in every mode, since the swa_loc a backend hands the
+pool, or the pool's own translation, is what a memo keyed on the loc tensor gets wrong."""
+
+EXTEND_FOCUS = ("small-scaled", "small-param-none", "small-narrowed", "small-cross") + LOC_LIVES
 """The builtin scenarios a backend runs in extend: every branch of its call sites, two layers."""
 
-FOCUS = {"extend": EXTEND_FOCUS, "extend_ragged": EXTEND_FOCUS, "decode": ("small-decode",)}
+FOCUS = {
+    "extend": EXTEND_FOCUS,
+    "extend_ragged": EXTEND_FOCUS,
+    "decode": ("small-decode",) + LOC_LIVES,
+}
 """A backend's default focus per mode (decode has no cross-attention write)."""
 
 OUT_OF_FOCUS = BackendSkip(

@@ -11,7 +11,7 @@ from backends.context import WriteRequest
 from backends.dsa_indexer import store_index_keys
 from backends.entry import ValueScope, register_backend
 from backends.era_calls import loc_arguments
-from backends.focus import BUILTIN_SCENARIOS, LAYOUT_DTYPES
+from backends.focus import BUILTIN_SCENARIOS, LAYOUT_DTYPES, LOC_LIVES
 from pools.layouts.kinds import LAYOUT_KINDS
 from scenarios.model import (
     BASE_POOL_KINDS,
@@ -26,6 +26,7 @@ PLAIN_FOCUS = {
     "extend": BUILTIN_SCENARIOS[:6]
     + ("small-param-none", "small-cross", "reach", "extreme-scaled", "special-values")
     + ("stale-full-loc", "nan-padding", "unmarked-loc")
+    + LOC_LIVES
 }
 """`plain` and `plain_mla`: the pool-sized set, plus what the small set adds to it."""
 

@@ -50,6 +50,14 @@ def _unreachable(group: pd.DataFrame) -> dict[str, str]:
     return dict(zip(group.loc[reasons != "", "feature"], reasons[reasons != ""]))
 
 
+def never_exercised(rows: pd.DataFrame) -> list[str]:
+    """The features that no checked scenario exercised in any cell whose pool kind can, in the
+    rows' order: what a run claims to cover and did not (the summary and the dashboard say it)."""
+    reachable = rows[rows["unreachable"].fillna("") == ""]
+    counts = reachable.groupby("feature", sort=False)["scenarios"].sum()
+    return [str(feature) for feature, count in counts.items() if count == 0]
+
+
 def coverage_section(coverage: pd.DataFrame) -> str:
     """Features as columns, one row per cell: how many checked scenarios exercised each."""
     rows = newest_coverage(coverage)
@@ -77,13 +85,7 @@ def coverage_section(coverage: pd.DataFrame) -> str:
     # Feature names stand on end, so some thirty columns fit the page's width.
     head = "".join(f"<th>{escape(h)}</th>" for h in [*COVERAGE_CELL, "checked", "max slot"])
     head += "".join(f'<th class="feature">{escape(f)}</th>' for f in features)
-    reachable = rows[rows["unreachable"] == ""]
-    never = [
-        f
-        for f in features
-        if (reachable["feature"] == f).any()
-        and not (reachable.loc[reachable["feature"] == f, "scenarios"] > 0).any()
-    ]
+    never = never_exercised(rows)
     first = rows.iloc[0]
     return (
         f'<p class="note">Run {escape(str(first["run_id"]))} ({html_value(first["time"])}). A cell '

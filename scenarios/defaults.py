@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from pools.dtypes import dtype_spec
 from scenarios.allocator import allocate, swa_mapping
+from scenarios.lifecycle import PoolLife, View
 from scenarios.model import (
     DSA_INDEX_KINDS,
     DSV4_KINDS,
@@ -141,6 +142,7 @@ def default_scenarios(pool: str, dtype: str, seed: int) -> list[Scenario]:
         ]
         + _small(rng, pool, dtype, seed + 6, scaled_input)
         + _edges(rng, g, pool, dtype, seed + 11)
+        + (_loc_lives(_small_geometry(pool, dtype), seed + 19) if g.is_swa else [])
         + (_draft_commits(rng, g, seed + 17, scaled_input) if pool == "mha" else [])
     )
 
@@ -184,13 +186,7 @@ def _edges(rng: random.Random, g: Geometry, pool: str, dtype: str, seed: int) ->
     ]
 
 
-def _small(
-    rng: random.Random, pool: str, dtype: str, seed: int, scaled_input: str
-) -> list[Scenario]:
-    """Two layers (layer 1 is the SWA layer; a hybrid linear pool has a linear layer 1 between
-    them, three in all) and 64 slots, cheap enough for ~14 backends x modes
-    (the backends' focus, backends/focus.py FOCUS): scale kinds (tensor, parameter, none,
-    float) on a differing input dtype, narrowing, decode steps and cross-attention."""
+def _small_geometry(pool: str, dtype: str) -> Geometry:
     g = replace(
         geometry(pool, dtype, size=64),
         layer_num=3 if pool in LINEAR_LAYER_KINDS + SPARSE_INDEX_KINDS else 2,
@@ -199,6 +195,41 @@ def _small(
     )
     if g.is_sparse_index:  # dense layer 0, index K/V on 1, index K only on 2
         g = replace(g, sparse_layer_ids=[1, 2], k_only_layer_ids=[2])
+    return g
+
+
+def _loc_lives(g: Geometry, seed: int) -> list[Scenario]:
+    """Where a pool that memoises its full-to-SWA translation goes wrong (PR #25824 keyed the
+    memo on the loc's storage and length, #25889 kept it across a remap), on the small SWA
+    geometry: `micro-batches`, one batch's loc in one storage, written as three slices of it
+    (6, 6 and 3 tokens: two of equal length at different offsets, one shorter); `remap-reuse`,
+    the same six slots written three times through one view of one storage, their request freed
+    and the page handed to a new request with other SWA slots between the writes, the mapping
+    re-registered (register_mapping of a new tensor) before the second write and changed in
+    place before the third."""
+    batch = PoolLife(g)
+    storage = batch.new_storage()
+    loc = batch.grow(0, 15, [0], window=15)
+    for start, end in ((0, 6), (6, 12), (12, 15)):
+        batch.forward(loc[start:end], view=View(storage, start))
+    reuse = PoolLife(g)
+    storage = reuse.new_storage()
+    reuse.forward(reuse.grow(0, 6, [0], window=6), view=View(storage))
+    for rid, in_place in ((1, False), (2, True)):
+        reuse.free(rid - 1)  # its pages go to the end of the free list: -1 picks them again
+        slots = reuse.grow(rid, 6, [-1], window=6)
+        reuse.forward(slots, view=View(storage), in_place=in_place)
+    return [batch.scenario(seed, "micro-batches"), reuse.scenario(seed + 1, "remap-reuse")]
+
+
+def _small(
+    rng: random.Random, pool: str, dtype: str, seed: int, scaled_input: str
+) -> list[Scenario]:
+    """Two layers (layer 1 is the SWA layer; a hybrid linear pool has a linear layer 1 between
+    them, three in all) and 64 slots, cheap enough for ~14 backends x modes
+    (the backends' focus, backends/focus.py FOCUS): scale kinds (tensor, parameter, none,
+    float) on a differing input dtype, narrowing, decode steps and cross-attention."""
+    g = _small_geometry(pool, dtype)
     tokens = allocate(rng, g.size, g.page_size, 20)
     decode = allocate(rng, g.size, g.page_size, 3)
     scenarios = [

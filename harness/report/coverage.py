@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from reports.coverage_section import never_exercised
 from reports.markdown import markdown_table
 from reports.records import text_of
 from reports.schema import validate_row
@@ -235,8 +236,10 @@ def coverage_markdown(rows: pd.DataFrame) -> str:
         for feature, (kinds, why) in UNREACHABLE.items()
         if pools & set(kinds)
     ]
+    never = never_exercised(rows) if len(rows) else []
     return (
         "## Coverage: scenario features exercised per cell\n\n"
+        + f"Not exercised in any cell that can: {', '.join(never) or 'none'}.\n\n"
         + markdown_table(frame, empty="(no scenario checked)")
         + "\n"
         + "".join(f"{note}\n" for note in notes)

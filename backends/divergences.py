@@ -174,7 +174,7 @@ def _padded_swa_slots(scenario: Scenario, layer: int) -> frozenset[int]:
 
 def _narrowed_swa_write_of(one_row: bool) -> Applies:
     return lambda scenario, mode: (
-        scenario.geometry.is_swa and bool(_narrowed_to_rows(one_row)(scenario))
+        scenario.geometry.kind.swa and bool(_narrowed_to_rows(one_row)(scenario))
     )
 
 
@@ -183,15 +183,15 @@ def _swa_layers(scenario: Scenario, forward: int) -> frozenset[int]:
 
 
 def _narrowed_swa_write(scenario: Scenario, mode: str) -> bool:
-    return scenario.geometry.is_swa and bool(_narrowed_swa_forwards(scenario))
+    return scenario.geometry.kind.swa and bool(_narrowed_swa_forwards(scenario))
 
 
 def _mla(scenario: Scenario, mode: str) -> bool:
-    return scenario.geometry.is_mla
+    return scenario.geometry.kind.latent
 
 
 def _mla_without_rope(scenario: Scenario, mode: str) -> bool:
-    return scenario.geometry.is_mla and scenario.geometry.qk_rope_head_dim == 0
+    return scenario.geometry.kind.latent and scenario.geometry.qk_rope_head_dim == 0
 
 
 DIVERGENCES: tuple[KnownDivergence, ...] = (
@@ -305,6 +305,6 @@ def fp8_scaled(mode: str) -> Applies:
     return lambda scenario, actual: (
         actual == mode
         and _scaled(scenario)
-        and not scenario.geometry.is_mla
+        and not scenario.geometry.kind.latent
         and dtype_spec(scenario.geometry.dtype).is_fp8
     )

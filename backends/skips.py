@@ -65,7 +65,7 @@ def fp8_cache(scenario: Scenario, mode: str) -> bool:
 
 @by_cell
 def swa_pool(scenario: Scenario, mode: str) -> bool:
-    return scenario.geometry.is_swa
+    return scenario.geometry.kind.swa
 
 
 def decode_on(predicate: Applies) -> Applies:
@@ -81,7 +81,7 @@ def never(scenario: Scenario, mode: str) -> bool:
 
 
 def _fp4_non_finite(scenario: Scenario, mode: str) -> bool:
-    return scenario.geometry.is_fp4 and (scenario.values != "normal" or scenario.nan_padding)
+    return scenario.geometry.kind.fp4 and (scenario.values != "normal" or scenario.nan_padding)
 
 
 FP4_NON_FINITE = BackendSkip(

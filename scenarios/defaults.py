@@ -87,7 +87,7 @@ def _scenario(
     rng: random.Random, g: Geometry, forwards: list[Forward], name: str, seed: int, **fields
 ) -> Scenario:
     mapping = None
-    if g.is_swa:
+    if g.kind.swa:
         written = sorted({slot for f in forwards for slot in f.loc if slot})
         mapping = swa_mapping(
             rng, g.size, g.page_size, g.size_swa, written, window=min(len(written), g.size_swa // 2)
@@ -98,7 +98,7 @@ def _scenario(
         seed=seed,
         mapping=mapping,
         name=name,
-        stray_swa_loc=not g.is_swa,
+        stray_swa_loc=not g.kind.swa,
         **fields,
     )
 
@@ -142,7 +142,7 @@ def default_scenarios(pool: str, dtype: str, seed: int) -> list[Scenario]:
         ]
         + _small(rng, pool, dtype, seed + 6, scaled_input)
         + _edges(rng, g, pool, dtype, seed + 11)
-        + (_loc_lives(_small_geometry(pool, dtype), seed + 19) if g.is_swa else [])
+        + (_loc_lives(_small_geometry(pool, dtype), seed + 19) if g.kind.swa else [])
         + (_draft_commits(rng, g, seed + 17, scaled_input) if pool == "mha" else [])
     )
 
@@ -193,7 +193,7 @@ def _small_geometry(pool: str, dtype: str) -> Geometry:
         swa_layer_ids=[1] if pool.startswith("swa_") else [],
         linear_layer_ids=[1] if pool in LINEAR_LAYER_KINDS else [],
     )
-    if g.is_sparse_index:  # dense layer 0, index K/V on 1, index K only on 2
+    if g.kind.sparse_index:  # dense layer 0, index K/V on 1, index K only on 2
         g = replace(g, sparse_layer_ids=[1, 2], k_only_layer_ids=[2])
     return g
 
@@ -266,7 +266,12 @@ def _small(
         ),
     ]
     # Nor MLA, nor MiniMax, nor QSA models cross-attend.
-    if not g.is_mla and not g.is_sparse_index and not g.is_qsa and not g.is_nvfp4_page_row:
+    if (
+        not g.kind.latent
+        and not g.kind.sparse_index
+        and not g.kind.qsa
+        and not g.kind.nvfp4_page_rows
+    ):
         # Layer 0 (a full-attention layer on SWA pools) writes at the encoder loc.
         slots = allocate(rng, g.size, g.page_size, 20)
         scenarios.append(

@@ -34,9 +34,9 @@ class PoolLife:
     def __init__(self, geometry: Geometry) -> None:
         g = self.geometry = geometry
         self.free_pages = list(range(1, g.size // g.page_size + 1))
-        self.free_swa_pages = list(range(1, g.size_swa // g.page_size + 1)) if g.is_swa else []
+        self.free_swa_pages = list(range(1, g.size_swa // g.page_size + 1)) if g.kind.swa else []
         self.requests: dict[int, Request] = {}
-        self.mapping = [0] * (g.size + g.page_size) if g.is_swa else None
+        self.mapping = [0] * (g.size + g.page_size) if g.kind.swa else None
         self.initial_mapping = list(self.mapping) if self.mapping is not None else None
         self.pending: dict[int, int] = {}
         self.forwards: list[Forward] = []
@@ -150,6 +150,6 @@ class PoolLife:
             seed=seed,
             mapping=self.initial_mapping,
             name=name,
-            stray_swa_loc=not self.geometry.is_swa,
+            stray_swa_loc=not self.geometry.kind.swa,
             **fields,
         )

@@ -138,9 +138,9 @@ def token_tensors(
             forward_index,
             layer_id,
             scenario.forwards[forward_index].tokens,
-            g.is_mla,
+            g.kind.latent,
             (g.kv_lora_rank, g.qk_rope_head_dim)
-            if g.is_mla
+            if g.kind.latent
             else (g.head_num, g.head_dim, g.v_head_dim or g.head_dim),
             input_dtype(scenario),
             scenario.values,
@@ -173,12 +173,12 @@ def token_tensors(
         for part in parts + index_rows:
             part[padding] = float("nan")
     index = {name: rows.to(device) for name, rows in zip(index_parts, index_rows)}
-    if "index_k" in index and g.is_dsv4_indexer:
+    if "index_k" in index and not g.kind.keeps_kv:
         index["index_k"], index["index_k_scale"] = dsv4_index_quant(index["index_k"])
     elif "index_k" in index:  # what act_quant hands the DSA door: (n, 128) fp8 keys, (n, 1) fp32
         index["index_k"] = index["index_k"].reshape(-1, DSA_INDEX_HEAD_DIM).to(torch.float8_e4m3fn)
         index["index_k_scale"] = index["index_k_scale"].reshape(-1, 1).float()
-    if g.is_mla:
+    if g.kind.latent:
         nope, rope = parts[0], parts[1] if len(parts) > 1 else None
         if scenario.fused_qkv and rope is not None:
             nope, rope = _fused([nope, rope], 0, device)
@@ -238,7 +238,7 @@ class ForwardStaging:
         self.mapping = mapping_tensor(scenario, device)
         if self.mapping is not None:
             pool.register_mapping(self.mapping)
-        if scenario.geometry.is_hisparse:
+        if scenario.geometry.kind.hisparse:
             pool.register_mapping(hisparse_mapping_tensor(scenario.geometry, device))
         self.storages: dict[int, torch.Tensor] = {}
         self.stale_slot = decoy_slot(scenario) if scenario.stale_full_loc else None
@@ -258,7 +258,7 @@ class ForwardStaging:
         )
         if self.mapping is not None:
             swa, encoder_swa = self.mapping[loc], None if encoder is None else self.mapping[encoder]
-            if self.scenario.geometry.is_unified_swa:  # the backend hands it physical ids
+            if self.scenario.geometry.kind.unified_swa:  # the backend hands it physical ids
                 swa, encoder_swa = (
                     None if ids is None else unified_swa_slot(self.scenario.geometry, ids)
                     for ids in (swa, encoder_swa)
@@ -276,7 +276,7 @@ class ForwardStaging:
             "encoder_swa": encoder_swa,
             "full": full,
             "qsa": qsa_plan(forward, loc.dtype, self.device)
-            if self.scenario.geometry.is_qsa
+            if self.scenario.geometry.kind.qsa
             else None,
         }
 

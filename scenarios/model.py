@@ -129,37 +129,6 @@ class Geometry:
         """The pool kind's record (pools/kinds/): what the kind is, stated once."""
         return KINDS[self.pool]
 
-    # The predicates below read the record; new code reads `g.kind` directly.
-    @property
-    def is_swa(self) -> bool:
-        return self.kind.swa
-
-    @property
-    def is_mla(self) -> bool:
-        return self.kind.latent
-
-    @property
-    def keeps_kv(self) -> bool:
-        """False on a pool of indexer keys alone (the DeepSeek V4 indexer's): no K/V buffers."""
-        return self.kind.keeps_kv
-
-    @property
-    def is_dsv4_indexer(self) -> bool:
-        return not self.kind.keeps_kv
-
-    @property
-    def is_fp4(self) -> bool:
-        return self.kind.fp4
-
-    @property
-    def is_hybrid_linear(self) -> bool:
-        """A HybridLinearKVPool: the hybrid linear kinds, and QSA's pool, which is one."""
-        return self.kind.linear_layers
-
-    @property
-    def is_qsa(self) -> bool:
-        return self.kind.qsa
-
     def index_draws(self, layer_id: int) -> tuple[tuple[str, ...], tuple[int, int, int]]:
         """The index tensors a layer's caller hands beside k and v, and their (heads, dim, dim)
         draw: a MiniMax sparse layer's idx_k/idx_v, a QSA full layer's token and compressed
@@ -168,7 +137,7 @@ class Geometry:
             return QSA_PARTS, (QSA_INDEX_HEADS, QSA_INDEX_HEAD_DIM, QSA_INDEX_HEAD_DIM)
         if self.dsa_index_parts(layer_id):
             return ("index_k", "index_k_scale"), (1, DSA_INDEX_HEAD_DIM, 1)
-        if self.is_nvfp4_page_row:  # the indexer's one K head, which the pool keeps K-only
+        if self.kind.nvfp4_page_rows:  # the indexer's one K head, which the pool keeps K-only
             return ("idx_k",), (1, NVFP4_HEAD_DIM, NVFP4_HEAD_DIM)
         return self.index_parts(layer_id), (1, self.index_head_dim, self.index_head_dim)
 
@@ -180,42 +149,10 @@ class Geometry:
 
     def qsa_parts(self, layer_id: int) -> tuple[str, ...]:
         """A QSA full layer's index buffers (the shared RoPE positions with the first's)."""
-        if not self.is_qsa or layer_id not in self.kv_layer_ids:
+        if not self.kind.qsa or layer_id not in self.kv_layer_ids:
             return ()
         first = layer_id == self.kv_layer_ids[0]
         return QSA_PARTS + (("qsa_rope",) if first else ())
-
-    @property
-    def is_hisparse(self) -> bool:
-        return self.kind.hisparse
-
-    @property
-    def is_layer_split(self) -> bool:
-        return self.kind.layer_split
-
-    @property
-    def is_unified_swa(self) -> bool:
-        return self.kind.unified_swa
-
-    @property
-    def is_unified_draft(self) -> bool:
-        return self.kind.unified_draft
-
-    @property
-    def is_page_interleave(self) -> bool:
-        return self.kind.page_interleave
-
-    @property
-    def is_dsv4(self) -> bool:
-        return self.kind.dsv4
-
-    @property
-    def is_nvfp4_page_row(self) -> bool:
-        return self.kind.nvfp4_page_rows
-
-    @property
-    def is_sparse_index(self) -> bool:
-        return self.kind.sparse_index
 
     def index_parts(self, layer_id: int) -> tuple[str, ...]:
         """The index buffers a layer keeps beside its K/V: ("idx_k", "idx_v"), ("idx_k",) for a
@@ -238,7 +175,7 @@ class Geometry:
         """How many token ids a loc may hold: the pool's size + page_size rows, or on a
         page-interleave pool every rank's (a rank's rows are 1/PAGE_SHARD_SIZE of the ids)."""
         rows = self.size + self.page_size
-        return rows * PAGE_SHARD_SIZE if self.is_page_interleave else rows
+        return rows * PAGE_SHARD_SIZE if self.kind.page_interleave else rows
 
     def rows(self, layer_id: int) -> int:
         """Buffer height of the sub-pool that holds `layer_id` (0: a linear layer has none)."""

@@ -54,7 +54,7 @@ def reach_scenario(pool: str, dtype: str, pool_bytes: int, seed: int) -> Scenari
     below = max(0, top - 3 - len(marks))  # the pick repeats as the list closes up
     loc += life.grow(1 + len(marks), 2 * page, [below, below], window=2 * page)
     loc += life.grow(2 + len(marks), page, [-1], window=page)
-    if g.is_page_interleave:  # the pages' ids on this rank: its rows are the ones pinned
+    if g.kind.page_interleave:  # the pages' ids on this rank: its rows are the ones pinned
         loc = [page_interleave_id(g, row) for row in loc]
     life.forward(loc)
     return life.scenario(seed, f"reach-2^17-{pool}-{dtype}")

@@ -76,11 +76,13 @@ def layout_problem(g: Geometry) -> Optional[str]:
     paged = g.pool in ("mha_hnd", "npu_mha", "npu_mla", "mha_aiter5d")
     if paged and g.size % g.page_size:
         return f"{g.pool} needs size a multiple of page_size ({g.size} % {g.page_size})"
-    if g.is_fp4:
-        widths = (g.kv_lora_rank, g.qk_rope_head_dim) if g.is_mla else (g.head_num * g.head_dim,)
-        if any(width % 16 for width in widths) or (not g.is_mla and g.head_dim % 2):
+    if g.kind.fp4:
+        widths = (
+            (g.kv_lora_rank, g.qk_rope_head_dim) if g.kind.latent else (g.head_num * g.head_dim,)
+        )
+        if any(width % 16 for width in widths) or (not g.kind.latent and g.head_dim % 2):
             return f"{g.pool} needs 16-value FP4 blocks per part and an even head_dim"
-        if not g.is_mla and g.v_head_dim not in (None, g.head_dim):
+        if not g.kind.latent and g.v_head_dim not in (None, g.head_dim):
             return f"{g.pool} stores V with head_dim: v_head_dim must equal it"
     if g.pool == "mha_aiter5d":
         x = 16 // dtype_spec(g.dtype).store_dtype.itemsize
@@ -90,7 +92,7 @@ def layout_problem(g: Geometry) -> Optional[str]:
         item = dtype_spec(g.dtype).store_dtype.itemsize
         if g.qk_rope_head_dim <= 0 or (g.kv_lora_rank + g.qk_rope_head_dim) * item % 16:
             return "unified_mla needs a rope part and a latent row (rank + rope) in 16 bytes"
-    if g.is_unified_swa and len(g.swa_layer_ids) > len(g.full_layer_ids):
+    if g.kind.unified_swa and len(g.swa_layer_ids) > len(g.full_layer_ids):
         # Else SGLang's reserved floor (page 0 of the wider entry) covers full slots past page 0,
         # which its allocator then never hands out, and the scenarios' full locs would.
         return f"{g.pool} needs at most as many SWA layers as full ones"
@@ -124,25 +126,25 @@ def validate(scenario: Scenario) -> None:
     problem = layout_problem(g)
     if problem:
         raise ScenarioError(problem)
-    if g.linear_layer_ids and not g.is_hybrid_linear:
+    if g.linear_layer_ids and not g.kind.linear_layers:
         raise ScenarioError(f"only a hybrid linear pool has linear layers, not {g.pool}")
-    if g.is_hybrid_linear:
+    if g.kind.linear_layers:
         if not g.full_layer_ids or any(not 0 <= i < g.layer_num for i in g.linear_layer_ids):
             raise ScenarioError(
                 "a hybrid linear pool needs a full-attention layer and linear layer ids in "
                 f"[0, {g.layer_num})"
             )
-        if not g.is_mla and g.v_head_dim not in (None, g.head_dim):
+        if not g.kind.latent and g.v_head_dim not in (None, g.head_dim):
             raise ScenarioError("a hybrid linear MHA pool stores V with head_dim")
     _check_sparse(g)
     _check_hisparse(g)
     _check_dsv4(g)
     _check_nvfp4_page_rows(g)
-    if g.is_qsa and (g.page_size <= 1 or g.page_size % QSA_COMPRESS_RATIO):
+    if g.kind.qsa and (g.page_size <= 1 or g.page_size % QSA_COMPRESS_RATIO):
         raise ScenarioError(
             f"a QSA pool's pages are a multiple of the compress ratio {QSA_COMPRESS_RATIO}, above 1"
         )
-    if g.is_swa:
+    if g.kind.swa:
         if not g.swa_layer_ids or not g.full_layer_ids:
             raise ScenarioError("a SWA pool needs at least one SWA and one full layer")
         if scenario.mapping is None or len(scenario.mapping) != g.size + g.page_size:
@@ -181,7 +183,7 @@ def _check_hisparse(g: Geometry) -> None:
 
 def _check_dsv4(g: Geometry) -> None:
     """A V4 pool asserts its latent row's widths (DeepSeekV4SingleKVPool.create_buffer)."""
-    if g.is_dsv4 and (g.kv_lora_rank, g.qk_rope_head_dim) != (DSV4_NOPE_DIM, DSV4_ROPE_DIM):
+    if g.kind.dsv4 and (g.kv_lora_rank, g.qk_rope_head_dim) != (DSV4_NOPE_DIM, DSV4_ROPE_DIM):
         raise ScenarioError(
             f"a DeepSeek V4 pool's rows are {DSV4_NOPE_DIM} nope + {DSV4_ROPE_DIM} rope"
         )
@@ -190,7 +192,7 @@ def _check_dsv4(g: Geometry) -> None:
 def _check_nvfp4_page_rows(g: Geometry) -> None:
     """MiniMaxM3Nvfp4KVPool's constructors refuse any other page size or head width; whole pages
     of slots keep its size + page_size rows those of every other kind."""
-    if not g.is_nvfp4_page_row:
+    if not g.kind.nvfp4_page_rows:
         return
     if g.page_size != NVFP4_PAGE or g.head_dim != NVFP4_HEAD_DIM or g.head_num < 1:
         raise ScenarioError(
@@ -201,7 +203,7 @@ def _check_nvfp4_page_rows(g: Geometry) -> None:
 
 
 def _check_sparse(g: Geometry) -> None:
-    if not g.is_sparse_index:
+    if not g.kind.sparse_index:
         if g.sparse_layer_ids or g.k_only_layer_ids or g.index_head_dim:
             raise ScenarioError(f"only a MiniMax sparse pool has sparse layers, not {g.pool}")
         return
@@ -241,7 +243,7 @@ def _check_view(forward: Forward, where: str) -> None:
 
 def _check_remap(scenario: Scenario, remap: Remap, where: str) -> None:
     g = scenario.geometry
-    if not g.is_swa:
+    if not g.kind.swa:
         raise ScenarioError(f"{where}: only a SWA pool has a mapping to change")
     if any(not isinstance(pair, list) or len(pair) != 2 for pair in remap.updates):
         raise ScenarioError(f"{where}.updates: each update is a [full_slot, swa_slot] pair")

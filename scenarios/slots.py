@@ -69,7 +69,7 @@ def unified_entry_bytes(g: Geometry, layers: int) -> int:
     rounded up to SGLang's ENTRY_ALIGN_BYTES. A fused draft's sub-pool holds the target's
     DRAFT_HOST_LAYERS rows, then every runner's lanes (rows of the same width here)."""
     item = dtype_spec(g.dtype).store_dtype.itemsize
-    if g.is_unified_draft:
+    if g.kind.unified_draft:
         layers = DRAFT_HOST_LAYERS + DRAFT_RUNNERS * layers
     return entry_bytes(layers, g.head_num * (g.head_dim + (g.v_head_dim or g.head_dim)) * item)
 
@@ -145,7 +145,7 @@ def qsa_plan(forward: Forward, loc_dtype: torch.dtype, device: str) -> dict[str,
 def owned_layers(g: Geometry) -> range:
     """The layers a layer-split pool's rank keeps (get_layer_shard_range): a contiguous share,
     the first `layers % size` ranks one layer more; every layer on other pool kinds."""
-    if not g.is_layer_split:
+    if not g.kind.layer_split:
         return range(g.layer_num)
     base, rest = divmod(g.layer_num, LAYER_SHARD_SIZE)
     start = LAYER_SHARD_RANK * base + min(LAYER_SHARD_RANK, rest)
@@ -161,13 +161,13 @@ def write_slots(scenario: Scenario, forward: Forward, layer_id: int) -> list[Opt
     slots = source[: forward.tokens]
     if layer_id not in owned_layers(g):
         return [None] * len(slots)
-    if g.is_swa and layer_id in g.swa_layer_ids:
+    if g.kind.swa and layer_id in g.swa_layer_ids:
         index = next(i for i, f in enumerate(scenario.forwards) if f is forward)
         mapping = scenario.mapping_at(index)
         return [mapping[slot] for slot in slots]
-    if g.is_hisparse:
+    if g.kind.hisparse:
         return hisparse_device_slots(g, torch.tensor(slots, dtype=torch.int64)).tolist()
-    if g.is_page_interleave:
+    if g.kind.page_interleave:
         return [page_interleave_row(g, slot) for slot in slots]
     if forward.commit_lens is not None:  # only each row's committed prefix
         width = len(forward.loc) // len(forward.commit_lens)
@@ -184,7 +184,7 @@ def indexer_slots(g: Geometry, forward: Forward, layer_id: int, part: str) -> li
     slots = forward.loc[: forward.tokens]
     if part == "index_k" and layer_id not in owned_layers(g):
         return [None] * len(slots)
-    if part == "index_k" and g.is_page_interleave:
+    if part == "index_k" and g.kind.page_interleave:
         return [page_interleave_row(g, slot) for slot in slots]
     if part == "index_k":
         return list(slots)

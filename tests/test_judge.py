@@ -94,7 +94,7 @@ def test_judge_offers_the_builtin_names_and_signatures(era):
 
 def _every_era(scenario: Scenario) -> bool:
     """Eras differ only in how a write finds its slots: on SWA pools and narrowed forwards."""
-    return scenario.geometry.is_swa or scenario.narrowed
+    return scenario.geometry.kind.swa or scenario.narrowed
 
 
 def cells(pool: str):

@@ -42,7 +42,7 @@ def test_geometry_reads_its_traits_from_the_record():
     for name, kind in KINDS.items():
         g = Geometry(name, "bf16", 16, 1, 1)
         assert g.kind is kind
-        assert (g.is_swa, g.is_mla, g.keeps_kv, g.is_fp4) == (
+        assert (g.kind.swa, g.kind.latent, g.kind.keeps_kv, g.kind.fp4) == (
             kind.swa,
             kind.latent,
             kind.keeps_kv,

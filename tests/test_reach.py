@@ -37,7 +37,7 @@ def last_slot(g: Geometry) -> int:
 def written(scenario: Scenario) -> set[int]:
     """The slots written: on a page-interleave pool its rank's rows, whose ids are twice as high."""
     slots = {slot for forward in scenario.forwards for slot in forward.loc[: forward.tokens]}
-    if scenario.geometry.is_page_interleave:
+    if scenario.geometry.kind.page_interleave:
         return {page_interleave_row(scenario.geometry, slot) for slot in slots} - {None}
     return slots
 

@@ -102,7 +102,7 @@ def bench_scenario(pool: str, dtype: str, tokens: int, layers: int, seed: int) -
     rng = random.Random(f"bench:{seed}:{pool}:{dtype}:{tokens}:{layers}")
     g = bench_geometry(pool, dtype, tokens, layers)
     loc = allocate(rng, g.size, g.page_size, tokens)
-    mapping = swa_mapping(rng, g.size, g.page_size, g.size_swa, loc, tokens) if g.is_swa else None
+    mapping = swa_mapping(rng, g.size, g.page_size, g.size_swa, loc, tokens) if g.kind.swa else None
     # Inputs in the pool dtype (bf16 for fp8 pools): no cast, so no in-place division either.
     return Scenario(
         geometry=g,
@@ -118,15 +118,17 @@ def bytes_moved(scenario: Scenario, scale_bytes: int = 0) -> int:
     over all layers; locs are not counted. fp8 pools read bf16 and write one byte a value."""
     g = scenario.geometry
     tokens = scenario.forwards[0].tokens
-    if g.is_fp4:  # bf16-or-wider input read; half a byte a value plus a scale byte per 16 written
-        values = g.kv_lora_rank + g.qk_rope_head_dim if g.is_mla else 2 * g.head_num * g.head_dim
+    if g.kind.fp4:  # bf16-or-wider input read; half a byte a value plus a scale byte per 16 written
+        values = (
+            g.kv_lora_rank + g.qk_rope_head_dim if g.kind.latent else 2 * g.head_num * g.head_dim
+        )
         read = dtype_spec(g.dtype).dtype.itemsize
         return g.layer_num * (tokens * (values * read + values // 2 + values // 16) + scale_bytes)
     read_size = 2 if dtype_spec(g.dtype).is_fp8 else dtype_spec(g.dtype).dtype.itemsize
     write_size = dtype_spec(g.dtype).store_dtype.itemsize
     values = (
         g.kv_lora_rank + g.qk_rope_head_dim
-        if g.is_mla
+        if g.kind.latent
         else g.head_num * (g.head_dim + (g.v_head_dim or g.head_dim))
     )
     return g.layer_num * (tokens * values * (read_size + write_size) + scale_bytes)

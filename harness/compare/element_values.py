@@ -26,9 +26,9 @@ MLA_PARTS = ("kv", "nope", "rope")
 
 def _decodable(scenario: Scenario, part: str) -> bool:
     g = scenario.geometry
-    if g.is_fp4 or g.is_nvfp4_page_row or g.is_dsv4 or g.is_dsv4_indexer:
+    if g.kind.fp4 or g.kind.nvfp4_page_rows or g.kind.dsv4 or not g.kind.keeps_kv:
         return False
-    return part in (MLA_PARTS if g.is_mla else MHA_PARTS)
+    return part in (MLA_PARTS if g.kind.latent else MHA_PARTS)
 
 
 def _number(value: float) -> str:
@@ -49,7 +49,9 @@ def _input_of(scenario: Scenario, part: str, forward: int, token: int, index: in
     that part, named (None: a scale-less scenario); (None, None) where the row has no such
     element."""
     tensors = token_tensors(scenario, forward, layer, "cpu")
-    if scenario.geometry.is_mla:  # the latent row: nope ++ rope, which a call site may scale by k's
+    if (
+        scenario.geometry.kind.latent
+    ):  # the latent row: nope ++ rope, which a call site may scale by k's
         nope, rope = tensors.get("k"), tensors.get("k_rope")
         pieces = {"nope": [nope], "rope": [rope], "kv": [nope, rope]}[part]
         row = torch.cat([p[token].flatten() for p in pieces if p is not None])

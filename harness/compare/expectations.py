@@ -112,7 +112,7 @@ class Expected(Mapping):
             writer = self._writers[name][slot]
             if writer.forward not in per_forward:
                 tensors = token_tensors(scenario, writer.forward, layer_id, "cpu")
-                if scenario.geometry.is_mla:
+                if scenario.geometry.kind.latent:
                     values = torch.cat(
                         [t for t in (tensors["k"], tensors["k_rope"]) if t is not None], -1
                     )

@@ -70,15 +70,15 @@ def locate(scenario: Scenario, buffer: str, byte_offset: int) -> tuple[Optional[
     """(layer, sub-pool, head) of a byte offset within one row of `buffer`."""
     g = scenario.geometry
     layer = int(buffer[1:].split(".")[0])
-    sub_pool = ("swa" if layer in g.swa_layer_ids else "full") if g.is_swa else ""
+    sub_pool = ("swa" if layer in g.swa_layer_ids else "full") if g.kind.swa else ""
     suffix = buffer.split(".", 1)[1]
     if suffix in ("nope", "rope"):  # NPU MLA keeps them in two buffers
         return layer, sub_pool, suffix
-    if g.is_fp4:  # two values a data byte; one scale byte per 16 values
+    if g.kind.fp4:  # two values a data byte; one scale byte per 16 values
         element = byte_offset * (16 if suffix.endswith("scale") else 2)
     else:
         element = byte_offset // dtype_spec(g.dtype).store_dtype.itemsize
-    if g.is_mla:
+    if g.kind.latent:
         head = "nope" if element < g.kv_lora_rank else "rope"
     else:
         width = g.head_dim if suffix.startswith("k") else (g.v_head_dim or g.head_dim)

@@ -19,9 +19,9 @@ def fp4_bound_findings(
     """Dequantised FP4 bytes are within the e2m1 rounding bound of the input: catches a quantiser
     that is wrong the same way in the reference and the candidate."""
     g = scenario.geometry
-    if not g.is_fp4:
+    if not g.kind.fp4:
         return []
-    parts = ("kv",) if g.is_mla else ("k", "v")
+    parts = ("kv",) if g.kind.latent else ("k", "v")
     for layer_id in g.kv_layer_ids:
         for part in parts:
             name = f"L{layer_id}.{part}"

@@ -84,8 +84,8 @@ def buffer_names(scenario: Scenario, layer_id: int) -> tuple[str, ...]:
     if kind is not None:
         return tuple(f"L{layer_id}.{suffix}" for suffix, _, _ in kind.buffers)
     g = scenario.geometry
-    if g.is_nvfp4_page_row:  # a slot's [K, K scale, V, V scale] bytes; its index K's and scale's
+    if g.kind.nvfp4_page_rows:  # a slot's [K, K scale, V, V scale] bytes; its index K's and scale's
         return (f"L{layer_id}.main", f"L{layer_id}.index")
-    parts = (("kv",) if g.is_mla else ("k", "v")) if g.keeps_kv else ()
+    parts = (("kv",) if g.kind.latent else ("k", "v")) if g.kind.keeps_kv else ()
     parts += g.index_parts(layer_id) + g.qsa_parts(layer_id) + g.dsa_index_parts(layer_id)
     return tuple(f"L{layer_id}.{part}" for part in parts)

@@ -133,9 +133,9 @@ class _ValueModel:
 
     def _parts(self, forward: int, layer_id: int) -> dict[str, torch.Tensor]:
         tensors = token_tensors(self.scenario, forward, layer_id, "cpu")
-        if self.scenario.geometry.is_nvfp4_page_row:
+        if self.scenario.geometry.kind.nvfp4_page_rows:
             return _nvfp4_parts(tensors)
-        if self.scenario.geometry.is_mla:
+        if self.scenario.geometry.kind.latent:
             nope, rope = tensors["k"], tensors["k_rope"]
             parts = {"nope": self._cast(nope), "kv": self._cast(nope)}
             if rope is not None:

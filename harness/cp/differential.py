@@ -109,7 +109,7 @@ def _candidates(plan: CpPlan, device: str) -> list[Candidate]:
 
 
 def single_process_backend(scenario: Scenario) -> Backend:
-    return BACKENDS["plain_mla" if scenario.geometry.is_mla else "plain"]
+    return BACKENDS["plain_mla" if scenario.geometry.kind.latent else "plain"]
 
 
 def check_on_rank(rank: int, world: int, payload: dict) -> dict:

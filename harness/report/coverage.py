@@ -34,7 +34,7 @@ def _written(s: Scenario) -> set[int]:
     slots = {
         slot for f in s.forwards for slot in f.loc[: f.tokens] + (f.encoder_loc or [])[: f.tokens]
     }
-    if s.geometry.is_page_interleave:
+    if s.geometry.kind.page_interleave:
         slots = {page_interleave_row(s.geometry, slot) for slot in slots} - {None}
     return slots - {0}
 
@@ -45,7 +45,7 @@ def _last_slot(s: Scenario) -> int:
 
 def _v_head_dim_differs(s: Scenario) -> bool:
     g = s.geometry
-    return not g.is_mla and g.v_head_dim is not None and g.v_head_dim != g.head_dim
+    return not g.kind.latent and g.v_head_dim is not None and g.v_head_dim != g.head_dim
 
 
 def _shared_storage(s: Scenario) -> bool:
@@ -67,7 +67,7 @@ FEATURES: dict[str, Callable[[Scenario], bool]] = {
     "cross-attention": lambda s: any(f.cross_layers for f in s.forwards),
     "k_scale != v_scale": lambda s: s.k_scale != s.v_scale,
     "int32 locs": lambda s: s.loc_dtype == "int32",
-    "head_dim % 64": lambda s: not s.geometry.is_mla and s.geometry.head_dim % 64 != 0,
+    "head_dim % 64": lambda s: not s.geometry.kind.latent and s.geometry.head_dim % 64 != 0,
     "v_head_dim != head_dim": _v_head_dim_differs,
     "loc view": lambda s: any(f.loc_storage is not None for f in s.forwards),
     "shared loc storage": _shared_storage,

@@ -92,14 +92,14 @@ def pool_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Ten
         ]
     buffers = _raw_buffers(pool, scenario, layer_id)
     g = scenario.geometry
-    if g.is_nvfp4_page_row:  # page rows as slot rows (harness/run/nvfp4_page_rows.py)
+    if g.kind.nvfp4_page_rows:  # page rows as slot rows (harness/run/nvfp4_page_rows.py)
         main, index = buffers
         return [slot_rows(main, g.head_num, MAIN_PARTS), slot_rows(index, 1, INDEX_PARTS)]
     if g.dsa_index_parts(layer_id):
         buffers[-1] = _dsa_index_rows(buffers[-1])
-    if g.is_dsv4:
+    if g.kind.dsv4:
         buffers = [dsv4_slot_rows(buffers[0], g.page_size)]
-    if g.is_unified_swa:  # each sub-pool's views span the whole shared buffer
+    if g.kind.unified_swa:  # each sub-pool's views span the whole shared buffer
         start, stop = unified_swa_rows(g, layer_id)
         buffers = [buffer[start:stop] for buffer in buffers]
     return buffers
@@ -114,19 +114,19 @@ def _raw_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Ten
             for _, attribute, _ in kind.buffers
         ]
     g = scenario.geometry
-    if g.is_nvfp4_page_row:  # each sub-pool's (pages, row_bytes) page rows of the layer
+    if g.kind.nvfp4_page_rows:  # each sub-pool's (pages, row_bytes) page rows of the layer
         main, index = pool.main_pool, pool.index_k_pool
         return [
             main.rows[layer_id - main.start_layer],
             index.rows[pool.index_k_layer_id_mapping[layer_id] - index.start_layer],
         ]
-    if g.is_layer_split:  # its readers broadcast a peer's layer from the owner: local storage
+    if g.kind.layer_split:  # its readers broadcast a peer's layer from the owner: local storage
         local = layer_id - getattr(pool, "start_layer", 0)
         return [pool.kv_buffer[local], pool.index_k_with_scale_buffer[local]]
-    if not g.keeps_kv:  # indexer keys alone: its K/V readers raise
+    if not g.kind.keeps_kv:  # indexer keys alone: its K/V readers raise
         return _index_buffers(pool, scenario, layer_id)
     kv = [pool.get_key_buffer(layer_id)]
-    if not g.is_mla:
+    if not g.kind.latent:
         kv.append(pool.get_value_buffer(layer_id))
     return kv + _index_buffers(pool, scenario, layer_id)
 
@@ -244,7 +244,7 @@ def write_request(
     g = scenario.geometry
     tensors = token_tensors(scenario, forward_index, layer_id, device)
     k, k_rope = tensors["k"], tensors["k_rope"]
-    if g.is_mla and backend.mla_input == "latent" and k_rope is not None:
+    if g.kind.latent and backend.mla_input == "latent" and k_rope is not None:
         # The backend receives the latent row (nope ++ rope) as one tensor, as its model hands it.
         k, k_rope = torch.cat([k, k_rope], dim=-1), None
     metadata = Metadata(
@@ -267,7 +267,7 @@ def write_request(
         k_scale_float=k_scale_float,
         v_scale_float=v_scale_float,
         sliding_window_size=g.size_swa if layer_id in g.swa_layer_ids else -1,
-        v_head_dim=g.kv_lora_rank if g.is_mla else (g.v_head_dim or g.head_dim),
+        v_head_dim=g.kv_lora_rank if g.kind.latent else (g.v_head_dim or g.head_dim),
         # A MiniMax model hands its index branch the layer's own scales.
         idx_k_scale_float=k_scale_float,
         idx_v_scale_float=v_scale_float,
@@ -296,8 +296,8 @@ def write_request(
         qsa_ck=tensors.get("qsa_ck"),
         index_k=tensors.get("index_k"),
         index_k_scale=tensors.get("index_k_scale"),
-        is_mla=g.is_mla,
-        use_sliding_window_kv_pool=g.is_swa,
+        is_mla=g.kind.latent,
+        use_sliding_window_kv_pool=g.kind.swa,
     )
 
 

@@ -94,7 +94,7 @@ def constructor_inputs(scenario: Scenario) -> tuple:
     """What a pool's constructor reads of a scenario beyond its geometry: a QSA pool's request
     slots (its pending ring has a row per token of the largest forward). Two scenarios of one
     geometry and the same inputs build the same pool, so one may be lent to the other."""
-    return (qsa_request_slots(scenario),) if scenario.geometry.is_qsa else ()
+    return (qsa_request_slots(scenario),) if scenario.geometry.kind.qsa else ()
 
 
 def _hybrid_linear_pool(module: Any, scenario: Scenario, dtype: Any, device: str) -> Any:
@@ -103,7 +103,7 @@ def _hybrid_linear_pool(module: Any, scenario: Scenario, dtype: Any, device: str
     g = scenario.geometry
     cls = _pool_class(module, g.pool)
     qsa: dict = {}
-    if g.is_qsa:
+    if g.kind.qsa:
         qsa = dict(
             qsa_index_kv_heads=QSA_INDEX_HEADS, qsa_index_head_dim=QSA_INDEX_HEAD_DIM,
             qsa_compress_ratio=QSA_COMPRESS_RATIO, qsa_token_topk=QSA_TOKEN_TOPK,
@@ -116,7 +116,7 @@ def _hybrid_linear_pool(module: Any, scenario: Scenario, dtype: Any, device: str
             raise TypeError(
                 f"this SUT's {class_name_of(g.pool)} takes no qsa_indexer_dtype: bf16 keys only"
             )
-    if g.is_mla:  # SGLang's MLA hybrid reads head_num/head_dim only for its size accounting
+    if g.kind.latent:  # SGLang's MLA hybrid reads head_num/head_dim only for its size accounting
         shape = dict(use_mla=True, head_num=1, head_dim=g.kv_lora_rank + g.qk_rope_head_dim)
         shape.update(_mla_kwargs(scenario))
         if g.pool in DSA_INDEX_KINDS:  # its full-attention layers are a DSATokenToKVPool's
@@ -167,7 +167,7 @@ def _hisparse_pool(module: Any, scenario: Scenario, dtype: Any, device: str) -> 
     cls = _pool_class(module, g.pool)
     common = dict(size=g.size, page_size=g.page_size, dtype=dtype, layer_num=g.layer_num,
                   device=device, enable_memory_saver=False)  # fmt: skip
-    if not g.is_mla:
+    if not g.kind.latent:
         return cls(head_num=g.head_num, head_dim=g.head_dim, **common)
     return cls(**_mla_kwargs(scenario), **_dsa_kwargs(scenario), **common)
 
@@ -177,7 +177,7 @@ def _page_interleave_pool(module: Any, scenario: Scenario, dtype: Any, device: s
     PAGE_SHARD_SIZE (the loader builds the release's PageShardSpec and shard group from them)."""
     g = scenario.geometry
     cls = _pool_class(module, g.pool)
-    shape = _mla_kwargs(scenario) if g.is_mla else _mha_kwargs(cls, scenario)
+    shape = _mla_kwargs(scenario) if g.kind.latent else _mha_kwargs(cls, scenario)
     if g.pool in DSA_INDEX_KINDS:
         shape.update(_dsa_kwargs(scenario))
     return cls(
@@ -195,7 +195,7 @@ def _unified_swa_pool(module: Any, scenario: Scenario, dtype: Any, device: str) 
     cls = _pool_class(module, g.pool)
     draft = (
         dict(host_layer_num=DRAFT_HOST_LAYERS, runner=DRAFT_RUNNER, runner_num=DRAFT_RUNNERS)
-        if g.is_unified_draft
+        if g.kind.unified_draft
         else {}
     )
     return cls(
@@ -237,23 +237,23 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
         return _layout_pool(module, scenario, device)
     dtype = dtype_spec(g.dtype).dtype
     common = dict(page_size=g.page_size, device=device, enable_memory_saver=False)
-    if g.is_hybrid_linear:
+    if g.kind.linear_layers:
         return _hybrid_linear_pool(module, scenario, dtype, device)
-    if g.is_sparse_index:
+    if g.kind.sparse_index:
         return _minimax_sparse_pool(module, scenario, dtype, device)
-    if g.is_dsv4:  # before HiSparse: a V4 HiSparse pool takes the V4 constructor
+    if g.kind.dsv4:  # before HiSparse: a V4 HiSparse pool takes the V4 constructor
         return _dsv4_pool(module, scenario, dtype, device)
-    if g.is_nvfp4_page_row:
+    if g.kind.nvfp4_page_rows:
         return _m3_nvfp4_pool(module, scenario, dtype, device)
-    if g.is_hisparse:
+    if g.kind.hisparse:
         return _hisparse_pool(module, scenario, dtype, device)
-    if g.is_page_interleave:
+    if g.kind.page_interleave:
         return _page_interleave_pool(module, scenario, dtype, device)
-    if g.is_unified_swa:
+    if g.kind.unified_swa:
         return _unified_swa_pool(module, scenario, dtype, device)
-    if g.is_dsv4_indexer:
+    if not g.kind.keeps_kv:
         return _dsv4_indexer_pool(module, scenario, dtype, device)
-    if g.is_layer_split:
+    if g.kind.layer_split:
         return _pool_class(module, g.pool)(
             size=g.size, page_size=g.page_size, dtype=dtype, layer_num=g.layer_num,
             device=device, enable_memory_saver=False, layer_shard_rank=LAYER_SHARD_RANK,

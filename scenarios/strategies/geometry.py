@@ -69,17 +69,17 @@ def reach_budget(pool: str, pool_bytes: int) -> int:
 
 
 def _row_bytes(g: Geometry) -> int:
-    if g.is_dsv4 and g.pool != "dsv4_uniform_fp8":  # fp8 nope, bf16 rope, 7 scales, a pad
+    if g.kind.dsv4 and g.pool != "dsv4_uniform_fp8":  # fp8 nope, bf16 rope, 7 scales, a pad
         return DSV4_NOPE_DIM + 2 * DSV4_ROPE_DIM + DSV4_NOPE_DIM // 64 + 1
-    if g.is_nvfp4_page_row:  # K, V and the index K of a slot, each payload and scale bytes
+    if g.kind.nvfp4_page_rows:  # K, V and the index K of a slot, each payload and scale bytes
         return (2 * g.head_num + 1) * (NVFP4_PAYLOAD + NVFP4_SCALES)
-    if g.is_fp4:  # half a byte a value, plus a scale byte per 16
+    if g.kind.fp4:  # half a byte a value, plus a scale byte per 16
         return (
-            g.kv_lora_rank + g.qk_rope_head_dim if g.is_mla else 2 * g.head_num * g.head_dim
+            g.kv_lora_rank + g.qk_rope_head_dim if g.kind.latent else 2 * g.head_num * g.head_dim
         ) * 9 // 16 + 1
     width = (
         g.kv_lora_rank + g.qk_rope_head_dim
-        if g.is_mla
+        if g.kind.latent
         else g.head_num * (g.head_dim + (g.v_head_dim or g.head_dim)) + 2 * g.index_head_dim
     )
     return width * dtype_spec(g.dtype).store_dtype.itemsize

@@ -60,7 +60,7 @@ def batch(draw: st.DrawFn, life: PoolLife, next_rid: int) -> list[int]:
             if prefix:
                 life.grow(rid, prefix, draw(page_picks()), window=0)
         tokens = draw(token_counts(life, rid))
-        window = draw(st.integers(0, MAX_PREFIX + MAX_EXTEND)) if life.geometry.is_swa else 0
+        window = draw(st.integers(0, MAX_PREFIX + MAX_EXTEND)) if life.geometry.kind.swa else 0
         loc += life.grow(rid, tokens, draw(page_picks()), window)
     return loc
 
@@ -71,7 +71,7 @@ def between_forwards(draw: st.DrawFn, life: PoolLife) -> None:
     if not life.requests:
         return
     action = draw(
-        st.sampled_from(("none", "free", "evict") if life.geometry.is_swa else ("none", "free"))
+        st.sampled_from(("none", "free", "evict") if life.geometry.kind.swa else ("none", "free"))
     )
     rid = draw(st.sampled_from(sorted(life.requests)))
     if action == "free":
@@ -102,7 +102,7 @@ def record_forward(draw: st.DrawFn, life: PoolLife, loc: list[int]) -> None:
     narrow = draw(st.one_of(st.none(), st.integers(1, len(loc) + padding)))
     cross: tuple[int, ...] = ()
     encoder = None
-    if not (g.is_mla or g.is_sparse_index or g.is_qsa or g.is_nvfp4_page_row) and draw(
+    if not (g.kind.latent or g.kind.sparse_index or g.kind.qsa or g.kind.nvfp4_page_rows) and draw(
         st.booleans()
     ):
         # Encoder-decoder models have no sliding-window layers: cross-attention is on full layers

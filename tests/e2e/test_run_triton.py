@@ -19,9 +19,9 @@ def _small_scaled(pool: str, dtype: str) -> dict:
     scenario = scenario_named(pool, dtype, "scaled-tensor")
     g = scenario.geometry
     g.layer_num = 2
-    g.swa_layer_ids = [1] if g.is_swa else []
-    g.linear_layer_ids = [0] if g.is_hybrid_linear else []
-    g.sparse_layer_ids, g.k_only_layer_ids = ([0, 1], [1]) if g.is_sparse_index else ([], [])
+    g.swa_layer_ids = [1] if g.kind.swa else []
+    g.linear_layer_ids = [0] if g.kind.linear_layers else []
+    g.sparse_layer_ids, g.k_only_layer_ids = ([0, 1], [1]) if g.kind.sparse_index else ([], [])
     return to_dict(scenario)
 
 

@@ -90,7 +90,7 @@ def lifecycle_machine(
         def free(self, data) -> None:
             self.life.free(data.draw(st.sampled_from(sorted(self.life.requests))))
 
-        @precondition(lambda self: self.life.requests and self.life.geometry.is_swa)
+        @precondition(lambda self: self.life.requests and self.life.geometry.kind.swa)
         @rule(data=st.data())
         def evict_window(self, data) -> None:
             rid = data.draw(st.sampled_from(sorted(self.life.requests)))

@@ -21,6 +21,7 @@ from backends.call_shapes import (
 from backends.context import WriteRequest
 from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, register_backend
 from backends.era_calls import BARE, bare_loc, kv_write, layer_scales
+from backends.real_code import GPU_FUNCTION, RealCode
 from backends.skips import no_cross_attention
 
 FILE = "hpc_ops_backend.py"
@@ -58,13 +59,25 @@ CENSUS = CallSiteModel(
     modes=EXTEND_AND_DECODE,
     eras=("current",),  # the file came with 0.5.23
     dtypes=BF16_AND_FP8,
-    # Measured on 0.5.23 with `hpc` stood in: both forwards call _check_layer_supported before
-    # the write, which raises unless layer.scaling == head_dim ** -0.5.
-    real_code_gap="its forwards check the layer against the HPC-Ops kernels before the write "
-    "(_check_layer_supported: the softmax scale must be head_dim ** -0.5), and the release "
-    "driver's layer carries scaling 1.0, so the release class raises ValueError there; it also "
-    "imports `hpc` (Tencent HPC-Ops, SM90) in each forward and its __init__ asks for an SM90 "
-    "GPU; the census-checked model runs",
+    # Both forwards import `hpc` (Tencent HPC-Ops, SM90) and check the layer
+    # (_check_layer_supported: no sliding window, no logit cap, softmax scale head_dim ** -0.5)
+    # before the write; the HPC-Ops kernels come after it, where the driver stops the forward.
+    # The instance is made without __init__, which asks for an SM90 GPU and the `hpc` package.
+    real_code=RealCode(
+        "sglang.srt.layers.attention.hpc_ops_backend",
+        "HPCOpsAttnBackend",
+        standins={
+            "hpc": dict.fromkeys(
+                (
+                    "attention_with_kvcache_prefill_bf16",
+                    "attention_with_kvcache_prefill_fp8",
+                    "attention_decode_bf16",
+                    "attention_decode_fp8",
+                ),
+                GPU_FUNCTION,
+            )
+        },
+    ),
     summary="KVWriteLoc(out_cache_loc) with the layer's scales; MHA without SWA",
     skips=(no_cross_attention("hpc_ops", FILE + " 0.5.23"),),
 )

@@ -274,7 +274,7 @@ def drive(real: RealCode, cls: type, req: WriteRequest, mode: str, mla_input: st
         tp_q_head_num=heads,
         tp_k_head_num=heads,
         tp_v_head_num=req.v.shape[1] if req.v.dim() == 3 else heads,
-        scaling=1.0,
+        scaling=head_dim**-0.5,  # a model's usual softmax scale (hpc_ops accepts no other)
         attn_type=None,
         logit_cap=0.0,
         logit_capping_method="tanh",  # RadixAttention's default

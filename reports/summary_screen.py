@@ -59,8 +59,11 @@ def what_ran(summary: SummaryInput) -> list[str]:
         )
     for row in summary.suts:
         mine = summary.checks[summary.checks["sut"] == row["sut"]] if len(summary.checks) else None
-        backends = 0 if mine is None else mine["backend"].nunique()
-        real, doors = release_code_of(row), doors_driven(row)
+        ran_here = set() if mine is None else set(mine["backend"])
+        # Of the backends this run gave the SUT, those its release code drove (the sut row
+        # names every backend the release carries code for, whether this run asked for it).
+        real = [name for name in release_code_of(row) if name in ran_here]
+        backends, doors = len(ran_here), doors_driven(row)
         lines.append(
             f"- {row['sut']} (version {row.get('version') or 'unknown'}): era "
             f"{row.get('era') or 'none'}; "

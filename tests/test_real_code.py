@@ -197,6 +197,7 @@ def test_kvh_matrix_says_which_backends_run_as_release_code_and_why_the_others_d
     assert rows["triton"]["runs_as"] == "release code"
     assert "TritonAttnBackend" in rows["triton"]["why"]
     assert "decode" in rows["intel_amx"]["why"]  # its decode store is a kernel: the model there
+    assert rows["hpc_ops"]["runs_as"] == "release code"  # `hpc` stood in, the layer it accepts
     for name in ("ascend", "cp"):
         assert rows[name]["runs_as"] == "model" and rows[name]["why"]
 

@@ -105,3 +105,21 @@ def test_rows_left_out_by_design_are_counted_apart_alike_in_progress_and_verdict
         [{k: v for k, v in row.items() if k in ROW or k == "skip_kind"} for row in rows]
     )
     assert summary.stdout[-2].startswith("PASS: 3 checks: 1 passed, 0 with findings")
+
+
+def test_release_code_counts_the_backends_this_run_gave_the_release():
+    # The release carries code for three backends; this run asked for one of them and one more.
+    rows = [
+        {"sut": "sglang==9.9", "backend": "hpc_ops", "label": "sglang==9.9/current/-/hpc_ops"},
+        {"sut": "sglang==9.9", "backend": "plain", "label": "sglang==9.9/current/-/plain"},
+    ]
+    checks = records_frame("check", [dict(ROW, **row) for row in rows])
+    sut = {"sut": "sglang==9.9", "version": "9.9", "era": "current", "real_code": "fa3,hpc_ops"}
+    run = StoredRun(
+        run_meta("cpu", 0),
+        checks.assign(source="check-x.parquet"),
+        records_frame("coverage", []),
+        suts=(sut,),
+    )
+    head = _before_table(run_summary(run, BACKENDS, Path("summary.md")).markdown)
+    assert "- sglang==9.9 (version 9.9): era current; release code for 1 of 2 backends" in head

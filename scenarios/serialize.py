@@ -29,7 +29,22 @@ class ScenarioError(ValueError):
 
 
 def to_dict(scenario: Scenario) -> dict[str, Any]:
-    return dataclasses.asdict(scenario)
+    """The scenario as plain data (what dataclasses.asdict gives), without asdict's deep copy of
+    every slot id: a reach scenario's mapping holds 2^17 of them, and a SUT worker is sent a
+    scenario per check."""
+    return _plain(scenario)
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        if all(type(item) is int for item in value):  # slot ids: a copy, not one per item
+            return list(value) if isinstance(value, list) else value
+        return type(value)(_plain(item) for item in value)
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
 
 
 def _build(cls: type, data: Any, where: str) -> Any:

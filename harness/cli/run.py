@@ -117,6 +117,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--timeout", type=positive_float, default=30.0, help="seconds per SUT scenario (> 0)"
     )
     parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="load a --sut module or .py file in kvh's own process, for a debugger; it gives up "
+        "the worker's wall: the SUT's exit, crash, hang or KeyboardInterrupt then decides "
+        "kvh's exit code instead of being a finding (releases always run in a worker)",
+    )
+    parser.add_argument(
         "--junit",
         type=Path,
         help="also write JUnit XML here: one test case per "
@@ -134,6 +141,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(arguments: argparse.Namespace) -> int:
+    from harness.sut.load.environments import start_user_workers
+
+    # A user's module or file SUT runs in a worker (docs/cli.md), started before this process's
+    # own imports below, so that the two import torch at the same time. Stopped on the way out
+    # (close_suts stops the ones the run used).
+    alone = arguments.jobs == 1 and not arguments.in_process
+    started = start_user_workers(arguments.sut or []) if alone else {}
+    try:
+        return _main(arguments, started)
+    finally:
+        for worker in started.values():
+            worker.stop()
+
+
+def _main(arguments: argparse.Namespace, started: dict) -> int:
     from harness.cli.run_input import exploring_from, options_from
     from harness.exit_codes import StopSignals
 
@@ -152,7 +174,7 @@ def main(arguments: argparse.Namespace) -> int:
                 arguments.junit,
                 exploring.profile.name if exploring else None,
             )
-        return _run(arguments, options, exploring, stop)
+        return _run(arguments, options, exploring, stop, started)
 
 
 def child_options(arguments: argparse.Namespace) -> list[str]:
@@ -246,6 +268,7 @@ def _run(
     options: RunOptions,
     exploring: Optional[Exploring],
     stop_signals: StopSignals,
+    started: dict,
 ) -> int:
     from harness.cli.junit import RUN_CELL, write_junit
     from harness.cli.progress import ProgressReporter
@@ -273,7 +296,7 @@ def _run(
     from reports.summary import rows_counts_line
 
     try:
-        suts = resolve_suts(options)
+        suts = resolve_suts(options, started)
     except (SutLoadError, ValueError) as error:
         raise UsageError(str(error)) from None
     for sut in suts:

@@ -53,6 +53,7 @@ def options_from(arguments: argparse.Namespace) -> RunOptions:
         examples=arguments.examples,
         out=arguments.out,
         timeout_s=arguments.timeout,
+        in_process=arguments.in_process,
     )
 
 

@@ -31,6 +31,7 @@ class RunOptions:
     examples: int = 0
     out: Path = Path("kvh-out")
     timeout_s: float = 30.0
+    in_process: bool = False  # a user's module or file loaded in kvh's process, not a worker
     shard: Optional[Shard] = None  # --shard i/N: only this deterministic share of the cells
     scenarios: Optional[list] = (
         None  # user scenarios (--scenario): run these instead of the builtin set

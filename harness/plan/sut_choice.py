@@ -5,10 +5,16 @@ foreign module (in process or in its own worker), and stopped again at the end.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Optional
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Mapping, Optional
 
 from harness.plan.run_options import RunOptions
-from harness.sut.load.environments import ensure_installed, is_isolated_spec, load_isolated
+from harness.sut.load.environments import (
+    ensure_installed,
+    is_isolated_spec,
+    load_in_worker,
+    load_isolated,
+)
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.loader import LoadedSut, load_foreign, parse_builtin
 from harness.sut.load.release_index import (
@@ -20,6 +26,9 @@ from harness.sut.load.release_index import (
 from harness.sut.probe.call_sites import unfit_call_sites
 from harness.sut.probe.detect import missing_constructors
 from pools.engines import ENGINES
+
+if TYPE_CHECKING:
+    from harness.sut.worker.client import IsolatedSut
 
 
 @dataclass(frozen=True)
@@ -40,11 +49,18 @@ class SutChoice:
             object.__setattr__(self, "eras", (self.loaded.era,))  # the era it probes as
 
 
-def load_sut(spec: str) -> LoadedSut:
-    """A foreign SUT: an isolated SGLang release (its own process), or a module loaded here."""
+def load_sut(
+    spec: str, in_process: bool = False, started: Optional[IsolatedSut] = None
+) -> LoadedSut:
+    """A foreign SUT in a worker process of its own: an installed SGLang release, or a user's
+    module or file, so that whatever it does (exit, crash, hang, KeyboardInterrupt) is a
+    finding or a limit, never kvh's exit code. `in_process` loads a module or file here
+    instead (`kvh run --in-process`, for a debugger). `started`: its worker, started already."""
     if is_isolated_spec(spec):
         return load_isolated(spec)
-    return load_foreign(spec)
+    if in_process:
+        return load_foreign(spec)
+    return load_in_worker(spec, started)
 
 
 def close_suts(suts: list[SutChoice]) -> None:
@@ -59,10 +75,12 @@ def _stop(loaded: Optional[LoadedSut]) -> None:
         stop()
 
 
-def _foreign_choice(spec: str, options: RunOptions) -> SutChoice:
+def _foreign_choice(
+    spec: str, options: RunOptions, started: Optional[IsolatedSut] = None
+) -> SutChoice:
     """Load and probe a foreign SUT; a failure is kept as the choice's load_error."""
     try:
-        loaded = load_sut(spec)
+        loaded = load_sut(spec, options.in_process, started)
     except SutLoadError as error:
         return SutChoice(spec, ("-",), load_error=str(error))
     if options.eras_named:
@@ -93,17 +111,20 @@ def _releases_of(spec: str) -> list[tuple[str, str]]:
     return [(release, ensure_installed(release)) for release in releases]
 
 
-def resolve_suts(options: RunOptions) -> list[SutChoice]:
+def resolve_suts(
+    options: RunOptions, started: Mapping[str, IsolatedSut] = MappingProxyType({})
+) -> list[SutChoice]:
     """Load and probe every --sut up front, so a bad one fails before anything is written. With
     several, one that does not load is kept with the reason and its cells are skipped, so one
-    bad release does not stop a comparison of the others."""
+    bad release does not stop a comparison of the others. `started`: workers of user SUTs
+    started already, by spec (harness.sut.load.environments.start_user_workers)."""
     choices = []
     for spec, not_installed in [one for named in options.suts for one in _releases_of(named)]:
         engine = parse_builtin(spec)
         if not_installed:
             choices.append(SutChoice(spec, ("-",), load_error=f"{spec}: {not_installed}"))
         elif engine is None:
-            choices.append(_foreign_choice(spec, options))
+            choices.append(_foreign_choice(spec, options, started.get(spec)))
         elif engine:
             if engine not in ENGINES:
                 raise ValueError(

@@ -36,6 +36,9 @@ def scenarios_for(pool: str, dtype: str, options: RunOptions) -> list[Scenario]:
     )
 
 
+WORKER_TIMEOUT_S = 60.0  # a worker's limit per scenario where the run gives none
+
+
 def execute_candidate(
     candidate: Candidate,
     scenario: Scenario,
@@ -52,7 +55,7 @@ def execute_candidate(
             candidate.mode,
             candidate.device,
             known=baseline,
-            timeout_s=timeout_s or 60.0,
+            timeout_s=timeout_s or WORKER_TIMEOUT_S,
             era=candidate.era,
         )
         execution.backend = candidate.backend
@@ -137,12 +140,36 @@ def check_cell(
     """One scenario through one cell: the candidates' rows, then the era table's rows for
     `table_eras` (default: all of the backend's)."""
     eras = eras_needed(backend, candidates, backend.eras if table_eras is None else table_eras)
-    baselines = run_baselines(scenario, backend, mode, eras, timeout_s)
+    # A candidate in a SUT worker runs there while this process runs the baselines, so on two
+    # cores isolating a SUT costs little more than its own writes (one request per worker).
+    submitted = {}
+    for index, candidate in enumerate(candidates):
+        if candidate.in_worker and all(
+            candidates[other].module is not candidate.module for other in submitted
+        ):
+            submitted[index] = candidate.module.submit(
+                scenario,
+                candidate.backend,
+                candidate.mode,
+                candidate.device,
+                timeout_s=timeout_s or WORKER_TIMEOUT_S,
+                era=candidate.era,
+            )
+    try:
+        baselines = run_baselines(scenario, backend, mode, eras, timeout_s)
+    except BaseException:
+        for request in submitted.values():
+            request.abandon()
+        raise
     results = []
-    for candidate in candidates:
-        execution = execute_candidate(
-            candidate, scenario, baselines.runs[candidate.era], timeout_s, backend
-        )
+    for index, candidate in enumerate(candidates):
+        if index in submitted:
+            execution = submitted[index].result(known=baselines.runs[candidate.era])
+            execution.backend = candidate.backend
+        else:
+            execution = execute_candidate(
+                candidate, scenario, baselines.runs[candidate.era], timeout_s, backend
+            )
         results.append(
             _candidate_row(
                 candidate, scenario, decide(baselines, candidate, execution), execution.write_ns

@@ -47,6 +47,7 @@ def serve(spec: str, prefix: str | None) -> int:
         reply(
             ok=False,
             error=f"load failed: {type(error).__name__}: {error}",
+            load_error=str(error),
             chain=import_chain(cause),
         )
         return 3

@@ -240,7 +240,11 @@ def test_a_sigterm_whose_raise_python_lost_in_a_gc_callback_still_stops_the_run(
     sut.write_text(textwrap.dedent(SIGNAL_INSIDE_GC))
     env = {**os.environ, "KVH_TEST_SIGNALLED": str(signalled)}
     out = tmp_path / "out"
-    kvh = Kvh("--sut", str(sut), "--pool", "mha,mla", "--dtype", "bf16", "--out", str(out), env=env)
+    # In kvh's own process, so that the SUT's signal reaches the run (a worker would take it).
+    kvh = Kvh(
+        "--in-process", "--sut", str(sut), "--pool", "mha,mla", "--dtype", "bf16",
+        "--out", str(out), env=env,
+    )  # fmt: skip
     code = kvh.process.wait(300)  # the SUT signals the run itself
     kvh.reader.join(10)
     assert signalled.exists()

@@ -18,14 +18,17 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from packaging.requirements import Requirement
 
 from harness.sut.load import install_lock
 from harness.sut.load.load_errors import SutLoadError
-from harness.sut.load.loader import LoadedSut
+from harness.sut.load.loader import LoadedSut, parse_builtin, unfound
 from harness.sut.load.release_deps import needed, providers, requirement_for_module
+
+if TYPE_CHECKING:
+    from harness.sut.worker.client import IsolatedSut
 
 RELEASE = re.compile(r"^sglang==([A-Za-z0-9][A-Za-z0-9._+-]*)$")
 FORK = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._+-]*)=(?!=)(.+)$")  # NAME=REQUIREMENT
@@ -122,6 +125,38 @@ def load_isolated(spec: str) -> LoadedSut:
         raise SutLoadError(reason)
     folder = installed(spec)
     worker = IsolatedSut("sglang", prefix=str(folder))
+    worker.hello_or_error()
+    return LoadedSut.from_dict({**worker.described, "spec": spec}, worker)
+
+
+def user_worker(spec: str) -> IsolatedSut:
+    """The worker, not yet started, of a user's module or `.py` file (a file by its absolute
+    path: the worker runs from the repository); this process's folder is on its import path, so
+    a dotted module resolves as it would here. A SUT that cannot be found is a SutLoadError."""
+    from harness.sut.worker.client import IsolatedSut
+
+    reason = unfound(spec)
+    if reason:
+        raise SutLoadError(reason)
+    path = Path(spec)
+    return IsolatedSut(str(path.resolve()) if path.is_file() else spec, import_paths=(os.getcwd(),))
+
+
+def start_user_workers(specs: list[str]) -> dict[str, IsolatedSut]:
+    """Start the worker of each user's module or file among `specs` now, without waiting for it:
+    `kvh run` does so before its own imports, so both processes import torch at once."""
+    workers = {}
+    for spec in specs:
+        if parse_builtin(spec) is None and not is_isolated_spec(spec) and not unfound(spec):
+            workers[spec] = user_worker(spec)
+            workers[spec].spawn()
+    return workers
+
+
+def load_in_worker(spec: str, worker: Optional[IsolatedSut] = None) -> LoadedSut:
+    """A user's module or `.py` file loaded in its worker (`worker`, if already started), and
+    what the worker says it loaded."""
+    worker = worker or user_worker(spec)
     worker.hello_or_error()
     return LoadedSut.from_dict({**worker.described, "spec": spec}, worker)
 

@@ -125,6 +125,20 @@ def package_root(module: Any) -> Optional[str]:
     return str(Path(path).parent) if path else None
 
 
+def unfound(spec: str) -> str:
+    """Why a user's `.py` file or dotted module cannot be found, found without running any of
+    it ("" where it can be): so a worker is started only for a SUT that exists."""
+    path = Path(spec)
+    if spec.endswith(".py") or path.exists():
+        return "" if path.is_file() else f"SUT file {spec} does not exist"
+    top = spec.split(".", 1)[0]
+    try:
+        found = bool(top) and importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):
+        found = False
+    return "" if found else f"SUT {spec!r} failed to import: No module named {top!r}"
+
+
 def load_foreign(spec: str, prefix: Optional[str] = None) -> LoadedSut:
     """Load `sglang`, a .py file or a dotted module, and probe its capabilities and era. `prefix`
     (a SUT worker's environment folder) goes in front of sys.path."""
@@ -143,10 +157,9 @@ def load_foreign(spec: str, prefix: Optional[str] = None) -> LoadedSut:
                 release.unoffered,
             )
         elif spec.endswith(".py") or Path(spec).exists():
-            path = Path(spec)
-            if not path.is_file():
-                raise SutLoadError(f"SUT file {spec} does not exist")
-            module = _import_file(path)
+            if unfound(spec):
+                raise SutLoadError(unfound(spec))
+            module = _import_file(Path(spec))
         else:
             module = importlib.import_module(spec)
     except SutLoadError:

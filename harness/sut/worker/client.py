@@ -12,22 +12,27 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from harness.compare.snapshot import Execution
 from harness.sut.load.load_errors import SutLoadError
-from harness.sut.worker.protocol import VERSION, decode_execution, missing_names
-from scenarios.model import Scenario
-from scenarios.serialize import to_dict
+
+if TYPE_CHECKING:
+    from harness.compare.snapshot import Execution
+    from scenarios.model import Scenario
+
+# The protocol's module imports torch: this one does not, so that a worker can be started
+# before its parent's own imports (harness/cli/run.py) and both import torch at once.
 
 REPO = Path(__file__).resolve().parents[3]
 WORKER_THREADS = "1"
+MIN_GRACE_S = 5.0
 
 
 class WorkerFailure(Exception):
-    def __init__(self, kind: str, detail: str):
+    def __init__(self, kind: str, detail: str, load_error: str = ""):
         super().__init__(f"worker {kind}: {detail}")
         self.kind = kind
+        self.load_error = load_error  # a refused load: the loader's own message
 
 
 class IsolatedSut:
@@ -44,8 +49,10 @@ class IsolatedSut:
         python: str = sys.executable,
         start_timeout_s: float = 120.0,
         grace_s: float = 30.0,
+        import_paths: tuple[str, ...] = (),
     ):
         self.spec, self.prefix, self.python = spec, prefix, python
+        self.import_paths = import_paths  # after the repository on the worker's PYTHONPATH
         # The worker enforces the per-scenario limit itself; grace_s covers what it cannot
         # (a hang inside C code, a stuck interpreter) before the parent kills it.
         self.start_timeout_s, self.grace_s = start_timeout_s, grace_s
@@ -54,7 +61,10 @@ class IsolatedSut:
         self.era: Optional[str] = None
         self.version = ""
         self.described: dict = {}  # the worker's hello: its LoadedSut.to_dict()
+        self.hello_sent = 0.0
         self.restarts = 0
+        self.in_flight: Optional[Submitted] = None  # an execute request sent, not yet read
+        self._serialised: tuple[Optional[Scenario], str] = (None, "")  # the last scenario sent
 
     def __enter__(self) -> IsolatedSut:
         return self
@@ -63,6 +73,12 @@ class IsolatedSut:
         self.stop()
 
     def _start(self) -> None:
+        self.spawn()
+        self._await_hello()
+
+    def spawn(self) -> None:
+        """Start the worker and send it hello without waiting for the answer (`hello` reads it):
+        the worker imports while this process goes on with its own work."""
         self.stderr_file = tempfile.TemporaryFile()
         command = [self.python, "-m", "harness.run.worker", "--sut", self.spec]
         if self.prefix:
@@ -70,7 +86,7 @@ class IsolatedSut:
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join(
-                [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
+                [str(REPO), *self.import_paths, *filter(None, [os.environ.get("PYTHONPATH")])]
             ),
             # One request at a time: the worker's torch threads would only spin against the
             # parent's between requests (measured on 2 cores: 1.7-5.2 examples/s with torch's
@@ -86,7 +102,13 @@ class IsolatedSut:
             env=env,
             text=True,
         )
-        self.described = self._ask({"op": "hello"}, self.start_timeout_s)["sut"]
+        self.described = {}
+        self._send({"op": "hello"})
+        self.hello_sent = time.monotonic()
+
+    def _await_hello(self) -> None:
+        limit = self.start_timeout_s
+        self.described = self._read(self.hello_sent + limit, limit)["sut"]
         self.era, self.version = self.described["era"], self.described.get("version", "")
 
     def _stderr_tail(self, limit: int = 2000) -> str:
@@ -105,15 +127,35 @@ class IsolatedSut:
         self.process = None
 
     def _ask(self, request: dict, timeout_s: float) -> dict:
+        self._send(request)
+        return self._read(time.monotonic() + timeout_s, timeout_s)
+
+    def _send(self, request: dict, scenario: Optional[Scenario] = None) -> None:
+        """Write one request; `scenario` goes in as its "scenario" field, serialised once for
+        the consecutive requests that carry it (a scenario runs through many cells)."""
+        from harness.sut.worker.protocol import VERSION
+
         assert self.process is not None
+        text = json.dumps({"v": VERSION, **request})
+        if scenario is not None:
+            if self._serialised[0] is not scenario:
+                from scenarios.serialize import to_dict
+
+                self._serialised = (scenario, json.dumps(to_dict(scenario)))
+            text = f'{text[:-1]}, "scenario": {self._serialised[1]}}}'
         try:
-            self.process.stdin.write(json.dumps({"v": VERSION, **request}) + "\n")
+            self.process.stdin.write(text + "\n")
             self.process.stdin.flush()
         except BrokenPipeError:
-            pass  # the read below reports the crash with its stderr
+            pass  # the read reports the crash with its stderr
+
+    def _read(self, deadline: float, timeout_s: float) -> dict:
+        """The answer to the request sent last, by `deadline` (`timeout_s` after it was sent)."""
+        from harness.sut.worker.protocol import VERSION
+
+        assert self.process is not None
         selector = selectors.DefaultSelector()
         selector.register(self.process.stdout, selectors.EVENT_READ)
-        deadline = time.monotonic() + timeout_s
         try:
             if not selector.select(max(0.0, deadline - time.monotonic())):
                 raise self._fail("hung", f"no answer within {timeout_s:g} s")
@@ -131,7 +173,9 @@ class IsolatedSut:
         if not response.get("ok"):
             chain = response.get("chain")
             detail = str(response.get("error")) + (f"\nimport chain:\n{chain}" if chain else "")
-            raise self._fail("refused", detail)
+            failure = self._fail("refused", detail)
+            failure.load_error = str(response.get("load_error") or response.get("error"))
+            raise failure
         return response
 
     def _fail(self, kind: str, detail: str) -> WorkerFailure:
@@ -141,7 +185,9 @@ class IsolatedSut:
 
     def hello(self) -> tuple[str, str]:
         if self.process is None:
-            self._start()
+            self.spawn()
+        if not self.described:
+            self._await_hello()
         return self.era, self.version
 
     def hello_or_error(self) -> tuple[str, str]:
@@ -149,6 +195,9 @@ class IsolatedSut:
         try:
             return self.hello()
         except WorkerFailure as failure:
+            if failure.kind == "refused" and self.prefix is None:
+                # A user's module that did not load: its own message, as loading it here says.
+                raise SutLoadError(failure.load_error) from None
             raise SutLoadError(
                 f"SUT worker for {self.prefix or self.spec} did not start: {failure}"
             ) from None
@@ -164,24 +213,77 @@ class IsolatedSut:
         era: Optional[str] = None,
     ) -> Execution:
         """Run in the worker; only buffers whose digest differs from `known` travel as bytes."""
+        return self.submit(scenario, backend, mode, device, timeout_s, era).result(known)
+
+    def submit(
+        self,
+        scenario: Scenario,
+        backend: str,
+        mode: str,
+        device: str,
+        timeout_s: float = 60.0,
+        era: Optional[str] = None,
+    ) -> Submitted:
+        """Send one execute request and return at once: the worker runs it while this process
+        does other work (a cell's baselines), and `result` reads the answer. One request is in
+        flight at a time; one left unread is abandoned (its worker stopped) by the next."""
+        if self.in_flight is not None:
+            self.in_flight.abandon()
+        submitted = Submitted(self, timeout_s)
         try:
             if self.process is None:
                 self.restarts += self.era is not None
                 self._start()
-            request = {
-                "op": "execute",
-                "scenario": to_dict(scenario),
-                "timeout_s": timeout_s,
-                "candidate": {"backend": backend, "mode": mode, "device": device, "era": era},
-            }
-            message = self._ask({**request, "bytes": None}, timeout_s + self.grace_s)["execution"]
+            self._send(
+                {
+                    "op": "execute",
+                    "timeout_s": timeout_s,
+                    "candidate": {"backend": backend, "mode": mode, "device": device, "era": era},
+                    "bytes": None,
+                },
+                scenario,
+            )
+        except WorkerFailure as failure:
+            submitted.failure = failure
+        submitted.sent = time.monotonic()
+        self.in_flight = submitted
+        return submitted
+
+
+class Submitted:
+    """An execute request sent to a worker and not yet answered."""
+
+    def __init__(self, worker: IsolatedSut, timeout_s: float):
+        self.worker, self.timeout_s = worker, timeout_s
+        self.sent = time.monotonic()
+        self.failure: Optional[WorkerFailure] = None  # the worker did not start
+
+    def result(self, known: Optional[Execution]) -> Execution:
+        """The execution; only buffers whose digest differs from `known` travel as bytes. A
+        worker that crashed, hung or answered garbage is an Execution error (a finding)."""
+        from harness.compare.snapshot import Execution
+        from harness.sut.worker.protocol import decode_execution, missing_names
+
+        worker = self.worker
+        worker.in_flight = None
+        # A hang the worker cannot stop (one that swallows its timeout) is killed this long
+        # after the limit: as long again as the limit, at least MIN_GRACE_S, at most grace_s.
+        limit = self.timeout_s + min(worker.grace_s, max(MIN_GRACE_S, self.timeout_s))
+        try:
+            if self.failure is not None:
+                raise self.failure
+            message = worker._read(self.sent + limit, limit)["execution"]
             execution = decode_execution(message, known)
             missing = missing_names(message, execution)
             if missing:
-                # The bytes of the same run, never of a second one
-                # (harness/run/worker.py).
-                message = self._ask({"op": "bytes", "bytes": missing}, self.grace_s)["execution"]
-                execution = decode_execution(message, known)
+                # The bytes of the same run, never of a second one (harness/run/worker.py).
+                message = worker._ask({"op": "bytes", "bytes": missing}, worker.grace_s)
+                execution = decode_execution(message["execution"], known)
             return execution
         except WorkerFailure as failure:
             return Execution(error=str(failure), error_at=f"SUT worker ({failure.kind})")
+
+    def abandon(self) -> None:
+        """Never read: stop the worker, so that its answer cannot be taken for the next one's."""
+        self.worker.in_flight = None
+        self.worker.stop()

@@ -20,7 +20,12 @@ from harness.compare.expectations import expected_writes
 from harness.plan.baseline import baseline_for
 from harness.run.execute import execute
 from harness.sut.worker.client import IsolatedSut
-from harness.sut.worker.protocol import decode_execution, encode_execution
+from harness.sut.worker.protocol import (
+    decode_execution,
+    decode_tensor,
+    encode_execution,
+    encode_tensor,
+)
 from tests.conftest import scenario_named
 
 FAKE_HEADER = """
@@ -96,6 +101,12 @@ def test_protocol_round_trip_sends_bytes_only_when_asked(scenario_and_baseline):
     assert rebuilt.buffers.keys() == baseline.buffers.keys()
     full = decode_execution(encode_execution(baseline, "all"))
     assert all(torch.equal(full.buffers[n], baseline.buffers[n]) for n in baseline.buffers)
+
+
+def test_a_buffer_of_no_rows_travels_too():
+    # A layer-split rank's peer layers are buffers of zero rows (tests/test_layer_split.py).
+    empty = torch.empty((0, 2, 8), dtype=torch.uint8)
+    assert decode_tensor(encode_tensor(empty, with_data=True)).shape == (0, 2, 8)
 
 
 def test_the_worker_speaks_the_protocol_version_the_client_does():

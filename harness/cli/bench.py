@@ -219,7 +219,10 @@ def main(arguments: argparse.Namespace) -> int:
             "(a worker process); in an environment with that release installed, use --sut sglang"
         )
     try:
-        suts = resolve_suts(RunOptions(suts=options.suts, engines=options.engines))
+        # Timed here, so loaded here (isolated releases are refused above).
+        suts = resolve_suts(
+            RunOptions(suts=options.suts, engines=options.engines, in_process=True)
+        )
     except (SutLoadError, ValueError) as error:
         raise UsageError(str(error)) from None
     for sut in suts:

@@ -21,6 +21,7 @@ from harness.plan.engine_matrix import LAYOUTS, CellStatus, matrix
 from harness.plan.sut_choice import SutChoice, close_suts, load_sut
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.loader import LoadedSut
+from harness.sut.probe.census import files_under
 from harness.sut.probe.census_call_sites import BACKEND_MODELS
 from pools.dtypes import DTYPES
 from reports.atomic import write_json_atomic
@@ -122,9 +123,9 @@ ABSENT = "no file here"
 def _has_file(loaded: LoadedSut, backend) -> bool:
     """Whether the release under `loaded.root` has one of the backend's census files (a backend
     without a census, or a SUT without a package source, counts as having it)."""
-    if backend.census is None or not loaded.root:
-        return True
-    return any((Path(loaded.root) / name).is_file() for name in backend.census.files)
+    return (
+        backend.census is None or not loaded.root or bool(files_under(backend.census, loaded.root))
+    )
 
 
 def _covered(values: set, universe) -> str:

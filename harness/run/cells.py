@@ -6,7 +6,7 @@ rows. Also the cells of a run and what skips them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional
 
 from backends.registry import Backend, backend_named
 from backends.skips import BackendSkip
@@ -25,6 +25,9 @@ from reports.outcome import Outcome
 from scenarios.defaults import default_scenarios, random_scenarios
 from scenarios.model import Scenario
 
+if TYPE_CHECKING:
+    from harness.sut.worker.client import Submitted
+
 
 def scenarios_for(pool: str, dtype: str, options: RunOptions) -> list[Scenario]:
     if options.scenarios is not None:
@@ -39,6 +42,28 @@ def scenarios_for(pool: str, dtype: str, options: RunOptions) -> list[Scenario]:
 WORKER_TIMEOUT_S = 60.0  # a worker's limit per scenario where the run gives none
 
 
+def submit_candidate(
+    candidate: Candidate, scenario: Scenario, timeout_s: Optional[float]
+) -> Submitted:
+    """Send a worker candidate's request; its worker runs it while this process goes on."""
+    return candidate.module.submit(
+        scenario,
+        candidate.backend,
+        candidate.mode,
+        candidate.device,
+        timeout_s=timeout_s or WORKER_TIMEOUT_S,
+        era=candidate.era,
+    )
+
+
+def worker_result(candidate: Candidate, submitted: Submitted, baseline: Execution) -> Execution:
+    """A submitted request's execution (only the buffers whose bytes differ from the
+    `baseline` run's travel back), as the candidate's backend's."""
+    execution = submitted.result(known=baseline)
+    execution.backend = candidate.backend
+    return execution
+
+
 def execute_candidate(
     candidate: Candidate,
     scenario: Scenario,
@@ -46,20 +71,9 @@ def execute_candidate(
     timeout_s: Optional[float],
     backend: Backend,
 ) -> Execution:
-    """In this process, or in the SUT's own worker process (only the buffers whose bytes differ
-    from the `baseline` run's travel back)."""
+    """In this process, or in the SUT's own worker process."""
     if candidate.in_worker:
-        execution = candidate.module.execute(
-            scenario,
-            candidate.backend,
-            candidate.mode,
-            candidate.device,
-            known=baseline,
-            timeout_s=timeout_s or WORKER_TIMEOUT_S,
-            era=candidate.era,
-        )
-        execution.backend = candidate.backend
-        return execution
+        return worker_result(candidate, submit_candidate(candidate, scenario, timeout_s), baseline)
     return execute(candidate, scenario, timeout_s, backend)
 
 
@@ -147,14 +161,7 @@ def check_cell(
         if candidate.in_worker and all(
             candidates[other].module is not candidate.module for other in submitted
         ):
-            submitted[index] = candidate.module.submit(
-                scenario,
-                candidate.backend,
-                candidate.mode,
-                candidate.device,
-                timeout_s=timeout_s or WORKER_TIMEOUT_S,
-                era=candidate.era,
-            )
+            submitted[index] = submit_candidate(candidate, scenario, timeout_s)
     try:
         baselines = run_baselines(scenario, backend, mode, eras, timeout_s)
     except BaseException:
@@ -164,8 +171,7 @@ def check_cell(
     results = []
     for index, candidate in enumerate(candidates):
         if index in submitted:
-            execution = submitted[index].result(known=baselines.runs[candidate.era])
-            execution.backend = candidate.backend
+            execution = worker_result(candidate, submitted[index], baselines.runs[candidate.era])
         else:
             execution = execute_candidate(
                 candidate, scenario, baselines.runs[candidate.era], timeout_s, backend

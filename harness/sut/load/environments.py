@@ -147,9 +147,14 @@ def start_user_workers(specs: list[str]) -> dict[str, IsolatedSut]:
     `kvh run` does so before its own imports, so both processes import torch at once."""
     workers = {}
     for spec in specs:
-        if parse_builtin(spec) is None and not is_isolated_spec(spec) and not unfound(spec):
-            workers[spec] = user_worker(spec)
-            workers[spec].spawn()
+        if parse_builtin(spec) is not None or is_isolated_spec(spec):
+            continue
+        try:
+            worker = user_worker(spec)
+        except SutLoadError:  # not found: the run says so when it loads it
+            continue
+        worker.spawn()
+        workers[spec] = worker
     return workers
 
 

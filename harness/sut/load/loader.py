@@ -157,8 +157,9 @@ def load_foreign(spec: str, prefix: Optional[str] = None) -> LoadedSut:
                 release.unoffered,
             )
         elif spec.endswith(".py") or Path(spec).exists():
-            if unfound(spec):
-                raise SutLoadError(unfound(spec))
+            reason = unfound(spec)
+            if reason:
+                raise SutLoadError(reason)
             module = _import_file(Path(spec))
         else:
             module = importlib.import_module(spec)

@@ -316,7 +316,12 @@ def census(root: Path, models: dict[str, BackendModel] = BACKEND_MODELS) -> Cens
 
 
 def files_present(model: BackendModel, census_: Census) -> tuple[str, ...]:
-    return tuple(name for name in model.files if (Path(census_.root) / name).is_file())
+    return files_under(model, census_.root)
+
+
+def files_under(model: BackendModel, root: str) -> tuple[str, ...]:
+    """The model's files that the release under `root` (the folder holding `sglang`) has."""
+    return tuple(name for name in model.files if (Path(root) / name).is_file())
 
 
 def _in_scope(call: WriteCall, model: BackendModel) -> bool:

@@ -4,6 +4,7 @@ stderr attached); the worker is restarted on the next request and the run goes o
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import selectors
@@ -123,10 +124,9 @@ class IsolatedSut:
                 self.process.kill()
             self.process.wait()
             for stream in (self.process.stdin, self.process.stdout):
-                try:
+                # A broken pipe holds a request it never read: nothing to deliver now.
+                with contextlib.suppress(BrokenPipeError):
                     stream.close()
-                except BrokenPipeError:  # a request it never read: nothing to deliver now
-                    pass
         self.process = None
 
     def _ask(self, request: dict, timeout_s: float) -> dict:
@@ -146,11 +146,9 @@ class IsolatedSut:
 
                 self._serialised = (scenario, json.dumps(to_dict(scenario)))
             text = f'{text[:-1]}, "scenario": {self._serialised[1]}}}'
-        try:
+        with contextlib.suppress(BrokenPipeError):  # the read reports the crash with its stderr
             self.process.stdin.write(text + "\n")
             self.process.stdin.flush()
-        except BrokenPipeError:
-            pass  # the read reports the crash with its stderr
 
     def _read(self, deadline: float, timeout_s: float) -> dict:
         """The answer to the request sent last, by `deadline` (`timeout_s` after it was sent)."""
@@ -176,15 +174,14 @@ class IsolatedSut:
         if not response.get("ok"):
             chain = response.get("chain")
             detail = str(response.get("error")) + (f"\nimport chain:\n{chain}" if chain else "")
-            failure = self._fail("refused", detail)
-            failure.load_error = str(response.get("load_error") or response.get("error"))
-            raise failure
+            load_error = str(response.get("load_error") or response.get("error"))
+            raise self._fail("refused", detail, load_error)
         return response
 
-    def _fail(self, kind: str, detail: str) -> WorkerFailure:
+    def _fail(self, kind: str, detail: str, load_error: str = "") -> WorkerFailure:
         tail = self._stderr_tail()
         self.stop()
-        return WorkerFailure(kind, detail + (f"; stderr: {tail}" if tail else ""))
+        return WorkerFailure(kind, detail + (f"; stderr: {tail}" if tail else ""), load_error)
 
     def hello(self) -> tuple[str, str]:
         if self.process is None:
@@ -232,7 +229,7 @@ class IsolatedSut:
         flight at a time; one left unread is abandoned (its worker stopped) by the next."""
         if self.in_flight is not None:
             self.in_flight.abandon()
-        submitted = Submitted(self, timeout_s)
+        failure = None
         try:
             if self.process is None:
                 self.restarts += self.era is not None
@@ -246,20 +243,21 @@ class IsolatedSut:
                 },
                 scenario,
             )
-        except WorkerFailure as failure:
-            submitted.failure = failure
-        submitted.sent = time.monotonic()
-        self.in_flight = submitted
-        return submitted
+        except WorkerFailure as not_started:
+            failure = not_started
+        self.in_flight = Submitted(self, timeout_s, failure)
+        return self.in_flight
 
 
 class Submitted:
     """An execute request sent to a worker and not yet answered."""
 
-    def __init__(self, worker: IsolatedSut, timeout_s: float):
+    def __init__(
+        self, worker: IsolatedSut, timeout_s: float, failure: Optional[WorkerFailure] = None
+    ):
         self.worker, self.timeout_s = worker, timeout_s
         self.sent = time.monotonic()
-        self.failure: Optional[WorkerFailure] = None  # the worker did not start
+        self.failure = failure  # the worker did not start
 
     def result(self, known: Optional[Execution]) -> Execution:
         """The execution; only buffers whose digest differs from `known` travel as bytes. A

@@ -150,10 +150,22 @@ KINDS: dict[str, RecordKind] = {
                 "threads",
                 "load_avg_1m",
                 "passes",
+                "timed_code",
+                "call_us",
+                "sut_baseline",
+                "sut_ratio",
+                "sut_ratio_ci_low",
+                "sut_ratio_ci_high",
+                "sut_ratio_test",
+                "sut_ratio_p",
             ),
             description="one row per timed cell and cache state of `kvh bench`; samples_ns is the "
             "list of raw per-write times in nanoseconds; outcome is measured, finding or error, "
-            "and error says why a cell has no numbers",
+            "and error says why a cell has no numbers; timed_code names what the timed call ran "
+            "(the release's backend class, or the call-site model); call_us is the median host "
+            "time of one write call (one layer); sut_ratio is this SUT's median over the first "
+            "SUT's (sut_baseline) on the same cell, with its bootstrap CI and the test "
+            "(sut_ratio_test, p-value sut_ratio_p) that decides whether they differ",
         ),
         RecordKind(
             "mutants",

@@ -8,16 +8,22 @@ For every pool kind and dtype, the builtin scenarios run through the reference e
 comparisons per scenario: triton vs reference, torch vs reference, and triton vs torch on the
 same device. The division rules of pools/engines/triton_scale.py are checked against the
 device's own `div_` first: the CUDA rules come from reading aten and are unverified until this
-runs. Exit 0: the Triton engine equals torch on the device everywhere and differs from the
-reference only where torch does; 1: otherwise; 2: no such device.
+runs. Then the GPU timing paths of `kvh bench` (CUDA-graph replay, cold L2) run through
+tests/test_bench_gpu_paths.py: with fakes everywhere, and for real on the device. Exit 0: the
+Triton engine equals torch on the device everywhere and differs from the reference only where
+torch does, and every timing-path test passed (on CUDA none skipped); 1: otherwise; 2: no such
+device.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
+import tempfile
 import time
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import Optional
 
@@ -37,7 +43,9 @@ from reports.atomic import write_json_atomic  # noqa: E402
 from scenarios.defaults import default_scenarios  # noqa: E402
 from scenarios.model import POOL_KINDS  # noqa: E402
 
+REPO = Path(__file__).resolve().parent.parent
 SCALE_KINDS = ("float", "tensor", "param")
+TIMING_PATH_TESTS = Path("tests") / "test_bench_gpu_paths.py"
 
 
 def _scale(kind: str, value: float, device: str):
@@ -136,6 +144,42 @@ def differential(
     return results
 
 
+def timing_paths(device: str) -> list[dict]:
+    """The bench's GPU timing paths (CUDA-graph replay, cold L2): TIMING_PATH_TESTS in a pytest
+    subprocess, one row per test. On a CUDA device a skipped test is not ok: the path it
+    guards would not have run on the device this check is for."""
+    with tempfile.TemporaryDirectory() as scratch:
+        report = Path(scratch) / "junit.xml"
+        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"]
+        try:
+            finished = subprocess.run(
+                [*command, f"--junitxml={report}", str(TIMING_PATH_TESTS)],
+                cwd=REPO,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+        except subprocess.TimeoutExpired:
+            return [_timing_row("pytest", "error", "timed out after 300 s", device)]
+        if not report.exists():  # pytest itself failed: missing, or the file did not import
+            output = (finished.stdout + finished.stderr).strip().splitlines()
+            return [_timing_row("pytest", "error", " | ".join(output[-3:]), device)]
+        return [_junit_row(case, device) for case in ElementTree.parse(report).iter("testcase")]
+
+
+def _junit_row(case: ElementTree.Element, device: str) -> dict:
+    for outcome in ("failure", "error", "skipped"):
+        found = case.find(outcome)
+        if found is not None:
+            return _timing_row(case.get("name", "?"), outcome, found.get("message", ""), device)
+    return _timing_row(case.get("name", "?"), "passed", "", device)
+
+
+def _timing_row(test: str, outcome: str, detail: str, device: str) -> dict:
+    ok = outcome == "passed" or (outcome == "skipped" and not device.startswith("cuda"))
+    return {"test": test, "outcome": outcome, "detail": detail, "ok": ok}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("kvh-out") / "gpu_check.json")
@@ -166,7 +210,12 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     rules = division_rules(device)
     results = differential(device, cells, dtypes, names)
-    passed = all(rule["ok"] for rule in rules) and all(cell["ok"] for cell in results)
+    timing = timing_paths(device)
+    passed = (
+        all(rule["ok"] for rule in rules)
+        and all(cell["ok"] for cell in results)
+        and all(row["ok"] for row in timing)
+    )
     write_json_atomic(
         arguments.out,
         {
@@ -177,10 +226,12 @@ def main(argv: list[str] | None = None) -> int:
             "seconds": round(time.perf_counter() - started, 1),
             "division_rules": rules,
             "scenarios": results,
+            "timing_paths": timing,
         },
     )
     bad_rules = [r for r in rules if not r["ok"]]
     bad_cells = [c for c in results if not c["ok"]]
+    bad_timing = [row for row in timing if not row["ok"]]
     for rule in bad_rules:
         print(f"RULE MISMATCH {rule}")
     for cell in bad_cells:
@@ -188,9 +239,13 @@ def main(argv: list[str] | None = None) -> int:
             f"FINDING {cell['pool']} {cell['dtype']} {cell['scenario']}: "
             f"{cell['triton_vs_torch'] or cell['triton_vs_reference']}"
         )
+    for row in bad_timing:
+        print(f"TIMING PATH {row['test']}: {row['outcome']} {row['detail']}")
     print(
         f"gpu_check on {device}: {len(rules) - len(bad_rules)}/{len(rules)} division rules, "
-        f"{len(results) - len(bad_cells)}/{len(results)} scenarios ok; results: {arguments.out}"
+        f"{len(results) - len(bad_cells)}/{len(results)} scenarios, "
+        f"{len(timing) - len(bad_timing)}/{len(timing)} timing-path tests ok; "
+        f"results: {arguments.out}"
     )
     return 0 if passed else 1
 

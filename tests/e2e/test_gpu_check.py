@@ -33,3 +33,8 @@ def test_gpu_check_cpu_fallback_writes_a_passing_results_file(tmp_path):
     assert {rule["scale"] for rule in payload["division_rules"]} == {"float", "tensor", "param"}
     assert {cell["pool"] for cell in payload["scenarios"]} == {"mha", "mla"}
     assert all(cell["ok"] for cell in payload["scenarios"])
+    # The GPU timing paths ran through their fakes; the real-device tests skip on CPU.
+    timing = {row["test"]: row for row in payload["timing_paths"]}
+    assert timing["test_graph_replay_warms_up_on_a_side_stream_then_captures_once"]["ok"]
+    assert all(row["ok"] for row in timing.values())
+    assert {row["outcome"] for row in timing.values()} <= {"passed", "skipped"}

@@ -16,7 +16,7 @@ from backends.call_shapes import CallSiteModel
 from backends.context import WriteRequest
 from backends.divergences import KnownDivergence
 from backends.focus import BUILTIN_SCENARIOS, FOCUS, OUT_OF_FOCUS
-from backends.real_code import RealCode, drive, real_class
+from backends.real_code import RealCode, drive, prepare_forward, real_class
 from backends.skips import BackendSkip
 from pools.dtypes import DTYPES
 from pools.eras import ERAS
@@ -95,6 +95,21 @@ class Backend:
         elif req.save_kv_cache:  # with save_kv_cache=False no backend calls a write door
             return drive(real, cls, req, mode, self.mla_input)
         return None
+
+    def prepared_write(
+        self, req: WriteRequest, era: str, mode: str
+    ) -> tuple[Callable[[], Any], str]:
+        """The write `run_write` makes, ready to be repeated (`kvh bench`), and what it runs: the
+        release's backend class where the SUT carries it (made ready once, so only its forward
+        from entry to the door's return repeats), else "call-site model"."""
+        real = self.real_code
+        cls = real_class(req, self.name) if real is not None and real.runs_in(mode) else None
+        if cls is None:
+            return (lambda: self.write(req, era, mode)), "call-site model"
+        if not req.save_kv_cache:
+            return (lambda: None), real.where
+        forward = prepare_forward(real, cls, req, mode, self.mla_input)
+        return (lambda: forward(False)), real.where
 
     def judges(self, pool: str, dtype: str) -> bool:
         """Whether this call site's cells of `pool` pools of `dtype` are planned at all."""

@@ -166,9 +166,10 @@ def _driven(cls: type, constructed: bool) -> type:
 
 def _release_frames(frame: Any) -> str:
     """The release's frames from its forward down to the door call, as `file:line in function`
-    (`triton_backend.py:2340 in forward_decode > triton_backend.py:1663 in _set_kv_buffer`)."""
+    (`triton_backend.py:2340 in forward_decode > triton_backend.py:1663 in _set_kv_buffer`): the
+    frames up to the driver's own call of the forward."""
     frames = []
-    while frame is not None and frame.f_code is not drive.__code__:
+    while frame is not None and frame.f_code.co_filename != __file__:
         name = os.path.basename(frame.f_code.co_filename)
         frames.append(f"{name}:{frame.f_lineno} in {frame.f_code.co_name}")
         frame = frame.f_back
@@ -176,13 +177,15 @@ def _release_frames(frame: Any) -> str:
 
 
 @contextmanager
-def _stopping_after_write(pool: Any, sites: list[str]) -> Iterator[None]:
-    """The pool's write doors, wrapped: each records where the release called it, and the forward
-    stops once the door returns."""
+def _stopping_after_write(pool: Any, sites: Optional[list[str]]) -> Iterator[None]:
+    """The pool's write doors, wrapped: each records where the release called it (unless `sites`
+    is None: a timed write leaves the frame walk out of its figure), and the forward stops once
+    the door returns."""
 
     def stopping(door: Callable) -> Callable:
         def write(*args: Any, **kwargs: Any) -> None:
-            sites.append(_release_frames(sys._getframe(1)))
+            if sites is not None:
+                sites.append(_release_frames(sys._getframe(1)))
             door(*args, **kwargs)
             raise _Written
 
@@ -244,6 +247,18 @@ def _declared(values: Fields, req: WriteRequest, mode: str) -> dict:
 def drive(real: RealCode, cls: type, req: WriteRequest, mode: str, mla_input: str) -> str:
     """One layer's write of one forward through the release's own backend; returns where the
     release called the write door ("" if it wrote nothing)."""
+    return prepare_forward(real, cls, req, mode, mla_input)(True)
+
+
+ForwardToDoor = Callable[[bool], str]  # (record where the door was called) -> that place or ""
+
+
+def prepare_forward(
+    real: RealCode, cls: type, req: WriteRequest, mode: str, mla_input: str
+) -> ForwardToDoor:
+    """The release's backend made ready for one layer's write (its instance, metadata, batch and
+    layer), and the call of its forward from entry to the write door's return: `kvh bench` times
+    that call alone, as serving runs it once per layer after the batch's metadata."""
     split_mla = req.is_mla and mla_input == "split"
     key = req.mla_k if req.is_mla and not split_mla else req.k
     tokens, heads, head_dim = key.shape
@@ -314,12 +329,16 @@ def drive(real: RealCode, cls: type, req: WriteRequest, mode: str, mla_input: st
     query = key.new_zeros(tokens, heads * head_dim)
     forward = backend.forward_decode if mode == "decode" else backend.forward_extend
     rope = {"k_rope": req.k_rope} if split_mla else {}
-    sites: list[str] = []
-    try:
-        with _stopping_after_write(req.pool, sites):
-            forward(query, key, req.v, layer, batch, save_kv_cache=True, **rope)
-    except _Written:
-        return sites[0]
-    except StandInUsed as used:
-        raise DriverGap(f"the release's forward calls {used} before its write") from used
-    return ""  # the forward returned without calling a write door
+
+    def forward_to_door(where: bool) -> str:
+        sites: Optional[list[str]] = [] if where else None
+        try:
+            with _stopping_after_write(req.pool, sites):
+                forward(query, key, req.v, layer, batch, save_kv_cache=True, **rope)
+        except _Written:
+            return sites[0] if sites else ""
+        except StandInUsed as used:
+            raise DriverGap(f"the release's forward calls {used} before its write") from used
+        return ""  # the forward returned without calling a write door
+
+    return forward_to_door

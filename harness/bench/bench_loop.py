@@ -3,11 +3,12 @@ copy, and the API overhead ratios; one record per cell and cache state."""
 
 from __future__ import annotations
 
-from typing import Callable, Iterator, Optional
+import dataclasses
+from typing import Callable, Iterator, Optional, Union
 
 from backends.registry import BACKENDS, Backend
 from harness.bench.bench_rows import TimedCell, bench_row
-from harness.bench.interleave import sample_interleaved
+from harness.bench.interleave import Write, sample_interleaved
 from harness.bench.measure import TimedWrite, copy_write
 from harness.bench.plan import (
     BenchCell,
@@ -16,6 +17,7 @@ from harness.bench.plan import (
     bytes_moved,
     cells_for,
 )
+from harness.bench.remote import RemoteError, RemoteTimedWrite, close_remote
 from harness.bench.timers import Samples, join_samples, timer_for
 from harness.bench.timing_stats import summarize
 from harness.bench.verify import Baseline
@@ -24,6 +26,7 @@ from harness.plan.sut_choice import SutChoice
 from harness.run.execute import describe_error
 from harness.run.timeout import time_limit
 from harness.sut.probe.capabilities import Capabilities
+from harness.sut.worker.client import IsolatedSut
 from pools.builtin_sut import builtin_module
 from reports.outcome import Outcome
 from scenarios.model import Scenario
@@ -46,10 +49,25 @@ class BenchInterrupted(KeyboardInterrupt):
 COPY = "copy"  # the same-bytes contiguous copy timed with every family
 
 
-def _timed_write(cell: BenchCell, scenario: Scenario, options: BenchOptions) -> TimedWrite:
+def _timed_write(
+    cell: BenchCell, scenario: Scenario, options: BenchOptions
+) -> Union[TimedWrite, RemoteTimedWrite]:
+    """The cell's write, built where its SUT runs: a release in its worker, the rest here."""
     module = cell.sut.loaded.module if cell.sut.loaded else builtin_module(cell.era, cell.engine)
+    if isinstance(module, IsolatedSut):
+        candidate = dict(backend=cell.backend, mode=cell.mode, device=options.device, era=cell.era)
+        return RemoteTimedWrite(module, cell.label, scenario, candidate, options.timeout_s or 300.0)
     with time_limit(options.timeout_s):
         return TimedWrite(module, scenario, options.device, cell.backend, cell.era, cell.mode)
+
+
+def _described(error: BaseException) -> str:
+    """An error as the cell's reason; one from a worker is said there already."""
+    return str(error) if isinstance(error, RemoteError) else describe_error(error, source_line=True)
+
+
+def _steps(write: Union[TimedWrite, RemoteTimedWrite]) -> Write:
+    return write if isinstance(write, RemoteTimedWrite) else (write.restore, write.run)
 
 
 def measure_family(
@@ -58,14 +76,14 @@ def measure_family(
     """Time cells that are compared with each other, and the same-bytes copy, taking turns
     (harness/bench/interleave.py); then verify the bytes of each cell's last timed write. Returns
     the cells' results and the copy's samples."""
-    timed: dict[str, TimedWrite] = {}
+    timed: dict[str, Union[TimedWrite, RemoteTimedWrite]] = {}
     failed: dict[str, str] = {}
     for cell in cells:
         try:
             timed[cell.label] = _timed_write(cell, scenario, options)
         except Exception as error:  # a SUT failure is data, never a harness crash
-            failed[cell.label] = describe_error(error, source_line=True)
-    writes = {label: (write.restore, write.run) for label, write in timed.items()}
+            failed[cell.label] = _described(error)
+    writes = {label: _steps(write) for label, write in timed.items()}
     writes[COPY] = copy_write(bytes_moved(scenario), options.device)
     sampled = sample_interleaved(
         timer, writes, options.budget, lambda: time_limit(options.timeout_s)
@@ -74,21 +92,28 @@ def measure_family(
     for cell in cells:
         samples = sampled.get(cell.label, [])
         if isinstance(samples, Exception):
-            failed[cell.label] = describe_error(samples, source_line=True)
+            failed[cell.label] = _described(samples)
         if cell.label in failed:
             execution = Execution(error=failed[cell.label], error_at="timing")
         else:
             try:
                 with time_limit(options.timeout_s):
-                    execution = timed[cell.label].snapshot()
+                    execution = timed[cell.label].snapshot(baseline.known(cell.era))
             except Exception as error:
-                execution = Execution(
-                    error=describe_error(error, source_line=True), error_at="timing"
-                )
+                execution = Execution(error=_described(error), error_at="timing")
         verdict = baseline.judge(execution, cell.era, _capabilities(cell))
+        write = timed.get(cell.label)
         results.append(
-            TimedCell(cell, verdict, samples if verdict.outcome == Outcome.MEASURED else [])
+            TimedCell(
+                cell,
+                verdict,
+                samples if verdict.outcome == Outcome.MEASURED else [],
+                timed_code=write.timed_code if write is not None else "",
+            )
         )
+    workers = {id(w.worker): w.worker for w in timed.values() if isinstance(w, RemoteTimedWrite)}
+    for worker in workers.values():
+        close_remote(worker, options.timeout_s or 300.0)
     copy = sampled[COPY]
     if isinstance(copy, Exception):
         raise copy  # the harness's own copy failed: no roofline can be trusted
@@ -113,9 +138,13 @@ def bench_groups(options: BenchOptions) -> Iterator[BenchGroup]:
                         yield backend, pool, dtype, tokens, layers
 
 
+FOREIGN = "foreign SUTs"
+
+
 def _family_of(cell: BenchCell) -> tuple[str, str]:
-    """Cells compared with each other share it: one SUT and engine, every era."""
-    return cell.sut.spec, cell.engine
+    """Cells compared with each other share it: the builtin pools of one engine, every era; and
+    every foreign SUT together (releases compared with each other take turns, in their workers)."""
+    return (FOREIGN, "-") if cell.sut.loaded is not None else (cell.sut.spec, cell.engine)
 
 
 def _families(cells: list[BenchCell]) -> dict[tuple[str, str], list[BenchCell]]:
@@ -132,11 +161,10 @@ def _joined(first: TimedCell, later: TimedCell) -> TimedCell:
         return first
     if later.verdict.outcome != Outcome.MEASURED:
         return later
-    return TimedCell(
-        first.cell,
-        first.verdict,
-        join_samples(first.samples, later.samples),
-        first.passes + later.passes,
+    return dataclasses.replace(
+        first,
+        samples=join_samples(first.samples, later.samples),
+        passes=first.passes + later.passes,
     )
 
 
@@ -161,8 +189,10 @@ def run_bench(
         _take_passes(options, suts, timer, groups, scenarios, gathered, copies, progress)
     except KeyboardInterrupt:
         # An interrupted family left nothing behind; every finished one was measured and verified.
-        raise BenchInterrupted(_rows(gathered, copies, scenarios, options.seed)) from None
-    return _rows(gathered, copies, scenarios, options.seed)
+        raise BenchInterrupted(
+            _rows(gathered, copies, scenarios, options.seed, [sut.spec for sut in suts])
+        ) from None
+    return _rows(gathered, copies, scenarios, options.seed, [sut.spec for sut in suts])
 
 
 def _cells_per_pass(options: BenchOptions, suts: list[SutChoice], groups: list[BenchGroup]) -> int:
@@ -215,7 +245,9 @@ def _take_passes(
                 del baseline
 
 
-def _rows(gathered: dict, copies: dict, scenarios: list[Scenario], seed: int) -> list[dict]:
+def _rows(
+    gathered: dict, copies: dict, scenarios: list[Scenario], seed: int, suts: list[str]
+) -> list[dict]:
     rows: list[dict] = []
     for (index, mode), results in gathered.items():
         scenario = scenarios[index]
@@ -225,7 +257,14 @@ def _rows(gathered: dict, copies: dict, scenarios: list[Scenario], seed: int) ->
             for cache in result.samples or [None]:
                 rows.append(
                     bench_row(
-                        result, cache, scenario, bytes_moved(scenario), copy_by_cache, results, seed
+                        result,
+                        cache,
+                        scenario,
+                        bytes_moved(scenario),
+                        copy_by_cache,
+                        results,
+                        seed,
+                        suts,
                     )
                 )
     return rows

@@ -9,13 +9,15 @@ column samples_ns; the run's metadata is stamped by `reports.store.append`.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Optional
 
 import torch
 
-from harness.bench.plan import BenchCell, baseline_cell
+from harness.bench.plan import BenchCell, baseline_cell, written_layers
 from harness.bench.timers import Samples
-from harness.bench.timing_stats import ratio_of_medians, summarize
+from harness.bench.timing_stats import ab_test, ratio_of_medians, summarize
 from harness.bench.verify import Verdict
 from reports.schema import validate_row
 from scenarios.model import Scenario
@@ -31,6 +33,31 @@ class TimedCell:
     verdict: Verdict
     samples: list[Samples] = field(default_factory=list)
     passes: int = 1  # passes whose samples are pooled here
+    timed_code: str = ""  # what the timed call ran: the release's backend class, or the model
+
+
+def sut_baseline(
+    result: TimedCell, results: dict[str, TimedCell], suts: list[str]
+) -> Optional[TimedCell]:
+    """The cell a foreign SUT's cell is compared with: the first SUT's (in --sut order) measured
+    cell of the same backend, mode and engine, through the same era where it has that cell, else
+    through its own era (two releases of different eras are still compared on one write)."""
+    cell = result.cell
+    if cell.sut.loaded is None or cell.sut.spec not in suts:
+        return None
+    for spec in suts[: suts.index(cell.sut.spec)]:
+        theirs = [
+            other
+            for other in results.values()
+            if other.cell.sut.spec == spec
+            and other.samples
+            and (other.cell.backend, other.cell.mode, other.cell.engine)
+            == (cell.backend, cell.mode, cell.engine)
+        ]
+        same_era = [other for other in theirs if other.cell.era == cell.era]
+        if same_era or len(theirs) == 1:
+            return (same_era or theirs)[0]
+    return None
 
 
 def bench_row(
@@ -41,10 +68,12 @@ def bench_row(
     copy: dict[str, Samples],
     results: dict[str, TimedCell],
     seed: int,
+    suts: Sequence[str] = (),
 ) -> dict:
     """The row of `result` in cache state `cache` (None: the cell has no samples); `copy` holds
     the roofline copy's samples by cache state, `results` the other cells of its scenario (for
-    the API overhead ratio against the oldest measured era)."""
+    the API overhead ratio against the oldest measured era, and a foreign SUT's ratio to the
+    first of `suts`, the --sut specs in order)."""
     cell, g = result.cell, scenario.geometry
     loaded = cell.sut.loaded
     row = {
@@ -57,7 +86,7 @@ def bench_row(
         "engine": cell.engine,
         "era": cell.era,
         "tokens": scenario.forwards[0].tokens,
-        "layers": g.layer_num,
+        "layers": written_layers(scenario),
         "bytes_moved": nbytes,
         "outcome": result.verdict.outcome.value,
         "passes": result.passes,
@@ -65,6 +94,7 @@ def bench_row(
         "threads": torch.get_num_threads(),
         "load_avg_1m": os.getloadavg()[0],
         "samples_ns": [],
+        "timed_code": result.timed_code,
     }
     if cache is None:
         return validate_row(KIND, row)
@@ -82,6 +112,7 @@ def bench_row(
         mad_cv=stats.mad_cv,
         tokens_per_s=scenario.forwards[0].tokens / seconds,
         gbps=nbytes / seconds / 1e9,
+        call_us=stats.median_ns / written_layers(scenario) / 1e3,
     )
     if cache.cache in copy:
         copy_ns = summarize(copy[cache.cache].ns).median_ns
@@ -102,4 +133,24 @@ def bench_row(
             api_overhead_ci_low=ratio.low,
             api_overhead_ci_high=ratio.high,
         )
+    row.update(_sut_ratio(result, cache, results, list(suts), seed))
     return validate_row(KIND, row)
+
+
+def _sut_ratio(
+    result: TimedCell, cache: Samples, results: dict[str, TimedCell], suts: list[str], seed: int
+) -> dict:
+    first = sut_baseline(result, results, suts)
+    theirs = {s.cache: s for s in first.samples} if first is not None else {}
+    if cache.cache not in theirs:
+        return {}
+    ratio = ratio_of_medians(cache.ns, theirs[cache.cache].ns, seed)
+    difference = ab_test(cache.ns, theirs[cache.cache].ns)
+    return dict(
+        sut_baseline=first.cell.sut.spec,
+        sut_ratio=ratio.value,
+        sut_ratio_ci_low=ratio.low,
+        sut_ratio_ci_high=ratio.high,
+        sut_ratio_test=difference.test,
+        sut_ratio_p=difference.p_value,
+    )

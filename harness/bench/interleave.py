@@ -14,12 +14,23 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Callable, ContextManager, Union
+from typing import Callable, ContextManager, Protocol, Union
 
 from harness.bench.timers import Budget, Samples, Step
 
-Write = tuple[Step, Step]  # (setup, untimed; work, timed)
 Guard = Callable[[], ContextManager]
+
+
+class TakesTurns(Protocol):
+    """A write timed elsewhere (a release in its worker, harness/bench/remote.py): it takes one
+    turn there, as `one_turn` takes one here, and appends the samples to `samples`."""
+
+    def turn(
+        self, cache: str, phase: str, samples: list[int], budget: Budget, per_turn: int
+    ) -> None: ...
+
+
+Write = Union[tuple[Step, Step], TakesTurns]  # (setup, untimed; work, timed), or timed elsewhere
 
 
 def sample_interleaved(
@@ -30,8 +41,9 @@ def sample_interleaved(
     failed: dict[str, Exception] = {}
     results: dict[str, list[Samples]] = {name: [] for name in writes}
     for cache in timer.caches:
-        _take_turns(timer, writes, budget.warmup_budget(), cache, failed, guard)
-        for name, samples in _take_turns(timer, writes, budget, cache, failed, guard).items():
+        _take_turns(timer, writes, budget.warmup_budget(), cache, failed, guard, f"{cache}:warmup")
+        timed = _take_turns(timer, writes, budget, cache, failed, guard, f"{cache}:timed")
+        for name, samples in timed.items():
             results[name].append(Samples(cache, timer.name, tuple(samples)))
     return {name: failed.get(name, results[name]) for name in writes}
 
@@ -43,6 +55,7 @@ def _take_turns(
     cache: str,
     failed: dict[str, Exception],
     guard: Guard,
+    phase: str,
 ) -> dict[str, list[int]]:
     samples: dict[str, list[int]] = {name: [] for name in writes if name not in failed}
     per_turn = budget.samples_per_turn()
@@ -52,17 +65,20 @@ def _take_turns(
             break
         shift = round_number % len(active)
         for name in active[shift:] + active[:shift]:
-            setup, work = writes[name]
+            write = writes[name]
             try:
                 with guard():
-                    _one_turn(timer, setup, work, cache, samples[name], budget, per_turn)
+                    if isinstance(write, tuple):
+                        one_turn(timer, *write, cache, samples[name], budget, per_turn)
+                    else:
+                        write.turn(cache, phase, samples[name], budget, per_turn)
             except Exception as error:  # a SUT failure is data, never a harness crash
                 failed[name] = error
     timer.synchronize()
     return {name: taken for name, taken in samples.items() if name not in failed}
 
 
-def _one_turn(
+def one_turn(
     timer, setup: Step, work: Step, cache: str, samples: list[int], budget: Budget, per_turn: int
 ) -> None:
     """Up to `per_turn` timed writes, then untimed ones until the turn's time is up: a fast

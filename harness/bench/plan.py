@@ -3,7 +3,9 @@
 A bench scenario is one forward of `tokens` tokens over `layers` layers on paged slots (page
 size 16, random pages, as SGLang's allocator hands them out), at serving-sized geometry: MHA 8
 heads of 128, MLA kv_lora_rank 512 + rope 64. SWA pools map every token into the window and put
-the even layers on the SWA sub-pool, so a one-layer SWA bench times the translated write.
+the even layers on the SWA sub-pool, so a one-layer SWA bench times the translated write; a
+SWA pool has a full layer too (SGLang's hybrid models do, and the scenario rules ask for one), so
+one of one layer holds two and writes the first.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Callable, Iterator, Optional
 
 from harness.bench.timers import Budget
 from harness.plan.sut_choice import SutChoice
+from harness.sut.probe.detect import conventions
 from pools.dtypes import dtype_spec
 from pools.eras import ERAS
 from scenarios.allocator import allocate, swa_mapping
@@ -58,6 +61,7 @@ class BenchOptions:
     layers: list[int] = field(default_factory=lambda: [1])
     device: str = "cpu"
     seed: int = 0
+    eras_named: bool = False  # --era given: a foreign SUT is timed through those it offers
     threads: Optional[int] = None  # torch intra-op threads; None keeps torch's own
     passes: int = FULL_PASSES  # times the whole plan is timed; the budget is per pass
     budget: Budget = FULL_BUDGET
@@ -81,13 +85,15 @@ class BenchCell:
 def bench_geometry(pool: str, dtype: str, tokens: int, layers: int) -> Geometry:
     pages = -(-tokens // PAGE_SIZE)
     size = max(2 * pages, 16) * PAGE_SIZE  # twice the pages written, so the pages scatter
-    swa = [layer for layer in range(layers) if layer % 2 == 0] if pool.startswith("swa_") else []
+    swa_pool = pool.startswith("swa_")
+    held = max(layers, 2) if swa_pool else layers  # a full layer beside the SWA one
+    swa = [layer for layer in range(held) if layer % 2 == 0] if swa_pool else []
     common = dict(
         pool=pool,
         dtype=dtype,
         size=size,
         page_size=PAGE_SIZE,
-        layer_num=layers,
+        layer_num=held,
         swa_layer_ids=swa,
         size_swa=size if swa else 0,
     )
@@ -106,11 +112,16 @@ def bench_scenario(pool: str, dtype: str, tokens: int, layers: int, seed: int) -
     # Inputs in the pool dtype (bf16 for fp8 pools): no cast, so no in-place division either.
     return Scenario(
         geometry=g,
-        forwards=[Forward(loc)],
+        forwards=[Forward(loc, layers=None if g.layer_num == layers else list(range(layers)))],
         seed=seed,
         mapping=mapping,
         name=f"bench-{pool}-{dtype}-{tokens}t-{layers}l",
     )
+
+
+def written_layers(scenario: Scenario) -> int:
+    """The layers a bench scenario writes (a one-layer SWA pool holds a full layer it does not)."""
+    return len(scenario.layers_of(scenario.forwards[0]))
 
 
 def bytes_moved(scenario: Scenario, scale_bytes: int = 0) -> int:
@@ -118,12 +129,13 @@ def bytes_moved(scenario: Scenario, scale_bytes: int = 0) -> int:
     over all layers; locs are not counted. fp8 pools read bf16 and write one byte a value."""
     g = scenario.geometry
     tokens = scenario.forwards[0].tokens
+    layers = written_layers(scenario)
     if g.kind.fp4:  # bf16-or-wider input read; half a byte a value plus a scale byte per 16 written
         values = (
             g.kv_lora_rank + g.qk_rope_head_dim if g.kind.latent else 2 * g.head_num * g.head_dim
         )
         read = dtype_spec(g.dtype).dtype.itemsize
-        return g.layer_num * (tokens * (values * read + values // 2 + values // 16) + scale_bytes)
+        return layers * (tokens * (values * read + values // 2 + values // 16) + scale_bytes)
     read_size = 2 if dtype_spec(g.dtype).is_fp8 else dtype_spec(g.dtype).dtype.itemsize
     write_size = dtype_spec(g.dtype).store_dtype.itemsize
     values = (
@@ -131,7 +143,7 @@ def bytes_moved(scenario: Scenario, scale_bytes: int = 0) -> int:
         if g.kind.latent
         else g.head_num * (g.head_dim + (g.v_head_dim or g.head_dim))
     )
-    return g.layer_num * (tokens * values * (read_size + write_size) + scale_bytes)
+    return layers * (tokens * values * (read_size + write_size) + scale_bytes)
 
 
 def cells_for(
@@ -141,16 +153,15 @@ def cells_for(
     suts: list[SutChoice],
     options: BenchOptions,
 ) -> Iterator[BenchCell]:
-    """Builtin SUTs: every chosen era and engine. A foreign SUT has one era of pools; every
-    call site up to that era is timed on them, so that where the SUT rejects an old call site
-    (SGLang 0.5.23's SWA pool asserts swa_loc) the next older one it accepts is the baseline."""
+    """Builtin SUTs: every chosen era and engine. A foreign SUT: only the call conventions it
+    offers (`foreign_eras`), never one it lacks (SGLang 0.5.23's SWA pool asserts the swa_loc
+    that a legacy call does not pass: timing that is timing an error)."""
     for mode in modes:
         for sut in suts:
             if sut.load_error:
                 continue  # the verb has said why; nothing of it can be timed
             if sut.loaded is not None:
-                newest = max(list(ERAS).index(era) for era in sut.eras)
-                eras = [era for era in backend_eras if era in list(ERAS)[: newest + 1]]
+                eras = [era for era in backend_eras if era in foreign_eras(sut, options)]
                 engines: tuple[str, ...] = ("-",)
             else:
                 eras = [era for era in backend_eras if era in options.eras]
@@ -158,6 +169,16 @@ def cells_for(
             for engine in engines:
                 for era in eras:
                     yield BenchCell(sut, engine, era, backend_name, mode)
+
+
+def foreign_eras(sut: SutChoice, options: BenchOptions) -> tuple[str, ...]:
+    """A foreign SUT's conventions to time: its probed era; with --era, those named that its
+    capabilities offer (harness/sut/probe/detect.conventions)."""
+    loaded = sut.loaded
+    if not options.eras_named:
+        return sut.eras
+    offered = conventions(loaded.capabilities, loaded.era)
+    return tuple(era for era in options.eras if era in offered)
 
 
 def baseline_cell(cell: BenchCell, measured: Callable[[BenchCell], bool]) -> Optional[BenchCell]:

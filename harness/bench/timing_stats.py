@@ -7,7 +7,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reports.gate_stats import coefficient_of_variation, robust_coefficient_of_variation
+from reports.gate_stats import (
+    coefficient_of_variation,
+    mann_whitney_u,
+    robust_coefficient_of_variation,
+)
 
 BOOTSTRAP_RESAMPLES = 2000
 CONFIDENCE = 0.95
@@ -65,3 +69,32 @@ def ratio_of_medians(new: Sequence[int], old: Sequence[int], seed: int) -> Ratio
         rng=np.random.default_rng(seed),
     ).confidence_interval
     return Ratio(float(np.median(a) / np.median(b)), float(interval.low), float(interval.high))
+
+
+NORMALITY_ALPHA = 0.05
+
+
+@dataclass(frozen=True)
+class Difference:
+    test: str  # "welch_t" or "mann_whitney_u"
+    p_value: float
+
+
+def ab_test(new: Sequence[int], old: Sequence[int]) -> Difference:
+    """Whether two SUTs' samples differ, by the test their shape calls for, as tritonbench's A/B
+    analysis chooses it: Welch's t-test where a Shapiro-Wilk test finds both samples normal,
+    else the Mann-Whitney U test (timing samples on a shared machine rarely are normal)."""
+    from scipy.stats import shapiro, ttest_ind  # here, not at import: see ratio_of_medians
+
+    a, b = np.asarray(new, dtype=np.float64), np.asarray(old, dtype=np.float64)
+    if min(len(a), len(b)) < 3:  # Shapiro-Wilk needs three samples; the rank test does not
+        return Difference("mann_whitney_u", mann_whitney_u(a, b)[1])
+    # Shapiro-Wilk's p-value is accurate up to 5000 samples; the evenly spaced subsample keeps
+    # the order they were taken in.
+    normal = all(
+        np.ptp(x) > 0 and shapiro(x[:: max(1, len(x) // 5000)]).pvalue >= NORMALITY_ALPHA
+        for x in (a, b)
+    )
+    if normal:
+        return Difference("welch_t", float(ttest_ind(a, b, equal_var=False).pvalue))
+    return Difference("mann_whitney_u", mann_whitney_u(a, b)[1])

@@ -42,6 +42,10 @@ class Baseline:
         entry = backend_named(backend)
         self.baselines = run_baselines(scenario, entry, mode, eras or entry.eras, timeout_s)
 
+    def known(self, era: str) -> Optional[Execution]:
+        """The era's baseline run: a worker sends as bytes only the buffers that differ from it."""
+        return self.baselines.runs.get(era)
+
     def judge(
         self, candidate: Execution, era: str, capabilities: Optional[Capabilities] = None
     ) -> Verdict:

@@ -16,7 +16,7 @@ import torch
 from backends.registry import BACKENDS
 from harness.bench.bench_loop import BenchInterrupted, run_bench
 from harness.bench.bench_rows import KIND
-from harness.bench.plan import QUICK, QUICK_BUDGET, TOKEN_COUNTS, BenchOptions
+from harness.bench.plan import QUICK, QUICK_BUDGET, TOKEN_COUNTS, BenchOptions, foreign_eras
 from harness.bench.timers import TIMERS
 from harness.cli.arguments import (
     check_device_and_out,
@@ -32,9 +32,9 @@ from harness.cli.progress import ProgressReporter
 from harness.cli.suts import describe_sut
 from harness.exit_codes import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from harness.plan.run_options import RunOptions
-from harness.plan.sut_choice import resolve_suts
-from harness.sut.load.environments import is_isolated_spec
+from harness.plan.sut_choice import SutChoice, close_suts, resolve_suts
 from harness.sut.load.loader import SutLoadError
+from harness.sut.probe.detect import conventions
 from pools.dtypes import DTYPES
 from pools.engines import ENGINES
 from pools.eras import ERAS
@@ -142,6 +142,7 @@ def options_from(arguments: argparse.Namespace) -> BenchOptions:
         pools=choose(arguments.pool or base.pools, POOL_KINDS, "pool"),
         dtypes=choose(arguments.dtype or base.dtypes, DTYPES, "dtype"),
         eras=choose(arguments.era or base.eras, ERAS, "era"),
+        eras_named=arguments.era is not None,
         engines=choose(arguments.engine or base.engines, ENGINES, "engine"),
         tokens=arguments.tokens or base.tokens,
         layers=arguments.layers or base.layers,
@@ -179,6 +180,22 @@ def _ratio(row: dict) -> str:
     )
 
 
+def _code(timed_code) -> str:
+    """`release` where the timed call ran the release's backend class, else `model`."""
+    if not timed_code:
+        return ""
+    return "model" if timed_code == "call-site model" else "release"
+
+
+def _sut_ratio(row: dict) -> str:
+    if not row.get("sut_ratio"):
+        return ""
+    return (
+        f"{_fmt(row['sut_ratio'], '.3f')} [{_fmt(row.get('sut_ratio_ci_low'), '.3f')}, "
+        f"{_fmt(row.get('sut_ratio_ci_high'), '.3f')}] vs {row['sut_baseline']}"
+    )
+
+
 def _table_row(r: dict) -> dict:
     spread = (
         f"{_fmt(r['p10_ns'] / 1e3, '.1f')}-{_fmt(r['p90_ns'] / 1e3, '.1f')}"
@@ -190,6 +207,7 @@ def _table_row(r: dict) -> dict:
         "dtype": r["dtype"],
         "tokens": r["tokens"],
         "layers": r["layers"],
+        "backend": f"{r['backend']}:{r['mode']}",
         "sut/era/engine": f"{r['sut']}/{r['era']}/{r['engine']}",
         "cache": r.get("cache") or "",
         "median us": _fmt(r["median_ns"] / 1e3 if r.get("median_ns") else None, ".1f"),
@@ -199,6 +217,9 @@ def _table_row(r: dict) -> dict:
         "GB/s": _fmt(r.get("gbps"), ".2f"),
         "roofline": _fmt(r.get("roofline_fraction"), ".2f"),
         "new/old [95% CI]": _ratio(r),
+        "code": _code(r.get("timed_code")),
+        "call us": _fmt(r.get("call_us"), ".1f"),
+        "/first SUT [95% CI]": _sut_ratio(r),
         "outcome": r["outcome"] + (f": {r['error']}" if r.get("error") else ""),
     }
 
@@ -211,23 +232,38 @@ def markdown(rows: list[dict]) -> str:
 
 def main(arguments: argparse.Namespace) -> int:
     options = options_from(arguments)
-    isolated = [spec for spec in options.suts if is_isolated_spec(spec)]
-    if isolated:
-        # A write in another process cannot be timed without the IPC in the figure.
-        raise UsageError(
-            f"kvh bench times writes in its own process, so it cannot time {', '.join(isolated)} "
-            "(a worker process); in an environment with that release installed, use --sut sglang"
-        )
     try:
-        # Timed here, so loaded here (isolated releases are refused above).
-        suts = resolve_suts(
-            RunOptions(suts=options.suts, engines=options.engines, in_process=True)
-        )
+        # A user's module is timed here (kvh run walls it off in a worker); a release, which
+        # cannot share a process with another, is timed in its worker, turn by turn.
+        suts = resolve_suts(RunOptions(suts=options.suts, engines=options.engines, in_process=True))
     except (SutLoadError, ValueError) as error:
         raise UsageError(str(error)) from None
+    try:
+        return _bench(arguments, options, suts)
+    finally:
+        close_suts(suts)
+
+
+def _say_conventions(options: BenchOptions, suts: list[SutChoice]) -> None:
+    """Which named --era a foreign SUT is not timed through, and why: it does not offer it."""
+    for sut in suts:
+        if sut.loaded is None or not options.eras_named:
+            continue
+        lacked = [era for era in options.eras if era not in foreign_eras(sut, options)]
+        offered = conventions(sut.loaded.capabilities, sut.loaded.era)
+        if lacked:
+            print(
+                f"kvh bench: {sut.spec}: not timed through {', '.join(lacked)}: "
+                f"its capabilities offer {', '.join(offered) or 'none'}",
+                file=sys.stderr,
+            )
+
+
+def _bench(arguments: argparse.Namespace, options: BenchOptions, suts: list[SutChoice]) -> int:
     for sut in suts:
         for line in describe_sut(sut):
             print(f"kvh: {line}", file=sys.stderr)
+    _say_conventions(options, suts)
     meta = run_meta(options.device, options.seed, "bench")
     print(
         f"kvh bench: load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs",

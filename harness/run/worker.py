@@ -51,6 +51,7 @@ def serve(spec: str, prefix: str | None) -> int:
             chain=import_chain(cause),
         )
         return 3
+    from harness.bench.served import BenchService
     from harness.plan.candidate import Candidate
     from harness.run.execute import execute
     from harness.sut.worker.protocol import encode_execution
@@ -61,6 +62,7 @@ def serve(spec: str, prefix: str | None) -> int:
     # index_put_ leaves which duplicate wins in the padding sink undefined), so re-running to
     # send bytes could send another run's.
     last = None
+    bench = BenchService(loaded.module)  # `kvh bench`'s timed writes (harness/bench/served.py)
     for line in sys.stdin:
         request = json.loads(line)
         if request.get("v") != PROTOCOL_VERSION:
@@ -88,6 +90,16 @@ def serve(spec: str, prefix: str | None) -> int:
                 reply(ok=False, error="no execution to send the bytes of")
             else:
                 reply(ok=True, execution=encode_execution(last, request["bytes"]))
+        elif request["op"] == "bench_open":
+            reply(ok=True, **bench.open(request))
+        elif request["op"] == "bench_turn":
+            reply(ok=True, **bench.turn(request))
+        elif request["op"] == "bench_snapshot":
+            last = bench.snapshot(request["label"])
+            reply(ok=True, execution=encode_execution(last, request.get("bytes")))
+        elif request["op"] == "bench_close":
+            bench.close()
+            reply(ok=True)
         elif request["op"] == "shutdown":
             reply(ok=True)
             return 0

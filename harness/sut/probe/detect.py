@@ -86,6 +86,16 @@ def era_of(caps: Capabilities) -> tuple[str | None, list[str]]:
     return "bundled", []
 
 
+def conventions(caps: Capabilities, era: str | None) -> tuple[str, ...]:
+    """The call conventions a SUT's capabilities offer: its era's, and the kwarg one beside it
+    where its SWA pool still takes swa_loc= (a loc alone is no convention of a later era: its SWA
+    pool asserts the SWA loc it is not given)."""
+    offered = () if era is None else (era,)
+    if caps.swa_loc_keyword and era != "kwarg":
+        offered += ("kwarg",)
+    return offered
+
+
 CONSTRUCTORS = ("for_layer", "for_batch")
 
 

@@ -202,6 +202,22 @@ class IsolatedSut:
                 f"SUT worker for {self.prefix or self.spec} did not start: {failure}"
             ) from None
 
+    def ask(
+        self, request: dict, timeout_s: float, scenario: Optional[Scenario] = None, start=False
+    ) -> dict:
+        """One request and its answer (a bench's). `start`: start the worker first where it is not
+        running; otherwise a worker that failed earlier raises WorkerFailure("stopped"), since
+        what the request refers to died with it."""
+        if self.in_flight is not None:
+            self.in_flight.abandon()
+        if self.process is None:
+            if not start:
+                raise WorkerFailure("stopped", "it failed on an earlier request of this cell")
+            self.restarts += self.era is not None
+            self._start()
+        self._send(request, scenario)
+        return self._read(time.monotonic() + timeout_s, timeout_s)
+
     def execute(
         self,
         scenario: Scenario,

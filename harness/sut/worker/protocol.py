@@ -6,6 +6,13 @@ Requests:  {"v": 3, "op": "hello"}
            {"v": 3, "op": "bytes", "bytes": [names]}: those tensors of the last execution, from
             that same run (a release need not write the same bytes twice; version 1 ran the
             scenario again and could send another run's bytes)
+           {"v": 3, "op": "bench_open", "label", "scenario", "candidate", "threads"}: build one
+            bench cell's timed write (harness/bench/served.py); answers its "timed_code", or the
+            SUT's "error"
+           {"v": 3, "op": "bench_turn", "label", "device", "cache", "phase", "budget", "per_turn"}:
+            one interleaving turn of that write; answers the turn's samples "ns" and any "error"
+           {"v": 3, "op": "bench_snapshot", "label"}: the write's buffers, as execute's are sent
+           {"v": 3, "op": "bench_close"}: drop the timed writes
            {"v": 3, "op": "shutdown"}
 Responses: {"v": 3, "ok": true, ...} or {"v": 3, "ok": false, "error": "one line"}; hello's
            carries {"sut": LoadedSut.to_dict(), "pid"} (version 2 sent the fields loose).

@@ -325,3 +325,32 @@ def test_a_host_sync_on_cuda_is_a_graph_capture_error() -> None:
         graph_replay(lambda: data.sum().item(), "cuda", warmup=1)
     torch.cuda.synchronize()  # the device is still usable after the failed capture
     assert torch.all(data.add_(1) == 2)
+
+
+@pytest.mark.skipif(CUDA_MISSING is not None, reason=str(CUDA_MISSING))
+def test_a_bench_cell_replays_its_layers_in_one_graph_and_writes_the_same_bytes() -> None:
+    from harness.bench.measure import TimedWrite
+    from harness.bench.plan import bench_scenario
+    from pools.builtin_sut import builtin_module
+
+    scenario = bench_scenario("swa_mha", "bf16", 16, 2, seed=0)
+    module = builtin_module("current", "torch")
+    launched = TimedWrite(module, scenario, "cuda", "plain", "current", "extend")
+    graphed = TimedWrite(module, scenario, "cuda", "plain", "current", "extend", cuda_graph=True)
+    assert len(graphed.writes) == 1  # both layers in one replay
+    for write in (launched, graphed):
+        write.restore()
+        write.run()
+    ours, theirs = launched.snapshot(), graphed.snapshot()
+    assert ours.buffers.keys() == theirs.buffers.keys()
+    assert all(ours.buffers[name].equal(theirs.buffers[name]) for name in ours.buffers)
+
+
+def test_cuda_graph_timing_off_cuda_is_a_usage_error_naming_why(tmp_path, capsys) -> None:
+    from harness.cli import main
+
+    assert main(["bench", "--cuda-graph", "--device", "cpu", "--out", str(tmp_path)]) == 2
+    assert "--cuda-graph: CUDA-graph capture and replay needs a CUDA device, got cpu" in (
+        capsys.readouterr().err
+    )
+    assert not any(tmp_path.iterdir())

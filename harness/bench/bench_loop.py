@@ -55,10 +55,25 @@ def _timed_write(
     """The cell's write, built where its SUT runs: a release in its worker, the rest here."""
     module = cell.sut.loaded.module if cell.sut.loaded else builtin_module(cell.era, cell.engine)
     if isinstance(module, IsolatedSut):
-        candidate = dict(backend=cell.backend, mode=cell.mode, device=options.device, era=cell.era)
+        candidate = dict(
+            backend=cell.backend,
+            mode=cell.mode,
+            device=options.device,
+            era=cell.era,
+            cuda_graph=options.cuda_graph,
+        )
+
         return RemoteTimedWrite(module, cell.label, scenario, candidate, options.timeout_s or 300.0)
     with time_limit(options.timeout_s):
-        return TimedWrite(module, scenario, options.device, cell.backend, cell.era, cell.mode)
+        return TimedWrite(
+            module,
+            scenario,
+            options.device,
+            cell.backend,
+            cell.era,
+            cell.mode,
+            options.cuda_graph,
+        )
 
 
 def _described(error: BaseException) -> str:

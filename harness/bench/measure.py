@@ -16,6 +16,7 @@ import torch
 
 from backends.context import WriteRequest
 from backends.registry import Backend, backend_named
+from harness.bench.cuda_graph import graph_replay
 from harness.bench.timers import Step
 from harness.compare.snapshot import CALLER_TENSORS, Execution
 from harness.run.execute import buffer_bytes, caller_bytes, fill_canary, write_request
@@ -41,7 +42,14 @@ class TimedWrite:
     """A pool built and canary-filled once, and the write that each iteration repeats."""
 
     def __init__(
-        self, module: Any, scenario: Scenario, device: str, backend: str, era: str, mode: str
+        self,
+        module: Any,
+        scenario: Scenario,
+        device: str,
+        backend: str,
+        era: str,
+        mode: str,
+        cuda_graph: bool = False,
     ):
         self.scenario = scenario
         chosen = backend_named(backend)
@@ -61,6 +69,11 @@ class TimedWrite:
             }
             for request in self.requests
         ]
+        if cuda_graph:
+            # The layers' writes in one graph, replayed as one launch per iteration: what a
+            # CUDA-graph decode step pays for them (GraphCaptureError where it cannot be held).
+            layers = self.writes
+            self.writes = [graph_replay(lambda: [write() for write in layers], device)]
 
     def restore(self) -> None:
         for request, pristine in zip(self.requests, self.pristine):

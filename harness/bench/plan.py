@@ -62,6 +62,7 @@ class BenchOptions:
     device: str = "cpu"
     seed: int = 0
     eras_named: bool = False  # --era given: a foreign SUT is timed through those it offers
+    cuda_graph: bool = False  # time the replay of a CUDA graph holding the write (GPU only)
     threads: Optional[int] = None  # torch intra-op threads; None keeps torch's own
     passes: int = FULL_PASSES  # times the whole plan is timed; the budget is per pass
     budget: Budget = FULL_BUDGET

@@ -42,6 +42,7 @@ class BenchService:
                 candidate["backend"],
                 candidate["era"],
                 candidate["mode"],
+                bool(candidate.get("cuda_graph")),
             )
         except Exception as error:  # a SUT failure is data, never the worker's end
             return {"error": describe_error(error, source_line=True)}

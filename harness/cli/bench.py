@@ -17,7 +17,7 @@ from backends.registry import BACKENDS
 from harness.bench.bench_loop import BenchInterrupted, run_bench
 from harness.bench.bench_rows import KIND
 from harness.bench.plan import QUICK, QUICK_BUDGET, TOKEN_COUNTS, BenchOptions, foreign_eras
-from harness.bench.timers import TIMERS
+from harness.bench.timers import TIMERS, timing_unavailable_reason
 from harness.cli.arguments import (
     check_device_and_out,
     check_writable,
@@ -96,6 +96,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "legacy and current, torch engine, 1 and 4096 tokens, one thread",
     )
     parser.add_argument(
+        "--cuda-graph",
+        action="store_true",
+        help="time the replay of a CUDA graph that holds each write (decode writes are "
+        "launch-bound; FlashInfer's bench and tritonbench time so by default); CUDA only",
+    )
+    parser.add_argument(
         "--threads",
         type=positive_int,
         help="torch intra-op threads (default: torch's own; 1 with --quick)",
@@ -135,6 +141,9 @@ def options_from(arguments: argparse.Namespace) -> BenchOptions:
         budget = dataclasses.replace(budget, min_time_s=arguments.min_time / passes)
     if arguments.threads is not None and arguments.threads < 1:
         raise UsageError("--threads must be >= 1")
+    unavailable = arguments.cuda_graph and timing_unavailable_reason("cuda_graph", arguments.device)
+    if unavailable:
+        raise UsageError(f"--cuda-graph: {unavailable}")
     return dataclasses.replace(
         base,
         suts=arguments.sut or base.suts,
@@ -143,6 +152,7 @@ def options_from(arguments: argparse.Namespace) -> BenchOptions:
         dtypes=choose(arguments.dtype or base.dtypes, DTYPES, "dtype"),
         eras=choose(arguments.era or base.eras, ERAS, "era"),
         eras_named=arguments.era is not None,
+        cuda_graph=arguments.cuda_graph,
         engines=choose(arguments.engine or base.engines, ENGINES, "engine"),
         tokens=arguments.tokens or base.tokens,
         layers=arguments.layers or base.layers,

@@ -15,8 +15,14 @@ from typing import Any
 import pandas as pd
 
 from backends.registry import BACKENDS
+from harness.bench.timers import GPU_ONLY_TIMING
 from harness.exit_codes import EXIT_OK, UsageError
-from harness.plan.devices import backend_device_reason, discover, natural_device
+from harness.plan.devices import (
+    backend_device_reason,
+    discover,
+    natural_device,
+    unavailable_reason,
+)
 from harness.plan.engine_matrix import LAYOUTS, CellStatus, matrix
 from harness.plan.sut_choice import SutChoice, close_suts, load_sut
 from harness.sut.load.load_errors import SutLoadError
@@ -208,6 +214,19 @@ def render(devices: list, cells: list[CellStatus], backends: list[dict]) -> str:
             ],
         ),
     ]
+    no_cuda = unavailable_reason("cuda")  # both paths need one
+    parts += [
+        "",
+        "## Bench timing paths (`kvh bench`)",
+        "",
+        _table(
+            ("path", "here", "needs"),
+            [
+                (path, f"no: {no_cuda}" if no_cuda else "yes", needs)
+                for path, needs in GPU_ONLY_TIMING.items()
+            ],
+        ),
+    ]
     notes = [
         f"- {b['backend']}: skip `{s.get('name', '')}`: {s.get('reason', '')}"
         for b in backends
@@ -260,6 +279,7 @@ def main(arguments: argparse.Namespace) -> int:
         "devices": [d.as_dict() for d in devices],
         "engines": [c.as_dict() for c in cells],
         "backends": backends,
+        "bench_timing": [{"path": path, "needs": needs} for path, needs in GPU_ONLY_TIMING.items()],
     }
     if arguments.sut:
         text, report["real_code"] = _sut_rows(arguments.sut)

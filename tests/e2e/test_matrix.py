@@ -37,5 +37,8 @@ def test_kvh_matrix_prints_both_views_and_writes_json(tmp_path):
     assert {d["name"] for d in payload["devices"]} >= {"cpu", "cuda", "npu", "xpu", "musa"}
     assert {b["backend"] for b in payload["backends"]} == set(BACKENDS)
     assert any(c["engine"] == "triton" and c["status"] == "opt-in" for c in payload["engines"])
+    # The bench's GPU-only timing paths are declared, with what they need.
+    assert {p["path"] for p in payload["bench_timing"]} == {"cuda_graph", "cold_l2"}
+    assert re.search(r"^\| cuda_graph +\| (yes|no: .+) +\| CUDA-graph", result.stdout, re.MULTILINE)
     assert not list(tmp_path.glob("*.tmp"))
     assert main(["matrix", "--out", str(tmp_path)]) == 2  # a folder is not a JSON file

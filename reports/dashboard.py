@@ -18,7 +18,7 @@ from reports.finding_groups import SPREAD_COLUMNS, group_findings
 from reports.outcome import Outcome
 from reports.real_code_history import drop_line
 from reports.report_data import MATRIX_FILE, Report
-from reports.schema import CELL_COLUMNS, CELL_DETAIL_COLUMNS
+from reports.schema import CELL_COLUMNS, CELL_DETAIL_COLUMNS, MACHINE_COLUMNS
 from reports.summary import doors_driven, release_code_of
 
 CSS = """
@@ -294,13 +294,17 @@ def _regressions(report: Report) -> str:
     note = (
         f'<p class="note">Baseline {escape(s.baseline)}; a regression is a median slower by at '
         f"least {s.threshold:.0%} with Mann-Whitney p &lt; {s.alpha}; a cell with robust CV "
-        f"(MAD-based) above {s.max_cv:.0%} is noisy. History: median per run, oldest first.</p>"
+        f"(MAD-based) above {s.max_cv:.0%} is noisy. Only runs on the latest run's machine "
+        f"({', '.join(MACHINE_COLUMNS)}) are a baseline. History: median per run on that "
+        "machine, oldest first.</p>"
     )
     if gate.empty:
         return note + '<p class="empty">No timing records.</p>'
     rows = [
         [
-            f"<b>{escape(r['status'])}</b>",
+            # The detail says why a cell with earlier runs was not compared (another machine).
+            f"<b>{escape(r['status'])}</b>"
+            + (f"<br>{html_value(r['detail'])}" if r.get("detail") else ""),
             html_value(r["cell"]),
             html_value(r["ratio"]),
             html_value(r["p_value"]),
@@ -339,8 +343,25 @@ def _within_results(text: str, results_dir: Path) -> str:
 def _suts(report: Report) -> str:
     """Each foreign SUT's newest run: version, era, the backends its own release code runs,
     and its write doors driven of all."""
-    if report.suts.empty:
+    benched = report.bench_suts()
+    if report.suts.empty and benched.empty:
         return '<p class="note">no foreign SUT in these results</p>'
+    return (_checked_suts(report) if not report.suts.empty else "") + _benched_suts(benched)
+
+
+def _benched_suts(benched: pd.DataFrame) -> str:
+    """The SUTs a bench timed (a release bench runs each in its worker, and checks none)."""
+    if benched.empty:
+        return ""
+    rows = [
+        [escape(str(row[column])) for column in ("sut", "version", "eras", "timed_code")]
+        for row in benched.to_dict("records")
+    ]
+    headers = ["SUT (timed)", "version", "eras timed", "timed code"]
+    return _table(headers, rows, table_id="bench-suts")
+
+
+def _checked_suts(report: Report) -> str:
     rows = []
     for row in report.suts.to_dict("records"):
         real = release_code_of(row)

@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from reports.host_class import host_class_of
 from reports.records import records_frame, stamped
 from reports.schema import CELL_COLUMNS
 
@@ -30,6 +31,24 @@ def _samples_ns(stats: dict) -> list[float]:
     return [float(seconds) * 1e9 for seconds in data]
 
 
+def _machine_key(machine: dict) -> dict:
+    """The gate's machine key (reports/schema.py MACHINE_COLUMNS) from pytest-benchmark's
+    machine_info: the CPU py-cpuinfo saw, as `reports.store.run_meta` describes it, so one host
+    has one class; torch and triton versions only where a `pytest_benchmark_update_machine_info`
+    hook recorded them, else "" (a file without them is compared only with files without them)."""
+    cpu = machine.get("cpu") or {}
+    brand = str(cpu.get("brand_raw") or "")
+    count = cpu.get("count")
+    return {
+        "device_name": brand,
+        "torch_version": str(machine.get("torch_version") or ""),
+        "triton_version": str(machine.get("triton_version") or ""),
+        "host_class": host_class_of(brand, count if isinstance(count, int) else None)
+        if brand
+        else "",
+    }
+
+
 def rows_from_pytest_benchmark(payload: dict, source: str) -> pd.DataFrame:
     """One row per benchmark; the run id is derived from the file so re-reading is stable."""
     commit = payload.get("commit_info") or {}
@@ -40,7 +59,7 @@ def rows_from_pytest_benchmark(payload: dict, source: str) -> pd.DataFrame:
         "time": payload["datetime"],
         "git_commit": str(commit.get("id", ""))[:12],
         "host": machine.get("node", ""),
-        "device_name": (machine.get("cpu") or {}).get("brand_raw", ""),
+        **_machine_key(machine),
     }
     rows = []
     for bench in payload["benchmarks"]:

@@ -51,6 +51,34 @@ class Report:
         return int((self.gate["status"] == status).sum()) if not self.gate.empty else 0
 
     @property
+    def bench_errors(self) -> int:
+        """Timed cells of the latest bench runs that have no figure: the SUT raised or its worker
+        failed (a cell that cannot be timed is a gap in the dashboard, never a silent one)."""
+        if self.bench.empty or "outcome" not in self.bench:
+            return 0
+        return int((self.bench["outcome"] == Outcome.ERROR).sum())
+
+    def bench_suts(self) -> pd.DataFrame:
+        """Each foreign SUT a bench timed: its version, the eras timed, and what the timed calls
+        ran (the release's backend classes, or the call-site model), from its newest rows."""
+        columns = ["sut", "version", "eras", "timed_code"]
+        if self.bench.empty or "sut_version" not in self.bench:
+            return pd.DataFrame(columns=columns)
+        foreign = self.bench[self.bench["sut_version"].astype(str) != "builtin"]
+        rows = []
+        for sut, cells in foreign.groupby("sut", sort=True):
+            codes = cells.get("timed_code", pd.Series(dtype=str)).dropna().astype(str)
+            rows.append(
+                {
+                    "sut": sut,
+                    "version": ", ".join(sorted(set(cells["sut_version"].astype(str)))),
+                    "eras": ", ".join(sorted(set(cells["era"].astype(str)))),
+                    "timed_code": ", ".join(sorted({c.rsplit(".", 1)[-1] for c in codes if c})),
+                }
+            )
+        return pd.DataFrame(rows, columns=columns)
+
+    @property
     def failed(self) -> bool:
         return len(self.findings) > 0 or len(self.regressions) > 0 or len(self.real_code_drops) > 0
 
@@ -63,6 +91,7 @@ class Report:
             f"passed); {self.count('regression')} throughput regressions, "
             f"{self.count('improvement')} improvements, {self.count('noisy')} noisy, "
             f"{self.count('unchanged')} unchanged, {self.count('new')} new cells"
+            + (f", {self.bench_errors} bench cells with errors" if self.bench_errors else "")
             + (
                 f"; {len(self.real_code_drops)} SUT(s) lost release code"
                 if len(self.real_code_drops)

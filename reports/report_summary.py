@@ -36,12 +36,24 @@ def report_markdown(report: Report, dashboard: str) -> str:
         if not report.gate.empty
         else []
     )
+    # "new" cells that do have earlier runs, all on other machines: said, so a reader does not
+    # take a sharded job's move to another GPU for a judged pass.
+    elsewhere = (
+        [
+            f"`{r['cell']}`: {r['detail']}"
+            for _, r in report.gate.iterrows()
+            if r["status"] == "new" and r.get("detail")
+        ]
+        if not report.gate.empty
+        else []
+    )
     lost = [drop_line(row) for row in report.real_code_drops.to_dict("records")]
     for title, items in (
         ("Release code lost", lost),
         ("Regressions", regressions),
         ("Correctness findings", findings),
         ("Noisy cells (not judged)", noisy),
+        ("No baseline on this machine (not judged)", elsewhere),
         ("Skipped files", report.warnings),
     ):
         if items:

@@ -23,6 +23,7 @@ META_COLUMNS = (
     "device_name",
     "torch_version",
     "triton_version",
+    "host_class",
     "sut_version",
     "profile",
     "seed",
@@ -35,6 +36,11 @@ READ_COLUMNS = ("source",)
 # columns join a cell's key when a record has them (an extend and a decode write differ).
 CELL_COLUMNS = ("backend", "pool", "dtype", "sut", "engine", "era", "tokens", "device")
 CELL_DETAIL_COLUMNS = ("mode", "cache")
+# The machine a timing was taken on (metadata columns): the gate compares a cell's latest run
+# only with baseline runs of the same values, so a sharded nightly job that lands on another
+# GPU, another host CPU or another torch/triton build is never judged against this one. Rows
+# written before a column existed read it as "".
+MACHINE_COLUMNS = ("device_name", "torch_version", "triton_version", "host_class")
 
 # `kvh run --out` before the store existed wrote these columns, without kvh metadata.
 LEGACY_CHECK_COLUMNS = (

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from reports.atomic import write_atomic
+from reports.host_class import host_class
 from reports.pytest_benchmark import is_pytest_benchmark, rows_from_pytest_benchmark
 from reports.records import git_commit, new_run_id, normalise_outcomes, stamped
 from reports.schema import (
@@ -75,6 +76,7 @@ def run_meta(
         "device_name": device_name(device),
         "torch_version": _version("torch"),
         "triton_version": _version("triton"),
+        "host_class": host_class(),
         "sut_version": sut_version,
         "profile": profile,
         "seed": seed,

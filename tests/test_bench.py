@@ -208,9 +208,7 @@ def test_ctrl_c_before_any_family_finished_writes_nothing(tmp_path, monkeypatch)
     assert not out.exists() or not list(out.iterdir())
 
 
-def test_a_release_that_is_not_installed_is_a_usage_error_before_any_work(
-    tmp_path, capsys
-) -> None:
+def test_a_release_that_is_not_installed_is_a_usage_error_before_any_work(tmp_path, capsys) -> None:
     assert main(["bench", "--sut", "sglang==0.0.1", "--out", str(tmp_path)]) == 2
     assert "sglang==0.0.1" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())

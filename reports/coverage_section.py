@@ -1,5 +1,6 @@
-"""The dashboard's coverage section: the newest run's scenario-feature coverage, one row per
-cell, features as columns (n/a where the pool kind can never exercise one)."""
+"""The dashboard's coverage section: the newest run's scenario-feature coverage. First what no
+scenario reached where it could; then, folded, one row per cell with features as columns (n/a
+where the pool kind can never exercise one, for a numbered reason said once)."""
 
 from __future__ import annotations
 
@@ -58,8 +59,24 @@ def never_exercised(rows: pd.DataFrame) -> list[str]:
     return [str(feature) for feature, count in counts.items() if count == 0]
 
 
+def _gaps(rows: pd.DataFrame) -> str:
+    """The cells where a feature their pool kind can exercise was reached by no scenario."""
+    gaps = rows[(rows["unreachable"] == "") & (rows["scenarios"] == 0)]
+    if gaps.empty:
+        return '<p class="note">Every cell reached every feature its pool kind can exercise.</p>'
+    body = "".join(
+        "<tr>"
+        + "".join(f"<td>{html_value(value)}</td>" for value in cell)
+        + f"<td>{escape(', '.join(map(str, group['feature'])))}</td></tr>"
+        for cell, group in gaps.groupby(list(COVERAGE_CELL), sort=True, dropna=False)
+    )
+    head = "".join(f"<th>{escape(h)}</th>" for h in [*COVERAGE_CELL, "not reached"])
+    return f'<table id="coverage-gaps"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
 def coverage_section(coverage: pd.DataFrame) -> str:
-    """Features as columns, one row per cell: how many checked scenarios exercised each."""
+    """What no scenario reached where it could, first; then, folded, features as columns and one
+    row per cell: how many checked scenarios exercised each."""
     rows = newest_coverage(coverage)
     if rows.empty:
         return (
@@ -67,6 +84,10 @@ def coverage_section(coverage: pd.DataFrame) -> str:
             "next to its checks).</p>"
         )
     features = list(pd.unique(rows["feature"]))
+    # Why a kind can never exercise a feature, said once each and cited by number: the same
+    # reason on every row of a kind made this table most of the page's bytes.
+    reasons = list(pd.unique(rows.loc[rows["unreachable"] != "", "unreachable"]))
+    number = {reason: index for index, reason in enumerate(reasons, 1)}
     body = []
     for cell, group in rows.groupby(list(COVERAGE_CELL), sort=True, dropna=False):
         counts = dict(zip(group["feature"], group["scenarios"]))
@@ -76,7 +97,7 @@ def coverage_section(coverage: pd.DataFrame) -> str:
         tds += [
             f'<td class="covered">{int(counts[f])}</td>'
             if counts.get(f, 0) > 0
-            else f'<td title="{escape(unreachable[f])}">n/a</td>'
+            else f"<td>n/a<sup>{number[unreachable[f]]}</sup></td>"
             if f in unreachable
             else '<td class="uncovered" title="not exercised">&mdash;</td>'
             for f in features
@@ -85,15 +106,21 @@ def coverage_section(coverage: pd.DataFrame) -> str:
     # Feature names stand on end, so some thirty columns fit the page's width.
     head = "".join(f"<th>{escape(h)}</th>" for h in [*COVERAGE_CELL, "checked", "max slot"])
     head += "".join(f'<th class="feature">{escape(f)}</th>' for f in features)
+    legend = "".join(f"<li>{escape(reason)}</li>" for reason in reasons)
     never = never_exercised(rows)
     first = rows.iloc[0]
     return (
-        f'<p class="note">Run {escape(str(first["run_id"]))} ({html_value(first["time"])}). A cell '
-        "counts the checked scenarios that exercised the feature; &mdash; marks one no scenario "
-        "of the cell reached, n/a one its pool kind can never exercise (hover for why). Not "
+        f'<p class="note">Run {escape(str(first["run_id"]))} ({html_value(first["time"])}). Not '
         "exercised in any cell that can: "
         + (escape(", ".join(never)) if never else "none")
         + ".</p>"
+        + _gaps(rows)
+        + f"<details><summary>Every cell's coverage ({len(body)} cells, {len(features)} "
+        "features): a cell counts the checked scenarios that exercised the feature; &mdash; "
+        "marks one no scenario of the cell reached, n/a one its pool kind can never exercise, "
+        "for the numbered reason below</summary>"
         + f'<table id="feature-coverage"><thead><tr>{head}</tr></thead>'
         + f"<tbody>{''.join(body)}</tbody></table>"
+        + (f'<ol class="na-reasons">{legend}</ol>' if legend else "")
+        + "</details>"
     )

@@ -255,9 +255,14 @@ def test_dashboard_coverage_comes_from_the_newest_run_and_marks_uncovered_featur
     assert f"Run {newest}" in html and "Not exercised in any cell that can: padding." in html
     assert row.endswith(
         '<td class="covered">1</td><td class="uncovered" title="not exercised">&mdash;</td>'
-        '<td title="never in this kind">n/a</td>'
+        "<td>n/a<sup>1</sup></td>"
     )
+    assert '<ol class="na-reasons"><li>never in this kind</li></ol>' in table
     assert "<td>&gt;=2^17</td>" in row
+    # What no scenario reached where it could leads, before the folded table.
+    gaps = html[html.index('<table id="coverage-gaps">') :]
+    assert "<td>mha</td><td>bf16</td><td>plain</td><td>extend</td><td>padding</td>" in gaps
+    assert html.index('id="coverage-gaps"') < html.index('id="feature-coverage"')
 
 
 def test_dashboard_in_headless_chromium(dashboard, one_cause, tmp_path):

@@ -1,6 +1,6 @@
-"""The dashboard's coverage section: the newest run's scenario-feature coverage. First what no
-scenario reached where it could; then, folded, one row per cell with features as columns (n/a
-where the pool kind can never exercise one, for a numbered reason said once)."""
+"""The newest run's scenario-feature coverage: the dashboard's section (what no scenario reached
+where it could, and per feature how many cells reached it) and its own page, one row per cell
+with features as columns (n/a where the pool kind can never exercise one)."""
 
 from __future__ import annotations
 
@@ -59,33 +59,60 @@ def never_exercised(rows: pd.DataFrame) -> list[str]:
     return [str(feature) for feature, count in counts.items() if count == 0]
 
 
-def _gaps(rows: pd.DataFrame) -> str:
-    """The cells where a feature their pool kind can exercise was reached by no scenario."""
-    gaps = rows[(rows["unreachable"] == "") & (rows["scenarios"] == 0)]
-    if gaps.empty:
-        return '<p class="note">Every cell reached every feature its pool kind can exercise.</p>'
-    body = "".join(
-        "<tr>"
-        + "".join(f"<td>{html_value(value)}</td>" for value in cell)
-        + f"<td>{escape(', '.join(map(str, group['feature'])))}</td></tr>"
-        for cell, group in gaps.groupby(list(COVERAGE_CELL), sort=True, dropna=False)
+COVERAGE_PAGE = "coverage.html"  # beside dashboard.html: every cell's row
+
+
+def _by_feature(rows: pd.DataFrame) -> str:
+    """Per feature: the cells whose pool kind can exercise it, those that did, and the scenarios
+    that did; a feature no cell reached where it could is marked."""
+    reachable = rows[rows["unreachable"] == ""]
+    body = []
+    for feature, group in reachable.groupby("feature", sort=False):
+        reached = int((group["scenarios"] > 0).sum())
+        mark = ' class="uncovered"' if reached == 0 else ""
+        body.append(
+            f"<tr{mark}><td>{escape(str(feature))}</td><td>{len(group)}</td><td>{reached}</td>"
+            f"<td>{int(group['scenarios'].sum())}</td></tr>"
+        )
+    head = "".join(
+        f"<th>{h}</th>" for h in ("feature", "cells that can", "cells that did", "scenarios")
     )
-    head = "".join(f"<th>{escape(h)}</th>" for h in [*COVERAGE_CELL, "not reached"])
-    return f'<table id="coverage-gaps"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    return (
+        f'<table id="coverage-by-feature"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )
 
 
 def coverage_section(coverage: pd.DataFrame) -> str:
-    """What no scenario reached where it could, first; then, folded, features as columns and one
-    row per cell: how many checked scenarios exercised each."""
+    """The dashboard's view: what no scenario reached where it could, and per feature how many
+    cells reached it; every cell's row is on its own page (`coverage_table`), whose 10,000 cells
+    were most of the dashboard's bytes."""
     rows = newest_coverage(coverage)
     if rows.empty:
         return (
             '<p class="empty">No coverage recorded for this run (<code>kvh run</code> records it '
             "next to its checks).</p>"
         )
+    never = never_exercised(rows)
+    first = rows.iloc[0]
+    return (
+        f'<p class="note">Run {escape(str(first["run_id"]))} ({html_value(first["time"])}). Not '
+        "exercised in any cell that can: "
+        + (escape(", ".join(never)) if never else "none")
+        + f'. Every cell\'s row: <a href="{COVERAGE_PAGE}">{COVERAGE_PAGE}</a>.</p>'
+        + _by_feature(rows)
+    )
+
+
+def coverage_table(coverage: pd.DataFrame) -> str:
+    """Features as columns, one row per cell: how many checked scenarios exercised each; n/a
+    where the pool kind can never exercise one, for a numbered reason said once below."""
+    rows = newest_coverage(coverage)
+    if rows.empty:
+        return '<p class="empty">No coverage recorded.</p>'
     features = list(pd.unique(rows["feature"]))
     # Why a kind can never exercise a feature, said once each and cited by number: the same
-    # reason on every row of a kind made this table most of the page's bytes.
+    # reason on every row of a kind would be most of the page's bytes.
     reasons = list(pd.unique(rows.loc[rows["unreachable"] != "", "unreachable"]))
     number = {reason: index for index, reason in enumerate(reasons, 1)}
     body = []
@@ -107,20 +134,13 @@ def coverage_section(coverage: pd.DataFrame) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in [*COVERAGE_CELL, "checked", "max slot"])
     head += "".join(f'<th class="feature">{escape(f)}</th>' for f in features)
     legend = "".join(f"<li>{escape(reason)}</li>" for reason in reasons)
-    never = never_exercised(rows)
     first = rows.iloc[0]
     return (
-        f'<p class="note">Run {escape(str(first["run_id"]))} ({html_value(first["time"])}). Not '
-        "exercised in any cell that can: "
-        + (escape(", ".join(never)) if never else "none")
-        + ".</p>"
-        + _gaps(rows)
-        + f"<details><summary>Every cell's coverage ({len(body)} cells, {len(features)} "
-        "features): a cell counts the checked scenarios that exercised the feature; &mdash; "
-        "marks one no scenario of the cell reached, n/a one its pool kind can never exercise, "
-        "for the numbered reason below</summary>"
+        f'<p class="note">Run {escape(str(first["run_id"]))} ({html_value(first["time"])}). A cell '
+        "counts the checked scenarios that exercised the feature; &mdash; marks one no scenario "
+        "of the cell reached, n/a one its pool kind can never exercise, for the numbered reason "
+        "below.</p>"
         + f'<table id="feature-coverage"><thead><tr>{head}</tr></thead>'
         + f"<tbody>{''.join(body)}</tbody></table>"
         + (f'<ol class="na-reasons">{legend}</ol>' if legend else "")
-        + "</details>"
     )

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Optional
 import pandas as pd
 
 from reports.charts import interval_chart, line_chart, sparkline
-from reports.coverage_section import coverage_section, html_value
+from reports.coverage_section import coverage_section, coverage_table, html_value
 from reports.finding_groups import SPREAD_COLUMNS, group_findings
 from reports.outcome import Outcome
 from reports.real_code_history import drop_line
@@ -382,6 +382,24 @@ def _checked_suts(report: Report) -> str:
     return lost + _table(headers, rows, table_id="suts")
 
 
+def _page(title: str, body: str) -> str:
+    return (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'
+        f'<link rel="icon" href="data:,"><title>{escape(title)}</title>'
+        f"<style>{CSS}</style></head><body>{body}</body></html>\n"
+    )
+
+
+def render_coverage_page(coverage: pd.DataFrame) -> str:
+    """coverage.html: every cell's coverage row, linked from the dashboard's coverage section."""
+    return _page(
+        "kvh report: coverage",
+        '<h1>Scenario feature coverage</h1><p class="note"><a href="dashboard.html">'
+        "dashboard</a></p>" + coverage_table(coverage),
+    )
+
+
 def render_dashboard(report: Report, coverage: Optional[pd.DataFrame] = None) -> str:
     """The page; `coverage` is the store's coverage records (none: an older store)."""
     head = report.verdict().split(":", 1)[0]
@@ -404,16 +422,12 @@ def render_dashboard(report: Report, coverage: Optional[pd.DataFrame] = None) ->
     body = "".join(
         f'<h2 id="{escape(t.split()[0].lower())}">{escape(t)}</h2>{html}' for t, html in sections
     )
-    return (
-        f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'
-        f'<link rel="icon" href="data:,"><title>kvh report: {head}</title>'
-        f"<style>{CSS}</style></head>"
-        f'<body><h1>kvh report</h1><p class="note">results folder '
+    return _page(
+        f"kvh report: {head}",
+        f'<h1>kvh report</h1><p class="note">results folder '
         f"<code>{escape(report.results_dir.resolve().name)}</code>, "
         f"generated {now}</p>"
         f'<div class="verdict {head}">{escape(report.verdict())}</div>'
         + (f"<h3>Skipped files</h3><ul>{warnings}</ul>" if warnings else "")
-        + body
-        + "</body></html>\n"
+        + body,
     )

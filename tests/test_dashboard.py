@@ -12,7 +12,13 @@ import pytest
 
 from harness.cli import main as kvh
 from reports.browser import find_browser, visit
-from reports.dashboard import ERA_TABLE_HEADING, ERA_TABLE_SUT, NO_BACKEND, render_dashboard
+from reports.dashboard import (
+    ERA_TABLE_HEADING,
+    ERA_TABLE_SUT,
+    NO_BACKEND,
+    render_coverage_page,
+    render_dashboard,
+)
 from reports.finding_groups import fold_numbers
 from reports.gate import GateSettings
 from reports.records import records_frame
@@ -213,7 +219,8 @@ def test_dashboard_names_unreadable_files_relative_to_the_results_folder(tmp_pat
 
 
 def test_dashboard_shows_the_coverage_table_of_kvh_run(dashboard):
-    html = dashboard.read_text()
+    html = (dashboard.parent / "coverage.html").read_text()
+    assert '<a href="coverage.html">' in dashboard.read_text()
     table = html[html.index('<table id="feature-coverage">') :]
     table = table[: table.index("</table>")]
     assert '<th class="feature">slot 1</th>' in table
@@ -250,19 +257,21 @@ def test_dashboard_coverage_comes_from_the_newest_run_and_marks_uncovered_featur
     store = load(tmp_path)
     report = build_report(store, tmp_path, tmp_path / "report", GateSettings())
     html = render_dashboard(report, store.of("coverage"))
-    table = html[html.index('<table id="feature-coverage">') :]
-    row = table.split("<tbody>", 1)[1].split("</tr>", 1)[0]
     assert f"Run {newest}" in html and "Not exercised in any cell that can: padding." in html
+    # The dashboard counts per feature the cells that can reach it and those that did.
+    by_feature = html[html.index('<table id="coverage-by-feature">') :]
+    assert '<tr class="uncovered"><td>padding</td><td>1</td><td>0</td><td>0</td></tr>' in by_feature
+    assert "<tr><td>slot 1</td><td>1</td><td>1</td><td>1</td></tr>" in by_feature
+    assert 'id="feature-coverage"' not in html  # every cell's row is on coverage.html
+    page = render_coverage_page(store.of("coverage"))
+    table = page[page.index('<table id="feature-coverage">') :]
+    row = table.split("<tbody>", 1)[1].split("</tr>", 1)[0]
     assert row.endswith(
         '<td class="covered">1</td><td class="uncovered" title="not exercised">&mdash;</td>'
         "<td>n/a<sup>1</sup></td>"
     )
     assert '<ol class="na-reasons"><li>never in this kind</li></ol>' in table
     assert "<td>&gt;=2^17</td>" in row
-    # What no scenario reached where it could leads, before the folded table.
-    gaps = html[html.index('<table id="coverage-gaps">') :]
-    assert "<td>mha</td><td>bf16</td><td>plain</td><td>extend</td><td>padding</td>" in gaps
-    assert html.index('id="coverage-gaps"') < html.index('id="feature-coverage"')
 
 
 def test_dashboard_in_headless_chromium(dashboard, one_cause, tmp_path):

@@ -32,7 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out",
         type=Path,
-        help="where to write dashboard.html and summary.md (default RESULTS_DIR/report)",
+        help="where to write dashboard.html, coverage.html and summary.md "
+        "(default RESULTS_DIR/report)",
     )
     parser.add_argument(
         "--threshold",
@@ -82,7 +83,8 @@ def main(arguments: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} exists and is not a folder")
     from reports.atomic import write_text_atomic
-    from reports.dashboard import render_dashboard
+    from reports.coverage_section import COVERAGE_PAGE
+    from reports.dashboard import render_coverage_page, render_dashboard
     from reports.report_data import build_report
     from reports.report_summary import report_markdown
     from reports.store import load
@@ -93,9 +95,9 @@ def main(arguments: argparse.Namespace) -> int:
     report = build_report(store, results, out, settings_from(arguments, known))
     for warning in report.warnings:
         print(f"kvh: warning: {warning}", file=sys.stderr)
-    dashboard = write_text_atomic(
-        out / "dashboard.html", render_dashboard(report, store.of("coverage"))
-    )
+    coverage = store.of("coverage")
+    dashboard = write_text_atomic(out / "dashboard.html", render_dashboard(report, coverage))
+    write_text_atomic(out / COVERAGE_PAGE, render_coverage_page(coverage))
     summary = report_markdown(report, str(dashboard))
     write_text_atomic(out / "summary.md", summary)
     print(summary, end="")

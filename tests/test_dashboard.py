@@ -301,3 +301,40 @@ def test_dashboard_in_headless_chromium(dashboard, one_cause, tmp_path):
     assert page.value["width"] <= page.value["window"] == 1280  # nothing runs off the page
     one_cause_page = visit(one_cause[0], "document.documentElement.scrollWidth")
     assert one_cause_page.errors == [] and one_cause_page.value <= 1280
+
+
+def bench_row(sut: str, outcome: str, **fields) -> dict:
+    cell = dict(backend="triton", pool="mha", dtype="bf16", engine="-", era="bundled", tokens=1)
+    return {
+        **cell,
+        "device": "cpu",
+        "mode": "decode",
+        "sut": sut,
+        "sut_version": sut.split("==")[-1],
+        "outcome": outcome,
+        "samples_ns": [],
+        **fields,
+    }
+
+
+def test_a_release_bench_is_under_systems_under_test_and_its_errors_in_the_verdict(tmp_path):
+    rows = [
+        bench_row(
+            "sglang==0.5.14",
+            "measured",
+            timed_code="sglang.srt.layers.attention.triton_backend.TritonAttnBackend",
+        ),
+        bench_row("sglang==0.5.13", "error", error="raised while timing: AssertionError"),
+    ]
+    meta = {k: v for k, v in run_meta("cpu", seed=0).items() if k != "sut_version"}  # as kvh bench
+    append(tmp_path, records_frame("bench", rows), "bench", meta)
+    report = build_report(load(tmp_path), tmp_path, tmp_path / "report", GateSettings())
+    assert report.bench_errors == 1
+    assert report.verdict().endswith(", 1 bench cells with errors")
+    html = render_dashboard(report)
+    suts = html[html.index('id="bench-suts"') :]
+    assert "no foreign SUT" not in html
+    assert (
+        "<td>sglang==0.5.14</td><td>0.5.14</td><td>bundled</td><td>TritonAttnBackend</td>" in suts
+    )
+    assert "<td>sglang==0.5.13</td>" in suts  # a SUT whose every cell errored still ran

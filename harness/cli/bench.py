@@ -275,6 +275,8 @@ def _bench(arguments: argparse.Namespace, options: BenchOptions, suts: list[SutC
             print(f"kvh: {line}", file=sys.stderr)
     _say_conventions(options, suts)
     meta = run_meta(options.device, options.seed, "bench")
+    # Each row carries its own SUT's version: a run's one value would stamp every release "".
+    del meta["sut_version"]
     print(
         f"kvh bench: load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs",
         file=sys.stderr,

@@ -36,6 +36,7 @@ def test_two_releases_are_timed_side_by_side_through_their_release_code(tmp_path
     rows = load(out).of("bench")
     assert set(rows.outcome) == {"measured"}, rows[["sut", "pool", "error"]].to_string()
     assert set(rows.sut) == {OLDER, NEWER} and set(rows.pool) == {"mha", "swa_mha"}
+    assert set(rows.sut_version) == {"0.5.13", "0.5.14"}  # each row its own release's
     # Each release's own TritonAttnBackend ran from its forward's entry to the write door.
     assert set(rows.timed_code) == {"sglang.srt.layers.attention.triton_backend.TritonAttnBackend"}
     newer = rows[rows.sut == NEWER]

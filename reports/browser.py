@@ -124,8 +124,11 @@ def visit(
     width: int = 1280,
     browser: Optional[str] = None,
     timeout_s: float = 60.0,
+    height: int = 800,
+    full_page: bool = True,
 ) -> PageVisit:
-    """Load `page`, then evaluate `expression` (JSON-serialisable result) and screenshot it."""
+    """Load `page` in a `width` x `height` window, then evaluate `expression` (JSON-serialisable
+    result) and screenshot it: the whole page, or with `full_page=False` the window alone."""
     browser = browser or find_browser()
     if browser is None:
         raise FileNotFoundError(f"no Chromium found (looked for {', '.join(BROWSERS)})")
@@ -155,7 +158,7 @@ def visit(
                 "Emulation.setDeviceMetricsOverride",
                 session,
                 width=width,
-                height=800,
+                height=height,
                 deviceScaleFactor=1,
                 mobile=False,
             )
@@ -168,7 +171,7 @@ def visit(
                 returnByValue=True,
             )["result"]
             shot = pipe.call(
-                "Page.captureScreenshot", session, format="png", captureBeyondViewport=True
+                "Page.captureScreenshot", session, format="png", captureBeyondViewport=full_page
             )
             return PageVisit(
                 _errors(pipe.events),

@@ -20,6 +20,7 @@ from reports.real_code_history import drop_line
 from reports.report_data import MATRIX_FILE, Report
 from reports.schema import CELL_COLUMNS, CELL_DETAIL_COLUMNS, MACHINE_COLUMNS
 from reports.summary import doors_driven, release_code_of
+from reports.throughput_glance import throughput_glance
 
 CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1300px}
@@ -37,7 +38,7 @@ td.covered{background:#e6f4ea;text-align:right}td.uncovered{background:#fde8e8;t
 #feature-coverage td,#feature-coverage th{font-size:12px;padding:2px 4px}
 #feature-coverage th.feature{writing-mode:vertical-rl;transform:rotate(180deg);\
 white-space:nowrap;vertical-align:bottom}
-#correctness span{white-space:nowrap}td.ok{background:#e6f4ea}td.fail{background:#fde8e8}\
+.correctness span{white-space:nowrap}td.ok{background:#e6f4ea}td.fail{background:#fde8e8}\
 td.fail b{color:#a00}.not-run{color:#666;font-size:11px}.lost{color:#a00}
 tr.subject th{background:#e8eef7}td.rowlabel{font-style:italic;color:#555}
 summary{cursor:pointer;margin:8px 0}
@@ -107,10 +108,37 @@ def _subjects(checks: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     return subjects
 
 
-def _check_matrix(checks: pd.DataFrame) -> str:
+RAN = (Outcome.PASS, Outcome.FINDING, Outcome.KNOWN_DIVERGENCE, Outcome.BOTH_RAISED)
+
+
+def _check_matrix(checks: pd.DataFrame, families: Optional[dict[str, str]] = None) -> str:
+    """One grid of backends by pool kinds per family of kinds (`families`: kind -> family, base
+    first; the kvh report verb passes harness/report/families.py's), each with only the backends
+    and kinds that ran a check; then, in one line, the backends no check ran through."""
     if checks.empty:
         return '<p class="empty">No check records (run <code>kvh run</code> into this folder).</p>'
-    pools = sorted(checks["pool"].unique())
+    families = families or {}
+    ran = checks[checks["outcome"].isin(RAN)]
+    rank = {pool: index for index, pool in enumerate(families)}
+    pools = sorted(ran["pool"].unique(), key=lambda pool: (rank.get(pool, len(rank)), pool))
+    by_family: dict[str, list[str]] = {}
+    for pool in pools:
+        by_family.setdefault(families.get(pool, "other"), []).append(pool)
+    grids = []
+    for family, kinds in by_family.items():
+        ran_here = ran[ran["pool"].isin(kinds)]["backend"]
+        rows = checks[checks["pool"].isin(kinds) & checks["backend"].isin(ran_here)]
+        grids.append(f"<h3>{escape(family)} kinds</h3>" + _grid(rows, kinds, family))
+    return (
+        "".join(grids)
+        + '<p class="note">Cells: checks passed / with findings, +kd known divergences, then what '
+        "was not checked (hover for why); blank: no check of that backend on that pool kind. "
+        "The era table runs each era&#39;s call-site model against the ground truth.</p>"
+        + _never_ran(checks[~checks["backend"].isin(ran["backend"])])
+    )
+
+
+def _grid(checks: pd.DataFrame, pools: list[str], family: str) -> str:
     body = []
     for heading, rows in _subjects(checks):
         span = len(pools) + 1
@@ -129,12 +157,21 @@ def _check_matrix(checks: pd.DataFrame) -> str:
             body.append(f"<tr>{label}{''.join(cells)}</tr>")
     head = "".join(f"<th>{escape(h)}</th>" for h in ["backend", *pools])
     return (
-        f'<table id="correctness"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody>'
-        "</table>"
-        '<p class="note">Cells: checks passed / with findings, +kd known divergences, then what '
-        "was not checked (hover for why); blank: no check of that backend on that pool kind. "
-        "The era table runs each era&#39;s call-site model against the ground truth.</p>"
+        f'<table id="correctness-{escape(family)}" class="correctness"><thead><tr>{head}</tr>'
+        f"</thead><tbody>{''.join(body)}</tbody></table>"
     )
+
+
+def _never_ran(idle: pd.DataFrame) -> str:
+    """The backends none of whose checks ran, with their skips counted: out of the grid, which
+    they would fill with blank rows, but never out of sight."""
+    if idle.empty:
+        return ""
+    counts = idle["backend"].fillna("").astype(str).value_counts()
+    named = [
+        f"{backend or NO_BACKEND} ({count} skipped)" for backend, count in sorted(counts.items())
+    ]
+    return f'<p class="note">No check ran through: {escape(", ".join(named))}.</p>'
 
 
 def _finding_rows(findings: pd.DataFrame) -> list[list[str]]:
@@ -407,20 +444,29 @@ def render_dashboard(report: Report, coverage: Optional[pd.DataFrame] = None) ->
     warnings = "".join(
         f"<li>{escape(_within_results(w, report.results_dir))}</li>" for w in report.warnings
     )
+    # The first screen (1280 x 900) holds the verdict, the finding groups, what each SUT ran as
+    # release code, and throughput per cell family; the details follow.
     sections = [
-        ("Correctness", _check_matrix(report.checks) + "<h3>Findings</h3>" + _findings(report)),
+        ("findings-section", "Findings", _findings(report)),
+        ("suts", "Systems under test", _suts(report)),
         (
+            "throughput-glance",
+            "Throughput at a glance",
+            throughput_glance(report.bench, report.gate),
+        ),
+        ("correctness", "Correctness", _check_matrix(report.checks, report.pool_families)),
+        (
+            "scenario",
             "Scenario feature coverage",
             coverage_section(pd.DataFrame() if coverage is None else coverage),
         ),
-        ("Coverage and capability matrix", _matrix(report)),
-        ("Systems under test", _suts(report)),
-        ("Throughput", _throughput(report)),
-        ("API overhead", _overhead(report)),
-        ("Regression gate and history", _regressions(report)),
+        ("coverage", "Coverage and capability matrix", _matrix(report)),
+        ("throughput", "Throughput", _throughput(report)),
+        ("api", "API overhead", _overhead(report)),
+        ("regression", "Regression gate and history", _regressions(report)),
     ]
     body = "".join(
-        f'<h2 id="{escape(t.split()[0].lower())}">{escape(t)}</h2>{html}' for t, html in sections
+        f'<h2 id="{ident}">{escape(title)}</h2>{html}' for ident, title, html in sections
     )
     return _page(
         f"kvh report: {head}",

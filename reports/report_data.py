@@ -42,6 +42,9 @@ class Report:
     suts: pd.DataFrame = field(default_factory=pd.DataFrame)  # newest `sut` row of every SUT
     # reports.real_code_history.real_code_drops: backends a SUT's newest run lost as release code
     real_code_drops: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # Each pool kind's family, base kinds first, in the order tables show them
+    # (harness/report/families.py, which reports/ may not import: the kvh report verb passes it).
+    pool_families: dict[str, str] = field(default_factory=dict)
 
     @property
     def regressions(self) -> pd.DataFrame:
@@ -62,9 +65,9 @@ class Report:
         """Each foreign SUT a bench timed: its version, the eras timed, and what the timed calls
         ran (the release's backend classes, or the call-site model), from its newest rows."""
         columns = ["sut", "version", "eras", "timed_code"]
-        if self.bench.empty or "sut_version" not in self.bench:
+        if self.bench.empty:
             return pd.DataFrame(columns=columns)
-        foreign = self.bench[self.bench["sut_version"].astype(str) != "builtin"]
+        foreign = self.bench[~self.bench["sut"].astype(str).str.startswith("builtin")]
         rows = []
         for sut, cells in foreign.groupby("sut", sort=True):
             codes = cells.get("timed_code", pd.Series(dtype=str)).dropna().astype(str)

@@ -92,7 +92,7 @@ def one_cause(tmp_path_factory) -> tuple[Path, Report]:
 
 def body_rows(html: str, table_id: str) -> list[str]:
     """The HTML of each body row of the table `table_id` (the page nests no tables)."""
-    table = html.split(f'<table id="{table_id}">', 1)[1].split("</table>", 1)[0]
+    table = html.split(f'<table id="{table_id}"', 1)[1].split("</table>", 1)[0]
     return [row for row in table.split("<tbody>", 1)[1].split("</tr>") if "<t" in row]
 
 
@@ -103,16 +103,27 @@ def cells(row: str) -> list[str]:
 
 
 def grid(html: str) -> tuple[list[str], dict[str, dict[str, list[str]]]]:
-    """The correctness grid: its pool columns, and {section heading: {row label: cells}}."""
-    head = html.split('<table id="correctness">', 1)[1].split("</thead>", 1)[0]
+    """The correctness grids, one per family of pool kinds, joined: their pool columns, and
+    {section heading: {row label: cells}} (blank where a row is not in a family's grid)."""
+    pools: list[str] = []
     sections: dict[str, dict[str, list[str]]] = {}
-    for row in body_rows(html, "correctness"):
-        label, *rest = cells(row)
-        if 'class="subject"' in row:
-            sections[label] = {}
-        else:
-            sections[list(sections)[-1]][label] = rest
-    return cells(head)[1:], sections
+    for table_id in re.findall(r'<table id="(correctness-[\w-]+)"', html):
+        head = html.split(f'<table id="{table_id}"', 1)[1].split("</thead>", 1)[0]
+        columns = cells(head)[1:]
+        heading, seen = "", {}
+        for row in body_rows(html, table_id):
+            label, *rest = cells(row)
+            if 'class="subject"' in row:
+                heading = label
+            else:
+                seen[(heading, label)] = rest
+        for heading, label in seen:
+            sections.setdefault(heading, {}).setdefault(label, [""] * len(pools))
+        for heading, rows in sections.items():
+            for label in rows:
+                rows[label] += seen.get((heading, label), [""] * len(columns))
+        pools += columns
+    return pools, sections
 
 
 def test_findings_of_one_cause_are_one_group_with_its_count_and_one_repro(one_cause):
@@ -338,3 +349,23 @@ def test_a_release_bench_is_under_systems_under_test_and_its_errors_in_the_verdi
         "<td>sglang==0.5.14</td><td>0.5.14</td><td>bundled</td><td>TritonAttnBackend</td>" in suts
     )
     assert "<td>sglang==0.5.13</td>" in suts  # a SUT whose every cell errored still ran
+
+
+FIRST_SCREEN = """(() => {
+  const top = (selector) => {
+    const element = document.querySelector(selector);
+    return element ? element.getBoundingClientRect().bottom : null;
+  };
+  return {verdict: top(".verdict"), groups: top("#finding-groups"), suts: top("#suts"),
+          glance: top("#glance"), window: window.innerHeight};
+})()"""
+
+
+def test_the_first_screen_holds_the_verdict_the_finding_groups_and_throughput(dashboard):
+    if find_browser() is None:
+        pytest.skip("no Chromium installed (.ci/run installs Debian's chromium)")
+    page = visit(dashboard, FIRST_SCREEN, height=900, full_page=False)
+    assert page.errors == [] and page.value["window"] == 900
+    # Each one's bottom edge, as laid out at 1280 x 900: within the window, so in sight unscrolled.
+    for part in ("verdict", "groups", "suts", "glance"):
+        assert page.value[part] is not None and 0 < page.value[part] <= 900, (part, page.value)

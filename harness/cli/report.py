@@ -82,6 +82,7 @@ def main(arguments: argparse.Namespace) -> int:
     out = arguments.out or results / "report"
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} exists and is not a folder")
+    from harness.report.families import pool_families
     from reports.atomic import write_text_atomic
     from reports.coverage_section import COVERAGE_PAGE
     from reports.dashboard import render_coverage_page, render_dashboard
@@ -93,6 +94,7 @@ def main(arguments: argparse.Namespace) -> int:
     _refuse_nothing_to_judge(results, store)
     known = {str(r) for f in store.frames.values() for r in f["run_id"].unique()}
     report = build_report(store, results, out, settings_from(arguments, known))
+    report.pool_families = pool_families()  # base kinds first
     for warning in report.warnings:
         print(f"kvh: warning: {warning}", file=sys.stderr)
     coverage = store.of("coverage")

@@ -181,13 +181,11 @@ def _fmt(value, spec: str) -> str:
     return "" if value is None or value != value else format(value, spec)
 
 
-def _ratio(row: dict) -> str:
-    if not row.get("api_overhead_ratio"):
+def _interval(row: dict, ratio: str, low: str, high: str) -> str:
+    """`ratio [low, high]` from the row's columns of those names ("" where it has no ratio)."""
+    if not row.get(ratio):
         return ""
-    return (
-        f"{_fmt(row['api_overhead_ratio'], '.3f')} [{_fmt(row.get('api_overhead_ci_low'), '.3f')}, "
-        f"{_fmt(row.get('api_overhead_ci_high'), '.3f')}]"
-    )
+    return f"{_fmt(row[ratio], '.3f')} [{_fmt(row.get(low), '.3f')}, {_fmt(row.get(high), '.3f')}]"
 
 
 def _code(timed_code) -> str:
@@ -198,12 +196,8 @@ def _code(timed_code) -> str:
 
 
 def _sut_ratio(row: dict) -> str:
-    if not row.get("sut_ratio"):
-        return ""
-    return (
-        f"{_fmt(row['sut_ratio'], '.3f')} [{_fmt(row.get('sut_ratio_ci_low'), '.3f')}, "
-        f"{_fmt(row.get('sut_ratio_ci_high'), '.3f')}] vs {row['sut_baseline']}"
-    )
+    interval = _interval(row, "sut_ratio", "sut_ratio_ci_low", "sut_ratio_ci_high")
+    return f"{interval} vs {row['sut_baseline']}" if interval else ""
 
 
 def _table_row(r: dict) -> dict:
@@ -226,7 +220,9 @@ def _table_row(r: dict) -> dict:
         "mad_cv": _fmt(r.get("mad_cv"), ".3f"),
         "GB/s": _fmt(r.get("gbps"), ".2f"),
         "roofline": _fmt(r.get("roofline_fraction"), ".2f"),
-        "new/old [95% CI]": _ratio(r),
+        "new/old [95% CI]": _interval(
+            r, "api_overhead_ratio", "api_overhead_ci_low", "api_overhead_ci_high"
+        ),
         "code": _code(r.get("timed_code")),
         "call us": _fmt(r.get("call_us"), ".1f"),
         "/first SUT [95% CI]": _sut_ratio(r),

@@ -60,10 +60,13 @@ def counts_line(outcomes: Iterable[str], by_design: int = 0) -> str:
     `outcomes` are the checks' (they add up to the count); `by_design`: the rows a declared
     trim of the plan left out, said apart and not counted."""
     outcomes = list(outcomes)
-    tally = counts(outcomes)
+    return _line(len(outcomes), counts(outcomes), by_design)
+
+
+def _line(checks: int, tally: Mapping[Outcome, int], by_design: int) -> str:
     apart = f"; {by_design} left out by design (out of focus), not counted" if by_design else ""
     return (
-        f"{len(outcomes)} checks: {tally[Outcome.PASS]} passed, {tally[Outcome.FINDING]} with "
+        f"{checks} checks: {tally[Outcome.PASS]} passed, {tally[Outcome.FINDING]} with "
         f"findings, {tally[Outcome.KNOWN_DIVERGENCE]} known divergences, "
         f"{tally[Outcome.BOTH_RAISED]} both raised, {tally[Outcome.SKIPPED]} skipped, "
         f"{tally[Outcome.UNEXPLORED]} unexplored{apart}"
@@ -72,15 +75,31 @@ def counts_line(outcomes: Iterable[str], by_design: int = 0) -> str:
 
 def rows_counts_line(rows: Iterable[Mapping[str, object]]) -> str:
     """counts_line of stored check rows (dicts, as a run collects them): by-design rows apart."""
-    outcomes, by_design = [], 0
+    running = RunningCounts()
     for row in rows:
+        running.add(row)
+    return running.line()
+
+
+class RunningCounts:
+    """rows_counts_line of the rows added so far, kept as they come: a run prints it after every
+    group, and reading every row again each time cost 2.5 s of a 20 s run."""
+
+    def __init__(self) -> None:
+        self.tally: Counter[Outcome] = Counter()
+        self.by_design = 0
+
+    def add(self, row: Mapping[str, object]) -> None:
         if row["outcome"] == Outcome.SKIPPED.value and (
             skip_kind_of(row.get("skip_kind")) is SkipKind.BY_DESIGN
         ):
-            by_design += 1
+            self.by_design += 1
         else:
-            outcomes.append(str(row["outcome"]))
-    return counts_line(outcomes, by_design)
+            self.tally[Outcome(normalised(str(row["outcome"])))] += 1
+
+    def line(self) -> str:
+        checks = sum(self.tally.values())
+        return _line(checks, {o: self.tally.get(o, 0) for o in CHECK_OUTCOMES}, self.by_design)
 
 
 def column_of(row: pd.Series) -> str:

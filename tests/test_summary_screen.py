@@ -10,7 +10,7 @@ from backends.registry import BACKENDS
 from harness.report.run_summary import StoredRun, run_summary
 from reports.records import records_frame
 from reports.store import run_meta
-from reports.summary import counts_line, rows_counts_line
+from reports.summary import RunningCounts, counts_line, rows_counts_line
 
 ROW = {
     "sut": "builtin", "device": "cpu", "backend": "plain", "mode": "extend", "pool": "mha",
@@ -98,6 +98,10 @@ def test_rows_left_out_by_design_are_counted_apart_alike_in_progress_and_verdict
         dict(ROW, outcome="skipped"),  # a store written before the column: a plain skip
     ]
     assert rows_counts_line(rows) == counts_line(["pass", "skipped", "skipped"], 1)
+    running = RunningCounts()  # what a run prints after each group, kept as rows come
+    for row in rows:
+        running.add(row)
+    assert running.line() == rows_counts_line(rows)
     assert rows_counts_line(rows).startswith("3 checks: 1 passed") and "1 left out by design" in (
         rows_counts_line(rows)
     )

@@ -293,7 +293,7 @@ def _run(
     from harness.sut.load.loader import SutLoadError
     from reports.outcome import Outcome
     from reports.store import run_meta
-    from reports.summary import rows_counts_line
+    from reports.summary import RunningCounts
 
     try:
         suts = resolve_suts(options, started)
@@ -313,6 +313,7 @@ def _run(
     progress = ProgressReporter("kvh", unit="group")
 
     coverage = Coverage()
+    checked = RunningCounts()  # the candidates' checks so far (the era table's apart)
 
     def on_result(result: CellResult) -> None:
         # The repro first and the row last, so that a run interrupted in here keeps a check
@@ -331,6 +332,8 @@ def _run(
                 (result.pool, result.dtype, subject.backend, subject.mode), result.scenario
             )
         rows.append(row)
+        if row["sut"] != ERA_TABLE_SUT:
+            checked.add(row)
         # Every check comes through here: a signal whose first raise Python lost stops the run.
         stop_signals.raise_if_stopped()
 
@@ -338,8 +341,7 @@ def _run(
 
     def on_group(group: str, done: int, total: int) -> None:
         finished.append(group)
-        checked = (row for row in rows if row["sut"] != ERA_TABLE_SUT)
-        progress(done, total, f"[{done}/{total}] {group} done: {rows_counts_line(checked)} so far")
+        progress(done, total, f"[{done}/{total}] {group} done: {checked.line()} so far")
 
     log = None
     stop: Optional[KeyboardInterrupt] = None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pytest
 
 from harness.bench.bench_rows import TimedCell, sut_baseline
 from harness.bench.interleave import sample_interleaved
@@ -18,6 +19,7 @@ from harness.bench.plan import (
     foreign_eras,
     written_layers,
 )
+from harness.bench.remote import RemoteTimedWrite
 from harness.bench.served import BenchService
 from harness.bench.timers import Budget, CpuTimer, Samples
 from harness.bench.timing_stats import ab_test
@@ -142,3 +144,25 @@ def test_a_release_is_compared_with_the_first_release_through_its_own_era() -> N
     # Only a measured cell is a baseline.
     unmeasured = dataclasses.replace(cells[0], samples=[])
     assert sut_baseline(cells[1], {**results, cells[0].cell.label: unmeasured}, order) is None
+
+
+class _Interrupted:
+    """A worker asked a question when the bench's time limit (or Ctrl-C) cut the wait short."""
+
+    def __init__(self) -> None:
+        self.stopped = False
+
+    def ask(self, *args, **kwargs) -> dict:
+        raise KeyboardInterrupt
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
+def test_a_wait_cut_short_stops_the_worker_so_no_late_answer_is_read_as_the_next() -> None:
+    worker = _Interrupted()
+    write = RemoteTimedWrite.__new__(RemoteTimedWrite)
+    write.worker, write.label, write.timeout_s, write.device = worker, "a", 1.0, "cpu"
+    with pytest.raises(KeyboardInterrupt):
+        write.turn("warm", "warm:timed", [], TINY, 1)
+    assert worker.stopped

@@ -62,8 +62,7 @@ def _timed_write(
             era=cell.era,
             cuda_graph=options.cuda_graph,
         )
-
-        return RemoteTimedWrite(module, cell.label, scenario, candidate, options.timeout_s or 300.0)
+        return RemoteTimedWrite(module, cell.label, scenario, candidate, _worker_limit(options))
     with time_limit(options.timeout_s):
         return TimedWrite(
             module,
@@ -74,6 +73,12 @@ def _timed_write(
             cell.mode,
             options.cuda_graph,
         )
+
+
+def _worker_limit(options: BenchOptions) -> float:
+    """How long a worker may take to answer: the per-cell limit, or BenchOptions' default where
+    --timeout left it unbounded (a worker that never answers would stop the bench)."""
+    return options.timeout_s or BenchOptions.timeout_s
 
 
 def _described(error: BaseException) -> str:
@@ -128,7 +133,7 @@ def measure_family(
         )
     workers = {id(w.worker): w.worker for w in timed.values() if isinstance(w, RemoteTimedWrite)}
     for worker in workers.values():
-        close_remote(worker, options.timeout_s or 300.0)
+        close_remote(worker, _worker_limit(options))
     copy = sampled[COPY]
     if isinstance(copy, Exception):
         raise copy  # the harness's own copy failed: no roofline can be trusted

@@ -44,11 +44,14 @@ class RemoteTimedWrite:
             raise RemoteError(answer["error"])
         self.timed_code = answer["timed_code"]
 
-    def _ask(self, request: dict, scenario: Optional[Scenario] = None, start=False) -> dict:
+    def _ask(self, request: dict, scenario: Optional[Scenario] = None, start: bool = False) -> dict:
         try:
             return self.worker.ask(request, self.timeout_s, scenario, start)
         except WorkerFailure as failure:
             raise RemoteError(str(failure)) from None
+        except BaseException:  # the bench's own time limit, Ctrl-C: stopped between question
+            self.worker.stop()  # and answer, whose answer must never be read as the next one's
+            raise
 
     def turn(
         self, cache: str, phase: str, samples: list[int], budget: Budget, per_turn: int

@@ -203,7 +203,11 @@ class IsolatedSut:
             ) from None
 
     def ask(
-        self, request: dict, timeout_s: float, scenario: Optional[Scenario] = None, start=False
+        self,
+        request: dict,
+        timeout_s: float,
+        scenario: Optional[Scenario] = None,
+        start: bool = False,
     ) -> dict:
         """One request and its answer (a bench's). `start`: start the worker first where it is not
         running; otherwise a worker that failed earlier raises WorkerFailure("stopped"), since

@@ -75,7 +75,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sut",
         action="append",
-        help="builtin[:ENGINE], sglang, a module or a .py file (repeatable; default builtin)",
+        help="builtin[:ENGINE], sglang, an installed release sglang==X or a range (each timed in "
+        "its worker), a module or a .py file (repeatable; default builtin)",
     )
     for flag, known in MATRIX:
         parser.add_argument(f"--{flag}", type=csv_list, help=f"comma list of {', '.join(known)}")

@@ -155,3 +155,22 @@ def test_a_pool_sized_by_its_scenario_is_never_lent_to_one_that_needs_another_si
     assert qsa_request_slots(prefill) != qsa_request_slots(decode)
     assert _key(module, prefill, "cpu") != _key(module, decode, "cpu")
     assert _key(module, prefill, "cpu") == _key(module, dataclasses.replace(prefill), "cpu")
+
+
+def test_the_idle_pools_bytes_are_kept_as_they_come_and_go_and_the_oldest_dropped() -> None:
+    cache = pool_cache.PoolCache()
+
+    def lease(key: str, nbytes: int) -> pool_cache.Lease:
+        return pool_cache.Lease(key, None, None, {}, (), [], nbytes)
+
+    half = pool_cache.CACHE_BYTES // 2
+    for key in ("a", "b", "c"):  # the third goes over the limit: the oldest is dropped
+        cache.hold(lease(key, half))
+    assert list(cache.entries) == ["b", "c"] and cache.held_bytes == 2 * half
+    cache.hold(lease("c", 10))  # held again, smaller
+    assert cache.held_bytes == half + 10
+    assert cache.lend("b").nbytes == half and cache.held_bytes == 10
+    assert cache.lend("b") is None and cache.held_bytes == 10
+    cache.hold(lease("big", 4 * pool_cache.CACHE_BYTES))  # one over the limit alone stays
+    assert list(cache.entries) == ["big"]
+    assert cache.held_bytes == 4 * pool_cache.CACHE_BYTES

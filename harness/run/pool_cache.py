@@ -68,6 +68,26 @@ class PoolCache:
     entries: OrderedDict = field(default_factory=OrderedDict)
     counts: dict[str, int] = field(default_factory=dict)
     _expected: Optional[tuple[Scenario, Expected]] = None
+    # The entries' bytes, kept as they come and go: summing them at every hand-back cost a
+    # second of a default run.
+    held_bytes: int = 0
+
+    def lend(self, key: tuple) -> Optional[Lease]:
+        lease = self.entries.pop(key, None)
+        if lease is not None:
+            self.held_bytes -= lease.nbytes
+        return lease
+
+    def hold(self, lease: Lease) -> None:
+        """Keep `lease` idle, newest last, dropping the oldest beyond CACHE_BYTES (one stays)."""
+        if lease.key in self.entries:
+            self.held_bytes -= self.entries[lease.key].nbytes
+        self.entries[lease.key] = lease
+        self.entries.move_to_end(lease.key)
+        self.held_bytes += lease.nbytes
+        while self.held_bytes > CACHE_BYTES and len(self.entries) > 1:
+            _, dropped = self.entries.popitem(last=False)
+            self.held_bytes -= dropped.nbytes
 
     def count(self, what: str) -> None:
         self.counts[what] = self.counts.get(what, 0) + 1
@@ -105,7 +125,7 @@ def take_pool(
         fill(pool, scenario)
         return pool, None
     key = _key(module, scenario, device)
-    lease = CACHE.entries.pop(key, None)
+    lease = CACHE.lend(key)
     if lease is not None:
         reason = _unfit(lease)
         if reason is None:
@@ -137,12 +157,7 @@ def keep_pool(lease: Optional[Lease], scenario: Scenario) -> None:
     if lease is None:
         return
     lease.last = scenario
-    CACHE.entries[lease.key] = lease
-    CACHE.entries.move_to_end(lease.key)
-    total = sum(e.nbytes for e in CACHE.entries.values())
-    while total > CACHE_BYTES and len(CACHE.entries) > 1:
-        _, dropped = CACHE.entries.popitem(last=False)
-        total -= dropped.nbytes
+    CACHE.hold(lease)
 
 
 def _unfit(lease: Lease) -> Optional[str]:
@@ -246,5 +261,6 @@ def fingerprint(pool: Any, buffers: set[int]) -> tuple[tuple, list[torch.Tensor]
 def clear() -> None:
     """Drop every idle pool (a test that builds its own SUT modules starts clean)."""
     CACHE.entries.clear()
+    CACHE.held_bytes = 0
     CACHE.counts.clear()
     CACHE._expected = None

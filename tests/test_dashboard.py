@@ -12,13 +12,8 @@ import pytest
 
 from harness.cli import main as kvh
 from reports.browser import find_browser, visit
-from reports.dashboard import (
-    ERA_TABLE_HEADING,
-    ERA_TABLE_SUT,
-    NO_BACKEND,
-    render_coverage_page,
-    render_dashboard,
-)
+from reports.correctness_grid import ERA_TABLE_HEADING, ERA_TABLE_SUT, NO_BACKEND
+from reports.dashboard import render_coverage_page, render_dashboard
 from reports.finding_groups import fold_numbers
 from reports.gate import GateSettings
 from reports.records import records_frame

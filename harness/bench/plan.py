@@ -20,6 +20,7 @@ from harness.plan.sut_choice import SutChoice
 from harness.sut.probe.detect import conventions
 from pools.dtypes import dtype_spec
 from pools.eras import ERAS
+from pools.kinds.registry import KINDS
 from scenarios.allocator import allocate, swa_mapping
 from scenarios.model import MLA_POOL_KINDS, Forward, Geometry, Scenario
 
@@ -86,7 +87,7 @@ class BenchCell:
 def bench_geometry(pool: str, dtype: str, tokens: int, layers: int) -> Geometry:
     pages = -(-tokens // PAGE_SIZE)
     size = max(2 * pages, 16) * PAGE_SIZE  # twice the pages written, so the pages scatter
-    swa_pool = pool.startswith("swa_")
+    swa_pool = KINDS[pool].swa
     held = max(layers, 2) if swa_pool else layers  # a full layer beside the SWA one
     swa = [layer for layer in range(held) if layer % 2 == 0] if swa_pool else []
     common = dict(

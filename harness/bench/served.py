@@ -52,7 +52,9 @@ class BenchService:
     def turn(self, request: dict) -> dict:
         """One turn of one write; the samples it took, or what the SUT raised."""
         device = request["device"]
-        timer = self.timers.get(device) or self.timers.setdefault(device, timer_for(device))
+        if device not in self.timers:
+            self.timers[device] = timer_for(device)
+        timer = self.timers[device]
         write = self.writes.get(request["label"])
         if write is None:  # this worker started after the cell was opened (the last one died)
             return {"error": f"no timed write {request['label']!r} in this worker", "ns": []}

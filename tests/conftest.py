@@ -71,3 +71,14 @@ def installed_sglang_root() -> Optional[Path]:
 @pytest.fixture
 def fixture_sut():
     return lambda name: str(FIXTURES / f"{name}.py")
+
+
+def skip_unless_installed(*releases: str) -> None:
+    """Skip, with why, unless every release is in the release cache (the README's test command
+    installs the ones the tests name; elsewhere the reason says how)."""
+    from harness.sut.load.environments import not_ready_reason
+
+    for release in releases:
+        reason = not_ready_reason(release)
+        if reason:
+            pytest.skip(reason)

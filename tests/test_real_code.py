@@ -14,7 +14,7 @@ from harness.run.baselines import decide, run_baselines
 from harness.run.execute import execute
 from harness.sut.load.sglang_loader import SutLoadError, load_release, load_sglang
 from reports.outcome import Outcome
-from tests.conftest import scenario_named
+from tests.conftest import scenario_named, skip_unless_installed
 
 pytestmark = pytest.mark.sglang
 
@@ -166,10 +166,8 @@ def test_every_declared_backend_imports_and_runs_as_release_code_on_the_installe
 @pytest.mark.slow
 def test_the_older_release_runs_the_same_backends_as_release_code(tmp_path, capsys):
     from harness.cli import main
-    from harness.sut.load.environments import not_ready_reason
 
-    if not_ready_reason("sglang==0.5.14"):
-        pytest.skip(not_ready_reason("sglang==0.5.14"))
+    skip_unless_installed("sglang==0.5.14")
     status = main(["matrix", "--sut", "sglang==0.5.14", "--out", str(tmp_path / "matrix.json")])
     text = capsys.readouterr().out
     assert status == 0

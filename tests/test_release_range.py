@@ -12,8 +12,8 @@ from harness.plan import sut_choice
 from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import close_suts, resolve_suts
 from harness.sut.load import environments
-from harness.sut.load.environments import not_ready_reason
 from harness.sut.load.release_index import ordered, release_range, releases_in
+from tests.conftest import skip_unless_installed
 
 INDEX = ordered(["0.5.11", "0.5.12", "0.5.12.post1", "0.5.15", "0.5.23", "0.5.24", "0.6.0rc1"])
 
@@ -41,8 +41,7 @@ def test_the_releases_it_admits_are_in_release_order_post_releases_in_pre_releas
 def test_a_range_resolves_to_each_release_and_one_that_will_not_install_is_kept_with_why(
     monkeypatch,
 ):
-    if not_ready_reason("sglang==0.5.14"):
-        pytest.skip(not_ready_reason("sglang==0.5.14"))
+    skip_unless_installed("sglang==0.5.14")
     monkeypatch.setattr(sut_choice, "index_versions", lambda: ["0.5.13.9", "0.5.14", "0.5.99"])
     tried = []
 

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.sut.load.environments import not_ready_reason
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.loader import load_foreign
 from reports.store import load
-from tests.conftest import run_kvh
+from tests.conftest import run_kvh, skip_unless_installed
 
 OLDER, NEWER = "sglang==0.5.13", "sglang==0.5.14"
 SHORT = ("--passes", "1", "--min-time", "0.02", "--threads", "1")
@@ -21,10 +20,7 @@ SHORT = ("--passes", "1", "--min-time", "0.02", "--threads", "1")
 
 @pytest.mark.sglang
 def test_two_releases_are_timed_side_by_side_through_their_release_code(tmp_path):
-    for release in (OLDER, NEWER):
-        reason = not_ready_reason(release)
-        if reason:
-            pytest.skip(reason)
+    skip_unless_installed(OLDER, NEWER)
     out = tmp_path / "out"
     result = run_kvh(
         "bench",

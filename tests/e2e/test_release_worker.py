@@ -8,17 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-from harness.sut.load.environments import not_ready_reason
-from tests.conftest import check_records, run_kvh
+from tests.conftest import check_records, run_kvh, skip_unless_installed
 
 RELEASE = "sglang==0.5.14"
 
 
 @pytest.mark.sglang
 def test_an_isolated_release_is_judged_beside_the_builtin_pools(tmp_path):
-    reason = not_ready_reason(RELEASE)
-    if reason:
-        pytest.skip(reason)
+    skip_unless_installed(RELEASE)
     out = tmp_path / "out"
     result = run_kvh(
         "run",

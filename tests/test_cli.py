@@ -57,6 +57,9 @@ def test_malformed_or_truncated_repro_is_exit_2(tmp_path, capsys, content, messa
     [
         (lambda d: d["forwards"][0].update(loc=[999]), "slot id 999 outside [0, 272)"),
         (lambda d: d["forwards"][0].update(loc=[-1]), "slot id -1 outside"),
+        # The first bad slot is named, not the extreme one (the check finds both in C first).
+        (lambda d: d["forwards"][0].update(loc=[3, 300, -1, 999]), "slot id 300 outside"),
+        (lambda d: d["forwards"][0].update(loc=[3, "4"]), "slot id '4' outside"),
         (lambda d: d["geometry"].update(pool="gqa"), "unknown pool kind 'gqa'"),
         (lambda d: d.update(colour="red"), "unknown field(s) colour"),
         (lambda d: d["forwards"][0].update(narrow=5), "narrow=5 outside"),

@@ -36,7 +36,7 @@ Wanted = Union[None, str, Iterable[str]]
 
 
 def digest(tensor: torch.Tensor) -> str:
-    return hashlib.sha256(tensor.contiguous().numpy().tobytes()).hexdigest()
+    return hashlib.sha256(tensor.contiguous().numpy().data).hexdigest()  # hashed in place
 
 
 def encode_tensor(tensor: torch.Tensor, with_data: bool) -> dict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,13 +16,18 @@ import pytest
 from scenarios.defaults import default_scenarios
 from scenarios.model import Scenario
 from scenarios.serialize import to_dict
-
-# pytest_configure pins each xdist worker to its own device.
-from tests.helpers.xdist_devices import pytest_configure  # noqa: F401
+from tests.helpers.xdist_devices import pin_worker_devices
+from tests.helpers.xdist_threads import share_threads
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
 SGLANG_INSTALL_HINT = "sglang is not installed (pip install --no-deps sglang==0.5.23)"
+
+
+def pytest_configure(config) -> None:
+    """Each xdist worker: its own device where there are several, its share of the cores."""
+    pin_worker_devices(os.environ)
+    share_threads(os.environ)
 
 
 def check_records(results_dir: Path):

@@ -7,7 +7,6 @@ controller and plain (non-xdist) runs keep the default device.
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Mapping, Optional
 
@@ -42,7 +41,3 @@ def pin_worker_devices(environ: Mapping[str, str]) -> dict[str, str]:
             module.set_device(int(device.split(":")[1]))
             pinned[device_type] = device
     return pinned
-
-
-def pytest_configure(config) -> None:
-    pin_worker_devices(os.environ)

@@ -14,7 +14,15 @@ float32 scale, at the logical loc (a HiSparse pool keeps its indexer keys by log
 
 from __future__ import annotations
 
-from backends.call_shapes import ATTENTION, ERA_NAMES, MLA, CallSiteModel, Shape
+from backends.call_shapes import (
+    ATTENTION,
+    ERA_NAMES,
+    MLA,
+    CallSiteModel,
+    Shape,
+    branch,
+    eras_branches,
+)
 from backends.context import WriteRequest
 from backends.dsa_indexer import store_index_keys
 from backends.entry import EXTEND_AND_DECODE, ValueScope, register_backend
@@ -35,11 +43,26 @@ DSA_PLACEMENT_REASON = (
 # no swa_loc for its sliding-window layers.
 DSA_BACKEND_KINDS = tuple(kind for kind in DSA_MLA_KINDS if kind not in SWA_DSA_KINDS)
 
+# The if tests that choose each write call: the same in every release that has the file
+# (harness/sut/probe/census_branches.py; derived from 0.5.12, 0.5.13, 0.5.14, 0.5.18, 0.5.22
+# and 0.5.23). The trtllm path writes whenever the caller asks it to save.
+BRANCHES = eras_branches(
+    (
+        ERA_NAMES,
+        (
+            branch("forward_extend", "k is not None", "save_kv_cache"),
+            branch("forward_decode", "k is not None", "save_kv_cache"),
+            branch("_forward_trtllm", "save_kv_cache"),
+        ),
+    ),
+)
+
 CENSUS = CallSiteModel(
     # nsa_backend.py is the file's 0.5.12 name (the same three bare set_mla_kv_buffer calls);
     # 0.5.13 and 0.5.14 keep it as a re-export shim with no write call, 0.5.23 drops it.
     (ATTENTION + "dsa_backend.py", ATTENTION + "nsa_backend.py"),
     {era: (Shape(MLA, "bare", "cache_loc"),) for era in ERA_NAMES},
+    branches=BRANCHES,
 )
 
 

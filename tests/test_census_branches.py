@@ -121,9 +121,6 @@ def test_the_installed_release_claims_every_write_file_and_matches_every_branch(
 @pytest.mark.parametrize("name", list(BACKEND_MODELS))
 def test_every_backend_with_a_release_file_declares_the_branches_of_its_calls(name):
     branches = BACKEND_MODELS[name].sites.branches
-    # dsa's module was being reworked when branches were derived: declared later.
-    if name == "dsa":
-        pytest.skip("dsa declares no branches yet (issue 39 closing note)")
     # A model with no modelled call (tokenspeed_mla: its one write is unmodelled) has no branch.
     assert bool(branches) == bool(BACKEND_MODELS[name].sites.eras), name
     assert all(b.function and all(b.tests) for group in branches.values() for b in group)

@@ -5,6 +5,7 @@ on its device, or the skip that says why it cannot run there.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Iterator, Optional
 
 from backends.registry import Backend
@@ -76,6 +77,12 @@ def _missing_class(loaded: LoadedSut, pool: Optional[str]) -> Optional[str]:
     return None if loaded.offers(name) else name
 
 
+# One builtin module per era and engine for the process, as the baseline's (plan/baseline.py):
+# making one builds some thirty classes (0.9 s of a default run's 1,682 candidates), and the
+# pool cache lends an idle pool only to the module that built it.
+_builtin = cache(builtin_module)
+
+
 def candidates_for(
     backend: Backend,
     mode: str,
@@ -126,7 +133,7 @@ def candidates_for(
                     yield Skip("builtin", era, engine, backend.name, mode, status.reason)
                     continue
                 candidate = Candidate(
-                    "builtin", builtin_module(era, engine), era, engine, device, backend.name, mode
+                    "builtin", _builtin(era, engine), era, engine, device, backend.name, mode
                 )
                 if not is_baseline(candidate):
                     yield candidate

@@ -11,10 +11,10 @@ wins; outside xdist nothing changes.
 from __future__ import annotations
 
 import os
-from typing import MutableMapping, Optional
+from typing import Mapping, MutableMapping, Optional
 
 
-def worker_threads(environ: MutableMapping[str, str], cpu_count: Optional[int]) -> Optional[int]:
+def worker_threads(environ: Mapping[str, str], cpu_count: Optional[int]) -> Optional[int]:
     """This worker's share of the cores, or None: not an xdist worker, or threads already chosen."""
     workers = environ.get("PYTEST_XDIST_WORKER_COUNT")
     if not workers or "OMP_NUM_THREADS" in environ:

@@ -25,6 +25,7 @@ from harness.compare.expectations import Expected
 from harness.compare.findings import Finding, first_difference
 from harness.compare.snapshot import Execution
 from pools.dtypes import dtype_spec
+from pools.kinds.registry import KINDS
 from scenarios.materialize import qsa_compressed_dtype, scale_object, token_tensors
 from scenarios.model import Scenario
 from scenarios.nvfp4_rows import quantised_rows
@@ -37,13 +38,11 @@ ORACLE = "value"
 VALUE_SCOPE: dict[str, ValueScope] = {
     name: entry.value_scope for name, entry in BACKENDS.items() if entry.value_scope is not None
 }
+# pool kind -> why the value oracle leaves its bytes to another judge (each kind's record says).
 OUT_OF_SCOPE: dict[str, str] = {
-    "mha_fp4": "FP4 bytes are judged against the input by the fp4_bound oracle",
-    "mla_fp4": "FP4 bytes are judged against the input by the fp4_bound oracle",
-    # The call site quantises (backends/dsv4.py quantise_pack) and hands judge and candidate the
-    # same pack; tests/test_dsv4.py pins that quantiser against the release's reference.
-    "dsv4": "the V4 pack is quantised by the call site, not the pool: the judge places its bytes",
-    "dsv4_hisparse_c4": "as dsv4: the call site's pack, placed by the judge at the device slot",
+    name: kind.values_judged_elsewhere
+    for name, kind in KINDS.items()
+    if kind.values_judged_elsewhere
 }
 
 

@@ -18,6 +18,7 @@ import torch
 from harness.plan.devices import DEVICE_TYPES, unavailable_reason
 from pools.dtypes import DTYPES
 from pools.engines import ENGINES
+from pools.kinds.registry import kinds_where
 from pools.layouts.kinds import LAYOUT_KINDS
 from scenarios.model import POOL_KINDS
 
@@ -71,7 +72,7 @@ CAPABILITIES: tuple[Capability, ...] = (
         False,
         "no Triton FP4 quantiser yet: the Triton engine would fall "
         "back to the reference quantiser, so no Triton cell is claimed",
-        pools=("mha_fp4", "mla_fp4"),
+        pools=kinds_where(lambda kind: kind.fp4),
     ),
     Capability(
         ("triton",),

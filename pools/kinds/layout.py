@@ -8,9 +8,14 @@ from pools.kinds.spec import PoolKind
 
 CURRENT = ("current",)
 
+FP4 = dict(
+    fp4=True,
+    values_judged_elsewhere="FP4 bytes are judged against the input by the fp4_bound oracle",
+)
+
 RECORDS = (
-    PoolKind("mha_fp4", "MHATokenToKVPoolFP4", "layout", 5, fp4=True),
-    PoolKind("mla_fp4", "MLATokenToKVPoolFP4", "layout", 6, latent=True, fp4=True),
+    PoolKind("mha_fp4", "MHATokenToKVPoolFP4", "layout", 5, **FP4),
+    PoolKind("mla_fp4", "MLATokenToKVPoolFP4", "layout", 6, latent=True, **FP4),
     PoolKind("mha_hnd", "MHATokenToKVPoolHND", "layout", 7),
     PoolKind("npu_mha", "NPUMHATokenToKVPool", "layout", 8),
     PoolKind("npu_mla", "NPUMLATokenToKVPool", "layout", 9, latent=True),

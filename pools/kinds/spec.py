@@ -39,6 +39,8 @@ class PoolKind:
     dsv4: bool = False  # DeepSeek V4 main-KV: one K-only latent row on 64-token pages
     nvfp4_page_rows: bool = False  # MiniMax M3 NVFP4: page rows of packed K, V and index K
     full_loc_by_design: bool = False  # full layers write at a given full_loc, not at loc
+    # Why the value oracle does not judge this kind's bytes against the input ("": it does).
+    values_judged_elsewhere: str = ""
 
     def __post_init__(self) -> None:
         problems = []

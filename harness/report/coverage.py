@@ -8,6 +8,8 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from pools.kinds.registry import kinds_where
+from pools.layouts.kinds import LAYOUT_KINDS
 from reports.coverage_section import never_exercised
 from reports.markdown import markdown_table
 from reports.records import text_of
@@ -83,19 +85,33 @@ FEATURES: dict[str, Callable[[Scenario], bool]] = {
 }
 
 
-_SWA_KINDS = tuple(kind for kind in POOL_KINDS if kind.startswith("swa_"))
+_SWA_KINDS = kinds_where(lambda kind: kind.swa)
+_FP4_KINDS = kinds_where(lambda kind: kind.fp4)
+_AITER_5D_KINDS = tuple(name for name, kind in LAYOUT_KINDS.items() if kind.layout == "aiter5d")
+# MHA pools that store k and v alike (FP4, hybrid linear, HiSparse, MiniMax sparse, QSA and
+# NVFP4 page rows), beside the MLA pools that have no v_head_dim.
+_NO_V_HEAD_DIM = kinds_where(
+    lambda kind: (
+        kind.latent
+        or kind.fp4
+        or kind.linear_layers
+        or kind.hisparse
+        or kind.sparse_index
+        or kind.nvfp4_page_rows
+    )
+)
 
 # Features the harness never draws in a pool kind, and why: shown as "n/a" (unless a scenario,
 # a user's, exercised it after all), never as a gap to fill. feature -> (pool kinds, why)
 UNREACHABLE: dict[str, tuple[tuple[str, ...], str]] = {
     "slot 1": (
-        ("mha_aiter5d", *DSA_INDEX_KINDS, *QSA_KINDS, *DSV4_KINDS, *NVFP4_PAGE_ROW_KINDS),
+        (*_AITER_5D_KINDS, *DSA_INDEX_KINDS, *QSA_KINDS, *DSV4_KINDS, *NVFP4_PAGE_ROW_KINDS),
         "aiter's 5-D pages hold at least 16 slots, a DSA or DeepSeek V4 pool's 64, a QSA pool's a "
         "multiple of its compress ratio (4) and a MiniMax M3 NVFP4 pool's 128, and page 0 is the "
         "padding sink, so slot 1 is never handed out",
     ),
     "extreme/special values": (
-        ("mha_fp4", "mla_fp4"),
+        _FP4_KINDS,
         "past the format's range after scaling, or special, a value makes its block non-finite, "
         "which has no FP4 scale (SGLang casts inf to uint8): the declared skip fp4-non-finite",
     ),
@@ -109,9 +125,7 @@ UNREACHABLE: dict[str, tuple[tuple[str, ...], str]] = {
         "an MLA pool has no head_dim, and a MiniMax M3 NVFP4 pool's is 128",
     ),
     "v_head_dim != head_dim": (
-        (*MLA_POOL_KINDS, "mha_fp4", "hybrid_linear_mha", "hisparse_mha", *SPARSE_INDEX_KINDS)
-        + QSA_KINDS
-        + NVFP4_PAGE_ROW_KINDS,
+        _NO_V_HEAD_DIM,
         "an MLA pool has no v_head_dim, and the FP4, hybrid linear, HiSparse, MiniMax sparse, "
         "QSA and MiniMax M3 NVFP4 MHA pools store k and v alike",
     ),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Optional
 
-from pools.dtypes import DTYPES, dtype_spec
+from pools.dtypes import DTYPES
 from scenarios.model import (
     DSA_INDEX_KINDS,
     DSV4_NOPE_DIM,
@@ -87,10 +87,9 @@ def from_dict(data: Any) -> Scenario:
 
 
 def layout_problem(g: Geometry) -> Optional[str]:
-    """Why a layout pool kind cannot hold this geometry (pools/layouts, pools/fp4), or None."""
-    paged = g.pool in ("mha_hnd", "npu_mha", "npu_mla", "mha_aiter5d")
-    if paged and g.size % g.page_size:
-        return f"{g.pool} needs size a multiple of page_size ({g.size} % {g.page_size})"
+    """Why a pool kind cannot hold this geometry (what its SGLang constructor asserts), or None:
+    first what every FP4 or unified SWA kind shares, then the kind's own rules (its record's
+    geometry_rules, pools/kinds/geometry_rules.py)."""
     if g.kind.fp4:
         widths = (
             (g.kv_lora_rank, g.qk_rope_head_dim) if g.kind.latent else (g.head_num * g.head_dim,)
@@ -99,25 +98,11 @@ def layout_problem(g: Geometry) -> Optional[str]:
             return f"{g.pool} needs 16-value FP4 blocks per part and an even head_dim"
         if not g.kind.latent and g.v_head_dim not in (None, g.head_dim):
             return f"{g.pool} stores V with head_dim: v_head_dim must equal it"
-    if g.pool == "mha_aiter5d":
-        x = 16 // dtype_spec(g.dtype).store_dtype.itemsize
-        if any(width % x for width in (g.head_dim, g.v_head_dim or g.head_dim, g.page_size)):
-            return f"mha_aiter5d needs head_dim, v_head_dim and page_size divisible by X = {x}"
-    if g.pool == "unified_mla":
-        item = dtype_spec(g.dtype).store_dtype.itemsize
-        if g.qk_rope_head_dim <= 0 or (g.kv_lora_rank + g.qk_rope_head_dim) * item % 16:
-            return "unified_mla needs a rope part and a latent row (rank + rope) in 16 bytes"
     if g.kind.unified_swa and len(g.swa_layer_ids) > len(g.full_layer_ids):
         # Else SGLang's reserved floor (page 0 of the wider entry) covers full slots past page 0,
         # which its allocator then never hands out, and the scenarios' full locs would.
         return f"{g.pool} needs at most as many SWA layers as full ones"
-    if g.pool in ("unified_mha", "swa_unified", "swa_unified_draft"):
-        item = dtype_spec(g.dtype).store_dtype.itemsize
-        if any(
-            g.head_num * width * item % 16 for width in (g.head_dim, g.v_head_dim or g.head_dim)
-        ):
-            return f"{g.pool} needs every K and V row (heads x dim x element size) in 16 bytes"
-    return None
+    return next(filter(None, (rule(g) for rule in g.kind.geometry_rules)), None)
 
 
 def validate(scenario: Scenario) -> None:
@@ -192,8 +177,6 @@ def validate(scenario: Scenario) -> None:
 def _check_hisparse(g: Geometry) -> None:
     if g.pool in DSA_INDEX_KINDS and g.page_size != 64:
         raise ScenarioError("a DSA pool has 64-token pages")
-    if g.pool == "hisparse_mha" and g.v_head_dim not in (None, g.head_dim):
-        raise ScenarioError("a HiSparse MHA pool stores V with head_dim")
 
 
 def _check_dsv4(g: Geometry) -> None:

@@ -2,6 +2,7 @@
 fused draft's), SWA over DSA, DeepSeek V4's indexer and main-KV pools, MiniMax M3's NVFP4 pool.
 Each is the current release's (docs/pools.md says from which release each class exists)."""
 
+from pools.kinds.geometry_rules import unified_kv_rows
 from pools.kinds.spec import PoolKind
 
 CURRENT = ("current",)
@@ -17,6 +18,7 @@ RECORDS = (
         swa=True,
         unified_swa=True,
         full_loc_by_design=True,
+        geometry_rules=(unified_kv_rows,),
     ),
     PoolKind(
         "swa_unified_draft",
@@ -27,6 +29,7 @@ RECORDS = (
         swa=True,
         unified_swa=True,
         unified_draft=True,
+        geometry_rules=(unified_kv_rows,),
     ),
     PoolKind(
         "swa_dsa",

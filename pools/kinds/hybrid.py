@@ -3,6 +3,7 @@ hybrid linear pools (and QSA's, one of them), MiniMax's sparse pool, the HiSpars
 page-interleave and layer-split shards. Each is the current release's: the hybrid linear pools
 read KVWriteLoc.full_loc, the others unwrap the current era's three-field loc (docs/pools.md)."""
 
+from pools.kinds.geometry_rules import v_with_head_dim
 from pools.kinds.spec import PoolKind
 
 CURRENT = ("current",)
@@ -16,7 +17,15 @@ RECORDS = (
     PoolKind(
         "minimax_sparse", "MiniMaxSparseKVPool", "hybrid", 16, eras=CURRENT, sparse_index=True
     ),
-    PoolKind("hisparse_mha", "HiSparseMHAMainPool", "hybrid", 17, eras=CURRENT, hisparse=True),
+    PoolKind(
+        "hisparse_mha",
+        "HiSparseMHAMainPool",
+        "hybrid",
+        17,
+        eras=CURRENT,
+        hisparse=True,
+        geometry_rules=(v_with_head_dim,),
+    ),
     PoolKind(
         "hisparse_dsa", "HiSparseDSATokenToKVPool", "hybrid", 18, eras=CURRENT, hisparse=True, **DSA
     ),

@@ -10,7 +10,7 @@ from typing import Callable
 
 from pools.kinds.spec import PoolKind
 
-_NOT_RECORDS = {"spec", "registry"}
+_NOT_RECORDS = {"spec", "registry", "geometry_rules"}
 
 
 def _collect() -> dict[str, PoolKind]:

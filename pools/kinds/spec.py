@@ -9,6 +9,7 @@ registered (pools/kinds/registry.py), so a contradictory one fails at import, no
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Callable, Optional
 
 ERAS = ("legacy", "kwarg", "bundled", "current")
 FAMILIES = ("token-major", "layout", "hybrid", "composite")
@@ -41,6 +42,9 @@ class PoolKind:
     full_loc_by_design: bool = False  # full layers write at a given full_loc, not at loc
     # Why the value oracle does not judge this kind's bytes against the input ("": it does).
     values_judged_elsewhere: str = ""
+    # What the kind's constructor or store asserts of a geometry, beyond what its traits imply
+    # (pools/kinds/geometry_rules.py): each says why a geometry cannot be this kind's, or None.
+    geometry_rules: tuple[Callable[[Any], Optional[str]], ...] = ()
 
     def __post_init__(self) -> None:
         problems = []

@@ -259,7 +259,8 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
             device=device, enable_memory_saver=False, layer_shard_rank=LAYER_SHARD_RANK,
             layer_shard_size=LAYER_SHARD_SIZE, **_mla_kwargs(scenario), **_dsa_kwargs(scenario),
         )  # fmt: skip
-    if g.pool == "mha":
+    # What is left: SGLang's four base pools and the SWA pool over DSA, told apart by trait.
+    if not g.kind.swa and not g.kind.latent:
         return module.MHATokenToKVPool(
             size=g.size,
             dtype=dtype,
@@ -267,7 +268,7 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
             **common,
             **_mha_kwargs(module.MHATokenToKVPool, scenario),
         )
-    if g.pool == "mla":
+    if not g.kind.swa:
         return module.MLATokenToKVPool(
             size=g.size, dtype=dtype, layer_num=g.layer_num, **common, **_mla_kwargs(scenario)
         )
@@ -282,7 +283,7 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
         full_attention_layer_ids=g.full_layer_ids,
         device=device,
     )
-    if g.pool in ("swa_mla", "swa_dsa"):
+    if g.kind.latent:
         sub_pool = {**common, **_mla_kwargs(scenario)}
         swa_kwargs.update(
             token_to_kv_pool_class=module.MLATokenToKVPool,
@@ -291,7 +292,7 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
             head_num=1,
             head_dim=g.kv_lora_rank + g.qk_rope_head_dim,
         )
-        if g.pool == "swa_dsa":  # kv_cache_configurator's hybrid MLA SWA pool of a DSA model
+        if g.kind.dsa_mla:  # kv_cache_configurator's hybrid MLA SWA pool of a DSA model
             swa_kwargs.update(
                 full_kv_pool_class=module.DSATokenToKVPool,
                 swa_kv_pool_class=module.MLATokenToKVPool,

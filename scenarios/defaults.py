@@ -46,6 +46,10 @@ def geometry(pool: str, dtype: str, page_size: int = 16, size: int = 256) -> Geo
         page_size = 64
     if pool in DSV4_KINDS:  # a V4 pool's pages as the model's, its latent row's fixed widths
         page_size = DSV4_PAGE
+    if pool in DSA_INDEX_KINDS or pool in DSV4_KINDS:
+        # Whole pages, one at least: a size drawn for smaller pages (random_scenarios draws 4 to
+        # 12 pages of 1, 16 or 64 slots) left no page to allocate from.
+        size = max(page_size, size - size % page_size)
     if pool in NVFP4_PAGE_ROW_KINDS:  # 128-token pages only, and whole pages of slots
         page_size, size = NVFP4_PAGE, max(NVFP4_PAGE, size - size % NVFP4_PAGE)
     swa_layer_ids = [1, 3] if pool.startswith("swa_") else []
@@ -294,34 +298,52 @@ def _random_scale(rng: random.Random) -> Scale:
     )
 
 
+# Draws of one random scenario before it is given up on: a kind whose pool refuses a drawn page
+# size (aiter's 5-D words, QSA's compress ratio refuse one-slot pages) draws again.
+RANDOM_ATTEMPTS = 8
+
+
 def random_scenarios(pool: str, dtype: str, seed: int, count: int) -> list[Scenario]:
-    """`count` extra seeded scenarios: random token counts, page sizes, narrowing and scales."""
+    """`count` extra seeded scenarios: random token counts, page sizes, narrowing and scales,
+    each one the kind's pool can hold (scenarios/serialize.validate): one it refuses is drawn
+    again, so a kind that holds every draw gets the same scenarios as before that rule."""
+    from scenarios.serialize import ScenarioError, validate  # serialize reads this module
+
     rng = random.Random(f"{seed}:{pool}:{dtype}:random")
     scenarios = []
     for index in range(count):
-        page_size = rng.choice((1, 16, 64))
-        g = geometry(pool, dtype, page_size=page_size, size=page_size * rng.randint(4, 12))
-        forwards = []
-        for _ in range(rng.randint(1, 3)):
-            tokens = rng.randint(1, min(48, g.size))
-            loc = allocate(rng, g.size, g.page_size, tokens)
-            padding = rng.choice((0, 0, 3))
-            forwards.append(Forward(loc + [0] * padding, narrow=tokens if padding else None))
-        k_scale, v_scale = (
-            _random_scale(rng),
-            _random_scale(rng),
-        )  # independent, as layers have them
-        scenarios.append(
-            _scenario(
-                rng,
-                g,
-                forwards,
-                f"random-{index}",
-                seed * 7919 + index,
-                input_dtype=rng.choice((None, "fp32")),
-                k_scale=k_scale,
-                v_scale=v_scale,
-                loc_dtype=rng.choice(("int32", "int64")),
-            )
-        )
+        for _ in range(RANDOM_ATTEMPTS):
+            scenario = _random_scenario(rng, pool, dtype, seed, index)
+            try:
+                validate(scenario)
+            except ScenarioError:
+                continue
+            scenarios.append(scenario)
+            break
     return scenarios
+
+
+def _random_scenario(rng: random.Random, pool: str, dtype: str, seed: int, index: int) -> Scenario:
+    page_size = rng.choice((1, 16, 64))
+    g = geometry(pool, dtype, page_size=page_size, size=page_size * rng.randint(4, 12))
+    forwards = []
+    for _ in range(rng.randint(1, 3)):
+        tokens = rng.randint(1, min(48, g.size))
+        loc = allocate(rng, g.size, g.page_size, tokens)
+        padding = rng.choice((0, 0, 3))
+        forwards.append(Forward(loc + [0] * padding, narrow=tokens if padding else None))
+    k_scale, v_scale = (
+        _random_scale(rng),
+        _random_scale(rng),
+    )  # independent, as layers have them
+    return _scenario(
+        rng,
+        g,
+        forwards,
+        f"random-{index}",
+        seed * 7919 + index,
+        input_dtype=rng.choice((None, "fp32")),
+        k_scale=k_scale,
+        v_scale=v_scale,
+        loc_dtype=rng.choice(("int32", "int64")),
+    )

@@ -13,13 +13,15 @@ from __future__ import annotations
 import os
 from typing import Mapping, MutableMapping, Optional
 
+from harness.cli.jobs import threads_per_job
+
 
 def worker_threads(environ: Mapping[str, str], cpu_count: Optional[int]) -> Optional[int]:
     """This worker's share of the cores, or None: not an xdist worker, or threads already chosen."""
     workers = environ.get("PYTEST_XDIST_WORKER_COUNT")
     if not workers or "OMP_NUM_THREADS" in environ:
         return None
-    return max(1, (cpu_count or 1) // int(workers))
+    return threads_per_job(int(workers), cpu_count)
 
 
 def share_threads(environ: MutableMapping[str, str]) -> Optional[int]:

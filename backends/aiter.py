@@ -51,9 +51,12 @@ from backends.era_calls import (
 )
 from backends.real_code import RealCode
 from backends.skips import BackendSkip, decode_cross_attention, swa_pool
+from pools.kinds.layout import MHA_AITER5D
+from pools.kinds.spec import names
+from pools.kinds.token_major import MHA
 
 VECTORISED_5D_POOL = "MHATokenToKVPoolAiter5D"  # pools/layouts/kinds.py, kind mha_aiter5d
-VECTORISED_5D_KIND = "mha_aiter5d"
+VECTORISED_5D_KIND = MHA_AITER5D.name
 
 
 def decode_passes_descales(req: WriteRequest, era: str) -> bool:
@@ -316,7 +319,7 @@ CENSUS = CallSiteModel(
     ),
     order=50,
     device_type="rocm",
-    pool_kinds=("mha",) + MLA_POOLS + ("mha_aiter5d",),
+    pool_kinds=names(MHA) + MLA_POOLS + names(MHA_AITER5D),
     modes=EXTEND_AND_DECODE,
     dtypes=BF16_AND_FP8,
     mla_input="latent",

@@ -26,6 +26,8 @@ from backends.call_shapes import (
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import BARE, decoder_swa, kv_write, write_loc
+from pools.kinds.layout import NPU_MHA, NPU_MLA
+from pools.kinds.spec import names
 
 
 def npu_mla_layout(pool: Any) -> bool:
@@ -132,7 +134,7 @@ CENSUS = CallSiteModel(
     "in the same process (harness/plan/devices.py), so the census-checked model runs",
     census=CENSUS,
     device_type="npu",
-    pool_kinds=MHA_POOLS + MLA_POOLS + ("npu_mha", "npu_mla"),
+    pool_kinds=MHA_POOLS + MLA_POOLS + names(NPU_MHA, NPU_MLA),
     modes=EXTEND_AND_DECODE,
     dtypes=BF16_ONLY,
     summary="no scales; SWA loc dropped on cross-attention; MLA (nope, rope) "

@@ -28,12 +28,13 @@ from backends.dsa_indexer import store_index_keys
 from backends.entry import EXTEND_AND_DECODE, ValueScope, register_backend
 from backends.focus import LAYOUT_DTYPES
 from backends.plain import PLAIN_FOCUS
+from pools.kinds.hybrid import HISPARSE_DSA
 from scenarios.model import DSA_MLA_KINDS, SWA_DSA_KINDS
 
 # The DSA kinds beside the HiSparse one test where a store lands (a rank's pages, a rank's layers,
 # a hybrid's dense layers); their casts are the HiSparse kind's, which runs every dtype. Only
 # these dtypes of theirs are planned.
-DSA_PLACEMENT_DTYPES = {kind: LAYOUT_DTYPES for kind in DSA_MLA_KINDS if kind != "hisparse_dsa"}
+DSA_PLACEMENT_DTYPES = {kind: LAYOUT_DTYPES for kind in DSA_MLA_KINDS if kind != HISPARSE_DSA.name}
 DSA_PLACEMENT_REASON = (
     "they test which tokens, layers and rows a DSA store reaches; every cast of the DSA store is "
     "judged on hisparse_dsa over every dtype (docs/notes/layout-dtypes.md)"

@@ -24,6 +24,8 @@ from backends.divergences import (
 from backends.entry import ValueScope, register_backend
 from backends.skips import no_cross_attention
 from pools.dtypes import dtype_spec
+from pools.kinds.spec import names
+from pools.kinds.token_major import MHA
 from scenarios.model import Scenario
 
 DSPARK_FOCUS = {
@@ -92,14 +94,14 @@ PREFIX_VALID_FP8_RECAST = KnownDivergence(
     name="dspark",
     order=97,
     device_type="cuda",
-    pool_kinds=("mha",),
+    pool_kinds=names(MHA),
     modes=("extend",),
     eras=("current",),
     focus=DSPARK_FOCUS,
     divergences=(PREFIX_VALID_DIVIDES_CALLER, PREFIX_VALID_FP8_RECAST),
     skips=(no_cross_attention("dspark", "models/dspark.py"),),
     value_scope=ValueScope(
-        ("mha",), "the committed tokens' k and v divided by the layer's scales, then cast"
+        names(MHA), "the committed tokens' k and v divided by the layer's scales, then cast"
     ),
     writes_draft_commits=True,
     real_code_gap="a model, not an attention backend: the write is in DSparkModel's forward, "

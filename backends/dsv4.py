@@ -27,6 +27,8 @@ import torch
 
 from backends.context import WriteRequest
 from backends.entry import EXTEND_AND_DECODE, ValueScope, register_backend
+from pools.kinds.composite import DSV4, DSV4_HISPARSE_C4, DSV4_UNIFORM_FP8
+from pools.kinds.spec import names
 from scenarios.model import DSV4_NOPE_DIM
 
 # The pool-sized set but what these calls ignore: scales (none passed), full_loc and the physical
@@ -74,7 +76,7 @@ def quantise_pack(k: torch.Tensor) -> NopeFp8RopeBf16Pack:
     name="dsv4",
     order=101,
     device_type="cuda",
-    pool_kinds=("dsv4", "dsv4_hisparse_c4"),
+    pool_kinds=names(DSV4, DSV4_HISPARSE_C4),
     modes=EXTEND_AND_DECODE,
     eras=("current",),
     dtypes=("fp8_e4m3",),
@@ -96,14 +98,16 @@ def write(req: WriteRequest, era: str, mode: str) -> None:
     name="dsv4_trtllm",
     order=102,
     device_type="cuda",
-    pool_kinds=("dsv4_uniform_fp8",),
+    pool_kinds=names(DSV4_UNIFORM_FP8),
     modes=EXTEND_AND_DECODE,
     eras=("current",),
     dtypes=("fp8_e4m3",),
     mla_input="latent",
     focus=DSV4_FOCUS,
     value_scope=ValueScope(
-        ("dsv4_uniform_fp8",), "the latent row (nope ++ rope) cast to e4m3, no scales", scaled=False
+        names(DSV4_UNIFORM_FP8),
+        "the latent row (nope ++ rope) cast to e4m3, no scales",
+        scaled=False,
     ),
     real_code_gap="compressor_trtllm.py writes through DeepSeekV4TokenToKVPool, which needs the "
     "runtime's published config to construct",

@@ -29,6 +29,8 @@ from backends.context import WriteRequest
 from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, register_backend
 from backends.era_calls import kv_write, layer_scales
 from backends.skips import no_cross_attention
+from pools.kinds.spec import names
+from pools.kinds.token_major import MHA
 
 FILE = "dual_chunk_flashattention_backend.py"
 ERAS = ("legacy", "kwarg", "bundled")  # 0.5.12 to 0.5.14; 0.5.23 has no such file
@@ -58,7 +60,7 @@ CENSUS = CallSiteModel(
     census=CENSUS,
     device_type="cuda",
     # Not swa_mha: with no SWA loc, a SWA pool's door raises from 0.5.13 on (as torch_flex's).
-    pool_kinds=("mha",),
+    pool_kinds=names(MHA),
     modes=EXTEND_AND_DECODE,
     eras=ERAS,
     dtypes=BF16_AND_FP8,

@@ -20,12 +20,14 @@ from backends.real_code import RealCode, drive, prepare_forward, real_class
 from backends.skips import BackendSkip
 from pools.dtypes import DTYPES
 from pools.eras import ERAS
+from pools.kinds.spec import names
+from pools.kinds.token_major import MHA, MLA, SWA_MHA
 from scenarios.model import Scenario
 
 WriteFn = Callable[[WriteRequest, str, str], None]  # (request, era, mode)
 
 EXTEND_AND_DECODE = ("extend", "decode")
-MHA_POOLS, MLA_POOLS = ("mha", "swa_mha"), ("mla",)
+MHA_POOLS, MLA_POOLS = names(MHA, SWA_MHA), names(MLA)
 # Why most backends run bf16 only: docs/notes/bf16-only-backends.md.
 BF16_ONLY, BF16_AND_FP8 = ("bf16",), ("bf16", "fp8_e4m3")
 

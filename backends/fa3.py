@@ -24,6 +24,8 @@ from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS
 from backends.era_calls import FOR_LAYER, bare_loc, decoder_swa, kv_write, layer_scales, write_loc
 from backends.real_code import GPU_FUNCTION, RealCode
 from backends.skips import FP4_NON_FINITE, BackendSkip, never
+from pools.kinds.layout import MHA_FP4, MLA_FP4
+from pools.kinds.spec import names
 
 
 def fa3_style_write(
@@ -171,7 +173,7 @@ CENSUS = CallSiteModel(
     order=10,
     census=CENSUS,
     device_type="cuda",
-    pool_kinds=MHA_POOLS + MLA_POOLS + ("mha_fp4", "mla_fp4"),
+    pool_kinds=MHA_POOLS + MLA_POOLS + names(MHA_FP4, MLA_FP4),
     modes=EXTEND_AND_DECODE,
     dtypes=BF16_AND_FP8,
     real_code=RealCode(

@@ -23,6 +23,8 @@ from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, register_backend
 from backends.era_calls import BARE, bare_loc, kv_write, layer_scales
 from backends.real_code import GPU_FUNCTION, RealCode
 from backends.skips import no_cross_attention
+from pools.kinds.spec import names
+from pools.kinds.token_major import MHA
 
 FILE = "hpc_ops_backend.py"
 
@@ -55,7 +57,7 @@ CENSUS = CallSiteModel(
     order=86,
     census=CENSUS,
     device_type="cuda",
-    pool_kinds=("mha",),  # it refuses sliding-window layers (_check_layer_supported)
+    pool_kinds=names(MHA),  # it refuses sliding-window layers (_check_layer_supported)
     modes=EXTEND_AND_DECODE,
     eras=("current",),  # the file came with 0.5.23
     dtypes=BF16_AND_FP8,

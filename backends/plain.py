@@ -12,6 +12,24 @@ from backends.dsa_indexer import store_index_keys
 from backends.entry import ValueScope, register_backend
 from backends.era_calls import loc_arguments
 from backends.focus import BUILTIN_SCENARIOS, LAYOUT_DTYPES, LOC_LIVES
+from pools.kinds.hybrid import (
+    HISPARSE_DSA,
+    HYBRID_LINEAR_DSA,
+    HYBRID_LINEAR_MLA,
+    PAGE_INTERLEAVE_MLA,
+)
+from pools.kinds.layout import (
+    MHA_AITER5D,
+    MHA_FP4,
+    MHA_HND,
+    MLA_FP4,
+    NPU_MHA,
+    NPU_MLA,
+    UNIFIED_MHA,
+    UNIFIED_MLA,
+)
+from pools.kinds.spec import names
+from pools.kinds.token_major import MHA, MLA, SWA_MHA, SWA_MLA
 from pools.layouts.kinds import LAYOUT_KINDS
 from scenarios.model import (
     BASE_POOL_KINDS,
@@ -30,19 +48,16 @@ PLAIN_FOCUS = {
 }
 """`plain` and `plain_mla`: the pool-sized set, plus what the small set adds to it."""
 
-PLAIN_LAYOUT_KINDS = (
-    "mha_fp4",
-    "mla_fp4",
-    "mha_hnd",
-    "npu_mha",
-    "mha_aiter5d",
-    "unified_mha",
-    "unified_mla",
+PLAIN_LAYOUT_KINDS = names(
+    MHA_FP4, MLA_FP4, MHA_HND, NPU_MHA, MHA_AITER5D, UNIFIED_MHA, UNIFIED_MLA
 )
 """The layout kinds `plain` writes through set_kv_buffer (npu_mla means (nope, rope) there)."""
 
-PLAIN_MLA_LAYOUT_KINDS = ("mla_fp4", "npu_mla", "unified_mla")
+PLAIN_MLA_LAYOUT_KINDS = names(MLA_FP4, NPU_MLA, UNIFIED_MLA)
 """The layout kinds `plain_mla` writes through its (nope, rope) door."""
+
+PLAIN_MLA_KINDS = names(MLA, SWA_MLA, HYBRID_LINEAR_MLA, HYBRID_LINEAR_DSA, PAGE_INTERLEAVE_MLA)
+"""The other kinds `plain_mla` writes."""
 
 
 SUBSET_KINDS = (
@@ -52,7 +67,7 @@ SUBSET_KINDS = (
     + PAGE_INTERLEAVE_KINDS
     + UNIFIED_SWA_KINDS
     + LAYER_SPLIT_KINDS
-    + ("hisparse_dsa",)  # its casts are judged through the dsa call site, every dtype
+    + names(HISPARSE_DSA)  # its casts are judged through the dsa call site, every dtype
 )
 """The kinds `plain` and `plain_mla` run on LAYOUT_DTYPES only (docs/notes/layout-dtypes.md)."""
 
@@ -73,9 +88,9 @@ PLAIN_KIND_DTYPES_REASON = (
 # Where the value oracle judges the canonical calls: every pool kind but FP4, whose bytes the
 # fp4_bound oracle judges against the input (harness/compare/values.py collects these).
 PLAIN_VALUES = ValueScope(
-    ("mha", "swa_mha", "mha_hnd", "npu_mha", "mha_aiter5d", "unified_mha")
+    names(MHA, SWA_MHA, MHA_HND, NPU_MHA, MHA_AITER5D, UNIFIED_MHA)
     + UNIFIED_SWA_KINDS
-    + ("mla", "swa_mla", "unified_mla")
+    + names(MLA, SWA_MLA, UNIFIED_MLA)
     + HYBRID_LINEAR_KINDS
     + HISPARSE_KINDS
     + PAGE_INTERLEAVE_KINDS
@@ -84,8 +99,15 @@ PLAIN_VALUES = ValueScope(
     "pool dtype; MLA: the latent row nope ++ rope cast, no scales",
 )
 PLAIN_MLA_VALUES = ValueScope(
-    ("mla", "swa_mla", "npu_mla", "unified_mla", "page_interleave_mla")
-    + ("hybrid_linear_mla", "hybrid_linear_dsa"),
+    names(
+        MLA,
+        SWA_MLA,
+        NPU_MLA,
+        UNIFIED_MLA,
+        PAGE_INTERLEAVE_MLA,
+        HYBRID_LINEAR_MLA,
+        HYBRID_LINEAR_DSA,
+    ),
     "nope ++ rope cast, no scales (NPU MLA: nope and rope in their own buffers)",
 )
 
@@ -128,8 +150,7 @@ def write_set_kv_buffer(req: WriteRequest, era: str, mode: str = "extend") -> No
     name="plain_mla",
     order=1,
     device_type="any",
-    pool_kinds=("mla", "swa_mla", "hybrid_linear_mla", "hybrid_linear_dsa", "page_interleave_mla")
-    + PLAIN_MLA_LAYOUT_KINDS,
+    pool_kinds=PLAIN_MLA_KINDS + PLAIN_MLA_LAYOUT_KINDS,
     modes=("extend",),
     focus=PLAIN_FOCUS,
     skips=(skips.FP4_NON_FINITE, skips.FULL_LOC_BY_DESIGN),

@@ -14,6 +14,8 @@ from backends.context import WriteRequest
 from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, register_backend
 from backends.real_code import RealCode
 from backends.skips import no_cross_attention
+from pools.kinds.spec import names
+from pools.kinds.token_major import MHA
 
 FILE = "torch_flex_backend.py"
 
@@ -44,7 +46,7 @@ CENSUS = bare_loc_census(FILE)
     device_type="cpu",
     # Not swa_mha: with no SWA loc, a SWA pool's door raises from 0.5.13 on (the release's
     # and the judge's alike: measured, every kwarg-to-current check on swa_mha both raised).
-    pool_kinds=("mha",),
+    pool_kinds=names(MHA),
     modes=EXTEND_AND_DECODE,
     dtypes=BF16_AND_FP8,
     # Not its own __init__: it raises torch._dynamo's cache_size_limit to 1024 for the whole

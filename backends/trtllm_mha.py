@@ -22,6 +22,8 @@ from backends.era_calls import FOR_BATCH, kv_write, write_loc
 from backends.flashinfer import kv_write_scales
 from backends.real_code import RealCode, pool_quant_method
 from backends.skips import BackendSkip, fp8_cache, no_cross_attention
+from pools.kinds.layout import MHA_HND
+from pools.kinds.spec import names
 
 FUSED_FP8_WRITE = BackendSkip(
     "fused-fp8-write",
@@ -115,7 +117,7 @@ CENSUS = CallSiteModel(
     order=40,
     census=CENSUS,
     device_type="cuda",
-    pool_kinds=MHA_POOLS + ("mha_hnd",),
+    pool_kinds=MHA_POOLS + names(MHA_HND),
     modes=EXTEND_AND_DECODE,
     dtypes=BF16_ONLY,
     summary="out_cache_loc only; 0.5.23 KVWriteLoc.for_batch",

@@ -20,16 +20,17 @@ from harness.plan.sut_choice import SutChoice
 from harness.run.baselines import decide, run_baselines
 from harness.run.cells import check_cell, execute_candidate
 from pools.eras import ERAS
+from pools.kinds.token_major import MHA, MLA, SWA_MHA
 from scenarios.defaults import default_scenarios
 from scenarios.model import Scenario
 
 # (pool, dtype, backend); "mha-large" is the mha prefill in a 2^17-slot pool of narrow rows, the
 # size the ci profile reaches: what pool allocation, canaries and the untouched scan cost.
 CELLS = [
-    ("mha", "bf16", "plain"),
+    (MHA.name, "bf16", "plain"),
     ("mha-large", "bf16", "plain"),
-    ("swa_mha", "bf16", "fa3"),
-    ("mla", "bf16", "triton"),
+    (SWA_MHA.name, "bf16", "fa3"),
+    (MLA.name, "bf16", "triton"),
 ]
 
 

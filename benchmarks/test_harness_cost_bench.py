@@ -19,9 +19,10 @@ from harness.plan.sut_choice import SutChoice
 from harness.run import pool_cache
 from harness.run.cells import check_cell
 from pools.eras import ERAS
+from pools.kinds.token_major import MHA
 from scenarios.defaults import default_scenarios
 
-CELL = ("mha", "bf16", "plain")
+CELL = (MHA.name, "bf16", "plain")
 
 
 def test_check_against_pool_size(benchmark, slots: int) -> None:

@@ -1,5 +1,5 @@
 """The builtin DeepSeek V4 main-KV pools: SGLang's DeepSeekV4SingleKVPool (V4 layout) and
-DeepSeekV4UniformFP8KVPool, with vectorised torch stores (docs/pools.md "dsv4").
+DeepSeekV4UniformFP8KVPool, with vectorised torch stores (docs/pools.md, the DeepSeek V4 kinds).
 
 A V4 page of P tokens holds each token's 448 fp8 NoPE and 64 bf16 RoPE values (576 bytes) at
 o * 576, its 7 UE8M0 scale bytes at P * 576 + o * 8, padded to a multiple of 576 bytes; the

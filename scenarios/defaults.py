@@ -14,6 +14,7 @@ import random
 from dataclasses import replace
 
 from pools.dtypes import dtype_spec
+from pools.kinds.registry import KINDS
 from scenarios.allocator import allocate, swa_mapping
 from scenarios.lifecycle import PoolLife, View
 from scenarios.model import (
@@ -52,7 +53,8 @@ def geometry(pool: str, dtype: str, page_size: int = 16, size: int = 256) -> Geo
         size = max(page_size, size - size % page_size)
     if pool in NVFP4_PAGE_ROW_KINDS:  # 128-token pages only, and whole pages of slots
         page_size, size = NVFP4_PAGE, max(NVFP4_PAGE, size - size % NVFP4_PAGE)
-    swa_layer_ids = [1, 3] if pool.startswith("swa_") else []
+    kind = KINDS[pool]
+    swa_layer_ids = [1, 3] if kind.swa else []
     common = dict(
         pool=pool,
         dtype=dtype,
@@ -74,15 +76,9 @@ def geometry(pool: str, dtype: str, page_size: int = 16, size: int = 256) -> Geo
         return Geometry(head_num=2, head_dim=NVFP4_HEAD_DIM, **common)
     if pool in MLA_POOL_KINDS:  # rank and rope are FP4 block (16) multiples
         return Geometry(kv_lora_rank=64, qk_rope_head_dim=16, **common)
-    if pool in (
-        "mha_fp4",
-        "mha_aiter5d",
-        "hybrid_linear_mha",
-        "hisparse_mha",
-        "qsa",
-    ):  # FP4, hybrid linear, HiSparse, QSA: v_head_dim == head_dim; 5-D: dims % X (8 for bf16)
+    if kind.v_as_k or kind.page_multiple > 1:  # 5-D: dims % X (8 for bf16), V as K's
         return Geometry(head_num=2, head_dim=32, **common)
-    if pool == "mha_hnd":  # page_size == head_num: a swapped (head, offset) index shows
+    if kind.page_major:  # page_size == head_num: a swapped (head, offset) index shows
         return Geometry(head_num=page_size, head_dim=16, v_head_dim=8, **common)
     return Geometry(head_num=2, head_dim=32, v_head_dim=16, **common)
 
@@ -147,8 +143,13 @@ def default_scenarios(pool: str, dtype: str, seed: int) -> list[Scenario]:
         + _small(rng, pool, dtype, seed + 6, scaled_input)
         + _edges(rng, g, pool, dtype, seed + 11)
         + (_loc_lives(_small_geometry(pool, dtype), seed + 19) if g.kind.swa else [])
-        + (_draft_commits(rng, g, seed + 17, scaled_input) if pool == "mha" else [])
+        + (_draft_commits(rng, g, seed + 17, scaled_input) if _commits_drafts(g) else [])
     )
+
+
+def _commits_drafts(g: Geometry) -> bool:
+    """A kind whose cells commit a speculative draft: its record names the commit door."""
+    return "set_kv_buffer_prefix_valid" in g.kind.doors
 
 
 def _draft_commits(rng: random.Random, g: Geometry, seed: int, scaled_input: str) -> list[Scenario]:
@@ -194,7 +195,7 @@ def _small_geometry(pool: str, dtype: str) -> Geometry:
     g = replace(
         geometry(pool, dtype, size=64),
         layer_num=3 if pool in LINEAR_LAYER_KINDS + SPARSE_INDEX_KINDS else 2,
-        swa_layer_ids=[1] if pool.startswith("swa_") else [],
+        swa_layer_ids=[1] if KINDS[pool].swa else [],
         linear_layer_ids=[1] if pool in LINEAR_LAYER_KINDS else [],
     )
     if g.kind.sparse_index:  # dense layer 0, index K/V on 1, index K only on 2

@@ -275,7 +275,7 @@ class ForwardStaging:
             "swa": swa,
             "encoder_swa": encoder_swa,
             "full": full,
-            "qsa": qsa_plan(forward, loc.dtype, self.device)
+            "qsa_plan": qsa_plan(forward, loc.dtype, self.device)
             if self.scenario.geometry.kind.qsa
             else None,
         }

@@ -27,7 +27,7 @@ class Profile:
     run_seconds: Optional[float]  # generation budget of the whole run, shared by its cells
     # The largest pool a scenario may build: 5 MiB holds 2^17 slots of the narrowest rows of
     # every pool kind (aiter 5-D, the widest of them, has 16-byte k and v rows) but those whose
-    # rows are fixed wider, which declare a floor (strategies/geometry.py REACH_FLOOR_BYTES).
+    # rows are fixed wider, which declare a floor (their records' PoolKind.reach_floor_bytes).
     pool_bytes: int
     summary: str
     # Examples every cell gets even past its share of run_seconds: a slow cell is explored a

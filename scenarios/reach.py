@@ -6,7 +6,7 @@ never write a slot past 2^17, slot 1 or the pool's last slot. This scenario writ
 in the largest pool the profile's byte budget holds: a fault that only shows at high slot ids
 (an int32 offset, a 16-bit page index, a slot one row off) is caught in every pool kind. The
 `ci` and `nightly` budgets hold a pool past 2^17 of every kind (a kind whose rows are fixed wider
-has a floor of its own: strategies/geometry.py REACH_FLOOR_BYTES); at `dev`'s 2 MiB the narrowest
+has a floor of its own: its record's PoolKind.reach_floor_bytes); at `dev`'s 2 MiB the narrowest
 fp32, FP4 and aiter 5-D rows do not fit, and it writes the top pages of the largest that does.
 """
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from pools.kinds.registry import KINDS
+from pools.kinds.token_major import MHA, MLA, SWA_MHA
 from scenarios.lifecycle import PoolLife, View
 from scenarios.model import Forward, Geometry, Scale, Scenario
 
@@ -26,8 +28,8 @@ class Regression:
         return scenario
 
 
-def _mha(dtype: str = "bf16", pool: str = "mha", **fields) -> Geometry:
-    swa = [1, 2] if pool == "swa_mha" else []
+def _mha(dtype: str = "bf16", pool: str = MHA.name, **fields) -> Geometry:
+    swa = [1, 2] if KINDS[pool].swa else []
     return Geometry(
         pool=pool,
         dtype=dtype,
@@ -44,7 +46,7 @@ def _mha(dtype: str = "bf16", pool: str = "mha", **fields) -> Geometry:
 
 def _mla(kv_lora_rank: int = 512, rope: int = 64) -> Geometry:
     return Geometry(
-        pool="mla",
+        pool=MLA.name,
         dtype="bf16",
         size=64,
         page_size=16,
@@ -72,14 +74,14 @@ def _mla_scaled_kvwriteloc() -> Scenario:
 
 
 def _narrowed_swa_loc() -> Scenario:
-    life = PoolLife(_mha(pool="swa_mha"))
+    life = PoolLife(_mha(pool=SWA_MHA.name))
     life.forward(life.grow(0, 9, [2], window=9), padding=7, narrow=9)
     return life.scenario(29460, "")
 
 
 def _stale_padding_swa_ids() -> Scenario:
     """A graph replay after a bigger one: the static loc buffer still holds the previous ids."""
-    life = PoolLife(_mha(pool="swa_mha"))
+    life = PoolLife(_mha(pool=SWA_MHA.name))
     storage = life.new_storage()
     life.forward(life.grow(0, 12, [1], window=12), view=View(storage))
     life.forward(life.grow(1, 3, [4], window=3), padding=9, view=View(storage))

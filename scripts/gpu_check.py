@@ -39,6 +39,7 @@ from harness.run.execute import execute
 from pools.builtin_sut import builtin_module  # noqa: E402
 from pools.dtypes import DTYPES  # noqa: E402
 from pools.engines.triton_scale import scale_operand  # noqa: E402
+from pools.kinds.token_major import MHA, MLA, SWA_MLA
 from reports.atomic import write_json_atomic  # noqa: E402
 from scenarios.defaults import default_scenarios  # noqa: E402
 from scenarios.model import POOL_KINDS  # noqa: E402
@@ -91,8 +92,8 @@ def _label(findings: list) -> list[str]:
 def all_cells() -> list[tuple[str, str]]:
     """(pool kind, backend): set_kv_buffer everywhere, and set_mla_kv_buffer on MLA pools."""
     return [(pool, "plain") for pool in POOL_KINDS] + [
-        ("mla", "plain_mla"),
-        ("swa_mla", "plain_mla"),
+        (MLA.name, "plain_mla"),
+        (SWA_MLA.name, "plain_mla"),
     ]
 
 
@@ -201,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if arguments.cpu_interpret:
         cells, dtypes, names = (
-            [("mha", "plain"), ("mla", "plain_mla")],
+            [(MHA.name, "plain"), (MLA.name, "plain_mla")],
             ["fp8_e4m3"],
             {"scaled-float"},
         )

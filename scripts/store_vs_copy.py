@@ -20,6 +20,7 @@ from harness.bench.measure import TimedWrite, copy_write
 from harness.bench.plan import bench_scenario, bytes_moved
 from pools.builtin_sut import builtin_module
 from pools.engines.torch_engine import _resolve, _word_pair
+from pools.kinds.token_major import MHA
 
 
 def _median_us(steps: dict, rounds: int) -> dict[str, float]:
@@ -34,7 +35,7 @@ def _median_us(steps: dict, rounds: int) -> dict[str, float]:
 
 def measure(tokens: int, threads: int, rounds: int) -> dict[str, float]:
     torch.set_num_threads(threads)
-    scenario = bench_scenario("mha", "bf16", tokens, 1, seed=0)
+    scenario = bench_scenario(MHA.name, "bf16", tokens, 1, seed=0)
     write = TimedWrite(
         builtin_module("current", "torch"), scenario, "cpu", "plain", "current", "extend"
     )

@@ -8,13 +8,14 @@ import pytest
 from hypothesis import HealthCheck, Phase, find, settings
 
 from pools.dtypes import DTYPES
+from pools.kinds.registry import KINDS, kinds_where
 from scenarios.defaults import random_scenarios
 from scenarios.model import DSV4_KINDS, POOL_KINDS, Geometry, Scenario
 from scenarios.profiles import profile_named
 from scenarios.reach import reach_scenario
 from scenarios.slots import page_interleave_row
 from scenarios.strategies import scenarios
-from scenarios.strategies.geometry import REACH_FLOOR_BYTES, _row_bytes, geometries, reach_budget
+from scenarios.strategies.geometry import _row_bytes, geometries, reach_budget
 from tests.conftest import check_records, run_kvh
 
 CI_BYTES = profile_named("ci").pool_bytes
@@ -126,11 +127,11 @@ def test_the_reach_scenario_writes_slot_1_2_15_2_16_2_17_and_the_last_slot_in_ev
                 assert 1 in slots
 
 
-@pytest.mark.parametrize("pool", sorted(REACH_FLOOR_BYTES))
+@pytest.mark.parametrize("pool", kinds_where(lambda kind: kind.reach_floor_bytes))
 def test_only_a_kind_whose_rows_cannot_narrow_passes_the_budget_and_only_to_reach_2_17(pool):
     dtype = "fp8_e4m3" if pool in DSV4_KINDS else "bf16"
     g = reach_scenario(pool, dtype, CI_BYTES, seed=0).geometry
-    assert CI_BYTES < pool_bytes(g) <= REACH_FLOOR_BYTES[pool]
+    assert CI_BYTES < pool_bytes(g) <= KINDS[pool].reach_floor_bytes
     assert 2**17 < last_slot(g) <= 2**17 + 3 * g.page_size
 
 

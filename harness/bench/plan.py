@@ -21,8 +21,10 @@ from harness.sut.probe.detect import conventions
 from pools.dtypes import dtype_spec
 from pools.eras import ERAS
 from pools.kinds.registry import KINDS
+from pools.kinds.spec import names
+from pools.kinds.token_major import MHA, SWA_MHA
 from scenarios.allocator import allocate, swa_mapping
-from scenarios.model import MLA_POOL_KINDS, Forward, Geometry, Scenario
+from scenarios.model import BASE_POOL_KINDS, MLA_POOL_KINDS, Forward, Geometry, Scenario
 
 PAGE_SIZE = 16
 TOKEN_COUNTS = (1, 16, 256, 4096, 32768)
@@ -37,7 +39,7 @@ FULL_BUDGET = Budget(warmup=3, warmup_s=0.1, min_samples=4, max_samples=700, min
 # one run and 590-710 us in the next three (the host's L3 is shared), while one thread kept
 # every 4096-token median within 9% over four runs (docs/bench.md).
 QUICK = dict(
-    pools=["mha", "swa_mha"],
+    pools=list(names(MHA, SWA_MHA)),
     dtypes=["bf16"],
     eras=["legacy", "current"],
     engines=["torch"],
@@ -52,7 +54,7 @@ QUICK = dict(
 class BenchOptions:
     suts: list[str] = field(default_factory=lambda: ["builtin"])
     backends: list[str] = field(default_factory=lambda: ["plain"])
-    pools: list[str] = field(default_factory=lambda: ["mha", "mla", "swa_mha", "swa_mla"])
+    pools: list[str] = field(default_factory=lambda: list(BASE_POOL_KINDS))
     dtypes: list[str] = field(
         default_factory=lambda: ["bf16", "fp16", "fp32", "fp8_e4m3", "fp8_e5m2"]
     )
@@ -101,7 +103,7 @@ def bench_geometry(pool: str, dtype: str, tokens: int, layers: int) -> Geometry:
     )
     if pool in MLA_POOL_KINDS:
         return Geometry(kv_lora_rank=512, qk_rope_head_dim=64, **common)
-    if pool == "mha_hnd":  # page_size == head_num, as the HND scenarios
+    if KINDS[pool].page_major:  # page_size == head_num, as the HND scenarios
         return Geometry(head_num=PAGE_SIZE, head_dim=64, **common)
     return Geometry(head_num=8, head_dim=128, **common)
 

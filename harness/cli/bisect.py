@@ -23,6 +23,7 @@ from harness.sut.load.environments import (
 )
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.release_index import ReleaseIndexError, between, index_versions
+from pools.kinds.token_major import SWA_MHA
 from scenarios.defaults import default_scenarios
 from scenarios.model import Scenario
 
@@ -33,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     check = parser.add_mutually_exclusive_group(required=True)
     check.add_argument("--repro", help="a repro file of kvh run: its scenario, backend and mode")
     check.add_argument("--scenario", help="a builtin scenario's name (with --pool and --dtype)")
-    parser.add_argument("--pool", default="swa_mha")
+    parser.add_argument("--pool", default=SWA_MHA.name)
     parser.add_argument("--dtype", default="bf16")
     parser.add_argument("--seed", type=seed_int, default=0)
     parser.add_argument("--backend", default="plain", choices=list(BACKENDS))

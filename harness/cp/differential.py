@@ -27,6 +27,7 @@ from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.loader import load_foreign, parse_builtin
 from pools.builtin_sut import builtin_module
 from pools.eras import ERAS
+from pools.kinds.registry import KINDS
 from reports.outcome import Outcome
 from scenarios.defaults import default_scenarios
 from scenarios.model import BASE_POOL_KINDS, Scenario
@@ -36,7 +37,7 @@ BACKEND_NAME = "cp_dist"
 DEFAULT_SITE = cp_distributed.__name__
 # MHA, SWA over MHA and MLA: SWA-MLA layers have no CP write in any release (0.5.23's MLA writes
 # never carry swa_loc), as the registry's fa3 entry has it.
-CP_POOLS = tuple(pool for pool in BASE_POOL_KINDS if pool != "swa_mla")
+CP_POOLS = tuple(pool for pool in BASE_POOL_KINDS if not (KINDS[pool].swa and KINDS[pool].latent))
 # A rank's k/v are its shares, not the caller's full tensors the baseline was handed, so the
 # caller-tensor oracle has nothing to compare: the pools are what the CP write must agree on.
 NOT_JUDGED = "caller tensors: a rank's k/v are its shares, not the full sequence"

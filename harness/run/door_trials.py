@@ -18,6 +18,7 @@ from harness.run.baselines import decide, run_baselines
 from harness.run.cells import execute_candidate
 from harness.sut.load.loader import LoadedSut
 from harness.sut.probe.limits import limit_before
+from pools.kinds.token_major import MHA, MLA, SWA_MHA
 from pools.layouts.kinds import class_name_of
 from reports.outcome import Outcome
 from scenarios.defaults import default_scenarios
@@ -39,9 +40,9 @@ class BaseDoor:
 
 
 BASE_DOORS = (
-    BaseDoor("mha", "set_kv_buffer", "plain"),
-    BaseDoor("mla", "set_mla_kv_buffer", "plain_mla"),
-    BaseDoor("swa_mha", "set_kv_buffer", "plain"),
+    BaseDoor(MHA.name, "set_kv_buffer", "plain"),
+    BaseDoor(MLA.name, "set_mla_kv_buffer", "plain_mla"),
+    BaseDoor(SWA_MHA.name, "set_kv_buffer", "plain"),
 )
 
 

@@ -254,7 +254,7 @@ def write_request(
         commit_lens=None
         if forward.commit_lens is None
         else torch.tensor(forward.commit_lens, dtype=torch.int32, device=device),
-        **(locs["qsa"] if g.qsa_parts(layer_id) else {}),
+        **(locs["qsa_plan"] if g.qsa_parts(layer_id) else {}),
     )
     k_scale, v_scale = scales
     k_scale_float = None if k_scale is None else float(k_scale)

@@ -51,16 +51,17 @@ from pools.judge.unified_draft import JudgeUnifiedDraftSWAPool
 from pools.judge.unified_swa import JudgeUnifiedSWAPool
 
 # SGLang's class name for each pool the judge offers beyond the token-major three (the names
-# pools/layouts/kinds.py declares; tests/test_judge.py keeps the two in step): (storage, door).
+# pools/layouts/kinds.py declares; tests/test_judge.py keeps the two in step): (storage, the era
+# class whose doors it takes).
 LAYOUT_CLASSES: dict[str, tuple[type, str]] = {
-    "MHATokenToKVPoolFP4": (MHAFP4JudgePool, "mha"),
-    "MLATokenToKVPoolFP4": (MLAFP4JudgePool, "mla"),
-    "MHATokenToKVPoolHND": (HNDJudgePool, "mha"),
-    "NPUMHATokenToKVPool": (NPUMHAJudgePool, "mha"),
-    "NPUMLATokenToKVPool": (NPUMLAJudgePool, "mla"),
-    "MHATokenToKVPoolAiter5D": (Aiter5DJudgePool, "mha"),
-    "UnifiedMHATokenToKVPool": (UnifiedMHAJudgePool, "mha"),
-    "UnifiedMLATokenToKVPool": (UnifiedMLAJudgePool, "mla"),
+    "MHATokenToKVPoolFP4": (MHAFP4JudgePool, "MHATokenToKVPool"),
+    "MLATokenToKVPoolFP4": (MLAFP4JudgePool, "MLATokenToKVPool"),
+    "MHATokenToKVPoolHND": (HNDJudgePool, "MHATokenToKVPool"),
+    "NPUMHATokenToKVPool": (NPUMHAJudgePool, "MHATokenToKVPool"),
+    "NPUMLATokenToKVPool": (NPUMLAJudgePool, "MLATokenToKVPool"),
+    "MHATokenToKVPoolAiter5D": (Aiter5DJudgePool, "MHATokenToKVPool"),
+    "UnifiedMHATokenToKVPool": (UnifiedMHAJudgePool, "MHATokenToKVPool"),
+    "UnifiedMLATokenToKVPool": (UnifiedMLAJudgePool, "MLATokenToKVPool"),
 }
 
 
@@ -72,7 +73,7 @@ def judge_module(era: str) -> SimpleNamespace:
         raise ValueError(f"unknown era {era!r}; choose from {', '.join(ERA_FRONTS)}") from None
     # The era's unwrap_write_loc, as the doors of the bundled and current eras call it.
     marks = {} if front.unwrap is None else {"unwrap": staticmethod(front.unwrap)}
-    doors = {"mha": front.mha, "mla": front.mla}
+    doors = {"MHATokenToKVPool": front.mha, "MLATokenToKVPool": front.mla}
     # The storage first, so a layout's own doors (the NPU MLA set_kv_buffer) win over the era's.
     mha = type("MHATokenToKVPool", (MHAJudgePool, front.mha), dict(marks))
     mla = type(

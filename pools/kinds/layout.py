@@ -14,41 +14,78 @@ from pools.kinds.spec import PoolKind
 
 CURRENT = ("current",)
 
-FP4 = dict(
+FP4_TRAITS = dict(
     fp4=True,
     values_judged_elsewhere="FP4 bytes are judged against the input by the fp4_bound oracle",
 )
 
+MHA_FP4 = PoolKind("mha_fp4", "MHATokenToKVPoolFP4", "layout", 5, v_as_k=True, **FP4_TRAITS)
+
+MLA_FP4 = PoolKind(
+    "mla_fp4",
+    "MLATokenToKVPoolFP4",
+    "layout",
+    6,
+    latent=True,
+    rope_required=True,  # 0.5.23's FP4 MLA store reads k_rope's shape
+    **FP4_TRAITS,
+)
+
+MHA_HND = PoolKind(
+    "mha_hnd", "MHATokenToKVPoolHND", "layout", 7, page_major=True, geometry_rules=(whole_pages,)
+)
+
+NPU_MHA = PoolKind("npu_mha", "NPUMHATokenToKVPool", "layout", 8, geometry_rules=(whole_pages,))
+
+NPU_MLA = PoolKind(
+    "npu_mla",
+    "NPUMLATokenToKVPool",
+    "layout",
+    9,
+    latent=True,
+    rope_required=True,  # it keeps rope in a buffer of its own
+    geometry_rules=(whole_pages,),
+)
+
+MHA_AITER5D = PoolKind(
+    "mha_aiter5d",
+    "MHATokenToKVPoolAiter5D",
+    "layout",
+    10,
+    word_rows=True,
+    page_multiple=16,
+    geometry_rules=(whole_pages, aiter_5d_widths),
+)
+
+UNIFIED_MHA = PoolKind(
+    "unified_mha",
+    "UnifiedMHATokenToKVPool",
+    "layout",
+    11,
+    eras=CURRENT,
+    word_rows=True,
+    geometry_rules=(unified_kv_rows,),
+)
+
+UNIFIED_MLA = PoolKind(
+    "unified_mla",
+    "UnifiedMLATokenToKVPool",
+    "layout",
+    12,
+    eras=CURRENT,
+    latent=True,
+    word_rows=True,
+    rope_required=True,  # its spec asserts rope > 0
+    geometry_rules=(unified_latent_row,),
+)
+
 RECORDS = (
-    PoolKind("mha_fp4", "MHATokenToKVPoolFP4", "layout", 5, **FP4),
-    PoolKind("mla_fp4", "MLATokenToKVPoolFP4", "layout", 6, latent=True, **FP4),
-    PoolKind("mha_hnd", "MHATokenToKVPoolHND", "layout", 7, geometry_rules=(whole_pages,)),
-    PoolKind("npu_mha", "NPUMHATokenToKVPool", "layout", 8, geometry_rules=(whole_pages,)),
-    PoolKind(
-        "npu_mla", "NPUMLATokenToKVPool", "layout", 9, latent=True, geometry_rules=(whole_pages,)
-    ),
-    PoolKind(
-        "mha_aiter5d",
-        "MHATokenToKVPoolAiter5D",
-        "layout",
-        10,
-        geometry_rules=(whole_pages, aiter_5d_widths),
-    ),
-    PoolKind(
-        "unified_mha",
-        "UnifiedMHATokenToKVPool",
-        "layout",
-        11,
-        eras=CURRENT,
-        geometry_rules=(unified_kv_rows,),
-    ),
-    PoolKind(
-        "unified_mla",
-        "UnifiedMLATokenToKVPool",
-        "layout",
-        12,
-        eras=CURRENT,
-        latent=True,
-        geometry_rules=(unified_latent_row,),
-    ),
+    MHA_FP4,
+    MLA_FP4,
+    MHA_HND,
+    NPU_MHA,
+    NPU_MLA,
+    MHA_AITER5D,
+    UNIFIED_MHA,
+    UNIFIED_MLA,
 )

@@ -9,10 +9,11 @@ registered (pools/kinds/registry.py), so a contradictory one fails at import, no
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Union
 
 ERAS = ("legacy", "kwarg", "bundled", "current")
 FAMILIES = ("token-major", "layout", "hybrid", "composite")
+Door = Union[str, tuple[str, str]]
 
 
 @dataclass(frozen=True)
@@ -40,11 +41,23 @@ class PoolKind:
     dsv4: bool = False  # DeepSeek V4 main-KV: one K-only latent row on 64-token pages
     nvfp4_page_rows: bool = False  # MiniMax M3 NVFP4: page rows of packed K, V and index K
     full_loc_by_design: bool = False  # full layers write at a given full_loc, not at loc
+    # Its fixed geometry, as the scenario strategies and defaults draw it:
+    v_as_k: bool = False  # V is as wide as K (its constructor takes no V width of its own)
+    rope_required: bool = False  # an MLA row whose rope part is never empty
+    word_rows: bool = False  # rows split into 16-byte words (aiter's 5-D, the unified entries)
+    page_multiple: int = 1  # page_size is a multiple of this, and at least this
+    page_major: bool = False  # a page's rows head-major (HND): page_size == head_num is a case
+    # A fixed row wider than a small byte budget holds at 2^17 slots: its large pools' budget.
+    reach_floor_bytes: int = 0
     # Why the value oracle does not judge this kind's bytes against the input ("": it does).
     values_judged_elsewhere: str = ""
     # What the kind's constructor or store asserts of a geometry, beyond what its traits imply
     # (pools/kinds/geometry_rules.py): each says why a geometry cannot be this kind's, or None.
     geometry_rules: tuple[Callable[[Any], Optional[str]], ...] = ()
+    # The doors its cells call beyond set_kv_buffer (and an MLA kind's set_mla_kv_buffer): a
+    # door of its class, or (class, door) of a sub-pool class it hands the write on to. The
+    # write-door census (harness/sut/probe/write_doors.py) reads them.
+    doors: tuple[Door, ...] = ()
 
     def __post_init__(self) -> None:
         problems = []
@@ -60,6 +73,12 @@ class PoolKind:
             problems.append("a fused draft pool is a unified SWA pool")
         if self.qsa and not self.linear_layers:
             problems.append("a QSA pool is a hybrid linear pool")
+        if self.rope_required and not self.latent:
+            problems.append("a rope part is an MLA row's")
+        if self.v_as_k and self.latent:
+            problems.append("an MLA row has no V width")
+        if self.page_multiple < 1:
+            problems.append("page_multiple is 1 or more")
         if not self.keeps_kv and not self.dsa_index:
             problems.append("a kind that keeps no K/V must keep indexer keys")
         if problems:
@@ -68,3 +87,17 @@ class PoolKind:
     @property
     def current_only(self) -> bool:
         return self.eras == ("current",)
+
+    @property
+    def write_doors(self) -> tuple[Door, ...]:
+        """The doors its cells call: its own, else set_kv_buffer (and set_mla_kv_buffer, the MLA
+        backends' call, on a latent kind)."""
+        if self.doors:
+            return self.doors
+        return ("set_kv_buffer", "set_mla_kv_buffer") if self.latent else ("set_kv_buffer",)
+
+
+def names(*kinds: PoolKind) -> tuple[str, ...]:
+    """The kinds' names, in the order given: how code outside pools/kinds/ names a kind (a
+    record it imports, so a renamed or removed kind fails at import, not in a run)."""
+    return tuple(kind.name for kind in kinds)

@@ -3,9 +3,24 @@ full and SWA sub-pools. Every era's call sites write them."""
 
 from pools.kinds.spec import PoolKind
 
+MHA = PoolKind(
+    "mha",
+    "MHATokenToKVPool",
+    "token-major",
+    1,
+    base=True,
+    doors=("set_kv_buffer", "set_kv_buffer_prefix_valid"),  # the latter: dspark's draft commit
+)
+
+MLA = PoolKind("mla", "MLATokenToKVPool", "token-major", 2, base=True, latent=True)
+
+SWA_MHA = PoolKind("swa_mha", "SWAKVPool", "token-major", 3, base=True, swa=True)
+
+SWA_MLA = PoolKind("swa_mla", "SWAKVPool", "token-major", 4, base=True, latent=True, swa=True)
+
 RECORDS = (
-    PoolKind("mha", "MHATokenToKVPool", "token-major", 1, base=True),
-    PoolKind("mla", "MLATokenToKVPool", "token-major", 2, base=True, latent=True),
-    PoolKind("swa_mha", "SWAKVPool", "token-major", 3, base=True, swa=True),
-    PoolKind("swa_mla", "SWAKVPool", "token-major", 4, base=True, latent=True, swa=True),
+    MHA,
+    MLA,
+    SWA_MHA,
+    SWA_MLA,
 )

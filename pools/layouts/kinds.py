@@ -1,9 +1,10 @@
 """The pool kinds beyond SGLang's token-major rows, declared as data.
 
-For each kind: the class name the SUT module exposes (SGLang's spelling where SGLang has the
-class; HND and aiter's 5-D are SGLang's MHATokenToKVPool under an environment switch, so the
-builtin names them apart), the storage that owns its buffers, the era class it extends, and its
-buffers: (name suffix, pool attribute, how a layer's buffer becomes (slots, ...) rows).
+For each kind: its record (pools/kinds/layout.py: its name, and the class name the SUT module
+exposes, SGLang's spelling where SGLang has the class; HND and aiter's 5-D are SGLang's
+MHATokenToKVPool under an environment switch, so the builtin names them apart), the storage that
+owns its buffers, the era class it extends, and its buffers: (name suffix, pool attribute, how a
+layer's buffer becomes (slots, ...) rows).
 """
 
 from __future__ import annotations
@@ -14,7 +15,18 @@ from typing import Callable
 import torch
 
 from pools.fp4.fp4_storage import MHAFP4Storage, MLAFP4Storage
+from pools.kinds.layout import (
+    MHA_AITER5D,
+    MHA_FP4,
+    MHA_HND,
+    MLA_FP4,
+    NPU_MHA,
+    NPU_MLA,
+    UNIFIED_MHA,
+    UNIFIED_MLA,
+)
 from pools.kinds.registry import KINDS
+from pools.kinds.spec import PoolKind
 from pools.layouts.layout_storage import Aiter5DStorage, HNDStorage
 from pools.layouts.npu import NPUMHAStorage, NPUMLAStorage, token_rows
 from pools.layouts.paged import AITER_K, AITER_V, HND_LAYOUT
@@ -29,13 +41,20 @@ def _rows(buffer: torch.Tensor) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class LayoutKind:
-    kind: str
-    class_name: str
+    record: PoolKind  # its record (pools/kinds/layout.py): its name and SGLang class
     storage: type
     era_class: str  # MHATokenToKVPool or MLATokenToKVPool
     buffers: tuple[tuple[str, str, SlotView], ...]
     layout: str  # the capability matrix's layout axis
     fp4: bool = False
+
+    @property
+    def kind(self) -> str:
+        return self.record.name
+
+    @property
+    def class_name(self) -> str:
+        return self.record.sglang_class
 
     @property
     def is_mla(self) -> bool:
@@ -61,8 +80,7 @@ LAYOUT_KINDS: dict[str, LayoutKind] = {
     kind.kind: kind
     for kind in (
         LayoutKind(
-            "mha_fp4",
-            "MHATokenToKVPoolFP4",
+            MHA_FP4,
             MHAFP4Storage,
             "MHATokenToKVPool",
             (
@@ -75,8 +93,7 @@ LAYOUT_KINDS: dict[str, LayoutKind] = {
             fp4=True,
         ),
         LayoutKind(
-            "mla_fp4",
-            "MLATokenToKVPoolFP4",
+            MLA_FP4,
             MLAFP4Storage,
             "MLATokenToKVPool",
             (("kv", "kv_buffer", _rows), ("kv_scale", "kv_scale_buffer", _rows)),
@@ -84,48 +101,42 @@ LAYOUT_KINDS: dict[str, LayoutKind] = {
             fp4=True,
         ),
         LayoutKind(
-            "mha_hnd",
-            "MHATokenToKVPoolHND",
+            MHA_HND,
             HNDStorage,
             "MHATokenToKVPool",
             (("k", "k_buffer", HND_LAYOUT.slot_view), ("v", "v_buffer", HND_LAYOUT.slot_view)),
             "hnd",
         ),
         LayoutKind(
-            "npu_mha",
-            "NPUMHATokenToKVPool",
+            NPU_MHA,
             NPUMHAStorage,
             "MHATokenToKVPool",
             (("k", "k_buffer", token_rows), ("v", "v_buffer", token_rows)),
             "npu",
         ),
         LayoutKind(
-            "npu_mla",
-            "NPUMLATokenToKVPool",
+            NPU_MLA,
             NPUMLAStorage,
             "MLATokenToKVPool",
             (("nope", "k_buffer", token_rows), ("rope", "v_buffer", token_rows)),
             "npu",
         ),
         LayoutKind(
-            "mha_aiter5d",
-            "MHATokenToKVPoolAiter5D",
+            MHA_AITER5D,
             Aiter5DStorage,
             "MHATokenToKVPool",
             (("k", "k_buffer", AITER_K.slot_view), ("v", "v_buffer", AITER_V.slot_view)),
             "aiter5d",
         ),
         LayoutKind(
-            "unified_mha",
-            "UnifiedMHATokenToKVPool",
+            UNIFIED_MHA,
             UnifiedMHAStorage,
             "MHATokenToKVPool",
             (("k", "k_buffer", _rows), ("v", "v_buffer", _rows)),
             "unified",
         ),
         LayoutKind(
-            "unified_mla",
-            "UnifiedMLATokenToKVPool",
+            UNIFIED_MLA,
             UnifiedMLAStorage,
             "MLATokenToKVPool",
             (("kv", "kv_buffer", _rows),),

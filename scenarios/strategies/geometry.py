@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 
 from pools.dtypes import dtype_spec
 from pools.fp4.quantiser import BLOCK as FP4_BLOCK
+from pools.kinds.composite import DSV4_UNIFORM_FP8
+from pools.kinds.registry import KINDS, kinds_where
 from scenarios.model import (
     DSA_INDEX_KINDS,
     DSV4_KINDS,
@@ -43,33 +45,21 @@ REACH = (2**15, 2**16, 2**17)  # a large pool's last slot passes one of these
 NARROW_DIMS = (16, 8, 4, 2)  # a large pool's head_dim (MLA: kv_lora_rank), widest first
 MAX_LAYERS = 6
 INDEX_HEAD_DIMS = (128, 64, 16)  # a MiniMax sparse layer's index head (MiniMax-M3: 128)
-# MLA kinds whose rope part is never empty: the NPU MLA pool keeps rope in a buffer of its own,
-# the unified MLA spec asserts rope > 0, a DSA write always has one, and 0.5.23's FP4 MLA store
-# reads k_rope's shape, as the page-interleave MLA door index_selects its rows.
-ROPE_KINDS = ("npu_mla", "unified_mla", "mla_fp4", "page_interleave_mla") + DSA_INDEX_KINDS
+# MLA kinds whose rope part is never empty: their records say so (PoolKind.rope_required), and a
+# DSA write always has one.
+ROPE_KINDS = kinds_where(lambda kind: kind.rope_required or kind.dsa_index)
 POOL_BYTES = 40 * 2**20  # default cap per pool, every layer and sub-pool together
-# Kinds whose narrowest row is fixed wider than a small budget holds at 2^17 slots, and the
-# budget their large pools get instead; SGLang's constructors accept nothing narrower:
-# - a MiniMax M3 NVFP4 pool's heads are 128 wide, so one layer of one head keeps 216 bytes a
-#   slot (K, V and index K, payload and scales), 27 MiB at 2^17 + 2 pages;
-# - a DeepSeek V4 latent row is 448 NoPE + 64 RoPE: 584 bytes a slot in the V4 layout (73 MiB),
-#   512 in uniform FP8 (64 MiB). Measured on the three V4 kinds' default --sut sglang run: peak
-#   memory 0.70 to 0.92 GB, a few seconds.
-REACH_FLOOR_BYTES = {
-    "minimax_m3_nvfp4": 28 * 2**20,
-    "dsv4": 74 * 2**20,
-    "dsv4_hisparse_c4": 74 * 2**20,
-    "dsv4_uniform_fp8": 65 * 2**20,
-}
 
 
 def reach_budget(pool: str, pool_bytes: int) -> int:
-    """The byte budget of a large pool of kind `pool`: `pool_bytes`, or the kind's floor."""
-    return max(pool_bytes, REACH_FLOOR_BYTES.get(pool, 0))
+    """The byte budget of a large pool of kind `pool`: `pool_bytes`, or the kind's floor (a kind
+    whose narrowest row is fixed wider than a small budget holds at 2^17 slots: its record's
+    reach_floor_bytes; SGLang's constructors accept nothing narrower)."""
+    return max(pool_bytes, KINDS[pool].reach_floor_bytes)
 
 
 def _row_bytes(g: Geometry) -> int:
-    if g.kind.dsv4 and g.pool != "dsv4_uniform_fp8":  # fp8 nope, bf16 rope, 7 scales, a pad
+    if g.kind.dsv4 and g.pool != DSV4_UNIFORM_FP8.name:  # fp8 nope, bf16 rope, 7 scales, a pad
         return DSV4_NOPE_DIM + 2 * DSV4_ROPE_DIM + DSV4_NOPE_DIM // 64 + 1
     if g.kind.nvfp4_page_rows:  # K, V and the index K of a slot, each payload and scale bytes
         return (2 * g.head_num + 1) * (NVFP4_PAYLOAD + NVFP4_SCALES)
@@ -100,7 +90,7 @@ def layer_patterns(draw: st.DrawFn, swa: bool) -> list[bool]:
 def _two_sided(pool: str) -> bool:
     """A kind whose layers are of two sorts: SWA and full, linear and full attention, or sparse
     and dense."""
-    return pool.startswith("swa_") or pool in LINEAR_LAYER_KINDS + SPARSE_INDEX_KINDS
+    return KINDS[pool].swa or pool in LINEAR_LAYER_KINDS + SPARSE_INDEX_KINDS
 
 
 def _sides(pool: str, pattern: list[bool]) -> tuple[list[int], list[int]]:
@@ -138,15 +128,16 @@ def _large_rows(
 def _row_multiple(pool: str, dtype: str) -> int:
     """What a row width must be a multiple of in this pool kind's storage: FP4 packs 16-value
     blocks, and aiter's 5-D layout splits rows into 16-byte words."""
-    if pool in ("mha_fp4", "mla_fp4"):
+    kind = KINDS[pool]
+    if kind.fp4:
         return FP4_BLOCK
-    if pool in ("mha_aiter5d", "unified_mha", "unified_mla", "swa_unified", "swa_unified_draft"):
+    if kind.word_rows:
         return 16 // dtype_spec(dtype).store_dtype.itemsize
     return 1
 
 
 def _narrow(pool: str, width: int) -> dict:
-    if pool in DSV4_KINDS:  # one width: its large pools get REACH_FLOOR_BYTES
+    if pool in DSV4_KINDS:  # one width: its large pools get its reach floor
         return {"kv_lora_rank": DSV4_NOPE_DIM, "qk_rope_head_dim": DSV4_ROPE_DIM}
     if pool in ROPE_KINDS:
         return {"kv_lora_rank": width, "qk_rope_head_dim": width}
@@ -173,9 +164,9 @@ def _narrow_shape(pool: str, dtype: str, rows: int, pool_bytes: int) -> dict:
 
 
 def _page_size(pool: str, page_size: int) -> int:
-    """aiter's 5-D layout: page_size is a multiple of X (16 bytes / element), at least 16; a DSA
-    pool's pages hold 64 tokens, as a DeepSeek V4 pool's do; a QSA pool's are a multiple of the
-    compress ratio, above 1."""
+    """A DSA pool's pages hold 64 tokens, as a DeepSeek V4 pool's do; a QSA pool's are a multiple
+    of the compress ratio, above 1; a kind's record may ask a multiple of its own (aiter's 5-D
+    layout: 16, at least 16)."""
     if pool in DSA_INDEX_KINDS:
         return 64
     if pool in DSV4_KINDS:
@@ -184,7 +175,8 @@ def _page_size(pool: str, page_size: int) -> int:
         return NVFP4_PAGE
     if pool in QSA_KINDS:
         return max(QSA_COMPRESS_RATIO, page_size - page_size % QSA_COMPRESS_RATIO)
-    return max(16, page_size - page_size % 16) if pool == "mha_aiter5d" else page_size
+    multiple = KINDS[pool].page_multiple
+    return max(multiple, page_size - page_size % multiple)
 
 
 def large_geometry(
@@ -199,7 +191,7 @@ def large_geometry(
     """A pool whose last slot passes `reach` where `pool_bytes` allows (the largest that fits
     otherwise), `extra_pages` more pages past it: the narrowest rows the kind accepts, one full
     layer (and one SWA layer of `swa_pages` pages on hybrid pools). A kind with a fixed row
-    wider than the budget allows at `reach` gets its floor instead (REACH_FLOOR_BYTES)."""
+    wider than the budget allows at `reach` gets its floor instead (reach_budget)."""
     pool_bytes = reach_budget(pool, pool_bytes)
     # A sparse pool: one sparse layer whose index keeps no V, within an fp32 budget (its main
     # K/V rows are the main pool's, as a dense layer's; its index K the K-only pool's).
@@ -209,7 +201,7 @@ def large_geometry(
     # A linear layer keeps no rows: only the SWA kinds' flagged layers are rows of their own, and
     # a sparse pool's layers are all full-height rows (its index rows are in _row_bytes).
     kv_layers = len(pattern) - len(_sides(pool, pattern)[1])
-    rows_pattern = pattern if pool.startswith("swa_") else [False] * kv_layers
+    rows_pattern = pattern if KINDS[pool].swa else [False] * kv_layers
     shape = _narrow_shape(
         pool, dtype, _large_rows(reach, PAGE_SIZES[-1], rows_pattern, swa_pages), pool_bytes
     )
@@ -267,18 +259,7 @@ def geometries(draw: st.DrawFn, pool: str, dtype: str, pool_bytes: int = POOL_BY
             shape["head_dim"] = NVFP4_HEAD_DIM
         v_head_dim = draw(st.sampled_from(V_HEAD_DIMS))
         shape["v_head_dim"] = (
-            v_head_dim
-            if v_head_dim != shape["head_dim"]
-            and pool
-            not in (
-                "mha_fp4",
-                "hybrid_linear_mha",
-                "hisparse_mha",
-                *QSA_KINDS,
-                *SPARSE_INDEX_KINDS,
-                *NVFP4_PAGE_ROW_KINDS,
-            )  # fmt: skip
-            else None
+            v_head_dim if v_head_dim != shape["head_dim"] and not KINDS[pool].v_as_k else None
         )
     sparse = {}
     if pool in SPARSE_INDEX_KINDS:

@@ -24,6 +24,10 @@ from harness.compare.error_causes import cause_named
 from harness.compare.findings import Finding
 from harness.compare.snapshot import Execution
 from harness.sut.probe.capabilities import Capabilities
+from pools.kinds.composite import DSV4_INDEXER, SWA_DSA
+from pools.kinds.hybrid import HISPARSE_DSA, HYBRID_LINEAR_DSA, QSA
+from pools.kinds.spec import names
+from pools.kinds.token_major import MHA, MLA, SWA_MLA
 from scenarios.model import DSA_MLA_KINDS, Scenario
 
 if TYPE_CHECKING:  # a limit reads a candidate's fields; it plans nothing
@@ -50,7 +54,7 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         "mla-door-needs-gpu",
         "mla_door_needs_gpu",
         True,
-        ("mla", "swa_mla", *DSA_MLA_KINDS),  # the DSA pools' doors call the MLA pool's
+        names(MLA, SWA_MLA) + DSA_MLA_KINDS,  # the DSA pools' doors call the MLA pool's
         ("cpu",),
         r"active drivers",
         "MLATokenToKVPool.set_mla_kv_buffer launches a Triton kernel on every path (SGLang before "
@@ -61,7 +65,7 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         "no-prefix-valid-door",
         "prefix_valid_door",
         False,
-        ("mha",),
+        names(MHA),
         (),
         r"set_kv_buffer_prefix_valid",
         "MHATokenToKVPool has no set_kv_buffer_prefix_valid (SGLang before 0.5.14, and pools "
@@ -72,7 +76,7 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         "no-swa-over-mla",
         "swa_over_mla",
         False,
-        ("swa_mla",),
+        names(SWA_MLA),
         (),
         r"building the pool|unexpected keyword|head_num",
         "SWAKVPool takes no MLA sub-pools (no full/swa_kv_pool_kwargs; SGLang before 0.5.23)",
@@ -81,7 +85,7 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         "qsa-bf16-indexer-only",
         "qsa_indexer_dtype",
         False,
-        ("qsa",),
+        names(QSA),
         (),
         r"takes no qsa_indexer_dtype",
         "QSATokenToKVPool takes no qsa_indexer_dtype (SGLang 0.5.20 and 0.5.21): its compressed "
@@ -92,7 +96,7 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         "no-hybrid-linear-dsa",
         "hybrid_linear_dsa",
         False,
-        ("hybrid_linear_dsa",),
+        names(HYBRID_LINEAR_DSA),
         (),
         r"use_dsa|set_index_k_scale_buffer",
         "HybridLinearKVPool takes no use_dsa or has no set_index_k_scale_buffer (SGLang before "
@@ -102,7 +106,7 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         "no-swa-dsa",
         "swa_dsa",
         False,
-        ("swa_dsa",),
+        names(SWA_DSA),
         (),
         r"full_kv_pool_class|DSATokenToKVPool|set_index_k_scale_buffer",
         "SWAKVPool takes no full_kv_pool_class or routes no set_index_k_scale_buffer, or the "
@@ -113,7 +117,7 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         "dsv4-indexer-no-global-page",
         "dsv4_indexer_global_page",
         False,
-        ("dsv4_indexer",),
+        names(DSV4_INDEXER),
         (),
         r"takes no global_page_size",
         "DeepSeekV4IndexerPool takes no global_page_size (SGLang before 0.5.22): its cache "
@@ -124,7 +128,7 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         "hisparse-dsa-door-takes-bare-loc",
         "hisparse_dsa_unwraps_write_loc",
         False,
-        ("hisparse_dsa",),
+        names(HISPARSE_DSA),
         (),
         r"got KVWriteLoc",
         "HiSparseDSATokenToKVPool.set_kv_buffer indexes its mapping with the loc as given (SGLang "

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from pools.layouts.kinds import LAYOUT_KINDS, class_name_of
-from scenarios.model import MLA_POOL_KINDS, POOL_KINDS
+from pools.kinds.registry import KINDS
+from pools.layouts.kinds import LAYOUT_KINDS
 
 POOL_FOLDERS = ("sglang/srt/mem_cache", "sglang/srt/hardware_backend")
 DOOR_NAME = re.compile(r"^set_\w*buffer\w*$")
@@ -27,8 +27,8 @@ NOT_DOORS = {
     "set_local_dp_buffer_len": "a data-parallel size",
     "set_buffer_context": "a context switch, not a write",
 }
-# The SGLang class each pool kind is built from (pools/layouts/kinds.py class_name_of).
-KIND_CLASSES = {kind: class_name_of(kind) for kind in POOL_KINDS}
+# The SGLang class each pool kind is built from (its record's, pools/kinds/).
+KIND_CLASSES = {name: kind.sglang_class for name, kind in KINDS.items()}
 # What each class's doors do on this CPU machine, measured on 0.5.23 by constructing the class
 # with the smallest arguments and calling each door once (the write-door census of issue 27):
 # (class, door) or (class, "*") -> (status, what was measured). A class measured nowhere here is
@@ -124,41 +124,6 @@ FOLDER_MEASURED = {
     "/npu/": (NO_CONSTRUCT, "an Ascend pool: its store is torch_npu's, and torch_npu is absent"),
     "/mlx/": (NO_CONSTRUCT, "a stand-in cache of the MLX (Apple) model runner"),
 }
-# The doors a kind's cells call where they are not set_kv_buffer (and an MLA kind's
-# set_mla_kv_buffer too): a door of the kind's class, or (class, door) of a sub-pool class it
-# hands the write on to. The MiniMax sparse pool's fused door runs its separate stores on a CPU
-# (backends/minimax_sparse.py); the DSA backend writes through set_mla_kv_buffer and its indexer
-# through set_index_k_scale_buffer.
-KIND_DOORS: dict[str, tuple[str | tuple[str, str], ...]] = {
-    "mha": ("set_kv_buffer", "set_kv_buffer_prefix_valid"),  # the latter: dspark's draft commit
-    "hisparse_dsa": ("set_kv_buffer", "set_mla_kv_buffer", "set_index_k_scale_buffer"),
-    "page_interleave_dsa": ("set_kv_buffer", "set_mla_kv_buffer", "set_index_k_scale_buffer"),
-    "layer_split_dsa": ("set_kv_buffer", "set_mla_kv_buffer", "set_index_k_scale_buffer"),
-    "hybrid_linear_dsa": ("set_kv_buffer", "set_mla_kv_buffer", "set_index_k_scale_buffer"),
-    "swa_dsa": ("set_mla_kv_buffer", "set_index_k_scale_buffer"),  # the dots3 model's writes
-    "dsv4_indexer": ("set_index_k_scale_buffer",),  # indexer keys alone: no K/V door
-    "qsa": (  # the QSA indexer's three stores beside the full-attention layers' K/V
-        "set_kv_buffer",
-        "set_qsa_key_state_buffer",
-        "set_qsa_rope_position_buffer",
-        "set_qsa_compressed_k_buffer",
-    ),
-    "dsv4": ("set_key_buffer",),  # backends/dsv4.py: the V4 pack's store
-    "dsv4_uniform_fp8": ("set_key_buffer_fused",),  # the trtllm compressor's e4m3 rows
-    "dsv4_hisparse_c4": ("set_key_buffer",),  # the V4 pack's store at the device slot
-    # A retracted request's restore: the sub-pools' byte copies of already-quantised rows.
-    "minimax_m3_nvfp4": (
-        ("MiniMaxM3Nvfp4MainKVPool", "set_quantized_kv_buffer"),
-        ("MiniMaxM3Nvfp4IndexKPool", "set_quantized_k_buffer"),
-    ),
-    "minimax_sparse": (
-        "set_kv_buffer",
-        "set_fused_kv_index_buffer",
-        "set_index_kv_buffer",
-        "set_index_k_buffer",
-        ("MHATokenToKOnlyPool", "set_k_buffer"),
-    ),
-}
 NOT_CALLED = "its class is driven, but no modelled call site calls this door"
 NOT_OFFERED = "a pool kind models it, but this SUT's loader does not offer the class"
 NOT_MEASURED = ("", "")
@@ -224,17 +189,14 @@ def driven_doors(
     offered: Iterable[str], classes: dict[str, _Class]
 ) -> dict[tuple[str, str], tuple[str, ...]]:
     """(class, door) -> the pool kinds whose cells call it on a SUT that offers the classes
-    `offered`: set_kv_buffer on every kind, set_mla_kv_buffer too on MLA kinds (the MLA
-    backends' call), or a kind's KIND_DOORS, each where the class defines or inherits it."""
+    `offered`: each kind's record's write doors (pools/kinds/ PoolKind.write_doors), each
+    where the class defines or inherits it."""
     offered = set(offered)
     driven: dict[tuple[str, str], tuple[str, ...]] = {}
     for kind, cls in KIND_CLASSES.items():
         if cls not in offered:
             continue
-        doors = KIND_DOORS.get(kind) or (
-            ("set_kv_buffer", "set_mla_kv_buffer") if kind in MLA_POOL_KINDS else ("set_kv_buffer",)
-        )
-        for door in doors:
+        for door in KINDS[kind].write_doors:
             on, door = door if isinstance(door, tuple) else (cls, door)
             # A kind the release has no class of (HND: MHATokenToKVPool under its layout switch)
             # runs the door of the class its layout is built over.

@@ -36,6 +36,9 @@ class Finding:
     door: Optional[str] = None  # exceptions: the pool method that raised ("set_kv_buffer")
     # Where the release's own backend code called the write door, when its real code ran.
     release_site: Optional[str] = None
+    # The release functions the candidate's writes ran (harness/run/release_trail.py), where a
+    # foreign SUT wrote: the place to look when no line raised and no release call site wrote.
+    release_trail: Optional[str] = None
     # What the first differing element holds, decoded in the cache dtype, and the input that
     # produced it (harness/compare/element_values.py): "expected bf16 0x3F00 (0.5), wrote ...".
     element: Optional[str] = None
@@ -60,10 +63,24 @@ class Finding:
             if part
         )
         site = f" (release code: {self.release_site})" if self.release_site else ""
+        ran = f" (release functions run: {self.release_trail})" if self.release_trail else ""
         element = f": {self.element}" if self.element else ""
         return (
-            f"[{self.oracle}] {self.message}" + (f" at {place}" if place else "") + element + site
+            f"[{self.oracle}] {self.message}"
+            + (f" at {place}" if place else "")
+            + element
+            + site
+            + ran
         )
+
+
+MOST_FUNCTIONS_SHOWN = 8
+
+
+def trail_text(trail: tuple[str, ...]) -> str:
+    """A release trail as a finding states it: its first functions, and how many more ran."""
+    more = len(trail) - MOST_FUNCTIONS_SHOWN
+    return "; ".join(trail[:MOST_FUNCTIONS_SHOWN]) + (f"; {more} more" if more > 0 else "")
 
 
 def locate(scenario: Scenario, buffer: str, byte_offset: int) -> tuple[Optional[int], str, str]:

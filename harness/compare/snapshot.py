@@ -65,6 +65,9 @@ class Execution:
     # Where the release's own backend code called a write door ("triton_backend.py:2340 in
     # forward_decode"), when its real code ran (backends/real_code.py).
     release_sites: tuple[str, ...] = ()
+    # The release functions its writes ran, first calls in order ("memory_pool.py:1270
+    # KVWriteLoc.for_batch"; harness/run/release_trail.py), on a foreign SUT.
+    release_trail: tuple[str, ...] = ()
     # The buffers whose reserved slot 0 the store's policy kept (a judge's run says so).
     kept_sinks: frozenset[str] = frozenset()
 

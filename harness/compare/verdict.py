@@ -31,7 +31,7 @@ from backends.divergences import CHANGED, DIVERGENCES, FIXED_LATER, KnownDiverge
 from backends.registry import Backend
 from harness.compare.comparison import Comparison
 from harness.compare.expectations import Expected
-from harness.compare.findings import Finding
+from harness.compare.findings import Finding, trail_text
 from harness.compare.snapshot import Execution
 from pools.judge.token_writes import UndefinedBehaviour
 from reports.outcome import Outcome
@@ -51,6 +51,14 @@ class Verdict:
     @property
     def divergence(self) -> Optional[KnownDivergence]:
         return self.divergences[0] if self.divergences else None
+
+
+def with_release_trail(verdict: Verdict, trail: tuple[str, ...]) -> Verdict:
+    """The verdict's findings, each naming the release functions the candidate's writes ran."""
+    if not trail:
+        return verdict
+    ran = trail_text(trail)
+    return replace(verdict, findings=[replace(f, release_trail=ran) for f in verdict.findings])
 
 
 def divergences_of(backend: Backend) -> tuple[KnownDivergence, ...]:
@@ -181,6 +189,7 @@ def judge_candidate(
     findings = judgement.findings(_beyond_own_era(baselines, era, judgement.alone, like_era_run))
     if execution.release_sites:  # the release's own code wrote: say where it called the pool
         findings = [replace(f, release_site=", ".join(execution.release_sites)) for f in findings]
+
     completed = Outcome.BOTH_RAISED if execution.error is not None else Outcome.PASS
 
     # Release code (backends/real_code.py) wrote with its own call site, which the census found

@@ -27,6 +27,11 @@ class Candidate:
     census_evidence: str = field(default="", compare=False)
 
     @property
+    def foreign(self) -> bool:
+        """A SUT other than the builtin pools and the judge: its own stores, no engine of ours."""
+        return self.engine == "-"
+
+    @property
     def label(self) -> str:
         return check_label(self.sut, self.era, self.engine, self.backend, self.mode, self.device)
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional
 from backends.registry import Backend, backend_named
 from backends.skips import BackendSkip
 from harness.compare.snapshot import Execution
-from harness.compare.verdict import Baselines, Verdict
+from harness.compare.verdict import Baselines, Verdict, with_release_trail
 from harness.plan.baseline import baseline_for
 from harness.plan.candidate import Candidate
 from harness.plan.candidates import Skip, candidates_for
@@ -21,6 +21,7 @@ from harness.plan.sut_choice import SutChoice
 from harness.report.cell_result import ERA_TABLE_SUT, CellResult
 from harness.run.baselines import decide, run_baselines
 from harness.run.execute import execute
+from harness.sut.worker.client import WorkerFailure
 from reports.outcome import Outcome
 from scenarios.defaults import default_scenarios, random_scenarios
 from scenarios.model import Scenario
@@ -75,6 +76,26 @@ def execute_candidate(
     if candidate.in_worker:
         return worker_result(candidate, submit_candidate(candidate, scenario, timeout_s), baseline)
     return execute(candidate, scenario, timeout_s, backend)
+
+
+def release_trail(
+    candidate: Candidate, scenario: Scenario, timeout_s: Optional[float]
+) -> tuple[str, ...]:
+    """The release functions a foreign candidate's writes of `scenario` run, recorded by running
+    them once more under a trace (harness/run/release_trail.py); () where that run fails."""
+    if candidate.in_worker:
+        try:
+            return candidate.module.trail(
+                scenario,
+                candidate.backend,
+                candidate.mode,
+                candidate.device,
+                timeout_s=timeout_s or WORKER_TIMEOUT_S,
+                era=candidate.era,
+            )
+        except WorkerFailure:
+            return ()
+    return execute(candidate, scenario, timeout_s, trail=True).release_trail
 
 
 def _candidate_row(
@@ -176,11 +197,10 @@ def check_cell(
             execution = execute_candidate(
                 candidate, scenario, baselines.runs[candidate.era], timeout_s, backend
             )
-        results.append(
-            _candidate_row(
-                candidate, scenario, decide(baselines, candidate, execution), execution.write_ns
-            )
-        )
+        verdict = decide(baselines, candidate, execution)
+        if verdict.findings and candidate.foreign:  # where to look in the release
+            verdict = with_release_trail(verdict, release_trail(candidate, scenario, timeout_s))
+        results.append(_candidate_row(candidate, scenario, verdict, execution.write_ns))
     return results + era_rows(baselines, backend)
 
 

@@ -33,6 +33,7 @@ from harness.plan.candidate import Candidate
 from harness.run.nvfp4_page_rows import INDEX_PARTS, MAIN_PARTS, slot_rows
 from harness.run.pool_cache import keep_pool, take_pool
 from harness.run.pool_factory import build_pool
+from harness.run.release_trail import ReleaseTrail
 from harness.run.timeout import time_limit
 from pools.layouts.kinds import LAYOUT_KINDS
 from scenarios.materialize import ForwardStaging, scale_object, token_tensors
@@ -306,11 +307,15 @@ def execute(
     scenario: Scenario,
     timeout_s: Optional[float] = 30.0,
     backend: Optional[Backend] = None,
+    trail: bool = False,
 ) -> Execution:
-    """`backend` defaults to the registry's entry named by the candidate."""
+    """`backend` defaults to the registry's entry named by the candidate. `trail`: record the
+    release functions its writes run (a foreign SUT's; harness/run/release_trail.py), which
+    slows every Python call of a write, so only a finding's check is run so once more."""
     backend = backend or backend_named(candidate.backend)
     result = Execution(backend=backend.name)
     place, pool = ErrorPlace(BUILDING), None
+    functions = ReleaseTrail(enabled=trail and candidate.foreign)
     try:
         with time_limit(timeout_s):
             # A reusable pool comes back with the canary in every buffer (pool_cache.py).
@@ -339,7 +344,8 @@ def execute(
                         scales,
                     )
                     started = time.perf_counter_ns()
-                    site = backend.run_write(request, candidate.era, candidate.mode)
+                    with functions.recording():
+                        site = backend.run_write(request, candidate.era, candidate.mode)
                     if site and site not in result.release_sites:
                         result.release_sites += (site,)
                     result.write_ns += time.perf_counter_ns() - started
@@ -356,6 +362,7 @@ def execute(
         cause = harness_cause(error)
         result.error_cause = cause.name if cause is not None else ""
         _snapshot_after_raise(result, pool, scenario, place)
+    result.release_trail = tuple(functions.functions)
     return result
 
 

@@ -72,7 +72,7 @@ def serve(spec: str, prefix: str | None) -> int:
             )
         elif request["op"] == "hello":
             reply(ok=True, sut=loaded.to_dict(), pid=os.getpid())
-        elif request["op"] == "execute":
+        elif request["op"] in ("execute", "trail"):
             described = request["candidate"]
             candidate = Candidate(
                 spec,
@@ -83,7 +83,12 @@ def serve(spec: str, prefix: str | None) -> int:
                 described["backend"],
                 described["mode"],
             )
-            last = execute(candidate, from_dict(request["scenario"]), request.get("timeout_s"))
+            scenario, timeout_s = from_dict(request["scenario"]), request.get("timeout_s")
+            if request["op"] == "trail":  # a run of its own: `last` stays the judged one
+                traced = execute(candidate, scenario, timeout_s, trail=True)
+                reply(ok=True, release_trail=list(traced.release_trail))
+                continue
+            last = execute(candidate, scenario, timeout_s)
             reply(ok=True, execution=encode_execution(last, request.get("bytes")))
         elif request["op"] == "bytes":
             if last is None:

@@ -235,6 +235,23 @@ class IsolatedSut:
         """Run in the worker; only buffers whose digest differs from `known` travel as bytes."""
         return self.submit(scenario, backend, mode, device, timeout_s, era).result(known)
 
+    def trail(
+        self,
+        scenario: Scenario,
+        backend: str,
+        mode: str,
+        device: str,
+        timeout_s: float = 60.0,
+        era: Optional[str] = None,
+    ) -> tuple[str, ...]:
+        """The release functions the scenario's writes run in the worker (harness/run/
+        release_trail.py): a run of its own, which leaves the last execution's bytes as they
+        were."""
+        candidate = {"backend": backend, "mode": mode, "device": device, "era": era}
+        request = {"op": "trail", "timeout_s": timeout_s, "candidate": candidate}
+        answer = self.ask(request, timeout_s + MIN_GRACE_S, scenario)
+        return tuple(answer["release_trail"])
+
     def submit(
         self,
         scenario: Scenario,

@@ -13,6 +13,7 @@ import pytest
 from harness.run.release_source import (
     apply_mutant,
     copy_release,
+    fault_spans,
     names_release_file,
     rates,
     release_folder,
@@ -111,6 +112,9 @@ def test_every_edit_of_the_catalogue_applies_to_the_installed_release_and_compil
         assert apply_mutant(mutant, package) >= 1, mutant.name
         for path in package.rglob("*.py"):
             compile(path.read_text(), str(path), "exec")  # a SyntaxError names the record's file
+        if mutant.kind == "fault":  # each fault's edit is inside a function a finding can name
+            spans = fault_spans(mutant, release, package)
+            assert spans and all(span.name for span in spans), (mutant.name, spans)
 
 
 def test_records_are_validated_and_named_uniquely() -> None:
@@ -154,5 +158,6 @@ def test_a_refactor_passes_and_a_fault_is_caught_on_the_installed_release(
     assert passed.real_code == passed.real_code_release > 0, passed.to_dict()
     assert caught.verdict == "FINDING" and caught.findings > 0, caught.to_dict()
     assert caught.names_file, caught.first_finding
+    assert caught.names_edit, caught.first_finding
     assert rates(results)["refactors_passed"] == "1/1"
     assert rates(results)["faults_caught"] == "1/1"

@@ -60,12 +60,16 @@ def main(arguments: argparse.Namespace) -> int:
         arguments.out / "release-mutants.json",
         {"release": spec, "summary": summary, "records": [r.to_dict() for r in results]},
     )
-    columns = ("name", "kind", "verdict", "ok", "real_code", "real_code_release", "names_file")
+    columns = (
+        "name", "kind", "verdict", "ok", "real_code", "real_code_release", "names_file",
+        "names_edit",
+    )  # fmt: skip
     frame = pd.DataFrame([{c: getattr(r, c) for c in columns} for r in results])
     print(markdown_table(frame, empty="(no records)"))
     print(
         f"refactors passed {summary['refactors_passed']}, faults caught "
-        f"{summary['faults_caught']} (naming the release file {summary['faults_naming_file']})"
+        f"{summary['faults_caught']} (naming the release file {summary['faults_naming_file']}, "
+        f"a line of the edited function {summary['faults_naming_edit']})"
         + (f"; not applicable here: {', '.join(summary['not_applicable'])}"
            if summary["not_applicable"] else "")
     )  # fmt: skip

@@ -6,7 +6,7 @@ rows. Also the cells of a run and what skips them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional
 
 from backends.registry import Backend, backend_named
 from backends.skips import BackendSkip
@@ -47,7 +47,14 @@ def submit_candidate(
     candidate: Candidate, scenario: Scenario, timeout_s: Optional[float]
 ) -> Submitted:
     """Send a worker candidate's request; its worker runs it while this process goes on."""
-    return candidate.module.submit(
+    return _ask_worker(candidate.module.submit, candidate, scenario, timeout_s)
+
+
+def _ask_worker(
+    request: Callable, candidate: Candidate, scenario: Scenario, timeout_s: Optional[float]
+) -> Any:
+    """One request of a worker candidate's SUT (IsolatedSut.submit or .trail) for `scenario`."""
+    return request(
         scenario,
         candidate.backend,
         candidate.mode,
@@ -85,14 +92,7 @@ def release_trail(
     them once more under a trace (harness/run/release_trail.py); () where that run fails."""
     if candidate.in_worker:
         try:
-            return candidate.module.trail(
-                scenario,
-                candidate.backend,
-                candidate.mode,
-                candidate.device,
-                timeout_s=timeout_s or WORKER_TIMEOUT_S,
-                era=candidate.era,
-            )
+            return _ask_worker(candidate.module.trail, candidate, scenario, timeout_s)
         except WorkerFailure:
             return ()
     return execute(candidate, scenario, timeout_s, trail=True).release_trail

@@ -26,6 +26,7 @@ from typing import Optional
 
 import pandas as pd
 
+from harness.run.edited_functions import Span, edited_spans, names_an_edited_function
 from harness.sut.load.environments import installed
 from mutants.release_source import ReleaseMutant, SourceMove, TransformMissed
 
@@ -60,6 +61,9 @@ class ReleaseMutantResult:
     real_code: int
     real_code_release: int
     names_file: Optional[bool]  # a fault's finding names the expected release file; None otherwise
+    # A fault's finding names a line inside a function its edit changed (edited_functions.py);
+    # None for a refactor.
+    names_edit: Optional[bool]
     checks: int
     findings: int
     first_finding: str
@@ -127,6 +131,17 @@ def apply_mutant(mutant: ReleaseMutant, package: Path) -> int:
             raise TransformMissed(f"{mutant.name}: {edit.path}: {missed}") from None
         changed += 1
     return changed
+
+
+def fault_spans(mutant: ReleaseMutant, original: Path, edited: Path) -> list[Span]:
+    """The functions a fault's edits changed in the copy `edited` of the package `original`."""
+    spans: list[Span] = []
+    for edit in mutant.edits:
+        if isinstance(edit, SourceMove) or edit.is_glob:
+            continue
+        before = (original / edit.path).read_text()
+        spans += edited_spans(edited / edit.path, before, (edited / edit.path).read_text())
+    return spans
 
 
 def _move(move: SourceMove, package: Path, path: Path) -> int:
@@ -215,16 +230,19 @@ def run_release_mutant(
         shutil.rmtree(scratch, ignore_errors=True)
         return ReleaseMutantResult(
             **base, applied=False, files_changed=0, verdict="NOT_APPLICABLE", ok=False,
-            real_code=0, real_code_release=0, names_file=None, checks=0, findings=0,
+            real_code=0, real_code_release=0, names_file=None, names_edit=None, checks=0,
+            findings=0,
             first_finding="", seconds=time.monotonic() - start, detail=str(missed),
         )  # fmt: skip
     if key not in baselines:
         baselines[key] = run_slice(release, mutant, scratch / "out-release")
     reference = baselines[key]
     judged = run_slice(f"sglang@{copy}", mutant, scratch / "out-mutant")
-    names_file = None
+    names_file = names_edit = None
     if mutant.kind == "fault":
         names_file = names_release_file(mutant.expect_file, judged.finding_lines)
+        spans = fault_spans(mutant, folder / "sglang", copy / "sglang")
+        names_edit = names_an_edited_function(spans, judged.finding_lines)
     kept = len(judged.real_code) == len(reference.real_code)
     ok = judged.verdict == expected and (mutant.kind == "fault" or kept)
     detail = judged.detail or (
@@ -234,7 +252,8 @@ def run_release_mutant(
     return ReleaseMutantResult(
         **base, applied=True, files_changed=changed, verdict=judged.verdict, ok=ok,
         real_code=len(judged.real_code), real_code_release=len(reference.real_code),
-        names_file=names_file, checks=judged.checks, findings=judged.findings,
+        names_file=names_file, names_edit=names_edit, checks=judged.checks,
+        findings=judged.findings,
         first_finding=judged.finding_lines[0][:400] if judged.finding_lines else "",
         seconds=time.monotonic() - start, detail=detail,
     )  # fmt: skip
@@ -249,5 +268,6 @@ def rates(results: list[ReleaseMutantResult]) -> dict:
         "refactors_passed": f"{sum(r.ok for r in refactors)}/{len(refactors)}",
         "faults_caught": f"{sum(r.ok for r in faults)}/{len(faults)}",
         "faults_naming_file": f"{sum(bool(r.names_file) for r in faults)}/{len(faults)}",
+        "faults_naming_edit": f"{sum(bool(r.names_edit) for r in faults)}/{len(faults)}",
         "not_applicable": [r.name for r in results if not r.applied],
     }

@@ -13,7 +13,7 @@ import importlib
 import importlib.util
 import os
 import pkgutil
-import sys
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Iterable, Mapping
@@ -21,6 +21,9 @@ from typing import Iterable, Mapping
 import backends
 from backends.entry import Backend, WriteFn, entries_of
 from backends.focus import EXTEND_FOCUS
+from pools.kinds.registry import KINDS
+from pools.kinds.spec import PoolKind
+from pools.plugin_folders import folder_modules, folders_named
 
 __all__ = [
     "BACKENDS",
@@ -43,8 +46,7 @@ EXTRA_MODULE_PREFIX = "kvh_backend_path_"
 
 def backend_paths(environ: Mapping[str, str]) -> tuple[Path, ...]:
     """The extra folders `environ` names in KVH_BACKEND_PATHS, in the order given."""
-    value = environ.get(BACKEND_PATHS_VARIABLE, "")
-    return tuple(Path(folder) for folder in value.split(os.pathsep) if folder)
+    return folders_named(BACKEND_PATHS_VARIABLE, environ)
 
 
 def _package_modules() -> list[ModuleType]:
@@ -56,37 +58,8 @@ def _package_modules() -> list[ModuleType]:
     ]
 
 
-def _import_file(path: Path) -> ModuleType:
-    name = EXTRA_MODULE_PREFIX + path.stem
-    loaded = sys.modules.get(name)
-    if loaded is not None:
-        if Path(getattr(loaded, "__file__", "")).resolve() != path.resolve():
-            raise ValueError(
-                f"{BACKEND_PATHS_VARIABLE}: two backend modules named {path.stem!r} "
-                f"({loaded.__file__} and {path})"
-            )
-        return loaded
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ValueError(f"{BACKEND_PATHS_VARIABLE}: cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
-    return module
-
-
 def _folder_modules(folder: Path) -> list[ModuleType]:
-    if not folder.is_dir():
-        raise ValueError(f"{BACKEND_PATHS_VARIABLE}: {folder} is not a folder")
-    return [
-        _import_file(folder / f"{info.name}.py")
-        for info in sorted(pkgutil.iter_modules([str(folder)]), key=lambda info: info.name)
-        if not info.ispkg
-    ]
+    return folder_modules(folder, BACKEND_PATHS_VARIABLE, EXTRA_MODULE_PREFIX)
 
 
 def backend_modules(paths: Iterable[Path] = ()) -> tuple[ModuleType, ...]:
@@ -114,8 +87,30 @@ def collect(modules: Iterable[ModuleType]) -> dict[str, Backend]:
     return {entry.name: entry for entry in sorted(table.values(), key=lambda e: e.order)}
 
 
+def with_kinds_that_name_them(
+    table: dict[str, Backend], kinds: Iterable[PoolKind]
+) -> dict[str, Backend]:
+    """Each backend with the kinds whose records name it (PoolKind.backends: a kind declared
+    outside this tree, which no entry can name), in its value oracle's scope too where it has one
+    and the kind's values are not judged elsewhere. A kind naming no registered backend is an
+    error."""
+    table = dict(table)
+    for kind in kinds:
+        for name in kind.backends:
+            if name not in table:
+                raise ValueError(f"pool kind {kind.name} names backend {name!r}, which is not one")
+            entry = table[name]
+            scope = entry.value_scope
+            if scope is not None and not kind.values_judged_elsewhere:
+                scope = replace(scope, pools=scope.pools + (kind.name,))
+            table[name] = replace(
+                entry, pool_kinds=entry.pool_kinds + (kind.name,), value_scope=scope
+            )
+    return table
+
+
 BACKEND_MODULES: tuple[ModuleType, ...] = backend_modules(backend_paths(os.environ))
-BACKENDS: dict[str, Backend] = collect(BACKEND_MODULES)
+BACKENDS: dict[str, Backend] = with_kinds_that_name_them(collect(BACKEND_MODULES), KINDS.values())
 
 
 def backend_named(name: str) -> Backend:

@@ -259,19 +259,12 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
             device=device, enable_memory_saver=False, layer_shard_rank=LAYER_SHARD_RANK,
             layer_shard_size=LAYER_SHARD_SIZE, **_mla_kwargs(scenario), **_dsa_kwargs(scenario),
         )  # fmt: skip
-    # What is left: SGLang's four base pools and the SWA pool over DSA, told apart by trait.
-    if not g.kind.swa and not g.kind.latent:
-        return module.MHATokenToKVPool(
-            size=g.size,
-            dtype=dtype,
-            layer_num=g.layer_num,
-            **common,
-            **_mha_kwargs(module.MHATokenToKVPool, scenario),
-        )
+    # What is left: SGLang's four base pools and the SWA pool over DSA, told apart by trait, and
+    # a kind declared outside this tree, built as the base pool whose traits it has.
     if not g.kind.swa:
-        return module.MLATokenToKVPool(
-            size=g.size, dtype=dtype, layer_num=g.layer_num, **common, **_mla_kwargs(scenario)
-        )
+        cls = _pool_class(module, g.pool)
+        shape = _mla_kwargs(scenario) if g.kind.latent else _mha_kwargs(cls, scenario)
+        return cls(size=g.size, dtype=dtype, layer_num=g.layer_num, **common, **shape)
     swa_kwargs: dict = dict(
         size=g.size,
         size_swa=g.size_swa,

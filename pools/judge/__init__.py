@@ -49,6 +49,8 @@ from pools.judge.token_major import MHAJudgePool, MLAJudgePool
 from pools.judge.unified import UnifiedMHAJudgePool, UnifiedMLAJudgePool
 from pools.judge.unified_draft import JudgeUnifiedDraftSWAPool
 from pools.judge.unified_swa import JudgeUnifiedSWAPool
+from pools.kinds.pool_classes import JUDGE_POOLS, registered_classes
+from pools.kinds.registry import KINDS
 
 # SGLang's class name for each pool the judge offers beyond the token-major three (the names
 # pools/layouts/kinds.py declares; tests/test_judge.py keeps the two in step): (storage, the era
@@ -139,4 +141,5 @@ def judge_module(era: str) -> SimpleNamespace:
     if front.write_loc is not None:
         names["KVWriteLoc"] = type("KVWriteLoc", (front.write_loc,), {})
         names["unwrap_write_loc"] = front.unwrap
+    names.update(registered_classes(JUDGE_POOLS, names, lambda kind: KINDS[kind].sglang_class))
     return SimpleNamespace(**names)

@@ -58,6 +58,10 @@ class PoolKind:
     # door of its class, or (class, door) of a sub-pool class it hands the write on to. The
     # write-door census (harness/sut/probe/write_doors.py) reads them.
     doors: tuple[Door, ...] = ()
+    # A kind declared outside this tree (KVH_KIND_PATHS): the backends whose call sites write it,
+    # since their entries cannot name it (backends/registry.py adds it to them, and to the value
+    # oracle's scope of each that has one, unless values_judged_elsewhere says otherwise).
+    backends: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         problems = []

@@ -86,7 +86,7 @@ def execute_candidate(
 
 
 def release_trail(
-    candidate: Candidate, scenario: Scenario, timeout_s: Optional[float]
+    candidate: Candidate, scenario: Scenario, timeout_s: Optional[float], backend: Backend
 ) -> tuple[str, ...]:
     """The release functions a foreign candidate's writes of `scenario` run, recorded by running
     them once more under a trace (harness/run/release_trail.py); () where that run fails."""
@@ -95,7 +95,7 @@ def release_trail(
             return _ask_worker(candidate.module.trail, candidate, scenario, timeout_s)
         except WorkerFailure:
             return ()
-    return execute(candidate, scenario, timeout_s, trail=True).release_trail
+    return execute(candidate, scenario, timeout_s, backend, trail=True).release_trail
 
 
 def _candidate_row(
@@ -199,7 +199,8 @@ def check_cell(
             )
         verdict = decide(baselines, candidate, execution)
         if verdict.findings and candidate.foreign:  # where to look in the release
-            verdict = with_release_trail(verdict, release_trail(candidate, scenario, timeout_s))
+            trail = release_trail(candidate, scenario, timeout_s, backend)
+            verdict = with_release_trail(verdict, trail)
         results.append(_candidate_row(candidate, scenario, verdict, execution.write_ns))
     return results + era_rows(baselines, backend)
 

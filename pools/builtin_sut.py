@@ -17,8 +17,9 @@ from pools.eras import era_named
 from pools.hisparse_storage import HiSparseDSAStorage, HiSparseMHAStorage
 from pools.hybrid_linear_storage import HybridLinearStorage
 from pools.kinds.pool_classes import BUILTIN_POOLS, registered_classes
+from pools.kinds.registry import KINDS
 from pools.layer_split_storage import LayerSplitDSAStorage
-from pools.layouts.kinds import LAYOUT_KINDS, class_name_of
+from pools.layouts.kinds import LAYOUT_KINDS
 from pools.minimax_m3_nvfp4_storage import (
     M3Nvfp4Storage,
     Nvfp4IndexStorage,
@@ -124,5 +125,5 @@ def builtin_module(era_name: str, engine_name: str) -> SimpleNamespace:
             ("UnifiedDraftSWAKVPool", UnifiedDraftSWAStorage),
         ):
             names[name] = type(name, (storage,), routing)
-    names.update(registered_classes(BUILTIN_POOLS, names, class_name_of))
+    names.update(registered_classes(BUILTIN_POOLS, names, KINDS))
     return SimpleNamespace(**names)

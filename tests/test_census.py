@@ -11,8 +11,9 @@ import pytest
 from backends.registry import BACKENDS
 from harness.cli.sut import check
 from harness.exit_codes import UsageError
-from harness.sut.probe.census import census, census_file, compare, files_present
+from harness.sut.probe.census import census, census_file
 from harness.sut.probe.census_call_sites import BACKEND_MODELS, Shape
+from harness.sut.probe.census_compare import compare, files_present
 from tests.conftest import SGLANG_INSTALL_HINT, installed_sglang_root
 
 FA3 = "sglang/srt/layers/attention/flashattention_backend.py"

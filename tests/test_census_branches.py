@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from harness.cli.sut import check
-from harness.sut.probe.census import branch_mismatches, census, census_file, compare
+from harness.sut.probe.census import census, census_file
 from harness.sut.probe.census_call_sites import BACKEND_MODELS
+from harness.sut.probe.census_compare import branch_mismatches, compare
 from tests.conftest import SGLANG_INSTALL_HINT, installed_sglang_root
 
 ROOT = installed_sglang_root()

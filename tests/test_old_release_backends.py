@@ -12,14 +12,14 @@ import torch
 
 from backends.registry import BACKENDS
 from harness.sut.load.environments import cache_root
-from harness.sut.probe.census import (
+from harness.sut.probe.census import census
+from harness.sut.probe.census_call_sites import BACKEND_MODELS
+from harness.sut.probe.census_compare import (
     branch_mismatches,
-    census,
     compare,
     files_present,
     unmodelled_files,
 )
-from harness.sut.probe.census_call_sites import BACKEND_MODELS
 from tests.test_backends_doors import calls_of
 
 OLD_ERAS = ("legacy", "kwarg", "bundled")

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from backends.registry import BACKEND_PATHS_VARIABLE, BACKENDS, backend_modules, collect
-from harness.sut.probe.census import census, compare, files_present
+from harness.sut.probe.census import census
 from harness.sut.probe.census_call_sites import backend_models
+from harness.sut.probe.census_compare import compare, files_present
 from tests.conftest import FIXTURES, REPO, SGLANG_INSTALL_HINT, installed_sglang_root
 
 pytestmark = pytest.mark.e2e

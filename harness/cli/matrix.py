@@ -27,8 +27,8 @@ from harness.plan.engine_matrix import LAYOUTS, CellStatus, matrix
 from harness.plan.sut_choice import SutChoice, close_suts, load_sut
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.loader import LoadedSut
-from harness.sut.probe.census import files_under
 from harness.sut.probe.census_call_sites import BACKEND_MODELS
+from harness.sut.probe.census_compare import files_under
 from pools.dtypes import DTYPES
 from reports.atomic import write_json_atomic
 from reports.markdown import markdown_table

@@ -25,15 +25,15 @@ from harness.sut.load.environments import (
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.optional_pools import offered_classes
 from harness.sut.probe.capabilities import Capabilities, probe
-from harness.sut.probe.census import (
+from harness.sut.probe.census import census
+from harness.sut.probe.census_call_sites import BACKEND_MODELS, ERA_NAMES
+from harness.sut.probe.census_compare import (
     branch_mismatches,
-    census,
     compare,
     files_present,
     notes,
     unmodelled_files,
 )
-from harness.sut.probe.census_call_sites import BACKEND_MODELS, ERA_NAMES
 from harness.sut.probe.detect import describe, era_of, missing_constructors
 from harness.sut.probe.source_capabilities import probe_source
 from harness.sut.probe.write_doors import cpu_count, driven_count, write_doors

@@ -141,5 +141,5 @@ def judge_module(era: str) -> SimpleNamespace:
     if front.write_loc is not None:
         names["KVWriteLoc"] = type("KVWriteLoc", (front.write_loc,), {})
         names["unwrap_write_loc"] = front.unwrap
-    names.update(registered_classes(JUDGE_POOLS, names, lambda kind: KINDS[kind].sglang_class))
+    names.update(registered_classes(JUDGE_POOLS, names, KINDS))
     return SimpleNamespace(**names)

@@ -12,7 +12,9 @@ must share no code with the builtin's, as the judge's own pools do not.
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Callable
+from typing import Callable, Mapping
+
+from pools.kinds.spec import PoolKind
 
 PoolFactory = Callable[[SimpleNamespace], type]
 
@@ -41,8 +43,10 @@ def judge_pool(kind: str) -> Callable[[PoolFactory], PoolFactory]:
 
 
 def registered_classes(
-    table: dict[str, PoolFactory], names: dict, class_name_of: Callable[[str], str]
+    table: dict[str, PoolFactory], names: dict, kinds: Mapping[str, PoolKind]
 ) -> dict[str, type]:
-    """Each registered kind's class, built over the module `names` holds so far."""
+    """Each registered kind's class, under its record's SGLang class name (`kinds`: KINDS, passed
+    in because a kind folder imports this module while KINDS is being collected), built over
+    the module `names` holds so far."""
     module = SimpleNamespace(**names)
-    return {class_name_of(kind): factory(module) for kind, factory in table.items()}
+    return {kinds[kind].sglang_class: factory(module) for kind, factory in table.items()}

@@ -12,8 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
-from harness.sut.probe.census import census, compare, files_present
+from harness.sut.probe.census import census
 from harness.sut.probe.census_call_sites import BACKEND_MODELS
+from harness.sut.probe.census_compare import compare, files_present
 
 
 def unfit_call_sites(

@@ -7,8 +7,8 @@ targets, the SWA loc and whether it goes as the `swa_loc=` keyword, and the scal
 followed to their assignments in the enclosing function, and calls to a file's own write helpers
 (`self._set_kv_buffer(...)`) are expanded with their arguments. A conditional gives one variant
 per branch. Each call also carries the chain of `if` tests that chooses it
-(harness.sut.probe.census_branches). `compare` then checks shapes and branches against
-`harness.sut.probe.census_call_sites`.
+(harness.sut.probe.census_branches). harness/sut/probe/census_compare.py then checks shapes
+and branches against `harness.sut.probe.census_call_sites`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 # The doors the census reads are the ones a release's own backend code is stopped at.
 from backends.real_code import WRITE_DOORS
-from harness.sut.probe.census_branches import Chain, Conditions, branch_findings
+from harness.sut.probe.census_branches import Chain, Conditions
 from harness.sut.probe.census_call_sites import BACKEND_MODELS, BackendModel, Shape
 
 ATTENTION_DIR = "sglang/srt/layers/attention"
@@ -35,19 +35,6 @@ class WriteCall:
     variants: tuple[Shape, ...]
     via: str = ""  # the file's own helper the call went through
     branch: Chain = ()  # the enclosing if tests, outermost first (census_branches)
-
-
-@dataclass(frozen=True)
-class Mismatch:
-    backend: str
-    file: str
-    line: int
-    expression: str
-    expected: str
-
-    def describe(self) -> str:
-        where = f"{self.file}:{self.line}" if self.line else self.file
-        return f"{where}: {self.expression} (model expects {self.expected})"
 
 
 @dataclass(frozen=True)
@@ -313,90 +300,3 @@ def census(root: Path, models: dict[str, BackendModel] = BACKEND_MODELS) -> Cens
 
 
 # ---- comparing with the model -------------------------------------------------------------
-
-
-def files_present(model: BackendModel, census_: Census) -> tuple[str, ...]:
-    return files_under(model, census_.root)
-
-
-def files_under(model: BackendModel, root: str) -> tuple[str, ...]:
-    """The model's files that the release under `root` (the folder holding `sglang`) has."""
-    return tuple(name for name in model.files if (Path(root) / name).is_file())
-
-
-def _in_scope(call: WriteCall, model: BackendModel) -> bool:
-    method = call.function.rsplit(".", 1)[-1]
-    return method not in model.unmodelled_functions
-
-
-def compare(
-    census_: Census, model: BackendModel, era: str, missing: frozenset[str] = frozenset()
-) -> list[Mismatch]:
-    """Each modelled call whose shapes include none the model expects for `era` (on a release
-    without the KVWriteLoc constructors `missing`) unless all of them are declared unmodelled,
-    and each expected shape that no call has."""
-    wanted = model.expected(era, missing)
-    expected, unmodelled = set(wanted), model.unmodelled(era, missing)
-    files = files_present(model, census_)
-    calls = [call for call in census_.for_files(files) if _in_scope(call, model)]
-    found = {shape for call in calls for shape in call.variants}
-    expected_text = "; ".join(shape.describe() for shape in wanted) or "no write call"
-    mismatches = [
-        Mismatch(
-            model.name,
-            call.file,
-            call.line,
-            " | ".join(shape.describe() for shape in call.variants),
-            expected_text,
-        )
-        for call in calls
-        if not set(call.variants) & expected and not set(call.variants) <= set(unmodelled)
-    ]
-    mismatches += [
-        Mismatch(model.name, files[0] if files else "-", 0, "no such call", shape.describe())
-        for shape in wanted
-        if shape not in found
-    ]
-    return mismatches
-
-
-def branch_mismatches(census_: Census, model: BackendModel, era: str) -> list[Mismatch]:
-    """Each modelled call under a branch the model does not declare for `era`, and each declared
-    branch no call has. Only `kvh sut check` reports them: a run's call-site fit (call_sites.py)
-    stays on shapes, so a release between the eras, whose branches were never declared, is not
-    skipped for them."""
-    files = files_present(model, census_)
-    calls = [call for call in census_.for_files(files) if _in_scope(call, model)]
-    declared = model.sites.branches.get(era)
-    return [Mismatch(model.name, *found) for found in branch_findings(calls, declared, files)]
-
-
-def notes(
-    census_: Census, model: BackendModel, era: str, missing: frozenset[str] = frozenset()
-) -> list[str]:
-    """What the model leaves out on purpose: calls in unmodelled functions or of declared shapes,
-    and the branches of matching calls that the model does not take."""
-    expected, unmodelled = set(model.expected(era, missing)), model.unmodelled(era, missing)
-    lines = []
-    for call in census_.for_files(files_present(model, census_)):
-        where = f"{call.file}:{call.line}"
-        method = call.function.rsplit(".", 1)[-1]
-        if method in model.unmodelled_functions:
-            lines.append(f"{where}: not modelled ({model.unmodelled_functions[method]})")
-        elif set(call.variants) <= set(unmodelled) and not set(call.variants) & expected:
-            lines.append(f"{where}: not modelled ({unmodelled[call.variants[0]]})")
-        elif set(call.variants) & expected:
-            lines += [
-                f"{where}: branch not modelled: {shape.describe()}"
-                for shape in call.variants
-                if shape not in expected
-            ]
-    return lines
-
-
-def unmodelled_files(
-    census_: Census, models: dict[str, BackendModel] = BACKEND_MODELS
-) -> list[str]:
-    """Files with write calls that no backend model claims."""
-    claimed = {name for model in models.values() for name in model.files}
-    return [name for name in census_.calls if name not in claimed]

@@ -13,7 +13,8 @@ from harness.plan.candidate import Candidate
 from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import resolve_suts
 from harness.run.deterministic import run
-from harness.run.execute import buffer_bytes, execute, write_request
+from harness.run.execute import execute, write_request
+from harness.run.pool_buffers import buffer_bytes
 from harness.run.pool_factory import build_pool
 from harness.sut.load.loader import load_foreign
 from pools.builtin_sut import builtin_module

@@ -48,10 +48,9 @@ def _outside(rows):
 def test_the_trail_lists_each_release_function_once_in_call_order(tmp_path: Path) -> None:
     release = _release_module(tmp_path)
     trail = ReleaseTrail(enabled=True)
-    with trail.recording():
-        release.store(_outside(1))
-    with trail.recording():  # a later write's first calls only
-        release.store(2)
+    write = trail.recording(lambda rows: release.store(_outside(rows)))
+    assert write(1) == 2
+    write(2)  # a later write's first calls only
     assert trail.functions == ["fake_pool.py:1 store", "fake_pool.py:5 helper"]
     assert sys.gettrace() is None
 
@@ -59,8 +58,8 @@ def test_the_trail_lists_each_release_function_once_in_call_order(tmp_path: Path
 def test_no_trail_for_the_builtin_pools_or_under_another_tracer(tmp_path: Path) -> None:
     release = _release_module(tmp_path)
     off = ReleaseTrail(enabled=False)
-    with off.recording():
-        release.store(1)
+    assert off.recording(release.store) is release.store  # nothing wraps a write when off
+    release.store(1)
     assert off.functions == []
 
     def tracer(frame, event, argument):
@@ -69,8 +68,7 @@ def test_no_trail_for_the_builtin_pools_or_under_another_tracer(tmp_path: Path) 
     sys.settrace(tracer)
     try:
         kept = ReleaseTrail(enabled=True)
-        with kept.recording():
-            release.store(1)
+        kept.recording(release.store)(1)
         assert sys.gettrace() is tracer  # a debugger's or a coverage tool's, left in place
     finally:
         sys.settrace(None)

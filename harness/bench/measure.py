@@ -19,7 +19,8 @@ from backends.registry import Backend, backend_named
 from harness.bench.cuda_graph import graph_replay
 from harness.bench.timers import Step
 from harness.compare.snapshot import CALLER_TENSORS, Execution
-from harness.run.execute import buffer_bytes, caller_bytes, fill_canary, write_request
+from harness.run.execute import caller_bytes, write_request
+from harness.run.pool_buffers import buffer_bytes, fill_canary
 from harness.run.pool_factory import build_pool
 from scenarios.materialize import ForwardStaging, scale_object
 from scenarios.model import Scenario

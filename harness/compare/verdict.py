@@ -189,7 +189,6 @@ def judge_candidate(
     findings = judgement.findings(_beyond_own_era(baselines, era, judgement.alone, like_era_run))
     if execution.release_sites:  # the release's own code wrote: say where it called the pool
         findings = [replace(f, release_site=", ".join(execution.release_sites)) for f in findings]
-
     completed = Outcome.BOTH_RAISED if execution.error is not None else Outcome.PASS
 
     # Release code (backends/real_code.py) wrote with its own call site, which the census found

@@ -32,6 +32,7 @@ import torch
 from harness.compare.byte_compare import all_canary
 from harness.compare.expectations import PADDING_SINK, Expected, expected_writes
 from harness.compare.snapshot import CANARY, buffer_names
+from harness.run.pool_buffers import pool_buffers, raw_buffers
 from harness.run.pool_factory import constructor_inputs
 from scenarios.model import Scenario
 
@@ -118,8 +119,6 @@ def take_pool(
     """A pool for `scenario` with the canary in every buffer, and its lease (None: not to be
     handed back): an idle one that proves it is as built, or `build(module, scenario, device)`
     then `fill(pool, scenario)`."""
-    from harness.run.execute import raw_buffers  # execute imports this module
-
     if not reuses_pools(module):
         pool = build(module, scenario, device)
         fill(pool, scenario)
@@ -162,8 +161,6 @@ def keep_pool(lease: Optional[Lease], scenario: Scenario) -> None:
 
 def _unfit(lease: Lease) -> Optional[str]:
     """None when the idle pool may be lent again (its last rows restored), else why not."""
-    from harness.run.execute import pool_buffers, raw_buffers
-
     last, pool = lease.last, lease.pool
     raw = raw_buffers(pool, last)
     if _storage_counts(raw) != lease.storages:

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import os
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 from types import CodeType, FrameType
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Optional, TypeVar
 
 RELEASE_FOLDER = f"{os.sep}sglang{os.sep}"
+T = TypeVar("T")
 
 
 def describe(code: CodeType) -> str:
@@ -44,13 +44,19 @@ class ReleaseTrail:
                 self.functions.append(describe(code))
         return None  # no line of the frame is traced
 
-    @contextmanager
-    def recording(self) -> Iterator[None]:
-        if not self.enabled or sys.gettrace() is not None:
-            yield
-            return
-        sys.settrace(self._first_calls)
-        try:
-            yield
-        finally:
-            sys.settrace(None)
+    def recording(self, write: Callable[..., T]) -> Callable[..., T]:
+        """`write`, recording the release functions each call runs; `write` itself where the
+        trail is off, so an execution that records nothing pays nothing per write."""
+        if not self.enabled:
+            return write
+
+        def recorded(*args: Any, **kwargs: Any) -> T:
+            if sys.gettrace() is not None:  # a debugger's or a coverage tool's: left alone
+                return write(*args, **kwargs)
+            sys.settrace(self._first_calls)
+            try:
+                return write(*args, **kwargs)
+            finally:
+                sys.settrace(None)
+
+        return recorded

@@ -13,6 +13,7 @@ from typing import Callable, Optional
 
 import pytest
 
+from harness.run.freed_memory import keep_freed_memory
 from scenarios.defaults import default_scenarios
 from scenarios.model import Scenario
 from scenarios.serialize import to_dict
@@ -25,9 +26,11 @@ SGLANG_INSTALL_HINT = "sglang is not installed (pip install --no-deps sglang==0.
 
 
 def pytest_configure(config) -> None:
-    """Each xdist worker: its own device where there are several, its share of the cores."""
+    """Each xdist worker: its own device where there are several, its share of the cores, and
+    a freed pool's memory kept for the next, as `kvh` keeps it."""
     pin_worker_devices(os.environ)
     share_threads(os.environ)
+    keep_freed_memory()
 
 
 def check_records(results_dir: Path):

@@ -17,6 +17,7 @@ from harness.exit_codes import (
     interrupted_exit_code,
     signal_of,
 )
+from harness.run.freed_memory import keep_freed_memory
 
 
 class _Parser(argparse.ArgumentParser):
@@ -82,6 +83,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         argv = sys.argv[1:] if argv is None else argv
         arguments = build_parser(argv).parse_args(argv)
         handler: Callable[[argparse.Namespace], int] = arguments.handler
+        keep_freed_memory()  # a freed pool's memory serves the next (harness/run/freed_memory.py)
         return handler(arguments)
     except UsageError as error:
         print(f"kvh: error: {error}", file=sys.stderr)

@@ -12,6 +12,8 @@ import os
 import sys
 import traceback
 
+from harness.run.freed_memory import keep_freed_memory
+
 # harness.sut.worker.protocol.VERSION, which a test keeps equal: the worker answers before it may
 # import anything that imports torch.
 PROTOCOL_VERSION = 3
@@ -34,6 +36,7 @@ def import_chain(error: BaseException, limit: int = 12) -> str:
 
 def serve(spec: str, prefix: str | None) -> int:
     out = _protocol_stream()
+    keep_freed_memory()  # a release's pools are built per execution: their memory is reused
 
     def reply(**fields) -> None:
         out.write(json.dumps({"v": PROTOCOL_VERSION, **fields}) + "\n")

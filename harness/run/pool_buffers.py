@@ -31,13 +31,10 @@ def pool_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Ten
     copy, so that slot s's bytes are row s whatever the layout (pools/layouts/kinds.py), for
     a DSA layer's indexer key cache a row per logical id (_dsa_index_rows), and for a unified SWA
     layer the rows of its own sub-pool (scenarios.slots.unified_swa_rows)."""
+    buffers = _raw_buffers(pool, scenario, layer_id)
     kind = LAYOUT_KINDS.get(scenario.geometry.pool)
     if kind is not None:
-        return [
-            view(getattr(pool, attribute)[layer_id - getattr(pool, "start_layer", 0)])
-            for _, attribute, view in kind.buffers
-        ]
-    buffers = _raw_buffers(pool, scenario, layer_id)
+        return [view(buffer) for buffer, (_, _, view) in zip(buffers, kind.buffers)]
     g = scenario.geometry
     if g.kind.nvfp4_page_rows:  # page rows as slot rows (harness/run/nvfp4_page_rows.py)
         main, index = buffers

@@ -38,9 +38,13 @@ from scenarios.model import Scenario
 
 # The capability a SUT module declares to have its pools reused (pools/builtin_sut.py, the judge).
 REUSE_POOLS = "reuse_pools"
-# Bytes of idle pools the cache keeps, least recently used dropped first: a nightly pool is
-# 40 MiB and a cell has about a dozen SUT modules.
-CACHE_BYTES = 1 << 30
+# Bytes of idle pools the cache keeps, least recently used dropped first (the last one handed
+# back always stays): room for one nightly pool (40 MiB) and small ones. Each idle pool holds
+# memory that no other allocation can use, and fresh memory costs a page fault per 4 KiB (up to
+# 4-5 s a GiB on this project's virtual machines), while lending a pool saves less than building
+# it costs: at 1 GiB the default run took 21.7 s and peaked at 2.8 GB resident, at 64 MiB
+# 17.7 s and 1.1 GB, the same 606 pools lent of 609 (docs/bench.md).
+CACHE_BYTES = 64 << 20
 # Below this, building a pool costs less than proving an idle one is as built (fingerprint,
 # restore, canary test): measured on mha/bf16/plain's prefill, one example of 12 runs took 17 ms
 # built each time and 27 ms lent again at 2^10 narrow slots (32 KiB), 36 and 29 ms at 2^14.

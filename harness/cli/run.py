@@ -17,7 +17,6 @@ from harness.cli.arguments import (
     seed_int,
 )
 from harness.exit_codes import UsageError
-from scenarios.model import POOL_KINDS
 
 # What a run needs (torch, pandas, Hypothesis, the SGLang loader) is imported where the run
 # starts, not here: a usage error such as `kvh run --pool nope` costs well under a second of CPU.
@@ -55,7 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "kvh sut install, run in its own process); sglang@DIR (a folder holding an sglang "
         "package); a module or a .py file with SGLang's names (repeatable; default builtin)",
     )
-    parser.add_argument("--pool", type=csv_list, help=f"comma list of {', '.join(POOL_KINDS)}")
+    parser.add_argument(
+        "--pool",
+        type=csv_list,
+        help=LazyHelp(lambda: f"comma list of {_names('scenarios.model', 'POOL_KINDS')}"),
+    )
     parser.add_argument(
         "--dtype",
         type=csv_list,

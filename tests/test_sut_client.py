@@ -194,6 +194,25 @@ def test_a_worker_sends_the_bytes_of_the_run_it_sent_the_digests_of(
             assert judge(scenario, baseline, got, expected_writes(scenario)) == []
 
 
+def test_a_scenario_is_serialised_once_and_each_request_carries_its_own(fake_env, monkeypatch):
+    """A scenario runs through every cell of its pool kind: its JSON is kept and sent again,
+    and a kept one is never sent for another scenario (the worker would run the wrong one)."""
+    from scenarios import serialize
+
+    serialised = []
+    to_dict = serialize.to_dict
+    monkeypatch.setattr(serialize, "to_dict", lambda s: serialised.append(s.name) or to_dict(s))
+    scenarios = [scenario_named("mha", "bf16", name) for name in ("prefill", "decode")]
+    baselines = [execute(baseline_for(backend_named("plain"), "extend"), s) for s in scenarios]
+    with IsolatedSut("fake_good", prefix=fake_env) as sut:
+        for scenario, baseline in [*zip(scenarios, baselines)] * 2:
+            got = sut.execute(scenario, "plain", "extend", "cpu", known=baseline)
+            assert got.error is None
+            assert got.buffers.keys() == baseline.buffers.keys()
+            assert judge(scenario, baseline, got, expected_writes(scenario)) == []
+    assert serialised == ["prefill", "decode"]
+
+
 @pytest.mark.slow
 def test_crashing_worker_is_a_finding_with_stderr_and_is_restarted(fake_env, scenario_and_baseline):
     scenario, baseline = scenario_and_baseline

@@ -153,8 +153,10 @@ class IsolatedSut:
             self.process.stdin.flush()
 
     def _scenario_text(self, scenario: Scenario) -> str:
+        # A kept scenario is held, so no other object can have its id; a scenario is a value
+        # (nothing changes one once it is built), so its text stays right.
         kept = self._serialised.get(id(scenario))
-        if kept is None or kept[0] is not scenario:  # the scenario is held: its id is not reused
+        if kept is None:
             from scenarios.serialize import to_dict
 
             kept = (scenario, json.dumps(to_dict(scenario)))

@@ -23,10 +23,6 @@ from harness.exit_codes import UsageError
 if TYPE_CHECKING:
     from harness.exit_codes import StopSignals
     from harness.plan.run_options import RunOptions
-    from harness.plan.sut_choice import SutChoice
-    from harness.report.coverage import Coverage
-    from harness.report.exploration_log import ExplorationLog
-    from harness.report.run_summary import StoredRun
     from harness.run.exploring import Exploring
     from reports.summary import Interruption
 
@@ -227,45 +223,6 @@ def _interruption(
     )
 
 
-def _store(
-    out: Path,
-    meta: dict,
-    rows: list[dict],
-    coverage: Coverage,
-    log: Optional[ExplorationLog],
-    suts: list[SutChoice],
-) -> tuple[StoredRun, Path]:
-    """Append the run's records to the store at `out`: what its summary reads of them, and the
-    check file's path."""
-    from harness.cli.suts import sut_record
-    from harness.report.run_summary import StoredRun
-    from reports.records import records_frame
-    from reports.store import append
-
-    checks = records_frame("check", rows)
-    results_path = append(out, checks, "check", meta)
-    covered = records_frame("coverage", coverage.rows())
-    append(out, covered, "coverage", meta)
-    explored = None if log is None else records_frame("exploration", log.rows())
-    if explored is not None and len(explored):
-        append(out, explored, "exploration", meta)
-    not_run = [{"sut": sut.spec, "reason": sut.load_error} for sut in suts if sut.load_error]
-    if not_run:
-        append(out, records_frame("not-run", not_run), "not-run", meta)
-    loaded = [record for record in map(sut_record, suts) if record is not None]
-    if loaded:
-        append(out, records_frame("sut", loaded), "sut", meta)
-    stored = StoredRun(
-        meta,
-        checks.assign(source=str(results_path)),
-        covered,
-        explored,
-        tuple(row["reason"] for row in not_run),
-        tuple(loaded),
-    )
-    return stored, results_path
-
-
 def _run(
     arguments: argparse.Namespace,
     options: RunOptions,
@@ -275,6 +232,7 @@ def _run(
 ) -> int:
     from harness.cli.junit import RUN_CELL, write_junit
     from harness.cli.progress import ProgressReporter
+    from harness.cli.run_store import store_run
     from harness.cli.suts import describe_sut
     from harness.exit_codes import (
         EXIT_FINDINGS,
@@ -380,7 +338,7 @@ def _run(
                 f"{interrupted.unit}; writing the {checked} checks that finished",
                 file=sys.stderr,
             )
-        stored, results_path = _store(options.out, meta, rows, coverage, log, suts)
+        stored, results_path = store_run(options.out, meta, rows, coverage, log, suts)
         # The run's own summary file (summary.md is a copy of the latest run's): two runs into
         # one --out each keep theirs, and this run's lines point at its own.
         summary_path = run_summary_path(options.out, meta["run_id"])

@@ -41,9 +41,9 @@ REUSE_POOLS = "reuse_pools"
 # Bytes of idle pools the cache keeps, least recently used dropped first (the last one handed
 # back always stays): room for one nightly pool (40 MiB) and small ones. Each idle pool holds
 # memory that no other allocation can use, and fresh memory costs a page fault per 4 KiB (up to
-# 4-5 s a GiB on this project's virtual machines), while lending a pool saves less than building
-# it costs: at 1 GiB the default run took 21.7 s and peaked at 2.8 GB resident, at 64 MiB
-# 17.7 s and 1.1 GB, the same 606 pools lent of 609 (docs/bench.md).
+# 5 s a GiB on this project's virtual machines), while lending a pool saves less than building
+# it costs: at 1 GiB the default run took 23-25 s and peaked at 2.8 GB resident, at 64 MiB 17 s
+# and 1.1 GB, lending 606 pools against 609 (docs/bench.md has the table).
 CACHE_BYTES = 64 << 20
 # Below this, building a pool costs less than proving an idle one is as built (fingerprint,
 # restore, canary test): measured on mha/bf16/plain's prefill, one example of 12 runs took 17 ms

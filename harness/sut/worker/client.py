@@ -156,15 +156,16 @@ class IsolatedSut:
         # A kept scenario is held, so no other object can have its id; a scenario is a value
         # (nothing changes one once it is built), so its text stays right.
         kept = self._serialised.get(id(scenario))
-        if kept is None:
-            from scenarios.serialize import to_dict
+        if kept is not None:
+            self._serialised.move_to_end(id(scenario))
+            return kept[1]
+        from scenarios.serialize import to_dict
 
-            kept = (scenario, json.dumps(to_dict(scenario)))
-            self._serialised[id(scenario)] = kept
-            if len(self._serialised) > SERIALISED_KEPT:
-                self._serialised.popitem(last=False)
-        self._serialised.move_to_end(id(scenario))
-        return kept[1]
+        text = json.dumps(to_dict(scenario))
+        self._serialised[id(scenario)] = (scenario, text)
+        if len(self._serialised) > SERIALISED_KEPT:
+            self._serialised.popitem(last=False)
+        return text
 
     def _read(self, deadline: float, timeout_s: float) -> dict:
         """The answer to the request sent last, by `deadline` (`timeout_s` after it was sent)."""

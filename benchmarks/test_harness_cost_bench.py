@@ -1,6 +1,7 @@
 """The harness's own cost (issue 41: a check costs what its writes cost, not what its pool
 costs): the time of one check of the same writes against the pool's size, and examples/s of one
-exploring cell at each profile.
+exploring cell at each profile, beside the draws/s of its Hypothesis strategy alone (the bound
+no check can pass).
 
 `python -m pytest benchmarks/test_harness_cost_bench.py --benchmark-save-data
 --benchmark-json=out.json` keeps the raw samples. `--kvh-slots`, `--kvh-profiles` and
@@ -10,6 +11,8 @@ exploring cell at each profile.
 from __future__ import annotations
 
 from dataclasses import replace
+
+from hypothesis import settings as Settings
 
 from backends.registry import BACKENDS
 from harness.cli import main
@@ -21,6 +24,9 @@ from harness.run.cells import check_cell
 from pools.eras import ERAS
 from pools.kinds.token_major import MHA
 from scenarios.defaults import default_scenarios
+from scenarios.explore import explore
+from scenarios.profiles import profile_named
+from scenarios.strategies import scenarios as scenario_strategy
 
 CELL = (MHA.name, "bf16", "plain")
 
@@ -69,3 +75,27 @@ def test_examples_per_second(benchmark, profile: str, tmp_path, request) -> None
     if benchmark.stats is not None:  # None under --benchmark-disable
         benchmark.extra_info["examples_per_s"] = examples / benchmark.stats.stats.mean
     assert codes and all(code == 0 for code in codes), codes
+
+
+def test_draws_per_second(benchmark, profile: str, request) -> None:
+    """The cell's Hypothesis draws at `profile` with a check that does nothing: the strategy,
+    settings and exploration loop of test_examples_per_second without a pool, a judge or a
+    comparison. Its draws/s bounds that test's examples/s: an example costs its draw plus its
+    check, so examples/s over draws/s is the share of an example that the draw is."""
+    examples = int(request.config.getoption("--kvh-examples"))
+    pool, dtype, _ = CELL
+    chosen = profile_named(profile)
+    strategy = scenario_strategy(pool, dtype, False, chosen.pool_bytes)
+    settings = Settings(chosen.settings(examples), database=None)  # no entries left behind
+    drawn = []
+
+    def draw() -> None:
+        outcome = explore(strategy, lambda scenario: None, lambda checked: False, settings, 0,
+                          f"draws/{profile}")  # fmt: skip
+        drawn.append(outcome.generated)
+
+    benchmark.pedantic(draw, rounds=1, iterations=1)
+    benchmark.extra_info.update(profile=profile, examples=examples, cell="/".join(CELL))
+    if benchmark.stats is not None:  # None under --benchmark-disable
+        benchmark.extra_info["draws_per_s"] = examples / benchmark.stats.stats.mean
+    assert drawn == [examples], drawn  # every draw explored: none skipped, none failed

@@ -31,9 +31,11 @@ def test_harness_cost_bench_runs_at_its_smallest_size(tmp_path: Path) -> None:
     assert set(benchmarks) == {
         "test_check_against_pool_size[1024]",
         "test_examples_per_second[dev]",
+        "test_draws_per_second[dev]",
     }
     check = benchmarks["test_check_against_pool_size[1024]"]
     assert len(check["stats"]["data"]) == 5  # the raw samples, one a round
     # 2^10 narrow slots are under REUSE_MIN_BYTES: every pool built, and counted as such
     assert check["extra_info"]["pool_cache"]["built: small"] > 0
     assert benchmarks["test_examples_per_second[dev]"]["extra_info"]["examples_per_s"] > 0
+    assert benchmarks["test_draws_per_second[dev]"]["extra_info"]["draws_per_s"] > 0

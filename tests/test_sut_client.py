@@ -6,6 +6,7 @@ SGLang's names (the same shape as a `pip install --target` folder).
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import sys
@@ -211,6 +212,79 @@ def test_a_scenario_is_serialised_once_and_each_request_carries_its_own(fake_env
             assert got.buffers.keys() == baseline.buffers.keys()
             assert judge(scenario, baseline, got, expected_writes(scenario)) == []
     assert serialised == ["prefill", "decode"]
+
+
+class SentLines:
+    """A worker's stdin that records each request line it is written."""
+
+    def __init__(self, stream):
+        self.stream, self.lines = stream, []
+
+    def write(self, text: str) -> int:
+        self.lines.append(json.loads(text))
+        return self.stream.write(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
+
+
+def _execute_clean(sut: IsolatedSut, scenario, baseline) -> None:
+    got = sut.execute(scenario, "plain", "extend", "cpu", known=baseline)
+    assert got.error is None, got.error
+    assert judge(scenario, baseline, got, expected_writes(scenario)) == []
+
+
+def test_a_scenario_goes_whole_once_to_a_worker_process_then_by_its_key(fake_env, monkeypatch):
+    """The worker keeps what the parent says it holds: each scenario is sent whole once, named
+    by its key after that, sent whole again once the parent's kept set drops it (and the worker
+    is told to forget it), and again to a new worker process. Each run is judged against its
+    own scenario's baseline, so a key that named the wrong scenario would be a finding."""
+    from harness.sut.worker import client
+
+    monkeypatch.setattr(client, "SERIALISED_KEPT", 2)
+    names = ("prefill", "decode", "small-decode")
+    scenarios = {name: scenario_named("mha", "bf16", name) for name in names}
+    baselines = {
+        name: execute(baseline_for(backend_named("plain"), "extend"), s)
+        for name, s in scenarios.items()
+    }
+    with IsolatedSut("fake_good", prefix=fake_env) as sut:
+        sut.hello()
+        sent = sut.process.stdin = SentLines(sut.process.stdin)
+        for name in ("prefill", "decode", "prefill", "decode", "small-decode", "prefill"):
+            _execute_clean(sut, scenarios[name], baselines[name])
+        keys = [line["scenario_key"] for line in sent.lines]
+        whole = ["scenario" in line for line in sent.lines]
+        forgotten = [line.get("forget", []) for line in sent.lines]
+        # prefill and decode whole, then by key; small-decode drops prefill (two kept)
+        assert whole == [True, True, False, False, True, True]
+        assert keys[:4] == [keys[0], keys[1], keys[0], keys[1]] and keys[0] != keys[1]
+        assert forgotten == [[], [], [], [], [keys[0]], [keys[1]]]
+        sut.stop()
+        restarted = []
+        hello = sut._await_hello
+
+        def record_after_hello() -> None:
+            hello()
+            restarted.append(SentLines(sut.process.stdin))
+            sut.process.stdin = restarted[-1]
+
+        sut._await_hello = record_after_hello
+        _execute_clean(sut, scenarios["prefill"], baselines["prefill"])
+        assert ["scenario" in line for line in restarted[0].lines] == [True]
+
+
+def test_a_key_the_worker_does_not_hold_is_sent_again_whole_not_a_finding(fake_env):
+    """Were the two sides' bookkeeping to disagree, that is the harness's error: the worker says
+    it does not hold the key, and the parent sends the request again whole."""
+    scenario = scenario_named("mha", "bf16", "decode")
+    baseline = execute(baseline_for(backend_named("plain"), "extend"), scenario)
+    with IsolatedSut("fake_good", prefix=fake_env) as sut:
+        sut.hello()
+        sent = sut.process.stdin = SentLines(sut.process.stdin)
+        sut._held.add(sut._kept(scenario).key)  # believed held, never sent
+        _execute_clean(sut, scenario, baseline)
+        assert ["scenario" in line for line in sent.lines] == [False, True]
 
 
 @pytest.mark.slow

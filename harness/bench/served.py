@@ -18,7 +18,7 @@ from harness.bench.measure import TimedWrite
 from harness.bench.timers import Budget, timer_for
 from harness.compare.snapshot import Execution
 from harness.run.execute import describe_error
-from scenarios.serialize import from_dict
+from scenarios.model import Scenario
 
 
 class BenchService:
@@ -30,14 +30,15 @@ class BenchService:
         self.samples: dict[tuple[str, str], list[int]] = {}  # (label, phase) -> ns
         self.timers: dict[str, Any] = {}
 
-    def open(self, request: dict) -> dict:
-        """Build one cell's pool and requests; a SUT that raises is the cell's error, as data."""
+    def open(self, request: dict, scenario: Scenario) -> dict:
+        """Build one cell's pool and requests for `scenario` (the request's, as the worker holds
+        it); a SUT that raises is the cell's error, as data."""
         candidate = request["candidate"]
         torch.set_num_threads(int(request["threads"]))  # the parent's, so both time alike
         try:
             write = TimedWrite(
                 self.module,
-                from_dict(request["scenario"]),
+                scenario,
                 candidate["device"],
                 candidate["backend"],
                 candidate["era"],

@@ -11,12 +11,13 @@ import json
 import os
 import sys
 import traceback
+from typing import Any
 
 from harness.run.freed_memory import keep_freed_memory
 
 # harness.sut.worker.protocol.VERSION, which a test keeps equal: the worker answers before it may
 # import anything that imports torch.
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 
 
 def _protocol_stream():
@@ -32,6 +33,17 @@ def import_chain(error: BaseException, limit: int = 12) -> str:
     lines = traceback.format_exception(error)
     frames = [line.rstrip() for line in lines if line.startswith("  File ")]
     return "\n".join(frames[-limit:])
+
+
+def held_scenario(request: dict, held: dict) -> Any:
+    """The request's scenario: parsed and kept under its key when it comes whole, else the one
+    kept under that key (None: none is). The parent decides what is kept ("forget")."""
+    from scenarios.serialize import from_dict
+
+    key = request["scenario_key"]
+    if "scenario" in request:
+        held[key] = from_dict(request["scenario"])
+    return held.get(key)
 
 
 def serve(spec: str, prefix: str | None) -> int:
@@ -58,7 +70,6 @@ def serve(spec: str, prefix: str | None) -> int:
     from harness.plan.candidate import Candidate
     from harness.run.execute import execute
     from harness.sut.worker.protocol import encode_execution
-    from scenarios.serialize import from_dict
 
     # The last execution, kept so that a request for the bytes of some of its buffers is
     # answered from the same run: a release need not write the same bytes twice (torch's
@@ -66,6 +77,7 @@ def serve(spec: str, prefix: str | None) -> int:
     # send bytes could send another run's.
     last = None
     bench = BenchService(loaded.module)  # `kvh bench`'s timed writes (harness/bench/served.py)
+    held: dict[int, Any] = {}  # the parent's scenarios, by its key (harness/sut/worker/client.py)
     for line in sys.stdin:
         request = json.loads(line)
         if request.get("v") != PROTOCOL_VERSION:
@@ -73,6 +85,13 @@ def serve(spec: str, prefix: str | None) -> int:
                 ok=False,
                 error=f"protocol version {request.get('v')!r}, worker speaks {PROTOCOL_VERSION}",
             )
+            continue
+        for key in request.get("forget", ()):
+            held.pop(key, None)
+        scenario = held_scenario(request, held) if "scenario_key" in request else None
+        if "scenario_key" in request and scenario is None:
+            key = request["scenario_key"]
+            reply(ok=False, unknown_scenario=True, error=f"no scenario held under key {key}")
         elif request["op"] == "hello":
             reply(ok=True, sut=loaded.to_dict(), pid=os.getpid())
         elif request["op"] in ("execute", "trail"):
@@ -86,7 +105,7 @@ def serve(spec: str, prefix: str | None) -> int:
                 described["backend"],
                 described["mode"],
             )
-            scenario, timeout_s = from_dict(request["scenario"]), request.get("timeout_s")
+            timeout_s = request.get("timeout_s")
             if request["op"] == "trail":  # a run of its own: `last` stays the judged one
                 traced = execute(candidate, scenario, timeout_s, trail=True)
                 reply(ok=True, release_trail=list(traced.release_trail))
@@ -99,7 +118,7 @@ def serve(spec: str, prefix: str | None) -> int:
             else:
                 reply(ok=True, execution=encode_execution(last, request["bytes"]))
         elif request["op"] == "bench_open":
-            reply(ok=True, **bench.open(request))
+            reply(ok=True, **bench.open(request, scenario))
         elif request["op"] == "bench_turn":
             reply(ok=True, **bench.turn(request))
         elif request["op"] == "bench_snapshot":

@@ -5,6 +5,7 @@ stderr attached); the worker is restarted on the next request and the run goes o
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import selectors
@@ -14,7 +15,7 @@ import tempfile
 import time
 from collections import OrderedDict
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, NamedTuple, Optional
 
 from harness.sut.load.load_errors import SutLoadError
 
@@ -28,9 +29,15 @@ if TYPE_CHECKING:
 REPO = Path(__file__).resolve().parents[3]
 WORKER_THREADS = "1"
 MIN_GRACE_S = 5.0
-# Scenarios whose JSON is kept: a deterministic run sends each of a pool kind and dtype's scenarios
-# (tens) to each of its cells in turn.
+# Scenarios kept, as JSON here and parsed in the worker: a deterministic run sends each of a pool
+# kind and dtype's scenarios (tens) to each of its cells in turn.
 SERIALISED_KEPT = 256
+
+
+class Kept(NamedTuple):
+    scenario: Scenario  # held, so that no other object can take its id
+    key: int  # the worker's name for it, once it holds it
+    text: str
 
 
 class WorkerFailure(Exception):
@@ -70,8 +77,15 @@ class IsolatedSut:
         self.restarts = 0
         self.in_flight: Optional[Submitted] = None  # an execute request sent, not yet read
         # Scenarios as sent, newest last: a run sends each scenario to every cell of its pool
-        # kind and dtype (321 scenarios in 787 requests of the default plan).
-        self._serialised: OrderedDict[int, tuple[Scenario, str]] = OrderedDict()
+        # kind and dtype (321 scenarios in 787 requests of the default plan). The worker holds
+        # the parsed scenario of every key in `_held` and drops those in `_forget` when told:
+        # this side decides what it holds, so the two never disagree (a reply of
+        # unknown_scenario, were they to, has the request sent again whole).
+        self._serialised: OrderedDict[int, Kept] = OrderedDict()
+        self._keys = itertools.count()
+        self._held: set[int] = set()
+        self._forget: list[int] = []
+        self._last_sent: tuple[dict, Optional[Scenario]] = ({}, None)
 
     def __enter__(self) -> IsolatedSut:
         return self
@@ -110,6 +124,7 @@ class IsolatedSut:
             text=True,
         )
         self.described = {}
+        self._held, self._forget = set(), []  # a new process holds no scenario
         self._send({"op": "hello"})
         self.hello_sent = time.monotonic()
 
@@ -140,35 +155,51 @@ class IsolatedSut:
         return self._read(time.monotonic() + timeout_s, timeout_s)
 
     def _send(self, request: dict, scenario: Optional[Scenario] = None) -> None:
-        """Write one request; `scenario` goes in as its "scenario" field, serialised once while
-        it is among the last SERIALISED_KEPT sent (a scenario runs through many cells)."""
+        """Write one request. `scenario` goes by its key ("scenario_key"), with its JSON as the
+        "scenario" field the first time this worker process is sent it: a scenario runs
+        through many cells, and the worker parses it once while it is among the last
+        SERIALISED_KEPT sent."""
         from harness.sut.worker.protocol import VERSION
 
         assert self.process is not None
-        text = json.dumps({"v": VERSION, **request})
+        self._last_sent = (request, scenario)
+        text = None
         if scenario is not None:
-            text = f'{text[:-1]}, "scenario": {self._scenario_text(scenario)}}}'
+            kept = self._kept(scenario)
+            request = {**request, "scenario_key": kept.key}
+            if self._forget:
+                request["forget"], self._forget = self._forget, []
+            if kept.key not in self._held:
+                self._held.add(kept.key)
+                text = kept.text
+        line = json.dumps({"v": VERSION, **request})
+        if text is not None:
+            line = f'{line[:-1]}, "scenario": {text}}}'
         with contextlib.suppress(BrokenPipeError):  # the read reports the crash with its stderr
-            self.process.stdin.write(text + "\n")
+            self.process.stdin.write(line + "\n")
             self.process.stdin.flush()
 
-    def _scenario_text(self, scenario: Scenario) -> str:
-        # A kept scenario is held, so no other object can have its id; a scenario is a value
-        # (nothing changes one once it is built), so its text stays right.
+    def _kept(self, scenario: Scenario) -> Kept:
+        # A scenario is a value (nothing changes one once it is built), so its text stays right.
         kept = self._serialised.get(id(scenario))
         if kept is not None:
             self._serialised.move_to_end(id(scenario))
-            return kept[1]
+            return kept
         from scenarios.serialize import to_dict
 
-        text = json.dumps(to_dict(scenario))
-        self._serialised[id(scenario)] = (scenario, text)
+        kept = Kept(scenario, next(self._keys), json.dumps(to_dict(scenario)))
+        self._serialised[id(scenario)] = kept
         if len(self._serialised) > SERIALISED_KEPT:
-            self._serialised.popitem(last=False)
-        return text
+            _, dropped = self._serialised.popitem(last=False)
+            if dropped.key in self._held:
+                self._held.discard(dropped.key)
+                self._forget.append(dropped.key)
+        return kept
 
-    def _read(self, deadline: float, timeout_s: float) -> dict:
-        """The answer to the request sent last, by `deadline` (`timeout_s` after it was sent)."""
+    def _read(self, deadline: float, timeout_s: float, resent: bool = False) -> dict:
+        """The answer to the request sent last, by `deadline` (`timeout_s` after it was sent);
+        `resent`: that request was sent again whole after the worker did not hold its
+        scenario."""
         from harness.sut.worker.protocol import VERSION
 
         assert self.process is not None
@@ -188,6 +219,14 @@ class IsolatedSut:
             assert isinstance(response, dict) and response.get("v") == VERSION
         except (json.JSONDecodeError, AssertionError):
             raise self._fail("garbage", f"unreadable answer {line[:200]!r}") from None
+        request, scenario = self._last_sent
+        if response.get("unknown_scenario") and scenario is not None and not resent:
+            # The two sides' bookkeeping disagrees: the harness's own error, never the SUT's
+            # finding. The worker drops what it holds and is sent the request whole.
+            self._forget.extend(self._held)
+            self._held.clear()
+            self._send(request, scenario)
+            return self._read(deadline, timeout_s, resent=True)
         if not response.get("ok"):
             chain = response.get("chain")
             detail = str(response.get("error")) + (f"\nimport chain:\n{chain}" if chain else "")

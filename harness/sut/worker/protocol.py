@@ -1,20 +1,27 @@
-"""The SUT worker protocol, version 3: one JSON object per line on stdin/stdout.
+"""The SUT worker protocol, version 4: one JSON object per line on stdin/stdout.
 
-Requests:  {"v": 3, "op": "hello"}
-           {"v": 3, "op": "execute", "scenario": {...}, "candidate": {"backend", "mode", "device"},
-            "bytes": null | "all" | [buffer or caller names]}
-           {"v": 3, "op": "bytes", "bytes": [names]}: those tensors of the last execution, from
+Requests:  {"v": 4, "op": "hello"}
+           {"v": 4, "op": "execute", "scenario_key": K, "scenario": {...}, "forget": [keys],
+            "candidate": {"backend", "mode", "device"}, "bytes": null | "all" | [names]}
+           {"v": 4, "op": "bytes", "bytes": [names]}: those tensors of the last execution, from
             that same run (a release need not write the same bytes twice; version 1 ran the
             scenario again and could send another run's bytes)
-           {"v": 3, "op": "bench_open", "label", "scenario", "candidate", "threads"}: build one
-            bench cell's timed write (harness/bench/served.py); answers its "timed_code", or the
-            SUT's "error"
-           {"v": 3, "op": "bench_turn", "label", "device", "cache", "phase", "budget", "per_turn"}:
+           {"v": 4, "op": "bench_open", "label", "scenario_key", "scenario", "candidate",
+            "threads"}: build one bench cell's timed write (harness/bench/served.py); answers
+            its "timed_code", or the SUT's "error"
+           {"v": 4, "op": "bench_turn", "label", "device", "cache", "phase", "budget", "per_turn"}:
             one interleaving turn of that write; answers the turn's samples "ns" and any "error"
-           {"v": 3, "op": "bench_snapshot", "label"}: the write's buffers, as execute's are sent
-           {"v": 3, "op": "bench_close"}: drop the timed writes
-           {"v": 3, "op": "shutdown"}
-Responses: {"v": 3, "ok": true, ...} or {"v": 3, "ok": false, "error": "one line"}; hello's
+           {"v": 4, "op": "bench_snapshot", "label"}: the write's buffers, as execute's are sent
+           {"v": 4, "op": "bench_close"}: drop the timed writes
+           {"v": 4, "op": "shutdown"}
+Scenarios: a request that carries one names it by the parent's key. Its "scenario" (the JSON of
+           scenarios/serialize.py) comes only the first time this worker process is sent that
+           key; the worker keeps the parsed scenario until a request's "forget" lists the key
+           (version 3 sent and parsed the whole scenario with every request: 787 requests for
+           321 scenarios in the default plan of a user's file). A key the worker does not hold
+           is answered {"ok": false, "unknown_scenario": true}, and the parent sends the
+           request again whole.
+Responses: {"v": 4, "ok": true, ...} or {"v": 4, "ok": false, "error": "one line"}; hello's
            carries {"sut": LoadedSut.to_dict(), "pid"} (version 2 sent the fields loose).
 Tensors travel as {"shape", "sha256", "data"}: data is base64 of the raw uint8 bytes and is sent
 only when asked for, so the common case (identical buffers) moves digests alone. Never pickle.
@@ -31,7 +38,7 @@ import torch
 
 from harness.compare.snapshot import ErrorPlace, Execution
 
-VERSION = 3
+VERSION = 4
 Wanted = Union[None, str, Iterable[str]]
 
 

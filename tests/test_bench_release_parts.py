@@ -25,6 +25,7 @@ from harness.bench.timers import Budget, CpuTimer, Samples
 from harness.bench.timing_stats import ab_test
 from harness.bench.verify import Verdict
 from harness.plan.sut_choice import SutChoice
+from harness.run.worker import held_scenario
 from harness.sut.load.loader import LoadedSut
 from harness.sut.probe.capabilities import Capabilities
 from harness.sut.probe.detect import conventions
@@ -37,10 +38,11 @@ TINY = Budget(warmup=1, warmup_s=0.0, min_samples=3, max_samples=5, min_time_s=0
 
 
 def _open(service: BenchService, label: str, scenario, backend: str = "plain") -> dict:
+    """bench_open as the worker serves it: the scenario as it parses and holds the request's."""
     candidate = dict(backend=backend, mode="extend", device="cpu", era="current")
-    return service.open(
-        dict(label=label, scenario=to_dict(scenario), candidate=candidate, threads=1)
-    )
+    request = dict(label=label, scenario_key=0, scenario=to_dict(scenario))
+    held = held_scenario(request, {})
+    return service.open(dict(request, candidate=candidate, threads=1), held)
 
 
 def test_the_worker_serves_a_timed_write_turn_by_turn_and_its_bytes() -> None:

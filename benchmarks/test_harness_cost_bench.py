@@ -34,7 +34,9 @@ CELL = (MHA.name, "bf16", "plain")
 def test_check_against_pool_size(benchmark, slots: int) -> None:
     """One prefill through the baselines and every builtin candidate, judged: the same tokens
     and bytes written at every size, in a pool of `slots` narrow rows. The pools are built on the
-    warm-up round and lent again on the timed ones, as a run's examples of one geometry are."""
+    warm-up round and lent again on the timed ones where the pool cache keeps them, as a run's
+    examples of one geometry are; 12 pools of 2^17 slots exceed CACHE_BYTES and are built every
+    round, as they are in a run. extra_info records which."""
     pool, dtype, backend_name = CELL
     backend = BACKENDS[backend_name]
     scenario = next(s for s in default_scenarios(pool, dtype, 0) if s.name == "prefill")

@@ -16,8 +16,9 @@ import torch
 class ForwardBatch:
     out_cache_loc: torch.Tensor
     encoder_out_cache_loc: Optional[torch.Tensor] = None
-    # Locs on non-unified pools are physical by allocation.
-    out_cache_loc_is_physical: bool = True
+    # Whether the batch's locs are marked physical: the harness's own record of it, which its
+    # builtin pools read; a release's batch is marked by its own plan (backends/release_batch.py).
+    physical: bool = True
     token_to_kv_pool: Any = None
     # Context-parallel group size of the single-process CP helper (ranks simulated in one process).
     attn_cp_size: int = 4

@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional
 
 from backends.context import WriteRequest
 from backends.release_batch import declared_defaults
+from backends.sglang_names import FORWARD_BATCH_INFO
 
 # The pool methods a backend writes through: wrapped so the forward stops after the write.
 WRITE_DOORS = ("set_kv_buffer", "set_mla_kv_buffer")
@@ -45,7 +46,6 @@ ATTENTION_ONLY_FIELDS = (
     "extend_seq_lens",
     "encoder_lens",
 )
-FORWARD_BATCH_INFO = "sglang.srt.model_executor.forward_batch_info"
 
 Fields = Callable[[WriteRequest, str], dict]  # (request, mode) -> attribute values
 
@@ -267,7 +267,6 @@ def prepare_forward(
         token_to_kv_pool=req.pool,  # the write door of releases before 0.5.14
         req_to_token_pool=no_req_to_token,
         out_cache_loc=req.forward_batch.out_cache_loc,
-        out_cache_loc_is_physical=req.forward_batch.out_cache_loc_is_physical,
         encoder_out_cache_loc=req.forward_batch.encoder_out_cache_loc,
         **_forward_mode(mode),
         # ForwardBatch's defaults for a batch with no speculative, chunked-prefix or CP state.
@@ -279,8 +278,11 @@ def prepare_forward(
         **dict.fromkeys(ATTENTION_ONLY_FIELDS),
     )
     # Every field the release's ForwardBatch declares a default for, at that default (a field it
-    # added since is read as it ships); the driver's own values over them.
-    batch = _StandIn("forward_batch", **{**_batch_defaults(), **given})
+    # added since is read as it ships), then the write's batch as the release's plan bound it
+    # (its write ids and physical mark, whatever the release names them); the driver's own values
+    # over them.
+    bound = vars(req.forward_batch)
+    batch = _StandIn("forward_batch", **{**_batch_defaults(), **bound, **given})
     layer = _StandIn(
         "layer",
         **vars(req.layer),

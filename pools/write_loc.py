@@ -53,7 +53,7 @@ class CurrentWriteLoc:
             forward_batch.out_cache_loc,
             swa_loc,
             full_loc,
-            physical=forward_batch.out_cache_loc_is_physical,
+            physical=forward_batch.physical,
         )
 
     @classmethod

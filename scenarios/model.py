@@ -241,8 +241,8 @@ class Scenario:
     # (nope/rope) element, as a CUDA-graph padding row may (#32477): a store whose policy skips
     # the reserved slot must leave slot 0 as it was, so NaN never reaches attention.
     nan_padding: bool = False
-    # The batch's out_cache_loc is not marked physical (ForwardBatch.out_cache_loc_is_physical
-    # False: virtual ids no plan translated, the class of #35245 and #27459). KVWriteLoc.for_batch
+    # The batch's out_cache_loc is not marked physical (a batch the release's own plan never
+    # bound: virtual ids no plan translated, the class of #35245 and #27459). KVWriteLoc.for_batch
     # and for_layer carry the mark; a unified pool refuses the write, every other pool ignores it.
     unmarked_loc: bool = False
     name: str = ""

@@ -149,7 +149,7 @@ def test_current_kvwriteloc_cuts_to_loc_length_and_marks_batches():
     batch = type(
         "Batch",
         (),
-        {"out_cache_loc": loc, "out_cache_loc_is_physical": True, "encoder_out_cache_loc": padded},
+        {"out_cache_loc": loc, "physical": True, "encoder_out_cache_loc": padded},
     )()
     cross = type("Layer", (), {"is_cross_attention": True})()
     plain = type("Layer", (), {"is_cross_attention": False})()

@@ -21,6 +21,7 @@ import pytest
 import torch
 
 import mutants.base_current
+from backends.release_batch import forward_batch
 from harness.sut.load.sglang_loader import INSTALL_HINT, SutLoadError, load_sglang
 from pools.builtin_sut import builtin_module
 from pools.judge import judge_module
@@ -126,10 +127,15 @@ def test_positional_construction_defaults():
     ]
 
 
-def _batch(physical: bool) -> types.SimpleNamespace:
-    return types.SimpleNamespace(
-        out_cache_loc=LOC, out_cache_loc_is_physical=physical, encoder_out_cache_loc=ENCODER_LOC
-    )
+# The harness's own batch, which its pools read (a SUT without a ForwardBatch or a plan).
+HARNESS = types.SimpleNamespace()
+
+
+def _batch(module: Any, physical: bool) -> Any:
+    """The batch a write hands `module`: the release's own ForwardBatch, bound by its own plan
+    where `physical` (an unmarked batch is one the plan never bound); the harness's own for
+    HARNESS."""
+    return forward_batch(module, physical, out_cache_loc=LOC, encoder_out_cache_loc=ENCODER_LOC)
 
 
 SIDE_LOCS = {
@@ -142,9 +148,8 @@ SIDE_LOCS = {
 @pytest.mark.parametrize("keywords", list(SIDE_LOCS.values()), ids=list(SIDE_LOCS))
 @pytest.mark.parametrize("physical", [False, True])
 def test_for_batch(keywords, physical):
-    batch = _batch(physical)
-    theirs = SGL.KVWriteLoc.for_batch(batch, **keywords)
-    mine = CurrentWriteLoc.for_batch(batch, **keywords)
+    theirs = SGL.KVWriteLoc.for_batch(_batch(SGL, physical), **keywords)
+    mine = CurrentWriteLoc.for_batch(_batch(HARNESS, physical), **keywords)
     assert _fields(mine) == _fields(theirs)
     _same_objects(mine, theirs, {"loc": LOC, **keywords})
 
@@ -152,9 +157,9 @@ def test_for_batch(keywords, physical):
 @pytest.mark.parametrize("cross", [False, True], ids=["self-attention", "cross-attention"])
 @pytest.mark.parametrize("keywords", list(SIDE_LOCS.values()), ids=list(SIDE_LOCS))
 def test_for_layer(cross, keywords):
-    batch, layer = _batch(physical=True), types.SimpleNamespace(is_cross_attention=cross)
+    batch, layer = _batch(SGL, physical=True), types.SimpleNamespace(is_cross_attention=cross)
     theirs = SGL.KVWriteLoc.for_layer(batch, layer, **keywords)
-    mine = CurrentWriteLoc.for_layer(batch, layer, **keywords)
+    mine = CurrentWriteLoc.for_layer(_batch(HARNESS, physical=True), layer, **keywords)
     assert _fields(mine) == _fields(theirs)
     # A cross-attention layer writes at the encoder loc, which is never marked physical.
     assert (theirs.loc is ENCODER_LOC, theirs.physical) == (cross, not cross)
@@ -175,7 +180,9 @@ def test_for_batch_and_for_layer_read_the_attributes_sglang_reads():
     bare_layer = types.SimpleNamespace()
     for make in (
         lambda cls: cls.for_batch(bare_batch),
-        lambda cls: cls.for_layer(_batch(True), bare_layer),
+        lambda cls: cls.for_layer(
+            _batch(SGL if cls is SGL.KVWriteLoc else HARNESS, True), bare_layer
+        ),
     ):
         assert _raised(lambda: make(CurrentWriteLoc)) == _raised(lambda: make(SGL.KVWriteLoc))
         assert _raised(lambda: make(SGL.KVWriteLoc)) == "AttributeError"
@@ -282,9 +289,7 @@ def _swa_writes(module: Any, door: Callable[[Any, Any, int], None]) -> list[Opti
     write_loc, mapping = module.KVWriteLoc, _mapping()
     padded_swa = torch.cat([mapping[LOC], torch.tensor([0, 0, 0])])
     padded_full = torch.cat([FULL_LOC, torch.tensor([0, 0, 0])])
-    batch = types.SimpleNamespace(
-        out_cache_loc=LOC, out_cache_loc_is_physical=True, encoder_out_cache_loc=ENCODER_LOC
-    )
+    batch = _batch(module, physical=True)
     writes = [
         # A SWA layer: the SWA sub-pool at swa_loc; full_loc is beside the point.
         (_layer(1), lambda: write_loc(LOC, mapping[LOC], FULL_LOC)),

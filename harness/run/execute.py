@@ -125,7 +125,7 @@ def write_request(
         out_cache_loc=locs["loc"][: forward.tokens],
         encoder_out_cache_loc=encoder,
         token_to_kv_pool=pool,
-        out_cache_loc_is_physical=not scenario.unmarked_loc,
+        physical=not scenario.unmarked_loc,
         padded_out_cache_loc=locs["loc"],
     )
     return WriteRequest(

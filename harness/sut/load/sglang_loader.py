@@ -25,7 +25,7 @@ from typing import Any
 # kernels are interpreted too (TRITON_INTERPRET=1), as the harness's own are, so a door whose
 # store is a Triton kernel (MLATokenToKVPoolFP4's) writes here.
 import pools.engines.triton_mode  # noqa: F401,I001
-from backends.real_code import FORWARD_BATCH_INFO
+from backends.sglang_names import FORWARD_BATCH_INFO, release_plan_binder
 from harness.sut.load import sglang_standins
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.optional_pools import offer_optional_pools
@@ -163,8 +163,9 @@ def load_release(sys_path_prefix: str | None = None) -> LoadedRelease:
     the helper found by what it does, harness/sut/probe/unwrap_helper.py), version,
     name='sglang', path (the package directory), stood_in (stand-in module
     names), dcp_pinned (whether DCP was pinned off), swa_mla (whether
-    SWAKVPool accepts MLA sub-pools) and real_backends (backend name -> the
-    release's own class, backends/real_code.py).
+    SWAKVPool accepts MLA sub-pools), real_backends (backend name -> the
+    release's own class, backends/real_code.py) and, where the release has a
+    write-loc plan, bind_write_plan (backends/sglang_names.py).
     Raises SutLoadError when sglang is absent or fails to import.
     """
     if sys_path_prefix is not None:
@@ -206,6 +207,9 @@ def load_release(sys_path_prefix: str | None = None) -> LoadedRelease:
         if unwrap is not None:
             ns.unwrap_write_loc = unwrap
     ns.ForwardBatch = _release_forward_batch()
+    bind = release_plan_binder()
+    if bind is not None:
+        ns.bind_write_plan = bind
     unoffered = offer_optional_pools(ns)
     ns.real_backends, real_code_missing = _real_backends()
     return LoadedRelease(ns, real_code_missing, unoffered)

@@ -1,0 +1,169 @@
+"""The names of SGLang that the harness relies on beyond its public write API, in one place.
+
+A refactor of SGLang's write path keeps its public write API by definition: the pool classes and
+their write doors, KVWriteLoc's constructor, ForwardBatch, RadixAttention, the backend classes
+and their forward_*. Every other name is a guess about the release that its next refactor may
+break (SGLang PR #40328 turns the batch's physical mark into an id space). So each such name is a
+record here saying what it is and how the harness uses it, and tests/test_sglang_names.py fails
+when harness code outside this module names one of the release's private names.
+
+Two roles:
+- PUBLIC: part of the write API above, or the release's own entry point to a step the harness
+  must not do itself (the write-loc plan that binds a batch).
+- FALLBACK: used only where a release lacks the public entry point (a release without a plan is
+  marked by the field its for_batch reads, as every release before the plan was).
+
+This module sits below harness/ so that backends/ (the call-site models and the real-code
+driver) reads the same records; it holds names and the few calls that use them, no pool logic.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, Callable, Literal, Optional
+
+Role = Literal["public", "fallback"]
+
+
+@dataclass(frozen=True)
+class ReleaseName:
+    name: str  # as the release spells it; a member as Class.member
+    kind: str  # module, class, method, field, function
+    role: Role
+    why: str
+
+
+FORWARD_BATCH_INFO = "sglang.srt.model_executor.forward_batch_info"
+KV_INDEX_TRANSLATOR = "sglang.srt.mem_cache.kv_index_translator"
+# The batch's physical mark as releases 0.5.22 and 0.5.23 name it: set only on a release that
+# has no plan of its own to bind the batch (mark_without_plan).
+BATCH_PHYSICAL_MARK = "out_cache_loc_is_physical"
+
+# A pool's own word that it refuses a loc no plan marked (0.5.22 on): read only where no offered
+# unified pool can be run to see it refuse (harness/sut/probe/capabilities.py physical_check),
+# and to decide which unified pools are offered (harness/sut/load/optional_pools.py).
+PHYSICAL_CHECK_NAMES = ("requires_physical_write_loc", "_check_physical_write_loc")
+
+NAMES: tuple[ReleaseName, ...] = (
+    ReleaseName(FORWARD_BATCH_INFO, "module", "public", "ForwardBatch and ForwardMode live here"),
+    ReleaseName("ForwardBatch", "class", "public", "each write's batch is built as the release's"),
+    ReleaseName("ForwardMode", "class", "public", "the batch's mode for a real backend's forward"),
+    ReleaseName(
+        KV_INDEX_TRANSLATOR,
+        "module",
+        "public",
+        "the write-loc plan a batch is bound by (0.5.22 on)",
+    ),
+    ReleaseName(
+        "KVIndexTranslator",
+        "class",
+        "public",
+        "a runner's translator: its constructor's keywords (req_to_token, token_to_kv_pool_"
+        "allocator, token_to_kv_pool, page_size, device) are scenario data",
+    ),
+    ReleaseName(
+        "KVIndexTranslator.bind_own_plan",
+        "method",
+        "public",
+        "binds a batch built outside ForwardBatch.init_new to a plan of its own fields: the "
+        "release's code sets the write ids and the physical mark, whatever it calls them",
+    ),
+    ReleaseName(
+        f"ForwardBatch.{BATCH_PHYSICAL_MARK}",
+        "field",
+        "fallback",
+        "the mark a release without a plan reads in KVWriteLoc.for_batch (user pool files that "
+        "mimic 0.5.22 and 0.5.23)",
+    ),
+    ReleaseName(
+        "DSATokenToKVPool", "class", "public", "a pool class; its presence decides swa_dsa"
+    ),
+    ReleaseName(
+        "HiSparseDSATokenToKVPool",
+        "class",
+        "public",
+        "a pool class, offered and probed by running its doors",
+    ),
+    ReleaseName(
+        "MHATokenToKVPool.get_kv_cache_quant_method",
+        "method",
+        "public",
+        "what a backend's __init__ asks its pool (0.5.23): the driver asks it the same way",
+    ),
+    ReleaseName(
+        "sglang.srt.runtime_context.get_parallel",
+        "function",
+        "fallback",
+        "0.5.23's MLA write reads the DCP topology no server published here: pinned off",
+    ),
+    ReleaseName(
+        "get_parallel().override_permanently",
+        "method",
+        "fallback",
+        "the pin itself (harness/sut/load/sglang_loader.py _disable_dcp)",
+    ),
+    ReleaseName(
+        "MHATokenToKVPool.use_hnd",
+        "field",
+        "fallback",
+        "whether the head-major layout switch took (release_constructors.hnd_mha)",
+    ),
+    *(
+        ReleaseName(
+            f"MHATokenToKVPool.{name}",
+            "field",
+            "fallback",
+            "a pool's word that it refuses an unmarked loc, read only where no unified pool runs",
+        )
+        for name in PHYSICAL_CHECK_NAMES
+    ),
+)
+
+
+def declares(attribute: str) -> bool:
+    """Whether a record names `attribute` (a member's last part: `use_hnd` for
+    MHATokenToKVPool.use_hnd)."""
+    return any(record.name.rsplit(".", 1)[-1] == attribute for record in NAMES)
+
+
+def named(name: str) -> ReleaseName:
+    for record in NAMES:
+        if record.name == name:
+            return record
+    raise KeyError(f"{name} is not a release name the harness declares (backends/sglang_names.py)")
+
+
+def release_plan_binder() -> Optional[Callable[[Any, Any], None]]:
+    """The release's own way to bind a batch to a plan of its fields, as `bind(batch, pool)`, or
+    None where the loaded sglang has no plan (releases before 0.5.22, or one whose translator
+    does not import here). The runner's translator is built over the pool the write goes to with
+    no translating allocator: the scenario's locs are the pool's own ids, as a plain runner's are,
+    and the plan then marks them as its code marks such ids."""
+    try:
+        translator = getattr(importlib.import_module(KV_INDEX_TRANSLATOR), "KVIndexTranslator")
+    except Exception:  # noqa: BLE001 - no plan in this release, or one that needs a GPU to import
+        return None
+    if not callable(getattr(translator, "bind_own_plan", None)):
+        return None
+
+    def bind(batch: Any, pool: Any) -> None:
+        import torch
+
+        loc = batch.out_cache_loc
+        runner = translator(
+            req_to_token=torch.zeros((1, 1), dtype=torch.int32, device=loc.device),
+            token_to_kv_pool_allocator=None,
+            token_to_kv_pool=pool,
+            # Read only for a graph's capture capacity and an NPU's DCP split; binding reads none.
+            page_size=1,
+            device=str(loc.device),
+        )
+        runner.bind_own_plan(batch)
+
+    return bind
+
+
+def mark_without_plan(batch: Any, physical: bool) -> None:
+    """A release without a plan (or a user's pool file) reads the mark its for_batch names."""
+    setattr(batch, BATCH_PHYSICAL_MARK, physical)

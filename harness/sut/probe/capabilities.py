@@ -17,7 +17,14 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+from backends.release_batch import forward_batch
+from backends.sglang_names import PHYSICAL_CHECK_NAMES
 from backends.write_loc_fields import write_loc_fields
+from harness.sut.probe.door_behaviour import (
+    DoorDoesNotRun,
+    decided_by_running,
+    door_takes_write_loc,
+)
 from harness.sut.probe.source_probe import (
     always_launches_kernel,
     live_method,
@@ -78,6 +85,9 @@ class Capabilities:
     # logical size (0.5.22 on); 0.5.12 to 0.5.21 reserve one of their own. Decided on the class
     dsv4_indexer_global_page: bool | None = None
     unknown: tuple[Unknown, ...] = field(default=())
+    # The capabilities this probe decided from source text rather than by running, each with
+    # the reason nothing could run here (SOURCE_ONLY, or a door that did not write a bare loc).
+    from_source: tuple[Unknown, ...] = field(default=())
 
     def reason_unknown(self, name: str) -> str | None:
         return next((why for field_name, why in self.unknown if field_name == name), None)
@@ -92,6 +102,19 @@ class Capabilities:
             return tuple(map(frozen, value)) if isinstance(value, list) else value
 
         return cls(**{name: frozen(value) for name, value in values.items()})
+
+
+# Capabilities read from the source because they are claims about a GPU kernel path, which a
+# CPU cannot run: what they would decide is not what runs here.
+SOURCE_ONLY = {
+    "mla_door_needs_gpu": "whether every path of set_mla_kv_buffer launches a kernel is a claim "
+    "about the release on a GPU; here its kernels are interpreted, so running it cannot tell",
+    "mla_skips_reserved_slot": "the reserved-slot skip lives in the GPU store kernel; on a CPU "
+    "the door takes its torch path, which writes slot 0 whatever the kernel does",
+}
+# Capabilities decided by running the door on a tiny pool; read from the source only where the
+# door cannot write a bare loc here (door_behaviour.DoorDoesNotRun), and then listed.
+RUN_WHERE_IT_RUNS = ("mla_unwraps_write_loc", "physical_check", "hisparse_dsa_unwraps_write_loc")
 
 
 # ---- probing a loaded module -------------------------------------------------------------------
@@ -150,22 +173,80 @@ def _mla_door_needs_gpu(module: Any) -> bool:
     return always_launches_kernel(*door)
 
 
-def _mla_unwraps(module: Any) -> bool:
+def _mla_doors_unwrap_in_source(cls: Any) -> bool:
     doors = [
-        live_method(module.MLATokenToKVPool, name)
+        live_method(cls, name)
         for name in ("set_kv_buffer", "set_mla_kv_buffer")
-        if hasattr(module.MLATokenToKVPool, name)
+        if hasattr(cls, name)
     ]
     if any(door is None for door in doors):
         raise LookupError("no readable source for the MLA doors")
     return all(reaches_word(node, resolve, "unwrap") for node, resolve in doors)
 
 
-def _hisparse_dsa_unwraps(cls: Any) -> bool:
-    door = live_method(cls, "set_kv_buffer")
-    if door is None:
-        raise LookupError("no readable source for HiSparseDSATokenToKVPool.set_kv_buffer")
-    return reaches_word(*door, "unwrap")
+def _latent_doors(layer: Any) -> dict[str, Callable[[Any, Any], None]]:
+    """The two MLA doors as a write of two tokens (nope 4 wide, rope 4 wide) at a loc."""
+    import torch
+
+    nope = torch.ones(2, 1, 4, dtype=torch.bfloat16)
+    rope = torch.full((2, 1, 4), 2.0, dtype=torch.bfloat16)
+    row = torch.cat([nope, rope], dim=-1)
+    return {
+        "set_kv_buffer": lambda pool, loc: pool.set_kv_buffer(layer, loc, row, row),
+        "set_mla_kv_buffer": lambda pool, loc: pool.set_mla_kv_buffer(layer, loc, nope, rope),
+    }
+
+
+def _unwraps_by_running(cls: Any, make_pool: Callable[[], Any], write_loc: type) -> bool:
+    """Every MLA door of `cls` the class has writes a KVWriteLoc as it writes its bare loc."""
+    layer = SimpleNamespace(layer_id=0, is_cross_attention=False)
+    return all(
+        door_takes_write_loc(make_pool, write, write_loc)
+        for name, write in _latent_doors(layer).items()
+        if callable(getattr(cls, name, None))
+    )
+
+
+def _mla_unwraps(module: Any, from_source: list[str]) -> bool:
+    import torch
+
+    def make_pool() -> Any:
+        return module.MLATokenToKVPool(
+            size=4, page_size=1, dtype=torch.bfloat16, kv_lora_rank=4, qk_rope_head_dim=4,
+            layer_num=1, device="cpu", enable_memory_saver=False,
+        )  # fmt: skip
+
+    return decided_by_running(
+        lambda: _unwraps_by_running(module.MLATokenToKVPool, make_pool, module.KVWriteLoc),
+        lambda: _mla_doors_unwrap_in_source(module.MLATokenToKVPool),
+        from_source,
+    )
+
+
+def _hisparse_dsa_unwraps(module: Any, from_source: list[str]) -> bool:
+    """HiSparseDSATokenToKVPool's doors over a one-page pool whose mapping is the identity."""
+    import torch
+
+    cls = module.HiSparseDSATokenToKVPool
+
+    def make_pool() -> Any:
+        pool = cls(
+            size=64, page_size=64, kv_lora_rank=4, dtype=torch.bfloat16, qk_rope_head_dim=4,
+            layer_num=1, device="cpu", index_head_dim=128, enable_memory_saver=False,
+            kv_cache_dim=8,
+        )  # fmt: skip
+        pool.register_mapping(torch.arange(256))
+        return pool
+
+    def in_source() -> bool:
+        door = live_method(cls, "set_kv_buffer")
+        if door is None:
+            raise LookupError("no readable source for HiSparseDSATokenToKVPool.set_kv_buffer")
+        return reaches_word(*door, "unwrap")
+
+    return decided_by_running(
+        lambda: _unwraps_by_running(cls, make_pool, module.KVWriteLoc), in_source, from_source
+    )
 
 
 # The capabilities decided on a class the loader offers only where the release has it (and so
@@ -182,7 +263,6 @@ OFFERED_CLASS_PROBES: dict[str, tuple[str, Callable[[Any], bool]]] = {
             and callable(getattr(cls, "set_index_k_scale_buffer", None))
         ),
     ),
-    "hisparse_dsa_unwraps_write_loc": ("HiSparseDSATokenToKVPool", _hisparse_dsa_unwraps),
     "dsv4_indexer_global_page": (
         "DeepSeekV4IndexerPool",
         lambda cls: "global_page_size" in inspect.signature(cls).parameters,
@@ -238,11 +318,38 @@ def _prefix_valid_divides_caller(module: Any) -> bool:
     return not bool((k == 3.0).all())
 
 
-def _physical_check(module: Any) -> bool:
-    return any(
-        hasattr(getattr(module, name), attr)
-        for name in ("MHATokenToKVPool", "MLATokenToKVPool")
-        for attr in ("requires_physical_write_loc", "_check_physical_write_loc")
+def _refuses_unmarked_loc(module: Any) -> bool:
+    """The offered unified MHA pool, handed `KVWriteLoc(loc)` that no plan marked, raises, and
+    writes the same loc once the release's own plan has bound it to a batch (for_batch)."""
+    import torch
+
+    unified = getattr(module, "UnifiedMHATokenToKVPool", None)
+    if unified is None or not callable(getattr(module.KVWriteLoc, "for_batch", None)):
+        raise DoorDoesNotRun("no unified pool or KVWriteLoc.for_batch is offered to run")
+    pool = unified(
+        size=4, page_size=1, dtype=torch.bfloat16, head_num=1, head_dim=16, layer_num=1,
+        device="cpu", enable_memory_saver=False,
+    )  # fmt: skip
+    layer = SimpleNamespace(layer_id=0, is_cross_attention=False)
+    loc, row = torch.tensor([1]), torch.ones((1, 1, 16), dtype=torch.bfloat16)
+    bound = forward_batch(module, True, out_cache_loc=loc, token_to_kv_pool=pool)
+    pool.set_kv_buffer(layer, module.KVWriteLoc.for_batch(bound), row, row)
+    try:
+        pool.set_kv_buffer(layer, module.KVWriteLoc(loc), row, row)
+    except Exception:  # noqa: BLE001 - the refusal, whatever it raises
+        return True
+    return False
+
+
+def _physical_check(module: Any, from_source: list[str]) -> bool:
+    return decided_by_running(
+        lambda: _refuses_unmarked_loc(module),
+        lambda: any(
+            hasattr(getattr(module, name), attr)
+            for name in ("MHATokenToKVPool", "MLATokenToKVPool")
+            for attr in PHYSICAL_CHECK_NAMES
+        ),
+        from_source,
     )
 
 
@@ -250,6 +357,8 @@ def probe(module: Any) -> Capabilities:
     """The capabilities of `module` (an SGLang-like namespace); never raises."""
     values: dict[str, Any] = {}
     unknown: list[Unknown] = []
+    # Why a capability that is decided by running a door was read from its source instead.
+    read_source: dict[str, list[str]] = {name: [] for name in RUN_WHERE_IT_RUNS}
 
     def attempt(name: str, how: Callable[[], Any]) -> None:
         try:
@@ -275,8 +384,27 @@ def probe(module: Any) -> Capabilities:
     attempt("swa_over_mla", lambda: _swa_over_mla(module))
     attempt("swa_dsa", lambda: _swa_dsa(module))
     attempt("mla_door_needs_gpu", lambda: _mla_door_needs_gpu(module))
-    attempt("mla_unwraps_write_loc", lambda: _mla_unwraps(module) if has_write_loc else False)
-    attempt("physical_check", lambda: _physical_check(module))
+    attempt(
+        "mla_unwraps_write_loc",
+        lambda: (
+            _mla_unwraps(module, read_source["mla_unwraps_write_loc"]) if has_write_loc else False
+        ),
+    )
+    attempt(
+        "physical_check",
+        lambda: _physical_check(module, read_source["physical_check"]) if has_write_loc else False,
+    )
+    if getattr(module, "HiSparseDSATokenToKVPool", None) is None:
+        unknown.append(("hisparse_dsa_unwraps_write_loc", "no HiSparseDSATokenToKVPool offered"))
+    else:
+        attempt(
+            "hisparse_dsa_unwraps_write_loc",
+            lambda: (
+                _hisparse_dsa_unwraps(module, read_source["hisparse_dsa_unwraps_write_loc"])
+                if has_write_loc
+                else False
+            ),
+        )
     attempt("mla_door_takes_no_rope", lambda: _mla_door_takes_no_rope(module))
     attempt("mla_skips_reserved_slot", lambda: _mla_skips_reserved_slot(module))
     values["prefix_valid_door"] = callable(
@@ -292,8 +420,16 @@ def probe(module: Any) -> Capabilities:
             unknown.append((name, f"no {class_name} offered"))
         else:
             attempt(name, lambda how=how, cls=cls: how(cls))
-    return Capabilities(**values, unknown=tuple(unknown))
+    from_source = [
+        (name, SOURCE_ONLY[name]) for name in SOURCE_ONLY if values.get(name) is not None
+    ]
+    from_source += [(name, "; ".join(why)) for name, why in read_source.items() if why]
+    return Capabilities(**values, unknown=tuple(unknown), from_source=tuple(from_source))
 
 
 # Every probed capability's name (a probe that cannot read the source leaves each unknown).
-PROBED = tuple(item.name for item in dataclasses.fields(Capabilities) if item.name != "unknown")
+PROBED = tuple(
+    item.name
+    for item in dataclasses.fields(Capabilities)
+    if item.name not in ("unknown", "from_source")
+)

@@ -131,7 +131,10 @@ def probe_source(package_root: Path) -> Capabilities:
         pools.get("MHATokenToKVPool")
     )
     unknown.append(("prefix_valid_divides_caller", "decided only by calling the loaded door"))
-    unknown += [(name, "decided only on the loaded class") for name in OFFERED_CLASS_PROBES]
+    unknown += [
+        (name, "decided only on the loaded class")
+        for name in (*OFFERED_CLASS_PROBES, "hisparse_dsa_unwraps_write_loc")
+    ]
     if write_loc is not None and values["unwrap_arity"] is None:
         unknown.append(
             ("unwrap_arity", "unwrap_write_loc is absent or returns tuples of several sizes")

@@ -1,0 +1,94 @@
+"""Capabilities decided by running a door on a tiny pool (harness/sut/probe/door_behaviour.py):
+a door that takes a KVWriteLoc apart under a name without "unwrap" still unwraps, one that
+indexes with the KVWriteLoc itself does not, and a door that cannot write a bare loc here is
+read from its source, with the reason listed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any, Optional
+
+import pytest
+import torch
+
+from harness.sut.probe.capabilities import SOURCE_ONLY, _mla_unwraps, probe
+from harness.sut.probe.door_behaviour import DoorDoesNotRun, door_takes_write_loc
+
+
+@dataclass
+class WriteLoc:
+    loc: torch.Tensor
+    swa_loc: Optional[torch.Tensor] = None
+
+    @classmethod
+    def of(cls, loc_info: Any) -> "WriteLoc":
+        return loc_info if isinstance(loc_info, cls) else cls(loc_info)
+
+    def split(self) -> tuple:
+        return self.loc, self.swa_loc
+
+
+class SplittingPool:
+    """An MLA pool whose doors take the loc apart with a classmethod and a method."""
+
+    def __init__(self, **_: Any):
+        self.rows = torch.zeros(8, 1, 8, dtype=torch.bfloat16)
+
+    def get_key_buffer(self, layer_id: int) -> torch.Tensor:
+        return self.rows
+
+    def set_kv_buffer(self, layer: Any, loc_info: Any, cache_k: Any, cache_v: Any) -> None:
+        loc, _ = WriteLoc.of(loc_info).split()
+        self.rows[loc] = cache_k
+
+    def set_mla_kv_buffer(self, layer: Any, loc_info: Any, nope: Any, rope: Any) -> None:
+        self.set_kv_buffer(layer, loc_info, torch.cat([nope, rope], dim=-1), None)
+
+
+class IndexingPool(SplittingPool):
+    """An MLA pool whose doors index with what they are handed (SGLang 0.5.14's MLA doors)."""
+
+    def set_kv_buffer(self, layer: Any, loc_info: Any, cache_k: Any, cache_v: Any) -> None:
+        self.rows[loc_info] = cache_k
+
+
+class KernelOnlyPool(SplittingPool):
+    """A door that cannot write here at all: its kernel needs a GPU."""
+
+    def set_kv_buffer(self, layer: Any, loc_info: Any, cache_k: Any, cache_v: Any) -> None:
+        raise RuntimeError("no CUDA device")
+
+
+def _release(pool: type) -> SimpleNamespace:
+    return SimpleNamespace(MLATokenToKVPool=pool, KVWriteLoc=WriteLoc)
+
+
+@pytest.mark.parametrize(
+    "pool, unwraps", [(SplittingPool, True), (IndexingPool, False)], ids=["renamed", "indexes"]
+)
+def test_the_mla_doors_unwrap_by_what_they_write_not_by_a_word(pool, unwraps):
+    read_source: list[str] = []
+    assert _mla_unwraps(_release(pool), read_source) is unwraps
+    assert read_source == []  # decided by running, not by reading
+
+
+def test_a_door_that_does_not_run_here_is_read_from_its_source_and_says_so():
+    read_source: list[str] = []
+    with pytest.raises(DoorDoesNotRun, match="no CUDA device"):
+        door_takes_write_loc(
+            KernelOnlyPool, lambda pool, loc: pool.set_kv_buffer(0, loc, 0, 0), WriteLoc
+        )
+    # Its source names no unwrap helper, so the reading says no, and the reason is listed.
+    assert _mla_unwraps(_release(KernelOnlyPool), read_source) is False
+    assert read_source and "no CUDA device" in read_source[0]
+
+
+def test_each_capability_read_from_source_is_listed_with_its_reason():
+    """The planted release, probed whole: what was read from source says why."""
+    caps = probe(_release(KernelOnlyPool))
+    listed = dict(caps.from_source)
+    assert "no CUDA device" in listed["mla_unwraps_write_loc"]
+    assert set(SOURCE_ONLY) - set(listed) == {
+        name for name in SOURCE_ONLY if getattr(caps, name) is None
+    }

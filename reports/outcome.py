@@ -40,16 +40,25 @@ class SkipKind(str, Enum):
     """Why a skipped row was not run, as data (the `skip_kind` column), decided where the skip
     is declared (backends/skips.py BackendSkip.kind), never read from its reason's words. Only
     SKIPPED rows are checks that could have run here and did not; the verdict counts BY_DESIGN
-    rows apart and out of its checks."""
+    and NOT_OFFERED rows apart and out of its checks (APART)."""
 
     SKIPPED = "skipped"  # a declared skip of behaviour, a SUT limit, no device, a SUT not loaded
     # A trim of the plan declared as such (a builtin scenario outside a backend's focus): the
     # checks the backend keeps reach every branch of its call site, and another check covers
     # what this one would. (A combination that cannot apply is never planned at all.)
     BY_DESIGN = "by_design"
+    # A pool kind the SUT does not offer at all: a user's pool file that never claimed the class,
+    # or a release without it (or with another design under its name). A combination that
+    # cannot apply, counted beside BY_DESIGN, never as skipped. A class the SUT has but that
+    # does not construct or write here stays SKIPPED.
+    NOT_OFFERED = "not_offered"
 
     def __str__(self) -> str:
         return self.value
+
+
+# The skip kinds the verdict counts apart, not as checks.
+APART = (SkipKind.BY_DESIGN, SkipKind.NOT_OFFERED)
 
 
 def skip_kind_of(value: object) -> SkipKind:

@@ -114,6 +114,7 @@ KINDS: dict[str, RecordKind] = {
                 "label",
                 "reproduce",
                 "skip_kind",
+                "release_functions",
             ),
             description="one row per (scenario, candidate) of `kvh run` and `kvh cp`, and one per "
             "(scenario, era) of the era table (sut `model`); outcome is pass, finding, "
@@ -124,8 +125,11 @@ KINDS: dict[str, RecordKind] = {
             "results directory; label names the row's subject as the run's lines do "
             "(reports/check_label.py; an era-table row adds what it was compared with); "
             "reproduce is an exploring run's seed and Hypothesis reproduce blob; skip_kind, on a "
-            "skipped row, is skipped (could run, did not) or by_design (a declared trim of the "
-            "plan, which the verdict counts apart: reports/outcome.py SkipKind)",
+            "skipped row, is skipped (could run, did not), by_design (a declared trim of the "
+            "plan) or not_offered (a pool kind the SUT does not offer), the last two counted "
+            "apart by the verdict (reports/outcome.py SkipKind); release_functions, on a "
+            "release's row, the release functions its writes ran ('file:line qualname', '; ' "
+            "between), recorded for a finding or, under kvh run --trail, for every check",
         ),
         RecordKind(
             "bench",

@@ -10,7 +10,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 import pandas as pd
 
 from reports.markdown import markdown_table
-from reports.outcome import Outcome, SkipKind, normalised, skip_kind_of
+from reports.outcome import APART, Outcome, SkipKind, normalised, skip_kind_of
 from reports.records import text_of
 
 NO_CHECKS = "(no checks)"
@@ -31,21 +31,24 @@ def counts(outcomes: Iterable[str]) -> dict[Outcome, int]:
     return {outcome: tally.get(outcome, 0) for outcome in CHECK_OUTCOMES}
 
 
-def by_design_mask(frame: pd.DataFrame) -> pd.Series:
-    """The skipped rows of `frame` that a declared trim of the plan left out (SkipKind.BY_DESIGN):
-    the verdict counts them apart, not as checks."""
+def by_design_mask(frame: pd.DataFrame, kinds: tuple[SkipKind, ...] = APART) -> pd.Series:
+    """The skipped rows of `frame` of `kinds` (by default every kind the verdict counts apart:
+    a declared trim of the plan, SkipKind.BY_DESIGN, and a pool kind the SUT does not offer,
+    SkipKind.NOT_OFFERED): the verdict counts them apart, not as checks."""
     if frame.empty or "skip_kind" not in frame:
         return pd.Series(False, index=frame.index)
-    kinds = frame["skip_kind"].map(skip_kind_of)
-    return (frame["outcome"] == Outcome.SKIPPED.value) & (kinds == SkipKind.BY_DESIGN)
+    row_kinds = frame["skip_kind"].map(skip_kind_of)
+    return (frame["outcome"] == Outcome.SKIPPED.value) & row_kinds.isin(kinds)
 
 
-def counted(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
-    """The rows of `frame` that are checks, and how many it left out by design."""
+def counted(frame: pd.DataFrame) -> tuple[pd.DataFrame, int, int]:
+    """The rows of `frame` that are checks, how many it left out by design, and how many are
+    pool kinds the SUT does not offer."""
     if frame.empty:
-        return frame, 0
+        return frame, 0, 0
     apart = by_design_mask(frame)
-    return frame[~apart], int(apart.sum())
+    by_design = int(by_design_mask(frame, (SkipKind.BY_DESIGN,)).sum())
+    return frame[~apart], by_design, int(apart.sum()) - by_design
 
 
 def era_table_line(outcomes: Iterable[str]) -> str:
@@ -55,16 +58,20 @@ def era_table_line(outcomes: Iterable[str]) -> str:
     )
 
 
-def counts_line(outcomes: Iterable[str], by_design: int = 0) -> str:
+def counts_line(outcomes: Iterable[str], by_design: int = 0, not_offered: int = 0) -> str:
     """The one wording of the counts: the progress lines and the verdict print the same.
     `outcomes` are the checks' (they add up to the count); `by_design`: the rows a declared
-    trim of the plan left out, said apart and not counted."""
+    trim of the plan left out; `not_offered`: the rows of pool kinds the SUT does not offer;
+    both said apart and not counted."""
     outcomes = list(outcomes)
-    return _line(len(outcomes), counts(outcomes), by_design)
+    return _line(len(outcomes), counts(outcomes), by_design, not_offered)
 
 
-def _line(checks: int, tally: Mapping[Outcome, int], by_design: int) -> str:
-    apart = f"; {by_design} left out by design (out of focus), not counted" if by_design else ""
+def _line(checks: int, tally: Mapping[Outcome, int], by_design: int, not_offered: int) -> str:
+    said = [f"{by_design} left out by design (out of focus)"] if by_design else []
+    if not_offered:
+        said.append(f"{not_offered} on pool kinds the SUT does not offer (cannot apply)")
+    apart = f"; {', '.join(said)}, not counted" if said else ""
     return (
         f"{checks} checks: {tally[Outcome.PASS]} passed, {tally[Outcome.FINDING]} with "
         f"findings, {tally[Outcome.KNOWN_DIVERGENCE]} known divergences, "
@@ -87,19 +94,21 @@ class RunningCounts:
 
     def __init__(self) -> None:
         self.tally: Counter[Outcome] = Counter()
-        self.by_design = 0
+        self.apart: Counter[SkipKind] = Counter()
 
     def add(self, row: Mapping[str, object]) -> None:
-        if row["outcome"] == Outcome.SKIPPED.value and (
-            skip_kind_of(row.get("skip_kind")) is SkipKind.BY_DESIGN
-        ):
-            self.by_design += 1
+        kind = skip_kind_of(row.get("skip_kind"))
+        if row["outcome"] == Outcome.SKIPPED.value and kind in APART:
+            self.apart[kind] += 1
         else:
             self.tally[Outcome(normalised(str(row["outcome"])))] += 1
 
     def line(self) -> str:
         checks = sum(self.tally.values())
-        return _line(checks, {o: self.tally.get(o, 0) for o in CHECK_OUTCOMES}, self.by_design)
+        tally = {o: self.tally.get(o, 0) for o in CHECK_OUTCOMES}
+        return _line(
+            checks, tally, self.apart[SkipKind.BY_DESIGN], self.apart[SkipKind.NOT_OFFERED]
+        )
 
 
 def column_of(row: pd.Series) -> str:
@@ -128,7 +137,7 @@ def _counts(frame: pd.DataFrame) -> tuple[int, int, int, int]:
 def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Columns pool, dtype, then one per era/engine (or foreign SUT); cells: passed/findings
     (+known); one row per pool and dtype."""
-    frame, _ = counted(frame)  # a cell left out by design is no check: its table cell is blank
+    frame = counted(frame)[0]  # a cell counted apart is no check: its table cell is blank
     if frame.empty:
         return pd.DataFrame()
     frame = frame.assign(column=frame.apply(column_of, axis=1))
@@ -182,8 +191,9 @@ def verdict(
     the counts are of the checks that finished, findings included); otherwise FAIL when a
     candidate or a call-site model itself (the era table) has a finding; otherwise INCOMPLETE when a
     named SUT was not run (`not_run`: why, one line each), else PASS. Rows a declared trim of
-    the plan left out (SkipKind.BY_DESIGN) are said apart and not counted as checks."""
-    checks, by_design = counted(frame)
+    the plan left out (SkipKind.BY_DESIGN) and rows of pool kinds the SUT does not offer
+    (SkipKind.NOT_OFFERED) are said apart and not counted as checks."""
+    checks, by_design, not_offered = counted(frame)
     outcomes = checks["outcome"].tolist() if len(checks) else []
     model_findings = counts(model_outcomes)[Outcome.FINDING]
     if interrupted is not None:
@@ -203,7 +213,8 @@ def verdict(
     )
     missing = f"; {len(not_run)} SUT(s) not run" if not_run else ""
     unfinished = _unfinished(interrupted) if interrupted is not None else ""
-    return f"{head}: {counts_line(outcomes, by_design)}{against_model}{missing}{unfinished}"
+    counts_said = counts_line(outcomes, by_design, not_offered)
+    return f"{head}: {counts_said}{against_model}{missing}{unfinished}"
 
 
 def release_code_of(row: Mapping[str, object]) -> list[str]:

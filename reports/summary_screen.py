@@ -12,7 +12,7 @@ from typing import Iterable, Optional
 import pandas as pd
 
 from reports.finding_groups import group_findings
-from reports.outcome import Outcome
+from reports.outcome import Outcome, SkipKind
 from reports.records import text_of
 from reports.summary import (
     SummaryInput,
@@ -123,7 +123,7 @@ def _short(text: str) -> str:
 def not_checked(summary: SummaryInput, shown: int) -> list[str]:
     """What was not checked: the top reasons by checks, the rest folded into one line, and the
     rows left out by design, said apart."""
-    checks, by_design = counted(summary.checks)
+    checks, by_design, not_offered = counted(summary.checks)
     tally = counts(checks["outcome"] if len(checks) else [])
     skipped, unexplored = tally[Outcome.SKIPPED], tally[Outcome.UNEXPLORED]
     lines = [f"## Not checked: {skipped} skipped, {unexplored} unexplored"]
@@ -140,12 +140,17 @@ def not_checked(summary: SummaryInput, shown: int) -> list[str]:
             "(Skipped, below)"
         )
     if by_design:
-        apart = summary.checks[by_design_mask(summary.checks)]
+        apart = summary.checks[by_design_mask(summary.checks, (SkipKind.BY_DESIGN,))]
         names = Counter(text_of(d).split(":", 1)[0] for d in apart["detail"])
         lines.append(
             f"- not counted: {by_design} left out by design ("
             + ", ".join(f"{name} {n}" for name, n in names.most_common())
             + "; a declared trim of the plan: the checks kept reach every branch)"
+        )
+    if not_offered:
+        lines.append(
+            f"- not counted: {not_offered} on pool kinds the SUT does not offer (combinations "
+            "that cannot apply: the SUT never claimed those classes)"
         )
     return lines
 

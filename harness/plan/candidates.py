@@ -168,17 +168,22 @@ def _foreign_candidates(
             ),
             None,
         )
+        kind = SkipKind.SKIPPED
         if unfit and not real_code:
             reason = unfit
         elif missing:
+            # A class the SUT has that does not run here is a skip with its reason; one it never
+            # had is a combination that cannot apply.
             why = dict(loaded.unoffered).get(missing)
             reason = f"the SUT offers no {missing} for {pool} pools" + (f" ({why})" if why else "")
+            kind = SkipKind.SKIPPED if why else SkipKind.NOT_OFFERED
         elif limit:
             reason = f"{limit.name}: {limit.reason}"
+            kind = SkipKind.NOT_OFFERED if limit.cannot_apply else SkipKind.SKIPPED
         else:
             reason = device_reason
         if reason:
-            yield Skip(sut.spec, era, "-", backend.name, mode, reason)
+            yield Skip(sut.spec, era, "-", backend.name, mode, reason, kind)
         else:
             yield Candidate(
                 sut.spec,

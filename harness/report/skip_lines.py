@@ -11,6 +11,11 @@ from reports.check_label import check_label
 from reports.outcome import Outcome, SkipKind, skip_kind_of
 from reports.records import text_of
 
+# How a row the verdict counts apart is said: neither is counted.
+APART_SAID = {
+    SkipKind.BY_DESIGN: "left out by design (not counted)",
+    SkipKind.NOT_OFFERED: "not offered by the SUT (not counted)",
+}
 NOT_CHECKED = (Outcome.SKIPPED.value, Outcome.UNEXPLORED.value)
 # Cells a skip line names; the rest are counted.
 NAMED_CELLS = 4
@@ -38,8 +43,8 @@ def skip_lines(rows: pd.DataFrame) -> list[str]:
     columns = [column for column in _READ if column in rows]
     for row in rows.loc[rows["outcome"].isin(NOT_CHECKED), columns].to_dict("records"):
         # A declared trim of the plan is said as such: the verdict does not count it.
-        apart = skip_kind_of(row.get("skip_kind")) is SkipKind.BY_DESIGN
-        outcome = "left out by design (not counted)" if apart else row["outcome"]
+        kind = skip_kind_of(row.get("skip_kind"))
+        outcome = APART_SAID.get(kind, row["outcome"])
         grouped[f"{outcome}: {text_of(row.get('detail'))}"].append(row)
     lines = []
     for reason, skipped in grouped.items():

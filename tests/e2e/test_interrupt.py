@@ -31,8 +31,10 @@ SIGNALS = [(signal.SIGINT, EXIT_INTERRUPTED), (signal.SIGTERM, EXIT_TERMINATED)]
 
 
 def counted(rows: pd.DataFrame) -> pd.DataFrame:
-    """The rows the verdict counts as checks: not the era table's, not those left out by design."""
-    by_design = (rows["outcome"] == "skipped") & (rows["skip_kind"] == "by_design")
+    """The rows the verdict counts as checks: not the era table's, not those counted apart."""
+    by_design = (rows["outcome"] == "skipped") & rows["skip_kind"].isin(
+        ("by_design", "not_offered")
+    )
     return rows[(rows["sut"] != "model") & ~by_design]
 
 

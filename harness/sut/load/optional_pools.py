@@ -326,8 +326,9 @@ def _marked(module: ModuleType, class_name: str, mark: str) -> bool:
     return bool(getattr(getattr(module, owner or class_name), attribute, False))
 
 
-def _why_not(pool: OptionalPool, module: ModuleType) -> str:
-    """Why the release's `pool.name` is not offered ("" when it is)."""
+def _absent(pool: OptionalPool, module: ModuleType) -> str:
+    """Why the release has no `pool.name` of the design its kind models ("" when it has): a
+    combination that cannot apply, never a skip."""
     if not all(hasattr(module, part) for part in pool.parts):
         return f"{pool.module} has no {', '.join(pool.parts)}"
     # A class the release names as the kind does, or the constructor built over its own class.
@@ -338,6 +339,12 @@ def _why_not(pool: OptionalPool, module: ModuleType) -> str:
     for method, parameter in pool.parameters:
         if parameter not in inspect.signature(getattr(cls, method)).parameters:
             return f"its {pool.name}.{method} takes no {parameter}: not the call the kind models"
+    return ""
+
+
+def _why_not(pool: OptionalPool, module: ModuleType) -> str:
+    """Why the release's `pool.name`, which it has, is not offered here ("" when it is)."""
+    cls = getattr(module, pool.name, None) or pool.build(module)
     taken = inspect.signature(cls).parameters
     trial = {**pool.trial, **{name: value for name, value in pool.trial_if_taken if name in taken}}
     try:
@@ -357,13 +364,22 @@ def _why_not(pool: OptionalPool, module: ModuleType) -> str:
 
 def offer_optional_pools(namespace: SimpleNamespace) -> dict[str, str]:
     """Set each optional pool the imported release has and that constructs here on the loader's
-    namespace; return why each other one is not offered (class name -> reason)."""
+    namespace; return why each one it has is not offered here (class name -> reason). A pool
+    the release does not have (no module, no class, another design) is left out of both: for
+    it the kind cannot apply, which the plan counts apart from skips."""
     missing: dict[str, str] = {}
     for pool in OPTIONAL_POOLS:
         try:
             module = importlib.import_module(pool.module)
-        except Exception as error:  # noqa: BLE001 - a release without it, or one failing here
+        except ModuleNotFoundError as error:
+            if error.name and pool.module.startswith(error.name):
+                continue  # the release has no such module
             missing[pool.name] = f"{pool.module} does not import: {error}"
+            continue
+        except Exception as error:  # noqa: BLE001 - a module the release has, failing here
+            missing[pool.name] = f"{pool.module} does not import: {error}"
+            continue
+        if _absent(pool, module):
             continue
         why = _why_not(pool, module)
         if why:

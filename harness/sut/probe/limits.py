@@ -47,6 +47,9 @@ class SutLimit:
     backends: tuple[str, ...] = ()  # the call sites whose cells it rules out; () every one
     # The pool dtypes it is about, decided after the run as a door's limit is; () every one.
     dtypes: tuple[str, ...] = ()
+    # The SUT does not offer the kind's design at all (no such class, keyword or door): its
+    # cells are combinations that cannot apply, counted apart (SkipKind.NOT_OFFERED), not skips.
+    cannot_apply: bool = False
 
 
 SUT_LIMITS: tuple[SutLimit, ...] = (
@@ -71,6 +74,7 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         "MHATokenToKVPool has no set_kv_buffer_prefix_valid (SGLang before 0.5.14, and pools "
         "that model no draft commit): the dspark call site has no door to commit through",
         backends=("dspark",),
+        cannot_apply=True,
     ),
     SutLimit(
         "no-swa-over-mla",
@@ -80,6 +84,7 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         (),
         r"building the pool|unexpected keyword|head_num",
         "SWAKVPool takes no MLA sub-pools (no full/swa_kv_pool_kwargs; SGLang before 0.5.23)",
+        cannot_apply=True,
     ),
     SutLimit(
         "qsa-bf16-indexer-only",
@@ -101,6 +106,7 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         r"use_dsa|set_index_k_scale_buffer",
         "HybridLinearKVPool takes no use_dsa or has no set_index_k_scale_buffer (SGLang before "
         "0.5.21): its full-attention layers cannot be a DSA pool's",
+        cannot_apply=True,
     ),
     SutLimit(
         "no-swa-dsa",
@@ -112,6 +118,7 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         "SWAKVPool takes no full_kv_pool_class or routes no set_index_k_scale_buffer, or the "
         "release has no DSATokenToKVPool (SGLang before 0.5.21): its full layers cannot be a DSA "
         "pool's",
+        cannot_apply=True,
     ),
     SutLimit(
         "dsv4-indexer-no-global-page",
@@ -123,6 +130,7 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         "DeepSeekV4IndexerPool takes no global_page_size (SGLang before 0.5.22): its cache "
         "reserves a page of its own size, not one of the model's logical page (4 of its own "
         "here), so the kind's page count is not its design",
+        cannot_apply=True,
     ),
     SutLimit(
         "hisparse-dsa-door-takes-bare-loc",

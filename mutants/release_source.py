@@ -130,6 +130,7 @@ FORWARD_BATCH = "srt/model_executor/forward_batch_info.py"
 TRITON = "srt/layers/attention/triton_backend.py"
 FA3 = "srt/layers/attention/flashattention_backend.py"
 SWA_MEMORY_POOL = "srt/mem_cache/swa_memory_pool.py"
+KV_LOC_PLAN = "srt/mem_cache/kv_loc_plan.py"
 EVERY_FILE = "**/*.py"
 
 # The field a refactor adds to ForwardBatch, declared last so it takes a default like its
@@ -164,6 +165,19 @@ _WRITE_LOC_MODULE_HEADER = (
     "from dataclasses import dataclass\n"
     "from typing import Optional\n\n"
     "import torch\n\n\n"
+)
+
+# KVWriteLoc's own way to take a loc apart, replacing the module-level unwrap helper: a door
+# coerces what it is handed (a KVWriteLoc, or a bare loc wrapped) and unpacks it.
+_WRITE_LOC_METHODS = (
+    r"\1    @classmethod\n"
+    r"    def coerce(cls, loc_info):\n"
+    r'        """``loc_info`` as a write loc: itself, or a bare loc with no other loc."""\n'
+    r"        return loc_info if isinstance(loc_info, cls) else cls(loc_info)\n\n"
+    r"    def parts(self):\n"
+    r'        """``(loc, swa_loc, full_loc)``."""\n'
+    r"        return self.loc, self.swa_loc, self.full_loc\n\n"
+    r"\2"
 )
 
 CATALOGUE: tuple[ReleaseMutant, ...] = (
@@ -246,6 +260,67 @@ CATALOGUE: tuple[ReleaseMutant, ...] = (
             ),
         ),
         pools=("mha", "swa_mha"),
+    ),
+    ReleaseMutant(
+        name="physical_mark_as_id_space",
+        kind="refactor",
+        description="ForwardBatch.out_cache_loc_is_physical becomes out_cache_loc_id_space, a "
+        "string 'kernel' or 'virtual' that the plan's bind sets and every reader compares "
+        "(SGLang PR #40328's direction)",
+        edits=(
+            SourceEdit(EVERY_FILE, sub(r"\bout_cache_loc_is_physical\b", "out_cache_loc_id_space")),
+            SourceEdit(
+                FORWARD_BATCH,
+                sub(
+                    r"out_cache_loc_id_space: bool = False",
+                    'out_cache_loc_id_space: str = "virtual"',
+                ),
+            ),
+            SourceEdit(
+                KV_LOC_PLAN,
+                sub(
+                    r"(batch\.out_cache_loc_id_space = )(batch\.out_cache_loc is not None)",
+                    r'\1"kernel" if \2 else "virtual"',
+                ),
+            ),
+            SourceEdit(
+                EVERY_FILE,
+                sub(
+                    r"physical=forward_batch\.out_cache_loc_id_space,",
+                    'physical=forward_batch.out_cache_loc_id_space == "kernel",',
+                ),
+            ),
+        ),
+        pools=("mha", "swa_mha", "mla", "unified_mha", "unified_mla", "swa_unified"),
+        backends=("plain", "plain_mla", "fa3", "triton"),
+    ),
+    ReleaseMutant(
+        name="unwrap_helper_as_methods",
+        kind="refactor",
+        description="unwrap_write_loc goes: every door calls KVWriteLoc.coerce(loc_info).parts() "
+        "(a classmethod and a method), and no function named like unwrap remains",
+        edits=(
+            SourceEdit(
+                MEMORY_POOL,
+                chain(
+                    sub(
+                        r"(\nclass KVWriteLoc:\n.*?\n)(    def __post_init__\(self\):)",
+                        _WRITE_LOC_METHODS,
+                        1,
+                        re.S,
+                    ),
+                    sub(r"\ndef unwrap_write_loc\(loc_info\):\n.*?\n\n\n", "\n", 1, re.S),
+                ),
+            ),
+            SourceEdit(
+                EVERY_FILE, sub(r"^(\s+)unwrap_write_loc,\n", r"\1KVWriteLoc,\n", flags=re.M)
+            ),
+            SourceEdit(
+                EVERY_FILE, sub(r"\bunwrap_write_loc\((\w+)\)", r"KVWriteLoc.coerce(\1).parts()")
+            ),
+        ),
+        pools=("mha", "swa_mha", "mla", "hisparse_dsa"),
+        backends=("plain", "plain_mla", "fa3", "triton"),
     ),
     ReleaseMutant(
         name="door_no_unwrap",

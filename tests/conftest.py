@@ -91,3 +91,17 @@ def skip_unless_installed(*releases: str) -> None:
         reason = not_ready_reason(release)
         if reason:
             pytest.skip(reason)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The rename campaign's sample, as CI ran it (tests/test_release_renames.py), so that a
+    run's log says which seed to give `kvh mutants --renames` to judge the same names."""
+    for report in terminalreporter.stats.get("passed", []) + terminalreporter.stats.get(
+        "failed", []
+    ):
+        for name, value in getattr(report, "user_properties", ()):
+            if name == "rename_campaign" and report.when == "call":
+                terminalreporter.write_line(
+                    f"rename campaign sample ({report.outcome}): kvh mutants --sut sglang "
+                    f"--renames {value}"
+                )

@@ -18,9 +18,10 @@ from typing import Optional
 
 import pandas as pd
 
-from harness.cli.arguments import check_writable, positive_float, seed_int
+from harness.cli.arguments import check_writable, positive_float, positive_int, seed_int
 from harness.cli.junit import write_junit
 from harness.cli.release_mutants import main as release_main
+from harness.cli.release_renames import main as renames_main
 from harness.exit_codes import EXIT_FINDINGS, EXIT_OK, UsageError
 from harness.run.mutation import MutantResult, run_mutant
 from harness.sut.load.loader import SutLoadError
@@ -61,6 +62,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "on copies of that release instead (--only names its records; --profile, --budget, "
         "--seed and --junit do not apply)",
     )
+    parser.add_argument(
+        "--renames",
+        action="store_true",
+        help="with --sut: the generated rename campaign instead of the catalogue: each private "
+        "name of the release's write path renamed at every use by rope, each copy judged on a "
+        "sentinel slice and the cells its release trail reaches (--only names private names, "
+        "--seed draws the --sample)",
+    )
+    parser.add_argument(
+        "--sample",
+        type=positive_int,
+        help="with --renames: judge this many private names, drawn with --seed (default: all)",
+    )
+    parser.add_argument(
+        "--jobs", type=positive_int, default=2, help="with --renames: copies judged at once"
+    )
+    universe = (("--pool", "pool kinds"), ("--dtype", "dtypes"), ("--backend", "backends"))
+    for option, what in universe:
+        parser.add_argument(
+            option, help=f"with --renames: the {what} of the universe whose trails select cells"
+        )
     parser.add_argument(
         "--junit",
         type=Path,
@@ -148,8 +170,10 @@ def _table(rows: list[dict]) -> str:
 
 
 def main(arguments: argparse.Namespace) -> int:
+    if arguments.renames and arguments.sut is None:
+        raise UsageError("--renames takes --sut sglang or sglang==X: the release to rename")
     if arguments.sut is not None:
-        return release_main(arguments)
+        return renames_main(arguments) if arguments.renames else release_main(arguments)
     name = arguments.profile or os.environ.get(PROFILE_ENV) or DEFAULT_PROFILE
     try:
         profile = profile_named(name)

@@ -52,7 +52,8 @@ def main(arguments: argparse.Namespace) -> int:
         print(
             f"kvh: [{index + 1}/{len(records)}] {record.name} ({record.kind}): {result.verdict}, "
             f"real code {result.real_code} of the release's {result.real_code_release}, "
-            f"{result.seconds:.0f}s",
+            f"{result.plan_differences} checks unlike the release's, {result.seconds:.0f}s"
+            + (f" ({result.detail})" if result.detail and not result.ok else ""),
             file=sys.stderr,
         )
     summary = rates(results)
@@ -61,8 +62,8 @@ def main(arguments: argparse.Namespace) -> int:
         {"release": spec, "summary": summary, "records": [r.to_dict() for r in results]},
     )
     columns = (
-        "name", "kind", "verdict", "ok", "real_code", "real_code_release", "names_file",
-        "names_edit",
+        "name", "kind", "verdict", "ok", "real_code", "real_code_release", "plan_differences",
+        "names_file", "names_edit",
     )  # fmt: skip
     frame = pd.DataFrame([{c: getattr(r, c) for c in columns} for r in results])
     print(markdown_table(frame, empty="(no records)"))

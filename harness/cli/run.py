@@ -123,6 +123,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "kvh's exit code instead of being a finding (releases always run in a worker)",
     )
     parser.add_argument(
+        "--trail",
+        action="store_true",
+        help="record, for every check of a release, the release functions its writes run (the "
+        "check rows' release_functions column; kvh mutants --renames selects cells by it); "
+        "each such check is run once more under a trace",
+    )
+    parser.add_argument(
         "--junit",
         type=Path,
         help="also write JUnit XML here: one test case per "

@@ -41,3 +41,6 @@ class RunOptions:
     # Judge each era in `eras` on the baseline against the ground truth (the era table,
     # harness/compare/verdict.py); False runs only the eras the candidates need (a mutant run).
     era_table: bool = True
+    # Record the release functions every foreign check's writes run (--trail), not only a
+    # finding's: the check rows' release_functions column.
+    trail: bool = False

@@ -39,6 +39,9 @@ class CellResult:
     era_baseline: Optional[Candidate] = None
     pool: str = ""  # the cell's pool and dtype (filled from the scenario)
     dtype: str = ""
+    # The release functions the candidate's writes ran (harness/run/release_trail.py), where
+    # the run recorded them: a finding's, or every check's under --trail.
+    release_trail: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.scenario is not None:

@@ -53,5 +53,6 @@ def record_of(result: CellResult) -> dict:
             "label": result.label,
             "reproduce": result.reproduce,
             "skip_kind": str(result.skip.kind) if result.skip is not None else "",
+            "release_functions": "; ".join(result.release_trail),
         },
     )

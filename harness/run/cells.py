@@ -99,7 +99,11 @@ def release_trail(
 
 
 def _candidate_row(
-    candidate: Candidate, scenario: Scenario, verdict: Verdict, write_ns: int
+    candidate: Candidate,
+    scenario: Scenario,
+    verdict: Verdict,
+    write_ns: int,
+    release_trail: tuple[str, ...] = (),
 ) -> CellResult:
     skip = Skip.of(candidate, verdict.skip_reason) if verdict.outcome is Outcome.SKIPPED else None
     findings = [] if skip else [f.for_candidate(candidate.label) for f in verdict.findings]
@@ -112,6 +116,7 @@ def _candidate_row(
         write_ns,
         candidate.label,
         skip=skip,
+        release_trail=release_trail,
     )
 
 
@@ -171,9 +176,11 @@ def check_cell(
     candidates: list[Candidate],
     timeout_s: Optional[float],
     table_eras: Optional[Iterable[str]] = None,
+    trail_every: bool = False,
 ) -> list[CellResult]:
     """One scenario through one cell: the candidates' rows, then the era table's rows for
-    `table_eras` (default: all of the backend's)."""
+    `table_eras` (default: all of the backend's). `trail_every`: record the release functions
+    of every foreign candidate's writes, not only of one with findings (RunOptions.trail)."""
     eras = eras_needed(backend, candidates, backend.eras if table_eras is None else table_eras)
     # A candidate in a SUT worker runs there while this process runs the baselines, so on two
     # cores isolating a SUT costs little more than its own writes (one request per worker).
@@ -198,10 +205,11 @@ def check_cell(
                 candidate, scenario, baselines.runs[candidate.era], timeout_s, backend
             )
         verdict = decide(baselines, candidate, execution)
-        if verdict.findings and candidate.foreign:  # where to look in the release
+        trail: tuple[str, ...] = ()
+        if candidate.foreign and (verdict.findings or trail_every):  # where to look
             trail = release_trail(candidate, scenario, timeout_s, backend)
             verdict = with_release_trail(verdict, trail)
-        results.append(_candidate_row(candidate, scenario, verdict, execution.write_ns))
+        results.append(_candidate_row(candidate, scenario, verdict, execution.write_ns, trail))
     return results + era_rows(baselines, backend)
 
 
@@ -312,8 +320,9 @@ def check_or_skip(
     if skip is not None:
         return _skipped_rows(candidates, scenario, skip)
     return check_cell(
-        scenario, cell.backend, cell.mode, candidates, options.timeout_s, table_eras(options)
-    )
+        scenario, cell.backend, cell.mode, candidates, options.timeout_s, table_eras(options),
+        options.trail,
+    )  # fmt: skip
 
 
 def cell_groups(options: RunOptions) -> list[tuple[str, str]]:

@@ -84,3 +84,22 @@ def names_an_edited_function(spans: Iterable[Span], lines: Iterable[str]) -> boo
         if any(span.first <= int(n) <= span.last for line in lines for n in named.findall(line)):
             return True
     return False
+
+
+def touched_functions(changed: dict[str, tuple[str, str]]) -> set[str]:
+    """'file.py Qual.name' of each function, in the text before an edit, around a line the edit
+    changed (`changed`: path -> (before, after)): the names a release trail gives the functions
+    the unmodified release ran (harness/run/release_trail.py, without the line)."""
+    touched: set[str] = set()
+    for path, (before, after) in changed.items():
+        functions = _functions(ast.parse(before))
+        matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), False)
+        for tag, start, end, _, _ in matcher.get_opcodes():
+            if tag == "equal":
+                continue
+            for line in range(start + 1, max(end, start + 1) + 1):
+                around = [f for f in functions if f[0] <= line <= f[1]]
+                if around:
+                    innermost = min(around, key=lambda f: f[1] - f[0])
+                    touched.add(f"{Path(path).name} {innermost[2]}")
+    return touched

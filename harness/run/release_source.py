@@ -32,6 +32,10 @@ from mutants.release_source import ReleaseMutant, SourceMove, TransformMissed
 
 # The child's own exit codes: 0 pass, 1 findings; anything else is no verdict.
 _VERDICTS = {0: "PASS", 1: "FINDING"}
+# What names one check of a run's plan, and what it came to: a refactor's run must hold the
+# same checks as the unmodified release's, each with the same outcome and the same skip.
+PLAN_KEY = ("backend", "pool", "dtype", "sut", "engine", "era", "scenario", "mode")
+Plan = dict  # PLAN_KEY values -> (outcome, skip kind, why skipped, known divergence)
 
 
 @dataclass
@@ -46,6 +50,9 @@ class SliceResult:
     finding_lines: tuple[str, ...]  # each finding row's text and release site, deduplicated
     seconds: float
     detail: str = ""
+    plan: Plan = field(default_factory=dict)
+    # (pool, dtype, backend) -> the release functions its checks ran, under --trail
+    trails: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -70,6 +77,9 @@ class ReleaseMutantResult:
     seconds: float
     detail: str = ""
     slice: dict = field(default_factory=dict)
+    # Checks whose outcome or skip differs from the unmodified release's, or that only one of
+    # the two runs holds (plan_difference); 0 for a refactor that keeps the plan row for row.
+    plan_differences: int = 0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -174,12 +184,82 @@ def names_release_file(file: str, lines: tuple[str, ...]) -> bool:
     return any(named.search(line) for line in lines)
 
 
-def run_slice(spec: str, mutant: ReleaseMutant, out: Path) -> SliceResult:
-    """`kvh run --sut SPEC` over the mutant's pools, dtypes and backends, in a child process."""
+def check_plan(checks: pd.DataFrame) -> Plan:
+    """Each check of a run, keyed by what it ran, with its outcome, skip kind, the skip's reason
+    (the text before its first colon: a declared skip's name, or what a driver gap is) and known
+    divergence. The SUT column names any copy of sglang as sglang: a copy is judged as the
+    release it was made from."""
+    plan: Plan = {}
+    for row in checks.to_dict("records"):
+        sut = str(row["sut"])
+        key = tuple(
+            "sglang" if c == "sut" and sut.startswith("sglang") else row[c] for c in PLAN_KEY
+        )
+        skipped = row["outcome"] == "skipped"
+        why = str(row.get("detail") or "").split(":")[0] if skipped else ""
+        plan[key] = (
+            row["outcome"],
+            str(row.get("skip_kind") or ""),
+            why,
+            row.get("divergence") or "",
+        )
+    return plan
+
+
+@dataclass(frozen=True)
+class Slice:
+    """The cells a child run judges: every pool x dtype x backend of these."""
+
+    pools: tuple[str, ...]
+    dtypes: tuple[str, ...]
+    backends: tuple[str, ...]
+
+    def holds(self, key: tuple) -> bool:
+        """Whether a plan key (PLAN_KEY's order) is one of this slice's cells."""
+        values = dict(zip(PLAN_KEY, key))
+        return (
+            values["pool"] in self.pools
+            and values["dtype"] in self.dtypes
+            and values["backend"] in self.backends
+        )
+
+
+def cell_trails(checks: pd.DataFrame) -> dict[tuple[str, str, str], set[str]]:
+    """Each cell's release functions, as `kvh run --trail` recorded them in its check rows
+    ('memory_pool.py:2891 MHATokenToKVPool.set_kv_buffer'), without their line numbers."""
+    trails: dict[tuple[str, str, str], set[str]] = {}
+    if "release_functions" not in checks:
+        return trails
+    for row in checks.to_dict("records"):
+        ran = trails.setdefault((row["pool"], row["dtype"], row["backend"]), set())
+        for function in str(row.get("release_functions") or "").split("; "):
+            if function:
+                place, _, name = function.partition(" ")
+                ran.add(f"{place.split(':')[0]} {name}")
+    return trails
+
+
+def plan_difference(release: Plan, mutant: Plan) -> list[str]:
+    """The checks that differ between two runs' plans, one line each, sorted."""
+    lines = []
+    for key in sorted(set(release) | set(mutant), key=str):
+        before, after = release.get(key), mutant.get(key)
+        if before != after:
+            lines.append(f"{'/'.join(map(str, key))}: {before} -> {after}")
+    return lines
+
+
+def slice_of(mutant: ReleaseMutant) -> Slice:
+    return Slice(mutant.pools, mutant.dtypes, mutant.backends)
+
+
+def run_slice(spec: str, cells: Slice, out: Path, trail: bool = False) -> SliceResult:
+    """`kvh run --sut SPEC` over the slice's pools, dtypes and backends, in a child process;
+    `trail`: with --trail, so that each check row names the release functions it ran."""
     command = [
         sys.executable, "-m", "harness", "run", "--sut", spec,
-        "--pool", ",".join(mutant.pools), "--dtype", ",".join(mutant.dtypes),
-        "--backend", ",".join(mutant.backends), "--out", str(out),
+        "--pool", ",".join(cells.pools), "--dtype", ",".join(cells.dtypes),
+        "--backend", ",".join(cells.backends), "--out", str(out), *(["--trail"] if trail else []),
     ]  # fmt: skip
     start = time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True)
@@ -202,6 +282,8 @@ def run_slice(spec: str, mutant: ReleaseMutant, out: Path) -> SliceResult:
         findings=int((frame["outcome"] == "finding").sum()),
         finding_lines=_finding_lines(frame),
         seconds=seconds,
+        plan=check_plan(frame),
+        trails=cell_trails(frame) if trail else {},
     )
 
 
@@ -235,18 +317,24 @@ def run_release_mutant(
             first_finding="", seconds=time.monotonic() - start, detail=str(missed),
         )  # fmt: skip
     if key not in baselines:
-        baselines[key] = run_slice(release, mutant, scratch / "out-release")
+        baselines[key] = run_slice(release, slice_of(mutant), scratch / "out-release")
     reference = baselines[key]
-    judged = run_slice(f"sglang@{copy}", mutant, scratch / "out-mutant")
+    judged = run_slice(f"sglang@{copy}", slice_of(mutant), scratch / "out-mutant")
     names_file = names_edit = None
     if mutant.kind == "fault":
         names_file = names_release_file(mutant.expect_file, judged.finding_lines)
         spans = fault_spans(mutant, folder / "sglang", copy / "sglang")
         names_edit = names_an_edited_function(spans, judged.finding_lines)
-    kept = len(judged.real_code) == len(reference.real_code)
-    ok = judged.verdict == expected and (mutant.kind == "fault" or kept)
-    detail = judged.detail or (
-        "" if kept else f"real code {sorted(judged.real_code)} vs {sorted(reference.real_code)}"
+    kept = set(judged.real_code) == set(reference.real_code)
+    differences = plan_difference(reference.plan, judged.plan) if judged.plan else []
+    ok = judged.verdict == expected and (mutant.kind == "fault" or (kept and not differences))
+    detail = judged.detail or "; ".join(
+        ([] if kept else [f"real code {sorted(judged.real_code)} vs {sorted(reference.real_code)}"])
+        + (
+            [f"{len(differences)} checks differ from the release's, first: {differences[0]}"]
+            if differences and mutant.kind == "refactor"
+            else []
+        )
     )
     shutil.rmtree(scratch, ignore_errors=True)
     return ReleaseMutantResult(
@@ -255,7 +343,7 @@ def run_release_mutant(
         names_file=names_file, names_edit=names_edit, checks=judged.checks,
         findings=judged.findings,
         first_finding=judged.finding_lines[0][:400] if judged.finding_lines else "",
-        seconds=time.monotonic() - start, detail=detail,
+        seconds=time.monotonic() - start, detail=detail, plan_differences=len(differences),
     )  # fmt: skip
 
 

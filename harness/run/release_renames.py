@@ -1,0 +1,345 @@
+"""The rename campaign: each private name of a release's write path (mutants/release_renames.py)
+renamed at every use by rope, and each renamed copy judged like a catalogue refactor.
+
+For each name: copy the release's `sglang/` package (its files hard-linked where the filesystem
+allows, every file the rename may change copied for real), rename each of its definitions with
+rope (in its class hierarchy, every occurrence rope cannot rule out, so a use through an untyped
+object is renamed too), rename the string literals that name it exactly (a `getattr(batch,
+"name")` is a use), and judge the copy as `sglang@DIR` on the sentinel slice plus every cell
+whose release trail reaches a function the rename touched. The unmodified release is judged once
+with `kvh run --trail` over the campaign's universe: its rows give each cell's trail and the
+plan each copy must match row for row (harness/run/release_source.py plan_difference).
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import re
+import shutil
+import time
+import tokenize
+import warnings
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator, Optional
+
+from harness.run.edited_functions import touched_functions
+from harness.run.release_source import (
+    Slice,
+    SliceResult,
+    plan_difference,
+    release_folder,
+    run_slice,
+)
+from mutants.release_renames import PrivateName
+from pools.kinds.layout import UNIFIED_MHA
+from pools.kinds.spec import names
+from pools.kinds.token_major import MHA, MLA, SWA_MHA
+
+# The cells every renamed copy is judged on, whatever its trail: a token-major, a SWA, a latent
+# and a unified pool (the one that reads the plan's physical mark), through the plain models.
+SENTINEL = Slice(names(MHA, SWA_MHA, MLA, UNIFIED_MHA), ("bf16",), ("plain", "plain_mla"))
+SUFFIX = "_kvh_renamed"
+
+
+class RopeCannot(Exception):
+    """rope refused to rename a definition: the name is counted apart, with rope's reason."""
+
+
+@dataclass
+class RenameResult:
+    name: str
+    new_name: str
+    kinds: tuple[str, ...]
+    verdict: str  # PASS, FINDING, ERROR, or NOT_RENAMED (rope changed nothing)
+    ok: bool  # PASS with the release's plan row for row and its real-code backends
+    files_changed: int
+    touched: tuple[str, ...]  # functions whose text the rename changed ('memory_pool.py Q.f')
+    cells: dict = field(default_factory=dict)  # the slice judged
+    checks: int = 0
+    plan_differences: int = 0
+    real_code: int = 0
+    real_code_release: int = 0
+    rename_seconds: float = 0.0
+    judge_seconds: float = 0.0
+    detail: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _word(name: str) -> re.Pattern:
+    return re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
+
+
+def files_naming(package: Path, name: str) -> list[Path]:
+    """The .py files of `package` whose text holds `name` as a whole word, relative to it."""
+    word = _word(name)
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        text = path.read_text(errors="replace")
+        if name in text and word.search(text):
+            found.append(path.relative_to(package))
+    return found
+
+
+def _copy(source: Path, dest: Path) -> None:
+    """`source` (a release folder's `sglang/`) at `dest`: files hard-linked where possible."""
+
+    def link(src: str, dst: str) -> None:
+        try:
+            os.link(src, dst)
+        except OSError:  # another filesystem: a copy
+            shutil.copy2(src, dst)
+
+    shutil.copytree(source, dest, symlinks=True, copy_function=link)
+
+
+def _own_copy(path: Path) -> None:
+    """Replace a hard link with a file of its own, so an edit never reaches the release."""
+    data = path.read_bytes()
+    path.unlink()
+    path.write_bytes(data)
+
+
+def _definition_offsets(text: str, name: str) -> list[int]:
+    """Where `name` is defined in a module's text (as mutants/release_renames.py finds its
+    definitions): each `def name`, the first `self.name =` of each class, a class field and a
+    module-level assignment, as character offsets of the name itself."""
+    tree = ast.parse(text)
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+
+    def offset(line: int, col: int) -> int:
+        # ast columns count UTF-8 bytes; rope's offsets count characters.
+        encoded = text[starts[line - 1] : starts[line]].encode()
+        return starts[line - 1] + len(encoded[:col].decode(errors="replace"))
+
+    found: list[int] = []
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found += [
+                offset(t.lineno, t.col_offset)
+                for t in targets
+                if isinstance(t, ast.Name) and t.id == name
+            ]
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            head = text[offset(node.lineno, node.col_offset) :]
+            found.append(offset(node.lineno, node.col_offset) + head.index(name))
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                target = getattr(item, "target", None)
+                if isinstance(item, ast.AnnAssign) and isinstance(target, ast.Name):
+                    if target.id == name:
+                        found.append(offset(target.lineno, target.col_offset))
+            attributes = [
+                sub
+                for sub in ast.walk(node)
+                if isinstance(sub, ast.Attribute)
+                and isinstance(sub.ctx, ast.Store)
+                and isinstance(sub.value, ast.Name)
+                and sub.value.id == "self"
+                and sub.attr == name
+            ]
+            if attributes:
+                first = min(attributes, key=lambda a: (a.lineno, a.col_offset))
+                found.append(offset(first.end_lineno, first.end_col_offset) - len(name))
+    return sorted(set(found))
+
+
+def _rename_strings(text: str, name: str, new_name: str) -> str:
+    """String literals whose value is exactly `name` (a getattr's or a field dict's key)."""
+    tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    lines = text.splitlines(keepends=True)
+    edits = []
+    for token in tokens:
+        if (
+            token.type == tokenize.STRING
+            and token.string[1:-1] == name
+            and token.string[0] in "'\""
+        ):
+            edits.append(token)
+    for token in reversed(edits):  # from the end, so earlier positions hold
+        row, col = token.start
+        line = lines[row - 1]
+        quote = token.string[0]
+        lines[row - 1] = line[:col] + f"{quote}{new_name}{quote}" + line[col + len(token.string) :]
+    return "".join(lines)
+
+
+def rename_in_copy(root: Path, private: PrivateName, new_name: str) -> dict[str, tuple[str, str]]:
+    """Rename `private` at every use in the package `root/sglang` (root holds the copy), with
+    rope; returns each changed file's (text before, text after), by path relative to root."""
+    from rope.base.project import Project
+    from rope.refactor.rename import Rename
+
+    package = root / "sglang"
+    relative = [Path("sglang") / f for f in files_naming(package, private.name)]
+    before = {str(f): (root / f).read_text() for f in relative}
+    for f in relative:
+        _own_copy(root / f)
+    with warnings.catch_warnings():  # rope's own DeprecationWarning about its internals
+        warnings.simplefilter("ignore", DeprecationWarning)
+        project = Project(str(root), ropefolder=None)
+    try:
+        resources = [project.get_resource(str(f)) for f in relative]
+        for defining in private.files:
+            resource = project.get_resource(f"sglang/{defining}")
+            for offset in _definition_offsets(resource.read(), private.name):
+                if not resource.read()[offset:].startswith(private.name):
+                    continue  # an earlier definition's rename reached this one
+                try:
+                    changes = Rename(project, resource, offset).get_changes(
+                        new_name,
+                        resources=resources,
+                        in_hierarchy=True,
+                        unsure=lambda occurrence: True,
+                        docs=False,
+                    )
+                    project.do(changes)
+                except Exception as error:  # noqa: BLE001 - rope's refusal or its own failure
+                    raise RopeCannot(
+                        f"rope cannot rename {private.name}: {type(error).__name__}: {error}"
+                    ) from None
+    finally:
+        project.close()
+    changed = {}
+    for f in relative:
+        text = _rename_strings((root / f).read_text(), private.name, new_name)
+        (root / f).write_text(text)
+        if text != before[str(f)]:
+            changed[str(f)] = (before[str(f)], text)
+    return changed
+
+
+def judged_slice(
+    touched: set[str], trails: dict[tuple[str, str, str], set[str]], sentinel: Slice
+) -> Slice:
+    """The sentinel slice, widened by every cell whose trail reaches a touched function (as a
+    cross product: a child run takes lists of pools, dtypes and backends)."""
+    reached = [cell for cell, ran in trails.items() if ran & touched]
+    pools = dict.fromkeys(sentinel.pools + tuple(c[0] for c in reached))
+    dtypes = dict.fromkeys(sentinel.dtypes + tuple(c[1] for c in reached))
+    backends = dict.fromkeys(sentinel.backends + tuple(c[2] for c in reached))
+    return Slice(tuple(pools), tuple(dtypes), tuple(backends))
+
+
+def universe_baseline(release: str, universe: Slice, work: Path) -> SliceResult:
+    """The unmodified release over the universe, with each check's trail."""
+    return run_slice(release, universe, work / "out-release", trail=True)
+
+
+def _judge(
+    private: PrivateName,
+    new_name: str,
+    changed: dict[str, tuple[str, str]],
+    copy: Path,
+    reference: SliceResult,
+    sentinel: Slice,
+    rename_seconds: float,
+) -> RenameResult:
+    touched = touched_functions(changed)
+    cells = judged_slice(touched, reference.trails, sentinel)
+    start = time.monotonic()
+    judged = run_slice(f"sglang@{copy}", cells, copy.parent / "out")
+    expected = {key: value for key, value in reference.plan.items() if cells.holds(key)}
+    differences = plan_difference(expected, judged.plan) if judged.verdict != "ERROR" else []
+    kept = set(judged.real_code) == set(reference.real_code)
+    ok = judged.verdict == "PASS" and kept and not differences
+    detail = judged.detail or "; ".join(
+        ([] if kept else [f"real code {sorted(judged.real_code)} vs {sorted(reference.real_code)}"])
+        + ([f"{len(differences)} checks differ, first: {differences[0]}"] if differences else [])
+        + ([judged.finding_lines[0][:300]] if judged.finding_lines else [])
+    )
+    shutil.rmtree(copy.parent, ignore_errors=True)
+    return RenameResult(
+        private.name, new_name, private.kinds, judged.verdict, ok, len(changed),
+        tuple(sorted(touched)), asdict(cells), judged.checks, len(differences),
+        len(judged.real_code), len(reference.real_code), rename_seconds,
+        time.monotonic() - start, detail,
+    )  # fmt: skip
+
+
+def campaign(
+    release: str,
+    names: list[PrivateName],
+    universe: Slice,
+    work: Path,
+    jobs: int = 2,
+    sentinel: Slice = SENTINEL,
+    progress: Callable[[RenameResult, int, int], None] = lambda result, done, total: None,
+) -> tuple[SliceResult, list[RenameResult]]:
+    """Judge every name's rename; the renames run here, one at a time, while up to `jobs`
+    renamed copies are judged in child processes."""
+    work.mkdir(parents=True, exist_ok=True)
+    reference = universe_baseline(release, universe, work)
+    if reference.verdict == "ERROR":
+        raise RuntimeError(f"the unmodified {release} gave no verdict: {reference.detail}")
+    source = release_folder(release)
+    pending: list[Future] = []
+    results: list[RenameResult] = []
+
+    def collect(block: bool) -> None:
+        for future in [f for f in pending if block or f.done()]:
+            pending.remove(future)
+            results.append(future.result())
+            progress(results[-1], len(results), len(names))
+
+    with ThreadPoolExecutor(max_workers=jobs) as judges:
+        for private in names:
+            new_name = f"{private.name}{SUFFIX}"
+            start = time.monotonic()
+            scratch = work / f"rename-{private.record}"
+            shutil.rmtree(scratch, ignore_errors=True)
+            copy = scratch / "release"
+            copy.mkdir(parents=True)
+            _copy(source / "sglang", copy / "sglang")
+            for entry in _siblings(source, release):
+                (copy / entry.name).symlink_to(entry.resolve())
+            try:
+                changed, why = rename_in_copy(copy, private, new_name), "rope changed no file"
+            except RopeCannot as cannot:
+                changed, why = {}, str(cannot)
+            seconds = time.monotonic() - start
+            if not changed:
+                shutil.rmtree(scratch, ignore_errors=True)
+                results.append(
+                    RenameResult(private.name, new_name, private.kinds, "NOT_RENAMED", False, 0,
+                                 (), detail=why)
+                )  # fmt: skip
+                progress(results[-1], len(results), len(names))
+                continue
+            while len(pending) >= jobs:
+                collect(block=False)
+                time.sleep(0.2)
+            pending.append(
+                judges.submit(
+                    _judge, private, new_name, changed, copy, reference, sentinel, seconds
+                )
+            )
+        while pending:
+            collect(block=False)
+            time.sleep(0.2)
+    return reference, results
+
+
+def _siblings(source: Path, release: str) -> Iterator[Path]:
+    """A release folder's own dependencies beside `sglang/` (none for the environment's)."""
+    if release == "sglang":
+        return iter(())
+    return (entry for entry in source.iterdir() if entry.name != "sglang")
+
+
+def sample(names: list[PrivateName], count: Optional[int], seed: int) -> list[PrivateName]:
+    """`count` names drawn with `seed` (all of them, in order, where count is None)."""
+    import random
+
+    if count is None or count >= len(names):
+        return names
+    return sorted(random.Random(seed).sample(names, count), key=lambda p: p.name)

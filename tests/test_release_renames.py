@@ -1,0 +1,149 @@
+"""The rename campaign (harness/run/release_renames.py): the private names of a write path, each
+renamed at every use by rope (string literals that name it included), the functions a rename
+touched, the cells a trail selects; and on the installed release, a seeded sample of renames
+judged with the release's plan row for row (its seed is printed at the end of the run)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness.run.edited_functions import touched_functions
+from harness.run.release_renames import judged_slice, rename_in_copy, sample
+from harness.run.release_source import Slice
+from mutants.release_renames import WRITE_PATH, private_names
+from tests.conftest import run_kvh
+
+# The sample CI judges: a seed whose five names rope renames (the closing note lists those it
+# cannot) and the sentinel slice as the universe, so the baseline run stays small.
+CI_SEED, CI_SAMPLE = 1, 5
+SENTINEL_UNIVERSE = ("--pool", "mha,swa_mha,mla,unified_mha", "--dtype", "bf16",
+                     "--backend", "plain,plain_mla")  # fmt: skip
+
+POOL = """
+from dataclasses import dataclass
+
+BYTES_PER_GB = 1 << 30
+
+
+@dataclass
+class KVWriteLoc:
+    loc: list
+    swa_loc: list = None
+
+
+class Pool:
+    def __init__(self):
+        self.k_buffer = []
+        self._written_rows = 0
+
+    def set_kv_buffer(self, layer, loc, k, v):
+        self._written_rows += self._row_count(loc)
+        return getattr(self, "_written_rows")
+
+    def _row_count(self, loc):
+        return len(loc)
+"""
+CALLER = """
+from sglang.srt.mem_cache.memory_pool import Pool
+
+
+def write():
+    pool = Pool()
+    return pool.set_kv_buffer(None, [1, 2, 3], None, None), pool._row_count([1])
+"""
+
+
+def _package(root: Path) -> Path:
+    (root / "sglang" / "srt" / "mem_cache").mkdir(parents=True)
+    for folder in ("sglang", "sglang/srt", "sglang/srt/mem_cache"):
+        (root / folder / "__init__.py").write_text("")
+    (root / "sglang" / WRITE_PATH[0]).write_text(textwrap.dedent(POOL))
+    (root / "sglang" / "srt" / "caller.py").write_text(textwrap.dedent(CALLER))
+    return root
+
+
+def _write(root: Path) -> str:
+    code = "from sglang.srt.caller import write; print(write())"
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+    return done.stdout.strip() or done.stderr
+
+
+def test_private_names_leave_the_public_write_api_out(tmp_path: Path) -> None:
+    found = {p.name: p.kinds for p in private_names(_package(tmp_path) / "sglang")}
+    assert found == {
+        "BYTES_PER_GB": ("constant",),
+        "_written_rows": ("attribute",),
+        "_row_count": ("method",),
+    }  # not loc, swa_loc (KVWriteLoc's fields), k_buffer, set_kv_buffer or __init__
+
+
+@pytest.mark.parametrize(
+    "name, files",
+    [
+        ("_row_count", {f"sglang/{WRITE_PATH[0]}", "sglang/srt/caller.py"}),
+        ("_written_rows", {f"sglang/{WRITE_PATH[0]}"}),  # its getattr string is a use too
+    ],
+)
+def test_a_rename_reaches_every_use_and_keeps_the_behaviour(
+    tmp_path: Path, name: str, files: set
+) -> None:
+    root = _package(tmp_path)
+    before = _write(root)
+    (private,) = [p for p in private_names(root / "sglang") if p.name == name]
+    assert set(rename_in_copy(root, private, f"{name}_kvh_renamed")) == files
+    text = (root / "sglang" / WRITE_PATH[0]).read_text()
+    assert f"{name}_kvh_renamed" in text and f"{name}(" not in text and f'"{name}"' not in text
+    assert _write(root) == before == "(3, 1)"
+
+
+def test_the_functions_a_rename_touched_are_named_as_a_trail_names_them() -> None:
+    before = textwrap.dedent("""
+        class Pool:
+            def write(self):
+                return self._rows
+
+            def read(self):
+                return 1
+    """)
+    after = before.replace("_rows", "_rows_kvh_renamed")
+    assert touched_functions({"sglang/srt/mem_cache/memory_pool.py": (before, after)}) == {
+        "memory_pool.py Pool.write"
+    }
+
+
+def test_the_judged_slice_is_the_sentinel_and_every_cell_a_trail_reaches() -> None:
+    sentinel = Slice(("mha",), ("bf16",), ("plain",))
+    trails = {
+        ("mla", "fp8_e4m3", "triton"): {"memory_pool.py Pool.write"},
+        ("swa_mha", "bf16", "fa3"): {"swa_memory_pool.py SWAKVPool.set_kv_buffer"},
+    }
+    cells = judged_slice({"memory_pool.py Pool.write"}, trails, sentinel)
+    assert cells == Slice(("mha", "mla"), ("bf16", "fp8_e4m3"), ("plain", "triton"))
+
+
+def test_a_sample_is_the_seed_s_and_all_without_a_count() -> None:
+    names = private_names(Path(__file__).parent)  # no write path here: none
+    assert names == [] and sample(names, None, 0) == []
+
+
+@pytest.mark.slow
+@pytest.mark.sglang
+def test_a_seeded_sample_of_renames_passes_with_the_release_s_plan(
+    tmp_path: Path, record_property
+) -> None:
+    if importlib.util.find_spec("sglang") is None:
+        pytest.skip("sglang is not installed here")
+    record_property("rename_campaign", f"--seed {CI_SEED} --sample {CI_SAMPLE}")
+    done = run_kvh(
+        "mutants", "--sut", "sglang", "--renames", "--sample", str(CI_SAMPLE),
+        "--seed", str(CI_SEED), *SENTINEL_UNIVERSE, "--out", str(tmp_path), timeout=1500,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert f"renames passed {CI_SAMPLE}/{CI_SAMPLE}" in done.stdout, done.stdout
+    assert f"(--seed {CI_SEED})" in done.stderr

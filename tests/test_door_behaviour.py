@@ -92,3 +92,37 @@ def test_each_capability_read_from_source_is_listed_with_its_reason():
     assert set(SOURCE_ONLY) - set(listed) == {
         name for name in SOURCE_ONLY if getattr(caps, name) is None
     }
+
+
+@pytest.mark.sglang
+def test_a_unified_pool_s_design_is_decided_by_running_it():
+    """The installed release's unified MHA pool refuses a loc no plan marked and writes the one
+    its own plan marked; a planted pool that writes both is not the design the kind models."""
+    import dataclasses
+    import importlib
+
+    from backends.sglang_names import release_plan_binder
+    from harness.sut.load.optional_pools import OPTIONAL_POOLS, refuses_unmarked
+
+    from harness.sut.load.sglang_loader import SutLoadError, load_sglang
+
+    try:
+        load_sglang()  # its stand-ins first: the plan's module imports GPU-only names
+    except SutLoadError as error:
+        pytest.skip(f"sglang did not load: {error}")
+    bind = release_plan_binder()
+    if bind is None:
+        pytest.skip("the installed sglang has no write-loc plan (before 0.5.22)")
+    (unified,) = [p for p in OPTIONAL_POOLS if p.name == "UnifiedMHATokenToKVPool"]
+    module = importlib.import_module(unified.module)
+    assert refuses_unmarked(unified, module, bind) is True
+
+    class Accepting:
+        def __init__(self, **_: Any):
+            self.rows = torch.zeros(8, 1, 16, dtype=torch.bfloat16)
+
+        def set_kv_buffer(self, layer: Any, loc_info: Any, k: Any, v: Any) -> None:
+            self.rows[getattr(loc_info, "loc", loc_info)] = k
+
+    planted = dataclasses.replace(unified, build=lambda module: Accepting)
+    assert refuses_unmarked(planted, module, bind) is False

@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 import torch
 
+from backends.sglang_names import PHYSICAL_CHECK_NAMES, release_plan_binder
 from harness.sut.load.release_constructors import (
     hnd_mha,
     layer_split_dsa,
@@ -67,6 +68,9 @@ _HYBRID_TRIAL = dict(
     mamba_pool=None,
 )  # fmt: skip
 
+# A unified pool's own word that it refuses an unmarked loc (backends/sglang_names.py).
+REFUSES_UNMARKED = PHYSICAL_CHECK_NAMES[0]
+
 
 @dataclass(frozen=True)
 class OptionalPool:
@@ -80,6 +84,10 @@ class OptionalPool:
     # refuse an unmarked loc (0.5.22 on; earlier unified pools took no physical mark and are
     # another design).
     marks: tuple[str, ...] = ()
+    # The width of the row a refusal trial writes at layer 0 (0: none). Where the release has a
+    # write-loc plan, the design is decided by running the tiny pool instead of by `marks`: it
+    # must refuse KVWriteLoc(loc) and write the loc its plan marked (refuses_unmarked).
+    refusal_row: int = 0
     # (method, parameter) the class's doors must take for the kind's call to be the release's:
     # 0.5.15 and 0.5.16's MiniMax fused door takes no scales, and their backend passes none.
     parameters: tuple[tuple[str, str], ...] = ()
@@ -291,7 +299,8 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         ("UnifiedKVPool", "MHASubPoolSpec", "UnifiedMHATokenToKVPool"),
         unified_mha,
         dict(_MHA_TRIAL, dtype=torch.bfloat16),
-        marks=("requires_physical_write_loc",),
+        marks=(REFUSES_UNMARKED,),
+        refusal_row=16,
     ),
     OptionalPool(
         "UnifiedMLATokenToKVPool",
@@ -299,7 +308,8 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         ("UnifiedKVPool", "MLASubPoolSpec", "MHASubPoolSpec", "UnifiedMLATokenToKVPool"),
         unified_mla,
         dict(_MLA_TRIAL, dtype=torch.bfloat16),
-        marks=("requires_physical_write_loc",),
+        marks=(REFUSES_UNMARKED,),
+        refusal_row=32,
     ),
     OptionalPool(
         "UnifiedSWAKVPool",
@@ -308,7 +318,8 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         unified_swa,
         _UNIFIED_SWA_TRIAL,
         # Its sub-pools are the unified MHA pool, which must refuse an unmarked loc.
-        marks=("UnifiedMHATokenToKVPool.requires_physical_write_loc",),
+        marks=(f"UnifiedMHATokenToKVPool.{REFUSES_UNMARKED}",),
+        refusal_row=16,
     ),
     OptionalPool(
         "UnifiedDraftSWAKVPool",
@@ -316,7 +327,8 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         ("UnifiedDraftSWAKVPool",),
         unified_draft_swa,
         dict(_UNIFIED_SWA_TRIAL, host_layer_num=1, runner=1, runner_num=2),
-        marks=("requires_physical_write_loc",),
+        marks=(REFUSES_UNMARKED,),
+        refusal_row=16,
     ),
 )
 
@@ -326,6 +338,27 @@ def _marked(module: ModuleType, class_name: str, mark: str) -> bool:
     return bool(getattr(getattr(module, owner or class_name), attribute, False))
 
 
+def refuses_unmarked(pool: OptionalPool, module: ModuleType, bind: Callable) -> bool | None:
+    """Whether the tiny pool refuses KVWriteLoc(loc) while it writes the loc the release's plan
+    marked (`bind`, backends/sglang_names.py); None where it does not construct or write a marked
+    loc here (_why_not says so when it builds it)."""
+    layer = SimpleNamespace(layer_id=0, is_cross_attention=False)
+    row = torch.ones((1, 1, pool.refusal_row), dtype=torch.bfloat16)
+    loc = torch.tensor([1])
+    try:
+        built = pool.build(module)(**pool.trial)
+        batch = SimpleNamespace(out_cache_loc=loc)
+        bind(batch, built)
+        built.set_kv_buffer(layer, module.KVWriteLoc.for_batch(batch), row, row.clone())
+    except Exception:  # noqa: BLE001 - it does not run here: not decided by running
+        return None
+    try:
+        built.set_kv_buffer(layer, module.KVWriteLoc(loc), row, row.clone())
+    except Exception:  # noqa: BLE001 - the refusal, whatever it raises
+        return True
+    return False
+
+
 def _absent(pool: OptionalPool, module: ModuleType) -> str:
     """Why the release has no `pool.name` of the design its kind models ("" when it has): a
     combination that cannot apply, never a skip."""
@@ -333,8 +366,12 @@ def _absent(pool: OptionalPool, module: ModuleType) -> str:
         return f"{pool.module} has no {', '.join(pool.parts)}"
     # A class the release names as the kind does, or the constructor built over its own class.
     cls = getattr(module, pool.name, None) or pool.build(module)
-    missing = [mark for mark in pool.marks if not _marked(module, pool.name, mark)]
-    if missing:
+    bind = release_plan_binder() if pool.refusal_row else None
+    if bind is not None:
+        if refuses_unmarked(pool, module, bind) is False:
+            return f"its {pool.name} writes a loc no plan marked: not the design the kind models"
+    elif [mark for mark in pool.marks if not _marked(module, pool.name, mark)]:
+        missing = [mark for mark in pool.marks if not _marked(module, pool.name, mark)]
         return f"its {pool.name} has no {', '.join(missing)}: not the design the kind models"
     for method, parameter in pool.parameters:
         if parameter not in inspect.signature(getattr(cls, method)).parameters:

@@ -172,11 +172,8 @@ def _foreign_candidates(
         if unfit and not real_code:
             reason = unfit
         elif missing:
-            # A class the SUT has that does not run here is a skip with its reason; one it never
-            # had is a combination that cannot apply.
-            why = dict(loaded.unoffered).get(missing)
+            kind, why = _why_missing(loaded, missing)
             reason = f"the SUT offers no {missing} for {pool} pools" + (f" ({why})" if why else "")
-            kind = SkipKind.SKIPPED if why else SkipKind.NOT_OFFERED
         elif limit:
             reason = f"{limit.name}: {limit.reason}"
             kind = SkipKind.NOT_OFFERED if limit.cannot_apply else SkipKind.SKIPPED
@@ -197,6 +194,19 @@ def _foreign_candidates(
                 in_worker=loaded.in_worker,
                 census_evidence=unfit or "",
             )
+
+
+def _why_missing(loaded: LoadedSut, name: str) -> tuple[SkipKind, str]:
+    """Whether a pool class the SUT does not offer is a skip or cannot apply, and why. A user's
+    module offers what it defines: a class it lacks cannot apply. A release may have a class the
+    loader cannot offer here (an NPU pool, a class that does not construct): a skip, unless the
+    loader found the release does not have it (LoadedSut.absent)."""
+    unoffered, absent = dict(loaded.unoffered), dict(loaded.absent)
+    if name in absent:
+        return SkipKind.NOT_OFFERED, absent[name]
+    if name in unoffered or loaded.root is not None:  # root: a release's package folder
+        return SkipKind.SKIPPED, unoffered.get(name, "")
+    return SkipKind.NOT_OFFERED, ""
 
 
 def _applicable(backend: Backend, pool: Optional[str], eras: tuple[str, ...]) -> tuple[str, ...]:

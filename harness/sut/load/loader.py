@@ -39,6 +39,9 @@ class LoadedSut:
     offered: Optional[tuple[str, ...]] = None
     # (class, why its loader does not offer it): harness/sut/load/optional_pools.py
     unoffered: tuple[tuple[str, str], ...] = ()
+    # (class, why the SUT does not have it at all): a release's optional pool it lacks or has in
+    # another design. Its kind's cells cannot apply (reports/outcome.py SkipKind.NOT_OFFERED).
+    absent: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """What a worker tells its parent of the SUT it loaded (its hello), as plain JSON values;
@@ -55,6 +58,7 @@ class LoadedSut:
             "real_code_missing": [list(pair) for pair in self.real_code_missing],
             "offered": None if self.offered is None else list(self.offered),
             "unoffered": [list(pair) for pair in self.unoffered],
+            "absent": [list(pair) for pair in self.absent],
         }
 
     @classmethod
@@ -76,6 +80,7 @@ class LoadedSut:
             in_worker=in_worker,
             offered=None if offered is None else tuple(offered),
             unoffered=tuple(map(tuple, values.get("unoffered", ()))),
+            absent=tuple(map(tuple, values.get("absent", ()))),
         )
 
     def offers(self, name: str) -> bool:
@@ -144,6 +149,7 @@ def load_foreign(spec: str, prefix: Optional[str] = None) -> LoadedSut:
     (a SUT worker's environment folder) goes in front of sys.path."""
     real_code_missing: dict[str, str] = {}
     unoffered: dict[str, str] = {}
+    absent: dict[str, str] = {}
     try:
         if prefix and spec != "sglang":  # sglang's loader checks that the import is the prefix's
             sys.path.insert(0, prefix)
@@ -151,10 +157,11 @@ def load_foreign(spec: str, prefix: Optional[str] = None) -> LoadedSut:
             from harness.sut.load.sglang_loader import load_release
 
             release = load_release(prefix)
-            module, real_code_missing, unoffered = (
+            module, real_code_missing, unoffered, absent = (
                 release.module,
                 release.real_code_missing,
                 release.unoffered,
+                release.absent,
             )
         elif spec.endswith(".py") or Path(spec).exists():
             reason = unfound(spec)
@@ -188,4 +195,5 @@ def load_foreign(spec: str, prefix: Optional[str] = None) -> LoadedSut:
         real_code_missing=tuple(real_code_missing.items()),
         offered=offered_pool_classes(module),
         unoffered=tuple(unoffered.items()),
+        absent=tuple(absent.items()),
     )

@@ -399,31 +399,35 @@ def _why_not(pool: OptionalPool, module: ModuleType) -> str:
     return ""
 
 
-def offer_optional_pools(namespace: SimpleNamespace) -> dict[str, str]:
+def offer_optional_pools(namespace: SimpleNamespace) -> tuple[dict[str, str], dict[str, str]]:
     """Set each optional pool the imported release has and that constructs here on the loader's
-    namespace; return why each one it has is not offered here (class name -> reason). A pool
-    the release does not have (no module, no class, another design) is left out of both: for
-    it the kind cannot apply, which the plan counts apart from skips."""
+    namespace. Returns why each one it has is not offered here, and why each one it does not have
+    (no module, no class, another design) is absent (class name -> reason): for the latter the
+    kind cannot apply, which the plan counts apart from skips."""
     missing: dict[str, str] = {}
+    absent: dict[str, str] = {}
     for pool in OPTIONAL_POOLS:
         try:
             module = importlib.import_module(pool.module)
         except ModuleNotFoundError as error:
             if error.name and pool.module.startswith(error.name):
-                continue  # the release has no such module
-            missing[pool.name] = f"{pool.module} does not import: {error}"
+                absent[pool.name] = f"the release has no {pool.module}"
+            else:
+                missing[pool.name] = f"{pool.module} does not import: {error}"
             continue
         except Exception as error:  # noqa: BLE001 - a module the release has, failing here
             missing[pool.name] = f"{pool.module} does not import: {error}"
             continue
-        if _absent(pool, module):
+        why_absent = _absent(pool, module)
+        if why_absent:
+            absent[pool.name] = why_absent
             continue
         why = _why_not(pool, module)
         if why:
             missing[pool.name] = why
         else:
             setattr(namespace, pool.name, pool.build(module))
-    return missing
+    return missing, absent
 
 
 def offered_classes(root: Path) -> tuple[str, ...]:

@@ -148,6 +148,7 @@ class LoadedRelease:
     module: types.SimpleNamespace
     real_code_missing: dict[str, str]  # backend name -> why its class did not import
     unoffered: dict[str, str]  # optional pool class -> why the loader does not offer it
+    absent: dict[str, str]  # optional pool class the release does not have -> why
 
 
 def load_sglang(sys_path_prefix: str | None = None) -> types.SimpleNamespace:
@@ -210,9 +211,9 @@ def load_release(sys_path_prefix: str | None = None) -> LoadedRelease:
     bind = release_plan_binder()
     if bind is not None:
         ns.bind_write_plan = bind
-    unoffered = offer_optional_pools(ns)
+    unoffered, absent = offer_optional_pools(ns)
     ns.real_backends, real_code_missing = _real_backends()
-    return LoadedRelease(ns, real_code_missing, unoffered)
+    return LoadedRelease(ns, real_code_missing, unoffered, absent)
 
 
 def _release_forward_batch() -> type | None:

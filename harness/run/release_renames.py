@@ -24,7 +24,7 @@ import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from harness.run.edited_functions import touched_functions
 from harness.run.release_source import (
@@ -173,6 +173,23 @@ def _rename_strings(text: str, name: str, new_name: str) -> str:
     return "".join(lines)
 
 
+def _attribute_uses() -> Callable[[Any], bool]:
+    """rope's `unsure` callback: an occurrence rope cannot prove or rule out is renamed when it
+    is an attribute access (`pool.name` on an untyped pool), never a bare name. A bare name rope
+    could not resolve is a parameter or a local of the same spelling (`total_bytes` in
+    `UnifiedKVPool.__init__(self, *, total_bytes)`): a signature that callers outside the release
+    name, which renaming a private attribute must not change. Module texts are read once."""
+    texts: dict[str, str] = {}
+
+    def unsure(occurrence: Any) -> bool:
+        path = occurrence.resource.path
+        text = texts.setdefault(path, occurrence.resource.read())
+        start = occurrence.get_word_range()[0]
+        return text[:start].rstrip().endswith(".")
+
+    return unsure
+
+
 def rename_in_copy(root: Path, private: PrivateName, new_name: str) -> dict[str, tuple[str, str]]:
     """Rename `private` at every use in the package `root/sglang` (root holds the copy), with
     rope; returns each changed file's (text before, text after), by path relative to root."""
@@ -187,6 +204,7 @@ def rename_in_copy(root: Path, private: PrivateName, new_name: str) -> dict[str,
     with warnings.catch_warnings():  # rope's own DeprecationWarning about its internals
         warnings.simplefilter("ignore", DeprecationWarning)
         project = Project(str(root), ropefolder=None)
+    unsure = _attribute_uses()
     try:
         resources = [project.get_resource(str(f)) for f in relative]
         for defining in private.files:
@@ -199,7 +217,7 @@ def rename_in_copy(root: Path, private: PrivateName, new_name: str) -> dict[str,
                         new_name,
                         resources=resources,
                         in_hierarchy=True,
-                        unsure=lambda occurrence: True,
+                        unsure=unsure,
                         docs=False,
                     )
                     project.do(changes)

@@ -103,7 +103,6 @@ def test_a_unified_pool_s_design_is_decided_by_running_it():
 
     from backends.sglang_names import release_plan_binder
     from harness.sut.load.optional_pools import OPTIONAL_POOLS, refuses_unmarked
-
     from harness.sut.load.sglang_loader import SutLoadError, load_sglang
 
     try:

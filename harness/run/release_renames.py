@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import io
-import os
 import re
 import shutil
 import time
@@ -24,12 +23,13 @@ import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Optional
 
 from harness.run.edited_functions import touched_functions
 from harness.run.release_source import (
     Slice,
     SliceResult,
+    copy_release,
     plan_difference,
     release_folder,
     run_slice,
@@ -84,18 +84,6 @@ def files_naming(package: Path, name: str) -> list[Path]:
         if name in text and word.search(text):
             found.append(path.relative_to(package))
     return found
-
-
-def _copy(source: Path, dest: Path) -> None:
-    """`source` (a release folder's `sglang/`) at `dest`: files hard-linked where possible."""
-
-    def link(src: str, dst: str) -> None:
-        try:
-            os.link(src, dst)
-        except OSError:  # another filesystem: a copy
-            shutil.copy2(src, dst)
-
-    shutil.copytree(source, dest, symlinks=True, copy_function=link)
 
 
 def _own_copy(path: Path) -> None:
@@ -315,11 +303,9 @@ def campaign(
             start = time.monotonic()
             scratch = work / f"rename-{private.record}"
             shutil.rmtree(scratch, ignore_errors=True)
-            copy = scratch / "release"
-            copy.mkdir(parents=True)
-            _copy(source / "sglang", copy / "sglang")
-            for entry in _siblings(source, release):
-                (copy / entry.name).symlink_to(entry.resolve())
+            copy = copy_release(
+                source, scratch / "release", with_siblings=release != "sglang", linked=True
+            )
             try:
                 changed, why = rename_in_copy(copy, private, new_name), "rope changed no file"
             except RopeCannot as cannot:
@@ -345,13 +331,6 @@ def campaign(
             collect(block=False)
             time.sleep(0.2)
     return reference, results
-
-
-def _siblings(source: Path, release: str) -> Iterator[Path]:
-    """A release folder's own dependencies beside `sglang/` (none for the environment's)."""
-    if release == "sglang":
-        return iter(())
-    return (entry for entry in source.iterdir() if entry.name != "sglang")
 
 
 def sample(names: list[PrivateName], count: Optional[int], seed: int) -> list[PrivateName]:

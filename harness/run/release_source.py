@@ -14,6 +14,7 @@ files are the same records `kvh run` writes.
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import shutil
 import subprocess
@@ -99,11 +100,21 @@ def release_folder(spec: str) -> Path:
     return folder
 
 
-def copy_release(source: Path, dest: Path, with_siblings: bool) -> Path:
+def _link_or_copy(source: str, dest: str) -> None:
+    try:
+        os.link(source, dest)
+    except OSError:  # another filesystem: a copy
+        shutil.copy2(source, dest)
+
+
+def copy_release(source: Path, dest: Path, with_siblings: bool, linked: bool = False) -> Path:
     """`source/sglang` copied to `dest/sglang`; with_siblings, every other entry of a release
-    folder (its own dependencies) symlinked beside it. Returns dest."""
+    folder (its own dependencies) symlinked beside it; `linked`, its files hard-linked where the
+    filesystem allows (a caller must give a file a copy of its own before editing it). Returns
+    dest."""
     dest.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(source / "sglang", dest / "sglang", symlinks=True)
+    copy = _link_or_copy if linked else shutil.copy2
+    shutil.copytree(source / "sglang", dest / "sglang", symlinks=True, copy_function=copy)
     if with_siblings:
         for entry in source.iterdir():
             if entry.name != "sglang" and not (dest / entry.name).exists():

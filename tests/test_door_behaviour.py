@@ -12,8 +12,8 @@ from typing import Any, Optional
 import pytest
 import torch
 
-from harness.sut.probe.capabilities import SOURCE_ONLY, _mla_unwraps, probe
-from harness.sut.probe.door_behaviour import DoorDoesNotRun, door_takes_write_loc
+from harness.sut.probe.capabilities import SOURCE_ONLY, probe
+from harness.sut.probe.door_behaviour import DoorDoesNotRun, door_takes_write_loc, mla_unwraps
 
 
 @dataclass
@@ -69,7 +69,7 @@ def _release(pool: type) -> SimpleNamespace:
 )
 def test_the_mla_doors_unwrap_by_what_they_write_not_by_a_word(pool, unwraps):
     read_source: list[str] = []
-    assert _mla_unwraps(_release(pool), read_source) is unwraps
+    assert mla_unwraps(_release(pool), read_source) is unwraps
     assert read_source == []  # decided by running, not by reading
 
 
@@ -80,7 +80,7 @@ def test_a_door_that_does_not_run_here_is_read_from_its_source_and_says_so():
             KernelOnlyPool, lambda pool, loc: pool.set_kv_buffer(0, loc, 0, 0), WriteLoc
         )
     # Its source names no unwrap helper, so the reading says no, and the reason is listed.
-    assert _mla_unwraps(_release(KernelOnlyPool), read_source) is False
+    assert mla_unwraps(_release(KernelOnlyPool), read_source) is False
     assert read_source and "no CUDA device" in read_source[0]
 
 
@@ -102,8 +102,9 @@ def test_a_unified_pool_s_design_is_decided_by_running_it():
     import importlib
 
     from backends.sglang_names import release_plan_binder
-    from harness.sut.load.optional_pools import OPTIONAL_POOLS, refuses_unmarked
+    from harness.sut.load.optional_pools import OPTIONAL_POOLS
     from harness.sut.load.sglang_loader import SutLoadError, load_sglang
+    from harness.sut.probe.door_behaviour import refuses_unmarked
 
     try:
         load_sglang()  # its stand-ins first: the plan's module imports GPU-only names
@@ -114,7 +115,11 @@ def test_a_unified_pool_s_design_is_decided_by_running_it():
         pytest.skip("the installed sglang has no write-loc plan (before 0.5.22)")
     (unified,) = [p for p in OPTIONAL_POOLS if p.name == "UnifiedMHATokenToKVPool"]
     module = importlib.import_module(unified.module)
-    assert refuses_unmarked(unified, module, bind) is True
+
+    def make(pool: Any) -> Any:
+        return lambda: pool.build(module)(**pool.trial)
+
+    assert refuses_unmarked(make(unified), module.KVWriteLoc, bind, unified.refusal_row) is True
 
     class Accepting:
         def __init__(self, **_: Any):
@@ -124,4 +129,4 @@ def test_a_unified_pool_s_design_is_decided_by_running_it():
             self.rows[getattr(loc_info, "loc", loc_info)] = k
 
     planted = dataclasses.replace(unified, build=lambda module: Accepting)
-    assert refuses_unmarked(planted, module, bind) is False
+    assert refuses_unmarked(make(planted), module.KVWriteLoc, bind, planted.refusal_row) is False

@@ -172,7 +172,7 @@ def test_a_plan_differs_by_any_check_s_outcome_or_skip_and_not_by_the_copy_s_pat
                era="current", scenario="prefill", mode="extend", outcome="pass", skip_kind="",
                detail="", divergence="")  # fmt: skip
     release = check_plan(pd.DataFrame([row]))
-    copy = check_plan(pd.DataFrame([{**row, "sut": "sglang@/tmp/kvh-x/release"}]))
+    copy = check_plan(pd.DataFrame([{**row, "sut": "sglang@copies/release"}]))
     assert plan_difference(release, copy) == []
     skipped = {**row, "outcome": "skipped", "skip_kind": "skipped",
                "detail": "hisparse-dsa-door-takes-bare-loc: indexes its mapping"}  # fmt: skip

@@ -28,6 +28,7 @@ from harness.sut.load.release_constructors import (
     unified_swa,
 )
 from harness.sut.probe.detect import REQUIRED_NAMES
+from harness.sut.probe.door_behaviour import refuses_unmarked
 
 MEMORY_POOL = "sglang.srt.mem_cache.memory_pool"
 UNIFIED = "sglang.srt.mem_cache.unified_memory_pool"
@@ -338,27 +339,6 @@ def _marked(module: ModuleType, class_name: str, mark: str) -> bool:
     return bool(getattr(getattr(module, owner or class_name), attribute, False))
 
 
-def refuses_unmarked(pool: OptionalPool, module: ModuleType, bind: Callable) -> bool | None:
-    """Whether the tiny pool refuses KVWriteLoc(loc) while it writes the loc the release's plan
-    marked (`bind`, backends/sglang_names.py); None where it does not construct or write a marked
-    loc here (_why_not says so when it builds it)."""
-    layer = SimpleNamespace(layer_id=0, is_cross_attention=False)
-    row = torch.ones((1, 1, pool.refusal_row), dtype=torch.bfloat16)
-    loc = torch.tensor([1])
-    try:
-        built = pool.build(module)(**pool.trial)
-        batch = SimpleNamespace(out_cache_loc=loc)
-        bind(batch, built)
-        built.set_kv_buffer(layer, module.KVWriteLoc.for_batch(batch), row, row.clone())
-    except Exception:  # noqa: BLE001 - it does not run here: not decided by running
-        return None
-    try:
-        built.set_kv_buffer(layer, module.KVWriteLoc(loc), row, row.clone())
-    except Exception:  # noqa: BLE001 - the refusal, whatever it raises
-        return True
-    return False
-
-
 def _absent(pool: OptionalPool, module: ModuleType) -> str:
     """Why the release has no `pool.name` of the design its kind models ("" when it has): a
     combination that cannot apply, never a skip."""
@@ -368,7 +348,8 @@ def _absent(pool: OptionalPool, module: ModuleType) -> str:
     cls = getattr(module, pool.name, None) or pool.build(module)
     bind = release_plan_binder() if pool.refusal_row else None
     if bind is not None:
-        if refuses_unmarked(pool, module, bind) is False:
+        make_pool = lambda: pool.build(module)(**pool.trial)  # noqa: E731
+        if refuses_unmarked(make_pool, module.KVWriteLoc, bind, pool.refusal_row) is False:
             return f"its {pool.name} writes a loc no plan marked: not the design the kind models"
     elif [mark for mark in pool.marks if not _marked(module, pool.name, mark)]:
         missing = [mark for mark in pool.marks if not _marked(module, pool.name, mark)]

@@ -17,14 +17,8 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from backends.release_batch import forward_batch
-from backends.sglang_names import PHYSICAL_CHECK_NAMES
 from backends.write_loc_fields import write_loc_fields
-from harness.sut.probe.door_behaviour import (
-    DoorDoesNotRun,
-    decided_by_running,
-    door_takes_write_loc,
-)
+from harness.sut.probe.door_behaviour import hisparse_dsa_unwraps, mla_unwraps, physical_check
 from harness.sut.probe.source_probe import (
     always_launches_kernel,
     live_method,
@@ -173,82 +167,6 @@ def _mla_door_needs_gpu(module: Any) -> bool:
     return always_launches_kernel(*door)
 
 
-def _mla_doors_unwrap_in_source(cls: Any) -> bool:
-    doors = [
-        live_method(cls, name)
-        for name in ("set_kv_buffer", "set_mla_kv_buffer")
-        if hasattr(cls, name)
-    ]
-    if any(door is None for door in doors):
-        raise LookupError("no readable source for the MLA doors")
-    return all(reaches_word(node, resolve, "unwrap") for node, resolve in doors)
-
-
-def _latent_doors(layer: Any) -> dict[str, Callable[[Any, Any], None]]:
-    """The two MLA doors as a write of two tokens (nope 4 wide, rope 4 wide) at a loc."""
-    import torch
-
-    nope = torch.ones(2, 1, 4, dtype=torch.bfloat16)
-    rope = torch.full((2, 1, 4), 2.0, dtype=torch.bfloat16)
-    row = torch.cat([nope, rope], dim=-1)
-    return {
-        "set_kv_buffer": lambda pool, loc: pool.set_kv_buffer(layer, loc, row, row),
-        "set_mla_kv_buffer": lambda pool, loc: pool.set_mla_kv_buffer(layer, loc, nope, rope),
-    }
-
-
-def _unwraps_by_running(cls: Any, make_pool: Callable[[], Any], write_loc: type) -> bool:
-    """Every MLA door of `cls` the class has writes a KVWriteLoc as it writes its bare loc."""
-    layer = SimpleNamespace(layer_id=0, is_cross_attention=False)
-    return all(
-        door_takes_write_loc(make_pool, write, write_loc)
-        for name, write in _latent_doors(layer).items()
-        if callable(getattr(cls, name, None))
-    )
-
-
-def _mla_unwraps(module: Any, from_source: list[str]) -> bool:
-    import torch
-
-    def make_pool() -> Any:
-        return module.MLATokenToKVPool(
-            size=4, page_size=1, dtype=torch.bfloat16, kv_lora_rank=4, qk_rope_head_dim=4,
-            layer_num=1, device="cpu", enable_memory_saver=False,
-        )  # fmt: skip
-
-    return decided_by_running(
-        lambda: _unwraps_by_running(module.MLATokenToKVPool, make_pool, module.KVWriteLoc),
-        lambda: _mla_doors_unwrap_in_source(module.MLATokenToKVPool),
-        from_source,
-    )
-
-
-def _hisparse_dsa_unwraps(module: Any, from_source: list[str]) -> bool:
-    """HiSparseDSATokenToKVPool's doors over a one-page pool whose mapping is the identity."""
-    import torch
-
-    cls = module.HiSparseDSATokenToKVPool
-
-    def make_pool() -> Any:
-        pool = cls(
-            size=64, page_size=64, kv_lora_rank=4, dtype=torch.bfloat16, qk_rope_head_dim=4,
-            layer_num=1, device="cpu", index_head_dim=128, enable_memory_saver=False,
-            kv_cache_dim=8,
-        )  # fmt: skip
-        pool.register_mapping(torch.arange(256))
-        return pool
-
-    def in_source() -> bool:
-        door = live_method(cls, "set_kv_buffer")
-        if door is None:
-            raise LookupError("no readable source for HiSparseDSATokenToKVPool.set_kv_buffer")
-        return reaches_word(*door, "unwrap")
-
-    return decided_by_running(
-        lambda: _unwraps_by_running(cls, make_pool, module.KVWriteLoc), in_source, from_source
-    )
-
-
 # The capabilities decided on a class the loader offers only where the release has it (and so
 # never from the source alone): name -> (class, probe of the class).
 OFFERED_CLASS_PROBES: dict[str, tuple[str, Callable[[Any], bool]]] = {
@@ -318,41 +236,6 @@ def _prefix_valid_divides_caller(module: Any) -> bool:
     return not bool((k == 3.0).all())
 
 
-def _refuses_unmarked_loc(module: Any) -> bool:
-    """The offered unified MHA pool, handed `KVWriteLoc(loc)` that no plan marked, raises, and
-    writes the same loc once the release's own plan has bound it to a batch (for_batch)."""
-    import torch
-
-    unified = getattr(module, "UnifiedMHATokenToKVPool", None)
-    if unified is None or not callable(getattr(module.KVWriteLoc, "for_batch", None)):
-        raise DoorDoesNotRun("no unified pool or KVWriteLoc.for_batch is offered to run")
-    pool = unified(
-        size=4, page_size=1, dtype=torch.bfloat16, head_num=1, head_dim=16, layer_num=1,
-        device="cpu", enable_memory_saver=False,
-    )  # fmt: skip
-    layer = SimpleNamespace(layer_id=0, is_cross_attention=False)
-    loc, row = torch.tensor([1]), torch.ones((1, 1, 16), dtype=torch.bfloat16)
-    bound = forward_batch(module, True, out_cache_loc=loc, token_to_kv_pool=pool)
-    pool.set_kv_buffer(layer, module.KVWriteLoc.for_batch(bound), row, row)
-    try:
-        pool.set_kv_buffer(layer, module.KVWriteLoc(loc), row, row)
-    except Exception:  # noqa: BLE001 - the refusal, whatever it raises
-        return True
-    return False
-
-
-def _physical_check(module: Any, from_source: list[str]) -> bool:
-    return decided_by_running(
-        lambda: _refuses_unmarked_loc(module),
-        lambda: any(
-            hasattr(getattr(module, name), attr)
-            for name in ("MHATokenToKVPool", "MLATokenToKVPool")
-            for attr in PHYSICAL_CHECK_NAMES
-        ),
-        from_source,
-    )
-
-
 def probe(module: Any) -> Capabilities:
     """The capabilities of `module` (an SGLang-like namespace); never raises."""
     values: dict[str, Any] = {}
@@ -387,12 +270,12 @@ def probe(module: Any) -> Capabilities:
     attempt(
         "mla_unwraps_write_loc",
         lambda: (
-            _mla_unwraps(module, read_source["mla_unwraps_write_loc"]) if has_write_loc else False
+            mla_unwraps(module, read_source["mla_unwraps_write_loc"]) if has_write_loc else False
         ),
     )
     attempt(
         "physical_check",
-        lambda: _physical_check(module, read_source["physical_check"]) if has_write_loc else False,
+        lambda: physical_check(module, read_source["physical_check"]) if has_write_loc else False,
     )
     if getattr(module, "HiSparseDSATokenToKVPool", None) is None:
         unknown.append(("hisparse_dsa_unwraps_write_loc", "no HiSparseDSATokenToKVPool offered"))
@@ -400,7 +283,7 @@ def probe(module: Any) -> Capabilities:
         attempt(
             "hisparse_dsa_unwraps_write_loc",
             lambda: (
-                _hisparse_dsa_unwraps(module, read_source["hisparse_dsa_unwraps_write_loc"])
+                hisparse_dsa_unwraps(module, read_source["hisparse_dsa_unwraps_write_loc"])
                 if has_write_loc
                 else False
             ),

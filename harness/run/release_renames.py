@@ -3,8 +3,9 @@ renamed at every use by rope, and each renamed copy judged like a catalogue refa
 
 For each name: copy the release's `sglang/` package (its files hard-linked where the filesystem
 allows, every file the rename may change copied for real), rename each of its definitions with
-rope (in its class hierarchy, every occurrence rope cannot rule out, so a use through an untyped
-object is renamed too), rename the string literals that name it exactly (a `getattr(batch,
+rope (in its class hierarchy; an occurrence rope cannot resolve is renamed where it is an
+attribute access, so a use through an untyped object is renamed too, a parameter of the same
+spelling is not), rename the string literals that name it exactly (a `getattr(batch,
 "name")` is a use), and judge the copy as `sglang@DIR` on the sentinel slice plus every cell
 whose release trail reaches a function the rename touched. The unmodified release is judged once
 with `kvh run --trail` over the campaign's universe: its rows give each cell's trail and the
@@ -20,7 +21,7 @@ import shutil
 import time
 import tokenize
 import warnings
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -288,14 +289,17 @@ def campaign(
     if reference.verdict == "ERROR":
         raise RuntimeError(f"the unmodified {release} gave no verdict: {reference.detail}")
     source = release_folder(release)
-    pending: list[Future] = []
+    pending: set[Future] = set()
     results: list[RenameResult] = []
 
-    def collect(block: bool) -> None:
-        for future in [f for f in pending if block or f.done()]:
-            pending.remove(future)
-            results.append(future.result())
-            progress(results[-1], len(results), len(names))
+    def collect(until_fewer_than: int) -> None:
+        """Wait until fewer than `until_fewer_than` judges run, reporting each that finished."""
+        nonlocal pending
+        while len(pending) >= until_fewer_than:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                results.append(future.result())
+                progress(results[-1], len(results), len(names))
 
     with ThreadPoolExecutor(max_workers=jobs) as judges:
         for private in names:
@@ -319,17 +323,13 @@ def campaign(
                 )  # fmt: skip
                 progress(results[-1], len(results), len(names))
                 continue
-            while len(pending) >= jobs:
-                collect(block=False)
-                time.sleep(0.2)
-            pending.append(
+            collect(until_fewer_than=jobs)
+            pending.add(
                 judges.submit(
                     _judge, private, new_name, changed, copy, reference, sentinel, seconds
                 )
             )
-        while pending:
-            collect(block=False)
-            time.sleep(0.2)
+        collect(until_fewer_than=1)
     return reference, results
 
 

@@ -7,6 +7,7 @@ the release's own class. The write-door census (harness/sut/probe/write_doors.py
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import re
@@ -348,11 +349,11 @@ def _absent(pool: OptionalPool, module: ModuleType) -> str:
     cls = getattr(module, pool.name, None) or pool.build(module)
     bind = release_plan_binder() if pool.refusal_row else None
     if bind is not None:
-        make_pool = lambda: pool.build(module)(**pool.trial)  # noqa: E731
+        make_pool = functools.partial(pool.build(module), **pool.trial)
         if refuses_unmarked(make_pool, module.KVWriteLoc, bind, pool.refusal_row) is False:
             return f"its {pool.name} writes a loc no plan marked: not the design the kind models"
-    elif [mark for mark in pool.marks if not _marked(module, pool.name, mark)]:
-        missing = [mark for mark in pool.marks if not _marked(module, pool.name, mark)]
+    elif missing := [mark for mark in pool.marks if not _marked(module, pool.name, mark)]:
+        # No plan to run the pool with: its own word, read only here.
         return f"its {pool.name} has no {', '.join(missing)}: not the design the kind models"
     for method, parameter in pool.parameters:
         if parameter not in inspect.signature(getattr(cls, method)).parameters:

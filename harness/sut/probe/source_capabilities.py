@@ -9,6 +9,7 @@ import ast
 from pathlib import Path
 from typing import Any
 
+from backends.sglang_names import PHYSICAL_CHECK_NAMES
 from harness.sut.probe.capabilities import (
     OFFERED_CLASS_PROBES,
     PROBED,
@@ -107,8 +108,7 @@ def probe_source(package_root: Path) -> Capabilities:
         "mla_unwraps_write_loc": write_loc is not None
         and all(reaches_word(node, resolve, "unwrap") for node, resolve in filter(None, mla_doors)),
         "physical_check": any(
-            "_check_physical_write_loc" in _methods(pools.get(name))
-            or "requires_physical_write_loc" in ast.unparse(pools[name])
+            any(word in ast.unparse(pools[name]) for word in PHYSICAL_CHECK_NAMES)
             for name in ("MHATokenToKVPool", "MLATokenToKVPool", "KVCache")
             if name in pools
         ),

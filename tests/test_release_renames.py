@@ -96,7 +96,7 @@ def test_a_rename_reaches_every_use_and_keeps_the_behaviour(
     root = _package(tmp_path)
     before = _write(root)
     (private,) = [p for p in private_names(root / "sglang") if p.name == name]
-    assert set(rename_in_copy(root, private, f"{name}_kvh_renamed")) == files
+    assert set(rename_in_copy(root, private, f"{name}_kvh_renamed").changed) == files
     text = (root / "sglang" / WRITE_PATH[0]).read_text()
     assert f"{name}_kvh_renamed" in text and f"{name}(" not in text and f'"{name}"' not in text
     assert _write(root) == before == "(3, 1)"

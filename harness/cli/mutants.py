@@ -78,6 +78,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--jobs", type=positive_int, default=2, help="with --renames: copies judged at once"
     )
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="with --renames: judge each copy with a cold `kvh run` instead of a fork of a warm "
+        "process (harness/run/forked_judges.py); slower, for when the warm control differs",
+    )
     universe = (("--pool", "pool kinds"), ("--dtype", "dtypes"), ("--backend", "backends"))
     for option, what in universe:
         parser.add_argument(

@@ -52,7 +52,7 @@ def _say(result: RenameResult, done: int, total: int) -> None:
         f"{'' if result.ok else ' (not met)'}, {result.files_changed} files, "
         f"{len(result.touched)} functions touched, {result.checks} checks on "
         f"{len(cells.get('pools', ()))} pools x {len(cells.get('backends', ()))} backends, "
-        f"{result.plan_differences} unlike the release's, rename {result.rename_seconds:.0f}s "
+        f"{result.plan_differences} unlike the release's, renamed by {result.renamed_by.split(' ')[0]} in {result.rename_seconds:.0f}s, "
         f"judge {result.judge_seconds:.0f}s" + (f" ({result.detail})" if not result.ok else ""),
         file=sys.stderr,
         flush=True,
@@ -83,8 +83,10 @@ def main(arguments: argparse.Namespace) -> int:
     universe = _universe(arguments)
     try:
         reference, results = campaign(
-            spec, drawn, universe, arguments.out / "work", arguments.jobs, progress=_say
-        )
+            spec, drawn, universe, arguments.out / "work", arguments.jobs, progress=_say,
+            say=lambda line: print(f"kvh: {line}", file=sys.stderr, flush=True),
+            cold=arguments.cold,
+        )  # fmt: skip
     except RuntimeError as error:
         raise UsageError(str(error)) from None
     passed = sum(r.ok for r in results)

@@ -14,6 +14,7 @@ from harness.sut.load.environments import (
     is_isolated_spec,
     load_in_worker,
     load_isolated,
+    load_isolated_here,
 )
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.loader import LoadedSut, load_foreign, parse_builtin
@@ -57,7 +58,7 @@ def load_sut(
     finding or a limit, never kvh's exit code. `in_process` loads a module or file here
     instead (`kvh run --in-process`, for a debugger). `started`: its worker, started already."""
     if is_isolated_spec(spec):
-        return load_isolated(spec)
+        return load_isolated_here(spec) if in_process else load_isolated(spec)
     if in_process:
         return load_foreign(spec)
     return load_in_worker(spec, started)

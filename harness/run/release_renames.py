@@ -21,19 +21,21 @@ import shutil
 import time
 import tokenize
 import warnings
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 from harness.run.edited_functions import touched_functions
+from harness.run.forked_judges import Judges, learn_modules, run_once
 from harness.run.release_source import (
     Slice,
     SliceResult,
     copy_release,
     plan_difference,
+    read_slice,
     release_folder,
     run_slice,
+    slice_argv,
 )
 from mutants.release_renames import PrivateName
 from pools.kinds.layout import UNIFIED_MHA
@@ -46,16 +48,12 @@ SENTINEL = Slice(names(MHA, SWA_MHA, MLA, UNIFIED_MHA), ("bf16",), ("plain", "pl
 SUFFIX = "_kvh_renamed"
 
 
-class RopeCannot(Exception):
-    """rope refused to rename a definition: the name is counted apart, with rope's reason."""
-
-
 @dataclass
 class RenameResult:
     name: str
     new_name: str
     kinds: tuple[str, ...]
-    verdict: str  # PASS, FINDING, ERROR, or NOT_RENAMED (rope changed nothing)
+    verdict: str  # PASS, FINDING, ERROR, or NOT_RENAMED (no file changed)
     ok: bool  # PASS with the release's plan row for row and its real-code backends
     files_changed: int
     touched: tuple[str, ...]  # functions whose text the rename changed ('memory_pool.py Q.f')
@@ -66,6 +64,7 @@ class RenameResult:
     real_code_release: int = 0
     rename_seconds: float = 0.0
     judge_seconds: float = 0.0
+    renamed_by: str = ""  # Renamed.by
     detail: str = ""
 
     def to_dict(self) -> dict:
@@ -162,6 +161,65 @@ def _rename_strings(text: str, name: str, new_name: str) -> str:
     return "".join(lines)
 
 
+def field_classes(text: str, name: str) -> set[str]:
+    """The classes of a module's text that declare `name` as a class field (a dataclass's)."""
+    return {
+        node.name
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, ast.ClassDef)
+        for item in node.body
+        if isinstance(item, ast.AnnAssign)
+        and isinstance(item.target, ast.Name)
+        and item.target.id == name
+    }
+
+
+# Callees whose keywords are a dataclass's fields besides the class itself: `cls(...)` in its
+# classmethods and `dataclasses.replace(batch, ...)`.
+FIELD_KEYWORD_CALLEES = frozenset({"cls", "replace"})
+
+
+def rename_tokens(
+    text: str, name: str, new_name: str, definitions: list[int], kinds: tuple[str, ...],
+    classes: frozenset[str] = frozenset(),
+) -> str:  # fmt: skip
+    """The rename rope could not make, made from the tokens: each definition of `name` (character
+    offsets), each attribute access `.name`, where it is a module's function or constant every
+    bare use (its module's and an importer's), and where it is a field of `classes` the keyword
+    of a call to one of them (`ForwardBatch(name=...)`). A parameter, a local or another
+    function's keyword of the same spelling is left alone, as rope's unsure rule does."""
+    bare = bool({"function", "constant"} & set(kinds))
+    callees = classes | FIELD_KEYWORD_CALLEES if classes else frozenset()
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    skipped = (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT)
+    tokens = [
+        t for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type not in skipped
+    ]
+    defined = set(definitions)
+    offsets = []
+    calls: list[str] = []  # the callee of each open bracket ("" for a bracket that is no call)
+    for index, token in enumerate(tokens):
+        before = tokens[index - 1] if index else None
+        if token.type == tokenize.OP and token.string in ("(", "[", "{"):
+            called = before is not None and before.type == tokenize.NAME and token.string == "("
+            calls.append(before.string if called else "")
+        elif token.type == tokenize.OP and token.string in (")", "]", "}") and calls:
+            calls.pop()
+        if token.type != tokenize.NAME or token.string != name:
+            continue
+        after = tokens[index + 1].string if index + 1 < len(tokens) else ""
+        keyword = after == "=" and bool(calls) and calls[-1] in callees
+        attribute = before is not None and before.string == "."
+        offset = starts[token.start[0] - 1] + token.start[1]
+        if offset in defined or attribute or bare or keyword:
+            offsets.append(offset)
+    for offset in reversed(offsets):
+        text = text[:offset] + new_name + text[offset + len(name) :]
+    return text
+
+
 def _attribute_uses() -> Callable[[Any], bool]:
     """rope's `unsure` callback: an occurrence rope cannot prove or rule out is renamed when it
     is an attribute access (`pool.name` on an untyped pool), never a bare name. A bare name rope
@@ -179,9 +237,16 @@ def _attribute_uses() -> Callable[[Any], bool]:
     return unsure
 
 
-def rename_in_copy(root: Path, private: PrivateName, new_name: str) -> dict[str, tuple[str, str]]:
+@dataclass
+class Renamed:
+    changed: dict[str, tuple[str, str]]  # each changed file's (text before, text after)
+    by: str  # "rope", or "tokens (rope: its refusal)" where rope could not (rename_tokens)
+
+
+def rename_in_copy(root: Path, private: PrivateName, new_name: str) -> Renamed:
     """Rename `private` at every use in the package `root/sglang` (root holds the copy), with
-    rope; returns each changed file's (text before, text after), by path relative to root."""
+    rope; where rope refuses or fails, from the tokens (rename_tokens). Files by path relative
+    to root."""
     from rope.base.project import Project
     from rope.refactor.rename import Rename
 
@@ -194,6 +259,7 @@ def rename_in_copy(root: Path, private: PrivateName, new_name: str) -> dict[str,
         warnings.simplefilter("ignore", DeprecationWarning)
         project = Project(str(root), ropefolder=None)
     unsure = _attribute_uses()
+    refused = ""
     try:
         resources = [project.get_resource(str(f)) for f in relative]
         for defining in private.files:
@@ -211,18 +277,29 @@ def rename_in_copy(root: Path, private: PrivateName, new_name: str) -> dict[str,
                     )
                     project.do(changes)
                 except Exception as error:  # noqa: BLE001 - rope's refusal or its own failure
-                    raise RopeCannot(
-                        f"rope cannot rename {private.name}: {type(error).__name__}: {error}"
-                    ) from None
+                    refused = f"{type(error).__name__}: {error}"
+                    break
+            if refused:
+                break
     finally:
         project.close()
+    if refused:  # start again from the release's texts, renamed from their tokens
+        defining = {str(Path("sglang") / f) for f in private.files}
+        classes = frozenset(
+            c for f in defining if f in before for c in field_classes(before[f], private.name)
+        )
+        for f in relative:
+            text = before[str(f)]
+            offsets = _definition_offsets(text, private.name) if str(f) in defining else []
+            renamed = rename_tokens(text, private.name, new_name, offsets, private.kinds, classes)
+            (root / f).write_text(renamed)
     changed = {}
     for f in relative:
         text = _rename_strings((root / f).read_text(), private.name, new_name)
         (root / f).write_text(text)
         if text != before[str(f)]:
             changed[str(f)] = (before[str(f)], text)
-    return changed
+    return Renamed(changed, f"tokens (rope: {refused[:200]})" if refused else "rope")
 
 
 def judged_slice(
@@ -238,24 +315,67 @@ def judged_slice(
 
 
 def universe_baseline(release: str, universe: Slice, work: Path) -> SliceResult:
-    """The unmodified release over the universe, with each check's trail."""
+    """The unmodified release over the universe, with each check's trail, by a cold `kvh run`."""
     return run_slice(release, universe, work / "out-release", trail=True)
 
 
-def _judge(
-    private: PrivateName,
-    new_name: str,
-    changed: dict[str, tuple[str, str]],
-    copy: Path,
+def prepared_judges(
+    release: str,
+    universe: Slice,
     reference: SliceResult,
-    sentinel: Slice,
-    rename_seconds: float,
-) -> RenameResult:
-    touched = touched_functions(changed)
-    cells = judged_slice(touched, reference.trails, sentinel)
-    start = time.monotonic()
-    judged = run_slice(f"sglang@{copy}", cells, copy.parent / "out")
-    expected = {key: value for key, value in reference.plan.items() if cells.holds(key)}
+    work: Path,
+    cold: bool,
+    say: Callable[[str], None],
+) -> Judges:
+    """Judges forked from this process once it is warm (harness/run/forked_judges.py), kept warm
+    only when an unmodified copy judged warm over the universe holds the cold run's plan row for
+    row and its real-code backends; cold judges otherwise, saying why."""
+    source = release_folder(release)
+    judges = Judges(source, cold=cold)
+    if cold:
+        return judges
+    say(f"learning what a judge of {release} imports (one in-process run over the universe)")
+    judges.warm(
+        learn_modules(release, slice_argv(release, universe, work / "out-learn"), source, work)
+    )
+    shutil.rmtree(work / "control", ignore_errors=True)
+    control = copy_release(source, work / "control", with_siblings=release != "sglang", linked=True)
+    out = work / "out-control"
+    rc, output, seconds = run_once(
+        judges, slice_argv(f"sglang@{control}", universe, out), work / "control.log"
+    )
+    judged = read_slice(rc, output, out, seconds)
+    shutil.rmtree(control, ignore_errors=True)
+    differences = plan_difference(reference.plan, judged.plan) if judged.verdict != "ERROR" else []
+    if (
+        judged.verdict != reference.verdict
+        or differences
+        or judged.real_code != reference.real_code
+    ):
+        why = differences[0] if differences else f"{judged.verdict}: {judged.detail}"
+        say(f"a warm judge of the unmodified release is not the cold run ({why}): judging cold")
+        judges.cold = True
+    else:
+        say(
+            f"warm judges: {judges.warmed} modules imported once, the unmodified release judged "
+            f"warm as cold ({judged.checks} checks row for row, {seconds:.0f} s)"
+        )
+    return judges
+
+
+@dataclass
+class _Pending:
+    private: PrivateName
+    new_name: str
+    renamed: Renamed
+    copy: Path
+    cells: Slice
+    rename_seconds: float
+    started: float
+
+
+def _verdict(pending: _Pending, judged: SliceResult, reference: SliceResult) -> RenameResult:
+    expected = {key: value for key, value in reference.plan.items() if pending.cells.holds(key)}
     differences = plan_difference(expected, judged.plan) if judged.verdict != "ERROR" else []
     kept = set(judged.real_code) == set(reference.real_code)
     ok = judged.verdict == "PASS" and kept and not differences
@@ -264,12 +384,12 @@ def _judge(
         + ([f"{len(differences)} checks differ, first: {differences[0]}"] if differences else [])
         + ([judged.finding_lines[0][:300]] if judged.finding_lines else [])
     )
-    shutil.rmtree(copy.parent, ignore_errors=True)
+    private, changed = pending.private, pending.renamed.changed
     return RenameResult(
-        private.name, new_name, private.kinds, judged.verdict, ok, len(changed),
-        tuple(sorted(touched)), asdict(cells), judged.checks, len(differences),
-        len(judged.real_code), len(reference.real_code), rename_seconds,
-        time.monotonic() - start, detail,
+        private.name, pending.new_name, private.kinds, judged.verdict, ok, len(changed),
+        tuple(sorted(touched_functions(changed))), asdict(pending.cells), judged.checks,
+        len(differences), len(judged.real_code), len(reference.real_code),
+        pending.rename_seconds, judged.seconds, pending.renamed.by, detail,
     )  # fmt: skip
 
 
@@ -281,55 +401,59 @@ def campaign(
     jobs: int = 2,
     sentinel: Slice = SENTINEL,
     progress: Callable[[RenameResult, int, int], None] = lambda result, done, total: None,
+    say: Callable[[str], None] = lambda line: None,
+    cold: bool = False,
 ) -> tuple[SliceResult, list[RenameResult]]:
-    """Judge every name's rename; the renames run here, one at a time, while up to `jobs`
-    renamed copies are judged in child processes."""
-    work.mkdir(parents=True, exist_ok=True)
+    """Judge every name's rename. One thread does it all: it renames one name at a time with
+    rope and starts a judge of each copy (a fork, harness/run/forked_judges.py) while up to
+    `jobs` judges run; `cold` execs a cold `kvh run` in each judge instead."""
+    shutil.rmtree(work, ignore_errors=True)  # a run reads every record under its folders
+    work.mkdir(parents=True)
+    say(f"judging the unmodified {release} over the universe with --trail")
     reference = universe_baseline(release, universe, work)
     if reference.verdict == "ERROR":
         raise RuntimeError(f"the unmodified {release} gave no verdict: {reference.detail}")
+    judges = prepared_judges(release, universe, reference, work, cold, say)
     source = release_folder(release)
-    pending: set[Future] = set()
+    pending: dict[int, _Pending] = {}
     results: list[RenameResult] = []
 
-    def collect(until_fewer_than: int) -> None:
-        """Wait until fewer than `until_fewer_than` judges run, reporting each that finished."""
-        nonlocal pending
-        while len(pending) >= until_fewer_than:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                results.append(future.result())
-                progress(results[-1], len(results), len(names))
+    def finish_one() -> None:
+        pid, rc, output = judges.wait_any()
+        done = pending.pop(pid)
+        out = done.copy.parent / "out"
+        judged = read_slice(rc, output, out, time.monotonic() - done.started)
+        results.append(_verdict(done, judged, reference))
+        shutil.rmtree(done.copy.parent, ignore_errors=True)
+        progress(results[-1], len(results), len(names))
 
-    with ThreadPoolExecutor(max_workers=jobs) as judges:
-        for private in names:
-            new_name = f"{private.name}{SUFFIX}"
-            start = time.monotonic()
-            scratch = work / f"rename-{private.record}"
+    for private in names:
+        new_name = f"{private.name}{SUFFIX}"
+        start = time.monotonic()
+        scratch = work / f"rename-{private.record}"
+        shutil.rmtree(scratch, ignore_errors=True)
+        copy = copy_release(
+            source, scratch / "release", with_siblings=release != "sglang", linked=True
+        )
+        renamed = rename_in_copy(copy, private, new_name)
+        changed = renamed.changed
+        seconds = time.monotonic() - start
+        if not changed:
             shutil.rmtree(scratch, ignore_errors=True)
-            copy = copy_release(
-                source, scratch / "release", with_siblings=release != "sglang", linked=True
-            )
-            try:
-                changed, why = rename_in_copy(copy, private, new_name), "rope changed no file"
-            except RopeCannot as cannot:
-                changed, why = {}, str(cannot)
-            seconds = time.monotonic() - start
-            if not changed:
-                shutil.rmtree(scratch, ignore_errors=True)
-                results.append(
-                    RenameResult(private.name, new_name, private.kinds, "NOT_RENAMED", False, 0,
-                                 (), detail=why)
-                )  # fmt: skip
-                progress(results[-1], len(results), len(names))
-                continue
-            collect(until_fewer_than=jobs)
-            pending.add(
-                judges.submit(
-                    _judge, private, new_name, changed, copy, reference, sentinel, seconds
-                )
-            )
-        collect(until_fewer_than=1)
+            results.append(
+                RenameResult(private.name, new_name, private.kinds, "NOT_RENAMED", False, 0,
+                             (), renamed_by=renamed.by, detail=f"{renamed.by} changed no file")
+            )  # fmt: skip
+            progress(results[-1], len(results), len(names))
+            continue
+        cells = judged_slice(touched_functions(changed), reference.trails, sentinel)
+        while len(pending) >= jobs:
+            finish_one()
+        argv = slice_argv(f"sglang@{copy}", cells, scratch / "out")
+        pid = judges.start(argv, scratch / "judge.log")
+        pending[pid] = _Pending(private, new_name, renamed, copy, cells, seconds, time.monotonic())
+    while pending:
+        finish_one()
     return reference, results
 
 

@@ -264,37 +264,46 @@ def slice_of(mutant: ReleaseMutant) -> Slice:
     return Slice(mutant.pools, mutant.dtypes, mutant.backends)
 
 
-def run_slice(spec: str, cells: Slice, out: Path, trail: bool = False) -> SliceResult:
-    """`kvh run --sut SPEC` over the slice's pools, dtypes and backends, in a child process;
+def slice_argv(spec: str, cells: Slice, out: Path, trail: bool = False) -> list[str]:
+    """kvh's arguments for `kvh run --sut SPEC` over the slice's pools, dtypes and backends;
     `trail`: with --trail, so that each check row names the release functions it ran."""
-    command = [
-        sys.executable, "-m", "harness", "run", "--sut", spec,
+    return [
+        "run", "--sut", spec,
         "--pool", ",".join(cells.pools), "--dtype", ",".join(cells.dtypes),
         "--backend", ",".join(cells.backends), "--out", str(out), *(["--trail"] if trail else []),
     ]  # fmt: skip
+
+
+def run_slice(spec: str, cells: Slice, out: Path, trail: bool = False) -> SliceResult:
+    """`kvh run` over the slice (slice_argv) in a child process."""
     start = time.monotonic()
+    command = [sys.executable, "-m", "harness", *slice_argv(spec, cells, out, trail)]
     done = subprocess.run(command, capture_output=True, text=True)
-    seconds = time.monotonic() - start
-    verdict = _VERDICTS.get(done.returncode, "ERROR")
+    return read_slice(done.returncode, done.stderr or done.stdout, out, time.monotonic() - start)
+
+
+def read_slice(rc: int, output: str, out: Path, seconds: float) -> SliceResult:
+    """What a `kvh run` that exited with `rc` and printed `output` wrote under `out`."""
+    verdict = _VERDICTS.get(rc, "ERROR")
     suts = sorted(out.glob("sut-*.parquet"))
     checks = sorted(out.glob("check-*.parquet"))
     if verdict == "ERROR" or not suts or not checks:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-        return SliceResult("ERROR", done.returncode, (), 0, 0, (), seconds, " | ".join(tail))
+        tail = output.strip().splitlines()[-3:]
+        return SliceResult("ERROR", rc, (), 0, 0, (), seconds, " | ".join(tail))
     sut_rows = pd.read_parquet(suts[0])
     real = str(sut_rows.iloc[0].get("real_code") or "")
     frame = pd.concat([pd.read_parquet(p) for p in checks])
     judged = frame[frame["outcome"] != "skipped"]
     return SliceResult(
         verdict=verdict,
-        rc=done.returncode,
+        rc=rc,
         real_code=tuple(n for n in real.split(",") if n),
         checks=len(judged),
         findings=int((frame["outcome"] == "finding").sum()),
         finding_lines=_finding_lines(frame),
         seconds=seconds,
         plan=check_plan(frame),
-        trails=cell_trails(frame) if trail else {},
+        trails=cell_trails(frame),
     )
 
 

@@ -129,6 +129,21 @@ def load_isolated(spec: str) -> LoadedSut:
     return LoadedSut.from_dict({**worker.described, "spec": spec}, worker)
 
 
+def load_isolated_here(spec: str) -> LoadedSut:
+    """An installed isolated SUT loaded in this process (`kvh run --in-process`: for a debugger,
+    or in a disposable judge forked for one copy of a release, harness/run/forked_judges.py).
+    Its folder goes first on sys.path; the loader refuses when this process already holds
+    another sglang."""
+    from dataclasses import replace
+
+    from harness.sut.load.loader import load_foreign
+
+    reason = not_ready_reason(spec)
+    if reason:
+        raise SutLoadError(reason)
+    return replace(load_foreign("sglang", str(installed(spec))), spec=spec)
+
+
 def user_worker(spec: str) -> IsolatedSut:
     """The worker, not yet started, of a user's module or `.py` file (a file by its absolute
     path: the worker runs from the repository); this process's folder is on its import path, so

@@ -14,6 +14,7 @@ and branches against `harness.sut.probe.census_call_sites`.
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 from dataclasses import dataclass
 from pathlib import Path
@@ -230,7 +231,14 @@ def _bind(helper: ast.FunctionDef, call: ast.Call) -> dict[str, list[ast.expr]]:
 
 
 def census_file(path: Path, relative: str) -> tuple[WriteCall, ...]:
-    tree = ast.parse(path.read_text())
+    return census_text(path.read_text(), relative)
+
+
+@functools.lru_cache(maxsize=None)
+def census_text(text: str, relative: str) -> tuple[WriteCall, ...]:
+    """The write calls of one file's text. Kept by text: a campaign's judges, forked from one
+    process (harness/run/forked_judges.py), re-read only the files their copy changed."""
+    tree = ast.parse(text)
     functions = _functions(tree)
     helpers = {
         qualified.rsplit(".", 1)[-1]: node

@@ -1,0 +1,171 @@
+"""Judges forked from a warm process, for a campaign that judges hundreds of copies of one release.
+
+A cold `kvh run --sut sglang@DIR` spends ~14 of its 15 s before its first check (measured on
+0.5.23, 4 pools x 2 backends, this 2-core machine): importing torch twice (the run and its
+worker), the release's third-party imports and torch._dynamo, and the call-site census of the
+release's backend files. Each copy of a campaign differs from the release in one or two files.
+
+So this process imports, once, every module that a cold in-process run of the unmodified release
+imports, except the release's own `sglang` package and the harness's stand-ins (learnt by running
+one: `python -m harness.run.forked_judges`), with the release folder first on sys.path and its
+stand-ins installed first, as the loader does; and it reads the census of the release's files
+once. Each judge is then a fork of it that runs `kvh run --in-process`: the child loads its copy's
+`sglang` (the child is as disposable as a worker) and writes the same records a cold run does.
+
+Nothing here is trusted on faith: `Judges.control` judges an unmodified copy warm, and the
+campaign uses warm judges only when that control's plan matches the cold run's row for row.
+`cold=True` (or a platform without fork) execs a cold `kvh run` in each child instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+# One torch thread a judge: a campaign runs `jobs` judges side by side (a worker does the same).
+JUDGE_THREADS = 1
+
+
+class _NoSglang(importlib.abc.MetaPathFinder):
+    """Refuses `sglang` while warming: a third-party module that imports it is left cold."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == "sglang" or name.startswith("sglang."):
+            raise ImportError(f"{name} is the release's own: not imported while warming")
+        return None
+
+
+def warm_modules(loaded: dict, release: Path) -> list[str]:
+    """The modules of `loaded` (sys.modules, in import order) a judge of `release` can import
+    before forking: not `sglang`, not a stand-in, and with a file of their own."""
+    package = str((release / "sglang").resolve())
+    kept = []
+    for name, module in loaded.items():
+        origin = getattr(module, "__file__", None)
+        if name == "sglang" or name.startswith("sglang.") or origin is None:
+            continue
+        if getattr(module, "__kvwrite_standin__", False) or name == "__main__":
+            continue
+        if str(Path(origin).resolve()).startswith(package):
+            continue
+        kept.append(name)
+    return kept
+
+
+def learn_modules(spec: str, argv: list[str], release: Path, out: Path) -> list[str]:
+    """Run `kvh ARGV` in-process in a child and return its warm_modules."""
+    listing = out / "warm-modules.json"
+    command = [sys.executable, "-m", "harness.run.forked_judges", str(listing), str(release)]
+    done = subprocess.run([*command, *argv], capture_output=True, text=True)
+    if not listing.is_file():
+        tail = " | ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
+        raise RuntimeError(
+            f"learning what a judge of {spec} imports failed (rc {done.returncode}): {tail}"
+        )
+    return json.loads(listing.read_text())
+
+
+@dataclass
+class Judges:
+    """Start `kvh` runs as children of this process (warm: forked; cold: forked, then exec'd)
+    and wait for them. Start them from one thread only: a fork copies no other thread."""
+
+    release: Path
+    cold: bool = False
+    warmed: int = 0  # modules imported before forking
+    not_warmed: list[str] = field(default_factory=list)  # those that would not import so
+    running: dict[int, str] = field(default_factory=dict)  # pid -> its log file
+
+    def warm(self, modules: list[str]) -> None:
+        """Import `modules` here the way the loader would see them, and read the census."""
+        from harness.sut.load import sglang_standins
+        from harness.sut.probe.census import census
+
+        blocker, folder = _NoSglang(), str(self.release)
+        sys.meta_path.insert(0, blocker)
+        sys.path.insert(0, folder)
+        try:
+            sglang_standins.install()
+            for name in modules:
+                try:
+                    importlib.import_module(name)
+                    self.warmed += 1
+                except Exception:  # noqa: BLE001 - left for the child to import (or not) itself
+                    self.not_warmed.append(name)
+        finally:
+            sys.meta_path.remove(blocker)
+            sys.path.remove(folder)
+        census(self.release)  # each child re-reads only the files its copy changed
+
+    def start(self, argv: list[str], log: Path) -> int:
+        """A child running `kvh ARGV` (with --in-process when warm), its output in `log`."""
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            rc = 3
+            try:
+                descriptor = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                os.dup2(descriptor, 1)
+                os.dup2(descriptor, 2)
+                os.environ["OMP_NUM_THREADS"] = str(JUDGE_THREADS)
+                if self.cold or not hasattr(os, "fork"):
+                    os.execv(sys.executable, [sys.executable, "-m", "harness", *argv])
+                import torch
+
+                from harness.cli import main
+
+                torch.set_num_threads(JUDGE_THREADS)
+                rc = main([argv[0], "--in-process", *argv[1:]])
+            except BaseException:  # noqa: BLE001 - the parent reads the log; rc 3 is no verdict
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(rc)
+        self.running[pid] = str(log)
+        return pid
+
+    def wait_any(self) -> tuple[int, int, str]:
+        """(pid, exit code, log text) of the next child of this set to end."""
+        while True:
+            pid, status = os.waitpid(-1, 0)
+            if pid in self.running:
+                log = Path(self.running.pop(pid))
+                output = log.read_text(errors="replace") if log.is_file() else ""
+                return pid, os.waitstatus_to_exitcode(status), output
+
+
+def run_once(judges: Judges, argv: list[str], log: Path) -> tuple[int, str, float]:
+    """Start one judge and wait for it: (exit code, output, seconds)."""
+    start = time.monotonic()
+    pid = judges.start(argv, log)
+    while True:
+        ended, rc, output = judges.wait_any()
+        if ended == pid:
+            return rc, output, time.monotonic() - start
+
+
+def main(arguments: Optional[list[str]] = None) -> int:
+    """`python -m harness.run.forked_judges LISTING RELEASE KVH-ARGS...`: run kvh in-process,
+    then write the modules a warm judge of RELEASE may import first to LISTING."""
+    listing, release, *argv = sys.argv[1:] if arguments is None else arguments
+    from harness.cli import main as kvh
+
+    rc = kvh([argv[0], "--in-process", *argv[1:]])
+    Path(listing).write_text(json.dumps(warm_modules(dict(sys.modules), Path(release))))
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

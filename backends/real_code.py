@@ -32,7 +32,12 @@ from typing import Any, Callable, Iterator, Mapping, Optional
 
 from backends.context import WriteRequest
 from backends.release_batch import declared_defaults
-from backends.sglang_names import FORWARD_BATCH_INFO
+from backends.sglang_names import (
+    ABSENT_ATTENTION_OUTPUT,
+    FORWARD_BATCH_INFO,
+    REQ_TO_TOKEN,
+    REQ_TO_TOKEN_POOL,
+)
 
 # The pool methods a backend writes through: wrapped so the forward stops after the write.
 WRITE_DOORS = ("set_kv_buffer", "set_mla_kv_buffer")
@@ -262,10 +267,10 @@ def prepare_forward(
     split_mla = req.is_mla and mla_input == "split"
     key = req.mla_k if req.is_mla and not split_mla else req.k
     tokens, heads, head_dim = key.shape
-    no_req_to_token = SimpleNamespace(req_to_token=None)  # only the attention math reads it
+    no_req_to_token = SimpleNamespace(**{REQ_TO_TOKEN: None})  # only the attention math reads it
     given = dict(
         token_to_kv_pool=req.pool,  # the write door of releases before 0.5.14
-        req_to_token_pool=no_req_to_token,
+        **{REQ_TO_TOKEN_POOL: no_req_to_token},
         out_cache_loc=req.forward_batch.out_cache_loc,
         encoder_out_cache_loc=req.forward_batch.encoder_out_cache_loc,
         **_forward_mode(mode),
@@ -274,7 +279,7 @@ def prepare_forward(
         attn_attend_prefix_cache=None,
         attn_cp_metadata=None,
         dcp_kv_mask=None,
-        _attn_output=None,  # read with getattr(batch, "_attn_output", None): no such buffer
+        **{ABSENT_ATTENTION_OUTPUT: None},
         **dict.fromkeys(ATTENTION_ONLY_FIELDS),
     )
     # Every field the release's ForwardBatch declares a default for, at that default (a field it
@@ -300,8 +305,8 @@ def prepare_forward(
     runner = _StandIn(
         "model_runner",
         device=key.device,
-        req_to_token_pool=no_req_to_token,
         token_to_kv_pool=req.pool,
+        **{REQ_TO_TOKEN_POOL: no_req_to_token},
     )
     driven = _driven(cls, real.construct)
     if real.construct:

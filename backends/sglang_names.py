@@ -45,6 +45,49 @@ BATCH_PHYSICAL_MARK = "out_cache_loc_is_physical"
 # and to decide which unified pools are offered (harness/sut/load/optional_pools.py).
 PHYSICAL_CHECK_NAMES = ("requires_physical_write_loc", "_check_physical_write_loc")
 
+# Keywords the harness gives the release's pool constructors (harness/run/pool_factory.py,
+# harness/sut/load/release_constructors.py, optional_pools.py, the door probes): a pool class's
+# constructor is its public API; SGLang's model runner builds every pool by keyword.
+POOL_CONSTRUCTOR_KEYWORDS = (
+    "size_swa", "enable_memory_saver", "index_head_dim", "kv_cache_dim", "mamba_pool", "runner",
+    "use_mla", "use_dsa", "name", "grow_direction", "kv_cache_dtype", "total_bytes",
+    "sub_pool_specs", "unified_buffer", "draft_region", "fused_draft", "host_allocator",
+)  # fmt: skip
+# A pool's read API, which SGLang's attention backends call: the harness reads a pool's buffers
+# through it to compare their bytes (harness/run/pool_buffers.py, harness/run/execute.py,
+# backends/retraction_restore.py), and sizes a unified pool's buffer by its sub-pools' entry.
+POOL_READ_API = (
+    "main_pool", "index_k_pool", "index_k_layer_id_mapping", "index_k_with_scale_buffer",
+    "get_index_k_buffer", "get_index_kv_buffer", "get_index_k_with_scale_buffer", "entry_bytes",
+)  # fmt: skip
+# What the real-code driver gives a release backend's batch and runner beyond the scenario's data
+# (backends/real_code.py): the request-to-token pool a ForwardBatch and a model runner hold (the
+# attention math reads it, the write does not), and the attention output buffer a release reads
+# with getattr(batch, ABSENT_ATTENTION_OUTPUT, None), absent on a batch the harness drives.
+REQ_TO_TOKEN_POOL = "req_to_token_pool"
+REQ_TO_TOKEN = "req_to_token"
+ABSENT_ATTENTION_OUTPUT = "_attn_output"
+# The unwrap helper's name since 0.5.14: looked up first, then found by what it does
+# (harness/sut/probe/unwrap_helper.py).
+UNWRAP_HELPER = "unwrap_write_loc"
+
+# The harness modules that build, call or read the release's own objects. In them, every name
+# that is also a private name of the release's write path (mutants/release_renames.py) is one
+# this module declares, or one of NOT_RELEASE_NAMES (tests/test_sglang_names.py).
+RELEASE_FACING = (
+    "harness/sut/load/sglang_loader.py", "harness/sut/load/release_constructors.py",
+    "harness/sut/load/optional_pools.py", "harness/sut/probe/door_behaviour.py",
+    "harness/sut/probe/capabilities.py", "harness/sut/probe/source_capabilities.py",
+    "harness/sut/probe/unwrap_helper.py", "harness/run/pool_factory.py",
+    "harness/run/pool_buffers.py", "harness/run/execute.py", "backends/real_code.py",
+    "backends/release_batch.py", "backends/retraction_restore.py", "backends/context.py",
+)  # fmt: skip
+# Spellings those modules use for what is not the release's, which a release also defines.
+NOT_RELEASE_NAMES = {
+    "shape": "torch.Tensor.shape",
+    "is_mla": "the harness's own WriteRequest.is_mla",
+}
+
 NAMES: tuple[ReleaseName, ...] = (
     ReleaseName(FORWARD_BATCH_INFO, "module", "public", "ForwardBatch and ForwardMode live here"),
     ReleaseName("ForwardBatch", "class", "public", "each write's batch is built as the release's"),
@@ -117,6 +160,32 @@ NAMES: tuple[ReleaseName, ...] = (
             "a pool's word that it refuses an unmarked loc, read only where no unified pool runs",
         )
         for name in PHYSICAL_CHECK_NAMES
+    ),
+    *(
+        ReleaseName(name, "keyword", "public", "a pool constructor's keyword")
+        for name in POOL_CONSTRUCTOR_KEYWORDS
+    ),
+    *(ReleaseName(name, "method", "public", "a pool's read API") for name in POOL_READ_API),
+    ReleaseName(
+        f"ForwardBatch.{REQ_TO_TOKEN_POOL}",
+        "field",
+        "public",
+        "a batch's and a runner's request-to-token pool, given empty: only attention reads it",
+    ),
+    ReleaseName(
+        f"ReqToTokenPool.{REQ_TO_TOKEN}", "field", "public", "that pool's table, given as None"
+    ),
+    ReleaseName(
+        f"ForwardBatch.{ABSENT_ATTENTION_OUTPUT}",
+        "field",
+        "fallback",
+        "the attention output buffer 0.5.23 reads with a getattr default: given as None",
+    ),
+    ReleaseName(
+        UNWRAP_HELPER,
+        "function",
+        "fallback",
+        "the unwrap helper's name, looked up before the helper is found by what it does",
     ),
 )
 

@@ -147,3 +147,85 @@ def test_a_seeded_sample_of_renames_passes_with_the_release_s_plan(
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert f"renames passed {CI_SAMPLE}/{CI_SAMPLE}" in done.stdout, done.stdout
     assert f"(--seed {CI_SEED})" in done.stderr
+
+
+TOKENS_SOURCE = """
+from dataclasses import dataclass
+
+
+@dataclass
+class Batch:
+    seq_lens_cpu: list = None
+
+    @classmethod
+    def build(cls, lens):
+        return cls(seq_lens_cpu=lens)
+
+
+def plan(seq_lens_cpu=None):
+    return seq_lens_cpu
+
+
+def use(batch):
+    seq_lens_cpu = batch.seq_lens_cpu
+    return Batch(seq_lens_cpu=seq_lens_cpu), plan(seq_lens_cpu=batch.seq_lens_cpu)
+"""
+
+
+def test_a_rename_rope_cannot_make_renames_the_field_and_leaves_a_keyword_of_the_same_spelling():
+    from harness.run.release_renames import _definition_offsets, field_classes, rename_tokens
+
+    name, new = "seq_lens_cpu", "seq_lens_cpu_kvh_renamed"
+    renamed = rename_tokens(
+        TOKENS_SOURCE, name, new, _definition_offsets(TOKENS_SOURCE, name), ("field",),
+        frozenset(field_classes(TOKENS_SOURCE, name)),
+    )  # fmt: skip
+    namespace: dict = {}
+    exec(compile(renamed, "renamed.py", "exec"), namespace)  # the renamed module still runs
+    built, planned = namespace["use"](namespace["Batch"].build([3]))
+    assert built.seq_lens_cpu_kvh_renamed == [3] and planned == [3]
+    # The field, its reads, its class's keywords are renamed; plan()'s parameter and keyword and
+    # the local of the same spelling are not.
+    assert renamed.count(new) == 5
+    assert "def plan(seq_lens_cpu=None)" in renamed and "plan(seq_lens_cpu=batch." in renamed
+
+
+def test_a_module_function_rope_cannot_rename_is_renamed_at_its_bare_uses_too():
+    from harness.run.release_renames import _definition_offsets, rename_tokens
+
+    text = "def helper(x):\n    return x\n\n\nVALUE = helper(1)\nobj.helper = helper\n"
+    renamed = rename_tokens(
+        text, "helper", "h2", _definition_offsets(text, "helper"), ("function",)
+    )
+    assert renamed == "def h2(x):\n    return x\n\n\nVALUE = h2(1)\nobj.h2 = h2\n"
+
+
+def test_a_warm_judge_imports_nothing_of_the_release_and_no_stand_in(tmp_path: Path) -> None:
+    import types
+
+    from harness.run.forked_judges import warm_modules
+
+    release = tmp_path / "release"
+    (release / "sglang").mkdir(parents=True)
+    (release / "transformers").mkdir()
+
+    def module(name: str, origin: str | None, standin: bool = False) -> types.ModuleType:
+        made = types.ModuleType(name)
+        if origin is not None:
+            made.__file__ = origin
+        if standin:
+            made.__kvwrite_standin__ = True
+        return made
+
+    loaded = {
+        "torch": module("torch", "/venv/torch/__init__.py"),
+        "sglang": module("sglang", str(release / "sglang" / "__init__.py")),
+        "sglang.srt": module("sglang.srt", str(release / "sglang" / "srt" / "__init__.py")),
+        "transformers": module("transformers", str(release / "transformers" / "__init__.py")),
+        "sgl_kernel": module("sgl_kernel", None, standin=True),
+        "vendored": module("vendored", str(release / "sglang" / "vendored.py")),
+        "builtin_thing": module("builtin_thing", None),
+    }
+    # The release's own sibling dependencies are imported from the same folder a judge's copy
+    # links to; its sglang package, anything under it, and a stand-in never are.
+    assert warm_modules(loaded, release) == ["torch", "transformers"]

@@ -52,7 +52,8 @@ def _say(result: RenameResult, done: int, total: int) -> None:
         f"{'' if result.ok else ' (not met)'}, {result.files_changed} files, "
         f"{len(result.touched)} functions touched, {result.checks} checks on "
         f"{len(cells.get('pools', ()))} pools x {len(cells.get('backends', ()))} backends, "
-        f"{result.plan_differences} unlike the release's, renamed by {result.renamed_by.split(' ')[0]} in {result.rename_seconds:.0f}s, "
+        f"{result.plan_differences} unlike the release's, renamed by "
+        f"{result.renamed_by.split(' ')[0]} in {result.rename_seconds:.0f}s, "
         f"judge {result.judge_seconds:.0f}s" + (f" ({result.detail})" if not result.ok else ""),
         file=sys.stderr,
         flush=True,
@@ -75,7 +76,8 @@ def main(arguments: argparse.Namespace) -> int:
     drawn = sample(names, arguments.sample, arguments.seed)
     print(
         f"kvh: {len(names)} private names in {spec}'s write path ({', '.join(WRITE_PATH)}); "
-        f"judging {len(drawn)} (--seed {arguments.seed}): {', '.join(p.name for p in drawn)}",
+        f"judging {len(drawn)} (--seed {arguments.seed})"
+        + ("" if len(drawn) == len(names) else f": {', '.join(p.name for p in drawn)}"),
         file=sys.stderr,
         flush=True,
     )

@@ -117,6 +117,9 @@ class Judges:
                 os.dup2(descriptor, 1)
                 os.dup2(descriptor, 2)
                 os.environ["OMP_NUM_THREADS"] = str(JUDGE_THREADS)
+                # A copy's folders link to the release's: no bytecode of an edit may land there.
+                os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+                sys.dont_write_bytecode = True
                 if self.cold or not hasattr(os, "fork"):
                     os.execv(sys.executable, [sys.executable, "-m", "harness", *argv])
                 import torch

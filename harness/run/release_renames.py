@@ -30,12 +30,12 @@ from harness.run.forked_judges import Judges, learn_modules, run_once
 from harness.run.release_source import (
     Slice,
     SliceResult,
-    copy_release,
     plan_difference,
     read_slice,
     release_folder,
     run_slice,
     slice_argv,
+    sparse_copy,
 )
 from mutants.release_renames import PrivateName
 from pools.kinds.layout import UNIFIED_MHA
@@ -75,15 +75,20 @@ def _word(name: str) -> re.Pattern:
     return re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
 
 
-def files_naming(package: Path, name: str) -> list[Path]:
-    """The .py files of `package` whose text holds `name` as a whole word, relative to it."""
+def package_texts(package: Path) -> dict[Path, str]:
+    """Every .py file of `package` by its path relative to it, read once for a campaign."""
+    return {
+        path.relative_to(package): path.read_text(errors="replace")
+        for path in sorted(package.rglob("*.py"))
+    }
+
+
+def files_naming(package: Path, name: str, texts: Optional[dict[Path, str]] = None) -> list[Path]:
+    """The .py files of `package` whose text holds `name` as a whole word, relative to it;
+    `texts`: the package's package_texts, where a campaign read them already."""
     word = _word(name)
-    found = []
-    for path in sorted(package.rglob("*.py")):
-        text = path.read_text(errors="replace")
-        if name in text and word.search(text):
-            found.append(path.relative_to(package))
-    return found
+    texts = package_texts(package) if texts is None else texts
+    return [path for path, text in texts.items() if name in text and word.search(text)]
 
 
 def _own_copy(path: Path) -> None:
@@ -143,6 +148,8 @@ def _definition_offsets(text: str, name: str) -> list[int]:
 
 def _rename_strings(text: str, name: str, new_name: str) -> str:
     """String literals whose value is exactly `name` (a getattr's or a field dict's key)."""
+    if not re.search(rf"""(['"]){re.escape(name)}\1""", text):
+        return text  # most files hold no such literal: no need to tokenize them
     tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     lines = text.splitlines(keepends=True)
     edits = []
@@ -243,21 +250,27 @@ class Renamed:
     by: str  # "rope", or "tokens (rope: its refusal)" where rope could not (rename_tokens)
 
 
-def rename_in_copy(root: Path, private: PrivateName, new_name: str) -> Renamed:
+def rename_in_copy(
+    root: Path, private: PrivateName, new_name: str, naming: Optional[list[Path]] = None
+) -> Renamed:
     """Rename `private` at every use in the package `root/sglang` (root holds the copy), with
-    rope; where rope refuses or fails, from the tokens (rename_tokens). Files by path relative
-    to root."""
+    rope; where rope refuses or fails, from the tokens (rename_tokens). `naming`: the files of
+    the package that name it (files_naming), where the caller knows them. Files by path
+    relative to root."""
     from rope.base.project import Project
     from rope.refactor.rename import Rename
 
     package = root / "sglang"
-    relative = [Path("sglang") / f for f in files_naming(package, private.name)]
+    naming = files_naming(package, private.name) if naming is None else naming
+    relative = [Path("sglang") / f for f in naming]
     before = {str(f): (root / f).read_text() for f in relative}
     for f in relative:
         _own_copy(root / f)
     with warnings.catch_warnings():  # rope's own DeprecationWarning about its internals
         warnings.simplefilter("ignore", DeprecationWarning)
-        project = Project(str(root), ropefolder=None)
+        # No analysis of each module as rope saves it (automatic_soa, 1.5 s a rename on 0.5.23)
+        # and no history: the project lives for one rename.
+        project = Project(str(root), ropefolder=None, automatic_soa=False, save_history=False)
     unsure = _attribute_uses()
     refused = ""
     try:
@@ -275,6 +288,13 @@ def rename_in_copy(root: Path, private: PrivateName, new_name: str) -> Renamed:
                         unsure=unsure,
                         docs=False,
                     )
+                    beyond = [
+                        r.path
+                        for r in changes.get_changed_resources()
+                        if r.path not in {str(f) for f in relative}
+                    ]
+                    if beyond:  # a file that does not name it: maybe the release's own, linked
+                        raise ValueError(f"rope would change {beyond[0]}, which does not name it")
                     project.do(changes)
                 except Exception as error:  # noqa: BLE001 - rope's refusal or its own failure
                     refused = f"{type(error).__name__}: {error}"
@@ -339,7 +359,7 @@ def prepared_judges(
         learn_modules(release, slice_argv(release, universe, work / "out-learn"), source, work)
     )
     shutil.rmtree(work / "control", ignore_errors=True)
-    control = copy_release(source, work / "control", with_siblings=release != "sglang", linked=True)
+    control = sparse_copy(source, work / "control", [], with_siblings=release != "sglang")
     out = work / "out-control"
     rc, output, seconds = run_once(
         judges, slice_argv(f"sglang@{control}", universe, out), work / "control.log"
@@ -415,6 +435,7 @@ def campaign(
         raise RuntimeError(f"the unmodified {release} gave no verdict: {reference.detail}")
     judges = prepared_judges(release, universe, reference, work, cold, say)
     source = release_folder(release)
+    texts = package_texts(source / "sglang")
     pending: dict[int, _Pending] = {}
     results: list[RenameResult] = []
 
@@ -432,10 +453,10 @@ def campaign(
         start = time.monotonic()
         scratch = work / f"rename-{private.record}"
         shutil.rmtree(scratch, ignore_errors=True)
-        copy = copy_release(
-            source, scratch / "release", with_siblings=release != "sglang", linked=True
-        )
-        renamed = rename_in_copy(copy, private, new_name)
+        naming = files_naming(source / "sglang", private.name, texts)
+        edited = [Path("sglang") / f for f in naming]
+        copy = sparse_copy(source, scratch / "release", edited, with_siblings=release != "sglang")
+        renamed = rename_in_copy(copy, private, new_name, naming)
         changed = renamed.changed
         seconds = time.monotonic() - start
         if not changed:

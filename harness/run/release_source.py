@@ -122,6 +122,41 @@ def copy_release(source: Path, dest: Path, with_siblings: bool, linked: bool = F
     return dest
 
 
+def sparse_copy(source: Path, dest: Path, edited: list[Path], with_siblings: bool) -> Path:
+    """`source/sglang` mirrored at `dest/sglang` by symlinks, but for each file in `edited`
+    (relative to source, under sglang/) and each folder on the way to one: those are a file and
+    folders of their own, the file a copy. For a campaign whose copies each edit a few of the
+    release's thousands of files (copy_release links every file: a second a copy on 0.5.23).
+    A folder of its own links the release's bytecode of its unedited modules and no other; a
+    judge of the copy writes no bytecode (forked_judges.py), so nothing compiled from an edit
+    lands in the release. The package's `__init__.py` is always a copy: the loader takes a
+    package whose real path is under the folder it was given, and no other. Returns dest."""
+    edited = list(dict.fromkeys([Path("sglang") / "__init__.py", *edited]))
+    own = {Path("sglang")} | {parent for f in edited for parent in f.parents if parent != Path(".")}
+    stems = {(f.parent, f.stem) for f in edited}
+    for folder in sorted(own):
+        (dest / folder).mkdir(parents=True, exist_ok=True)
+        for entry in (source / folder).iterdir():
+            relative = folder / entry.name
+            if relative in own or relative in edited:
+                continue
+            if entry.name != "__pycache__":
+                (dest / relative).symlink_to(entry.resolve())
+                continue
+            # The release's bytecode of the folder's unedited modules, linked one by one.
+            (dest / relative).mkdir()
+            for compiled in entry.iterdir():
+                if (folder, compiled.name.split(".", 1)[0]) not in stems:
+                    (dest / relative / compiled.name).symlink_to(compiled.resolve())
+    for f in edited:
+        shutil.copy2(source / f, dest / f)
+    if with_siblings:
+        for entry in source.iterdir():
+            if entry.name != "sglang" and not (dest / entry.name).exists():
+                (dest / entry.name).symlink_to(entry.resolve())
+    return dest
+
+
 def apply_mutant(mutant: ReleaseMutant, package: Path) -> int:
     """Apply every edit of `mutant` to the package folder in place; returns how many files
     changed. Raises TransformMissed naming the edit that found nothing to change."""

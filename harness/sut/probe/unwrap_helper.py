@@ -9,7 +9,7 @@ import inspect
 from types import ModuleType
 from typing import Any, Callable
 
-NAME = "unwrap_write_loc"
+from backends.sglang_names import UNWRAP_HELPER as NAME
 
 
 def unwrap_helper(pool_module: ModuleType, write_loc: type) -> Callable[[Any], tuple] | None:

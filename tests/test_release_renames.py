@@ -147,6 +147,8 @@ def test_a_seeded_sample_of_renames_passes_with_the_release_s_plan(
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert f"renames passed {CI_SAMPLE}/{CI_SAMPLE}" in done.stdout, done.stdout
     assert f"(--seed {CI_SEED})" in done.stderr
+    # The judges were forked warm: an unmodified copy judged so held the cold run's plan.
+    assert "kvh: warm judges:" in done.stderr and "row for row" in done.stderr, done.stderr
 
 
 TOKENS_SOURCE = """

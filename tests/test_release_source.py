@@ -18,6 +18,7 @@ from harness.run.release_source import (
     rates,
     release_folder,
     run_release_mutant,
+    sparse_copy,
 )
 from mutants.release_source import (
     CATALOGUE,
@@ -135,6 +136,31 @@ def test_copy_symlinks_a_release_folders_siblings(tmp_path: Path) -> None:
     assert (copy / "dep").is_symlink() and not (copy / "sglang").is_symlink()
     (copy / "sglang" / "srt" / "b.py").write_text("changed")
     assert (source / "sglang" / "srt" / "b.py").read_text() == "print('untouched')\n"
+
+
+def test_a_sparse_copy_owns_only_the_edited_files_and_their_folders(tmp_path: Path) -> None:
+    source = tmp_path / "release"
+    package = _package(source)
+    (package / "__init__.py").write_text("")
+    (package / "other").mkdir()
+    (package / "srt" / "__pycache__").mkdir()
+    for compiled in ("a.cpython-311.pyc", "b.cpython-311.pyc"):
+        (package / "srt" / "__pycache__" / compiled).write_bytes(b"")
+    (source / "dep").mkdir()
+    edited = [Path("sglang/srt/a.py")]
+    copy = sparse_copy(source, tmp_path / "copy", edited, with_siblings=True)
+    own = copy / "sglang"
+    assert not own.is_symlink() and not (own / "srt").is_symlink()
+    assert (own / "other").is_symlink() and (own / "srt" / "b.py").is_symlink()
+    assert (copy / "dep").is_symlink()
+    # The edited file and the package's __init__ are copies: an edit stays in the copy.
+    assert not (own / "srt" / "a.py").is_symlink() and not (own / "__init__.py").is_symlink()
+    (own / "srt" / "a.py").write_text("changed")
+    assert (package / "srt" / "a.py").read_text().startswith("loc, swa_loc")
+    # The release's bytecode of the unedited module is linked; the edited module's is not.
+    assert sorted(p.name for p in (own / "srt" / "__pycache__").iterdir()) == ["b.cpython-311.pyc"]
+    shutil.rmtree(copy)  # removes the links, never what they point at
+    assert (package / "srt" / "b.py").is_file() and (source / "dep").is_dir()
 
 
 # The cheapest slice that still runs release code: one pool, one dtype, the plain model and fa3.

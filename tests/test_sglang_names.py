@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 import backends.sglang_names as names
 
 REPO = Path(__file__).resolve().parent.parent
@@ -92,3 +94,66 @@ def test_the_batch_s_physical_mark_is_named_only_in_the_names_module():
         if path.parts[len(REPO.parts)] != "mutants" and mark in path.read_text()
     ]
     assert naming == []
+
+
+# ---- the modules that touch the release's own objects ------------------------------------------
+# Every name they spell that is also a private name of the installed release's write path (the
+# names the rename campaign renames, mutants/release_renames.py) must be a declared one: an
+# attribute read, a keyword given, or a string.
+
+
+def facing_names(tree: ast.Module) -> list[tuple[str, int]]:
+    """(name, line) of each attribute read, keyword argument and identifier-like string."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            found.append((node.attr, node.lineno))
+        elif isinstance(node, ast.keyword) and node.arg:
+            found.append((node.arg, node.value.lineno))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value.isidentifier():
+                found.append((node.value, node.lineno))
+    return found
+
+
+def undeclared_facing(trees: dict[Path, ast.Module], private: set[str]) -> list[str]:
+    return [
+        f"{path.relative_to(REPO)}:{line} names the release's private {name!r}"
+        for path, tree in trees.items()
+        for name, line in facing_names(tree)
+        if name in private and not names.declares(name) and name not in names.NOT_RELEASE_NAMES
+    ]
+
+
+def _release_private_names() -> set[str]:
+    from mutants.release_renames import private_names
+    from tests.conftest import SGLANG_INSTALL_HINT, installed_sglang_root
+
+    root = installed_sglang_root()
+    if root is None:
+        pytest.skip(SGLANG_INSTALL_HINT)
+    return {private.name for private in private_names(root / "sglang")}
+
+
+def _facing_trees() -> dict[Path, ast.Module]:
+    return {REPO / path: ast.parse((REPO / path).read_text()) for path in names.RELEASE_FACING}
+
+
+@pytest.mark.sglang
+def test_release_facing_code_names_only_the_release_names_it_declares():
+    assert undeclared_facing(_facing_trees(), _release_private_names()) == []
+
+
+@pytest.mark.sglang
+def test_a_planted_read_of_a_release_private_attribute_fails_it():
+    trees = _facing_trees()
+    planted = ast.parse("def read(batch):\n    return batch.seq_lens_sum\n")
+    trees[REPO / "backends" / "real_code.py"] = planted
+    assert undeclared_facing(trees, _release_private_names()) == [
+        "backends/real_code.py:2 names the release's private 'seq_lens_sum'"
+    ]
+
+
+def test_every_release_facing_module_is_there_and_every_excused_name_says_why():
+    assert [path for path in names.RELEASE_FACING if not (REPO / path).is_file()] == []
+    assert all(why for why in names.NOT_RELEASE_NAMES.values())

@@ -14,7 +14,7 @@ once. Each judge is then a fork of it that runs `kvh run --in-process`: the chil
 
 Nothing here is trusted on faith: `Judges.control` judges an unmodified copy warm, and the
 campaign uses warm judges only when that control's plan matches the cold run's row for row.
-`cold=True` (or a platform without fork) execs a cold `kvh run` in each child instead.
+`cold=True` execs a cold `kvh run` in each child instead.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ class Judges:
                 # A copy's folders link to the release's: no bytecode of an edit may land there.
                 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
                 sys.dont_write_bytecode = True
-                if self.cold or not hasattr(os, "fork"):
+                if self.cold:
                     os.execv(sys.executable, [sys.executable, "-m", "harness", *argv])
                 import torch
 

@@ -355,9 +355,15 @@ def prepared_judges(
     if cold:
         return judges
     say(f"learning what a judge of {release} imports (one in-process run over the universe)")
-    judges.warm(
-        learn_modules(release, slice_argv(release, universe, work / "out-learn"), source, work)
-    )
+    try:
+        learnt = learn_modules(
+            release, slice_argv(release, universe, work / "out-learn"), source, work
+        )
+    except RuntimeError as error:
+        say(f"{error}: judging cold")
+        judges.cold = True
+        return judges
+    judges.warm(learnt)
     shutil.rmtree(work / "control", ignore_errors=True)
     control = sparse_copy(source, work / "control", [], with_siblings=release != "sglang")
     out = work / "out-control"
@@ -372,7 +378,13 @@ def prepared_judges(
         or differences
         or judged.real_code != reference.real_code
     ):
-        why = differences[0] if differences else f"{judged.verdict}: {judged.detail}"
+        why = (
+            differences[0]
+            if differences
+            else f"real code {judged.real_code} vs {reference.real_code}"
+            if judged.verdict == reference.verdict
+            else f"{judged.verdict}: {judged.detail}"
+        )
         say(f"a warm judge of the unmodified release is not the cold run ({why}): judging cold")
         judges.cold = True
     else:

@@ -12,10 +12,18 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Optional
 
 import pandas as pd
 
-from harness.exit_codes import EXIT_FINDINGS, EXIT_OK, UsageError
+from harness.exit_codes import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    StopSignals,
+    UsageError,
+    interrupted_exit_code,
+    signal_of,
+)
 from harness.run.release_renames import RenameResult, campaign, sample
 from harness.run.release_source import Slice, release_folder
 from mutants.release_renames import WRITE_PATH, private_names
@@ -60,58 +68,82 @@ def _say(result: RenameResult, done: int, total: int) -> None:
     )
 
 
+def _write(
+    arguments: argparse.Namespace, every: int, results: list[RenameResult], seconds: float,
+    universe: Slice, release_checks: Optional[int], stopped: str = "",
+) -> None:  # fmt: skip
+    write_json_atomic(
+        arguments.out / "release-renames.json",
+        {
+            "release": arguments.sut,
+            "seed": arguments.seed,
+            "private_names": every,
+            "judged": len(results),
+            "passed": sum(r.ok for r in results),
+            "seconds": round(seconds, 1),
+            "stopped": stopped,  # SIGINT or SIGTERM: the records are those judged until then
+            "universe": vars(universe),
+            "release_checks": release_checks,
+            "records": [r.to_dict() for r in results],
+        },
+    )
+
+
 def main(arguments: argparse.Namespace) -> int:
     spec = arguments.sut
     try:
         package = release_folder(spec) / "sglang"
     except ValueError as error:
         raise UsageError(str(error)) from None
-    names = private_names(package)
+    names = every = private_names(package)
     if arguments.only:
-        known = {p.name: p for p in names}
+        known = {p.name: p for p in every}
         unknown = [n for n in arguments.only if n not in known]
         if unknown:
             raise UsageError(f"not private names of {spec}'s write path: {', '.join(unknown)}")
         names = [known[n] for n in arguments.only]
     drawn = sample(names, arguments.sample, arguments.seed)
     print(
-        f"kvh: {len(names)} private names in {spec}'s write path ({', '.join(WRITE_PATH)}); "
+        f"kvh: {len(every)} private names in {spec}'s write path ({', '.join(WRITE_PATH)}); "
         f"judging {len(drawn)} (--seed {arguments.seed})"
-        + ("" if len(drawn) == len(names) else f": {', '.join(p.name for p in drawn)}"),
+        + ("" if len(drawn) == len(every) else f": {', '.join(p.name for p in drawn)}"),
         file=sys.stderr,
         flush=True,
     )
     start = time.monotonic()
     universe = _universe(arguments)
+    judged: list[RenameResult] = []
+
+    def progress(result: RenameResult, done: int, total: int) -> None:
+        judged.append(result)
+        _say(result, done, total)
+
     try:
-        reference, results = campaign(
-            spec, drawn, universe, arguments.out / "work", arguments.jobs, progress=_say,
-            say=lambda line: print(f"kvh: {line}", file=sys.stderr, flush=True),
-            cold=arguments.cold,
-        )  # fmt: skip
+        with StopSignals():
+            reference, results = campaign(
+                spec, drawn, universe, arguments.out / "work", arguments.jobs, progress=progress,
+                say=lambda line: print(f"kvh: {line}", file=sys.stderr, flush=True),
+                cold=arguments.cold,
+            )  # fmt: skip
     except RuntimeError as error:
         raise UsageError(str(error)) from None
+    except KeyboardInterrupt as interrupt:  # what was judged is kept, said so, and not a pass
+        stopped = signal_of(interrupt)
+        _write(arguments, len(every), judged, time.monotonic() - start, universe, None, stopped)
+        print(
+            f"kvh: {stopped}: stopped after {len(judged)} of {len(drawn)} renames; those are in "
+            f"{arguments.out / 'release-renames.json'}",
+            file=sys.stderr,
+        )
+        return interrupted_exit_code(interrupt)
     passed = sum(r.ok for r in results)
     seconds = time.monotonic() - start
-    write_json_atomic(
-        arguments.out / "release-renames.json",
-        {
-            "release": spec,
-            "seed": arguments.seed,
-            "private_names": len(names),
-            "judged": len(results),
-            "passed": passed,
-            "seconds": round(seconds, 1),
-            "universe": vars(universe),
-            "release_checks": reference.checks,
-            "records": [r.to_dict() for r in results],
-        },
-    )
+    _write(arguments, len(every), results, seconds, universe, reference.checks)
     columns = ("name", "verdict", "ok", "files_changed", "checks", "plan_differences")
     frame = pd.DataFrame([{c: getattr(r, c) for c in columns} for r in results])
     print(markdown_table(frame, empty="(no renames)"))
     print(
-        f"renames passed {passed}/{len(results)} of {len(names)} private names "
+        f"renames passed {passed}/{len(results)} of {len(every)} private names "
         f"(seed {arguments.seed}) in {seconds / 60:.1f} min"
     )
     return EXIT_OK if passed == len(results) else EXIT_FINDINGS

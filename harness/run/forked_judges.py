@@ -23,6 +23,7 @@ import importlib
 import importlib.abc
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -43,9 +44,10 @@ class _NoSglang(importlib.abc.MetaPathFinder):
         return None
 
 
-def warm_modules(loaded: dict, release: Path) -> list[str]:
+def warm_modules(loaded: dict, release: Path) -> list[tuple[str, str]]:
     """The modules of `loaded` (sys.modules, in import order) a judge of `release` can import
-    before forking: not `sglang`, not a stand-in, and with a file of their own."""
+    before forking, with the real path of each one's file: not `sglang`, not a stand-in, and
+    with a file of their own."""
     package = str((release / "sglang").resolve())
     kept = []
     for name, module in loaded.items():
@@ -54,13 +56,14 @@ def warm_modules(loaded: dict, release: Path) -> list[str]:
             continue
         if getattr(module, "__kvwrite_standin__", False) or name == "__main__":
             continue
-        if str(Path(origin).resolve()).startswith(package):
+        real = str(Path(origin).resolve())
+        if real.startswith(package):
             continue
-        kept.append(name)
+        kept.append((name, real))
     return kept
 
 
-def learn_modules(spec: str, argv: list[str], release: Path, out: Path) -> list[str]:
+def learn_modules(spec: str, argv: list[str], release: Path, out: Path) -> list[tuple[str, str]]:
     """Run `kvh ARGV` in-process in a child and return its warm_modules."""
     listing = out / "warm-modules.json"
     command = [sys.executable, "-m", "harness.run.forked_judges", str(listing), str(release)]
@@ -70,7 +73,7 @@ def learn_modules(spec: str, argv: list[str], release: Path, out: Path) -> list[
         raise RuntimeError(
             f"learning what a judge of {spec} imports failed (rc {done.returncode}): {tail}"
         )
-    return json.loads(listing.read_text())
+    return [tuple(pair) for pair in json.loads(listing.read_text())]
 
 
 @dataclass
@@ -84,8 +87,11 @@ class Judges:
     not_warmed: list[str] = field(default_factory=list)  # those that would not import so
     running: dict[int, str] = field(default_factory=dict)  # pid -> its log file
 
-    def warm(self, modules: list[str]) -> None:
-        """Import `modules` here the way the loader would see them, and read the census."""
+    def warm(self, modules: list[tuple[str, str]]) -> None:
+        """Import `modules` here the way the loader would see them, and read the census. A module
+        this process already holds from another file than the learnt run's (this environment's
+        transformers where the release folder brings its own) is a RuntimeError: a judge would
+        run with it."""
         from harness.sut.load import sglang_standins
         from harness.sut.probe.census import census
 
@@ -94,7 +100,10 @@ class Judges:
         sys.path.insert(0, folder)
         try:
             sglang_standins.install()
-            for name in modules:
+            for name, origin in modules:
+                held = getattr(sys.modules.get(name), "__file__", None)
+                if held is not None and str(Path(held).resolve()) != origin:
+                    raise RuntimeError(f"this process holds {name} from {held}, not {origin}")
                 try:
                     importlib.import_module(name)
                     self.warmed += 1
@@ -138,6 +147,16 @@ class Judges:
                 os._exit(rc)
         self.running[pid] = str(log)
         return pid
+
+    def stop_all(self) -> None:
+        """End every child still running (SIGTERM: a `kvh run` stops as on a CI timeout)."""
+        for pid in list(self.running):
+            try:
+                os.kill(pid, signal.SIGTERM)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):  # it ended on its own
+                pass
+            self.running.pop(pid, None)
 
     def wait_any(self) -> tuple[int, int, str]:
         """(pid, exit code, log text) of the next child of this set to end."""

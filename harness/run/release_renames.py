@@ -363,7 +363,12 @@ def prepared_judges(
         say(f"{error}: judging cold")
         judges.cold = True
         return judges
-    judges.warm(learnt)
+    try:
+        judges.warm(learnt)
+    except RuntimeError as error:
+        say(f"{error}: judging cold")
+        judges.cold = True
+        return judges
     shutil.rmtree(work / "control", ignore_errors=True)
     control = sparse_copy(source, work / "control", [], with_siblings=release != "sglang")
     out = work / "out-control"
@@ -460,33 +465,40 @@ def campaign(
         shutil.rmtree(done.copy.parent, ignore_errors=True)
         progress(results[-1], len(results), len(names))
 
-    for private in names:
-        new_name = f"{private.name}{SUFFIX}"
-        start = time.monotonic()
-        scratch = work / f"rename-{private.record}"
-        shutil.rmtree(scratch, ignore_errors=True)
-        naming = files_naming(source / "sglang", private.name, texts)
-        edited = [Path("sglang") / f for f in naming]
-        copy = sparse_copy(source, scratch / "release", edited, with_siblings=release != "sglang")
-        renamed = rename_in_copy(copy, private, new_name, naming)
-        changed = renamed.changed
-        seconds = time.monotonic() - start
-        if not changed:
+    try:
+        for private in names:
+            new_name = f"{private.name}{SUFFIX}"
+            start = time.monotonic()
+            scratch = work / f"rename-{private.record}"
             shutil.rmtree(scratch, ignore_errors=True)
-            results.append(
-                RenameResult(private.name, new_name, private.kinds, "NOT_RENAMED", False, 0,
-                             (), renamed_by=renamed.by, detail=f"{renamed.by} changed no file")
-            )  # fmt: skip
-            progress(results[-1], len(results), len(names))
-            continue
-        cells = judged_slice(touched_functions(changed), reference.trails, sentinel)
-        while len(pending) >= jobs:
+            naming = files_naming(source / "sglang", private.name, texts)
+            edited = [Path("sglang") / f for f in naming]
+            copy = sparse_copy(
+                source, scratch / "release", edited, with_siblings=release != "sglang"
+            )
+            renamed = rename_in_copy(copy, private, new_name, naming)
+            changed = renamed.changed
+            seconds = time.monotonic() - start
+            if not changed:
+                shutil.rmtree(scratch, ignore_errors=True)
+                results.append(
+                    RenameResult(private.name, new_name, private.kinds, "NOT_RENAMED", False, 0,
+                                 (), renamed_by=renamed.by, detail=f"{renamed.by} changed no file")
+                )  # fmt: skip
+                progress(results[-1], len(results), len(names))
+                continue
+            cells = judged_slice(touched_functions(changed), reference.trails, sentinel)
+            while len(pending) >= jobs:
+                finish_one()
+            argv = slice_argv(f"sglang@{copy}", cells, scratch / "out")
+            pid = judges.start(argv, scratch / "judge.log")
+            pending[pid] = _Pending(
+                private, new_name, renamed, copy, cells, seconds, time.monotonic()
+            )
+        while pending:
             finish_one()
-        argv = slice_argv(f"sglang@{copy}", cells, scratch / "out")
-        pid = judges.start(argv, scratch / "judge.log")
-        pending[pid] = _Pending(private, new_name, renamed, copy, cells, seconds, time.monotonic())
-    while pending:
-        finish_one()
+    finally:
+        judges.stop_all()  # a signal, or an error: no judge outlives the campaign
     return reference, results
 
 

@@ -231,3 +231,25 @@ def test_a_warm_judge_imports_nothing_of_the_release_and_no_stand_in(tmp_path: P
     # The release's own sibling dependencies are imported from the same folder a judge's copy
     # links to; its sglang package, anything under it, and a stand-in never are.
     assert [name for name, _ in warm_modules(loaded, release)] == ["torch", "transformers"]
+
+
+def test_a_dict_key_that_feeds_a_constructor_s_keywords_is_kept_with_its_parameter():
+    from harness.run.release_renames import _rename_strings, is_parameter
+
+    text = (
+        "class Pool:\n"
+        "    def __init__(self, allocation_label=None):\n"
+        "        self.allocation_label = allocation_label\n"
+        "\n"
+        "\n"
+        "def build():\n"
+        "    kwargs = {'allocation_label': 'SWA'}\n"
+        "    return Pool(**kwargs), getattr(Pool(), 'allocation_label')\n"
+    )
+    name, new = "allocation_label", "allocation_label_kvh_renamed"
+    assert is_parameter([text], name)
+    renamed = _rename_strings(text, name, new, keep_dict_keys=True)
+    assert "{'allocation_label': 'SWA'}" in renamed  # the constructor's keyword, as rope keeps it
+    assert "getattr(Pool(), 'allocation_label_kvh_renamed')" in renamed  # the attribute's use
+    # Where no function takes such a parameter, a dict key naming it is a field list: renamed.
+    assert "{'allocation_label_kvh_renamed': 'SWA'}" in _rename_strings(text, name, new)

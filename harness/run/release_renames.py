@@ -146,10 +146,35 @@ def _definition_offsets(text: str, name: str) -> list[int]:
     return sorted(set(found))
 
 
-def _rename_strings(text: str, name: str, new_name: str) -> str:
-    """String literals whose value is exactly `name` (a getattr's or a field dict's key)."""
+def is_parameter(texts: list[str], name: str) -> bool:
+    """Whether a function of these module texts takes a parameter spelled `name`."""
+    return any(
+        isinstance(node, ast.arg) and node.arg == name
+        for text in texts
+        for node in ast.walk(ast.parse(text))
+    )
+
+
+def _dict_keys(text: str, name: str) -> set[tuple[int, int]]:
+    """(line, character column) of each dict display key that is the string `name`."""
+    lines = text.splitlines()
+    return {
+        (key.lineno, len(lines[key.lineno - 1].encode()[: key.col_offset].decode()))
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, ast.Dict)
+        for key in node.keys
+        if isinstance(key, ast.Constant) and key.value == name
+    }
+
+
+def _rename_strings(text: str, name: str, new_name: str, keep_dict_keys: bool = False) -> str:
+    """String literals whose value is exactly `name` (a getattr's argument, a list of fields
+    read by name). `keep_dict_keys`: not a dict display's key, where `name` is also a
+    parameter: `{"allocation_label": "SWA"}` is a constructor's keywords, which a rename of the
+    attribute keeps, as it keeps the parameter."""
     if not re.search(rf"""(['"]){re.escape(name)}\1""", text):
         return text  # most files hold no such literal: no need to tokenize them
+    kept = _dict_keys(text, name) if keep_dict_keys else set()
     tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     lines = text.splitlines(keepends=True)
     edits = []
@@ -158,6 +183,7 @@ def _rename_strings(text: str, name: str, new_name: str) -> str:
             token.type == tokenize.STRING
             and token.string[1:-1] == name
             and token.string[0] in "'\""
+            and token.start not in kept
         ):
             edits.append(token)
     for token in reversed(edits):  # from the end, so earlier positions hold
@@ -314,8 +340,9 @@ def rename_in_copy(
             renamed = rename_tokens(text, private.name, new_name, offsets, private.kinds, classes)
             (root / f).write_text(renamed)
     changed = {}
+    keep_dict_keys = is_parameter(list(before.values()), private.name)
     for f in relative:
-        text = _rename_strings((root / f).read_text(), private.name, new_name)
+        text = _rename_strings((root / f).read_text(), private.name, new_name, keep_dict_keys)
         (root / f).write_text(text)
         if text != before[str(f)]:
             changed[str(f)] = (before[str(f)], text)

@@ -253,3 +253,30 @@ def test_a_dict_key_that_feeds_a_constructor_s_keywords_is_kept_with_its_paramet
     assert "getattr(Pool(), 'allocation_label_kvh_renamed')" in renamed  # the attribute's use
     # Where no function takes such a parameter, a dict key naming it is a field list: renamed.
     assert "{'allocation_label_kvh_renamed': 'SWA'}" in _rename_strings(text, name, new)
+
+
+def test_a_judge_past_its_deadline_is_killed_and_says_so(tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+
+    from harness.run.forked_judges import Judges
+
+    judges = Judges(tmp_path)
+    log = tmp_path / "judge.log"
+    log.write_text("started\n")
+    pid = os.fork()
+    if pid == 0:  # a judge that hangs
+        time.sleep(60)
+        os._exit(0)
+    judges.running[pid] = (str(log), time.monotonic() - 1)  # its deadline has passed
+    ended, rc, output = judges.wait_any()
+    assert (ended, rc) == (pid, -signal.SIGKILL)
+    assert output.startswith("started") and "ran past" in output and not judges.running
+
+
+def test_a_cold_judge_runs_kvh_in_a_child_and_gives_its_exit_code(tmp_path: Path) -> None:
+    from harness.run.forked_judges import Judges, run_once
+
+    rc, output, _ = run_once(Judges(tmp_path, cold=True), ["sut", "--help"], tmp_path / "log")
+    assert rc == 0 and "usage: kvh sut" in output

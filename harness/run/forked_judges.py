@@ -33,6 +33,10 @@ from typing import Optional
 
 # One torch thread a judge: a campaign runs `jobs` judges side by side (a worker does the same).
 JUDGE_THREADS = 1
+# A judge runs in-process: its per-scenario limit (SIGALRM) cannot end a hang inside C code, so
+# a judge still running after this long (one takes 5-60 s on 0.5.23) is killed, a judge with no
+# verdict.
+JUDGE_LIMIT_S = 900
 
 
 class _NoSglang(importlib.abc.MetaPathFinder):
@@ -85,7 +89,8 @@ class Judges:
     cold: bool = False
     warmed: int = 0  # modules imported before forking
     not_warmed: list[str] = field(default_factory=list)  # those that would not import so
-    running: dict[int, str] = field(default_factory=dict)  # pid -> its log file
+    running: dict[int, tuple[str, float]] = field(default_factory=dict)  # pid -> log, deadline
+    overdue: set[int] = field(default_factory=set)  # killed past JUDGE_LIMIT_S
 
     def warm(self, modules: list[tuple[str, str]]) -> None:
         """Import `modules` here the way the loader would see them, and read the census. A module
@@ -145,7 +150,7 @@ class Judges:
                 sys.stdout.flush()
                 sys.stderr.flush()
                 os._exit(rc)
-        self.running[pid] = str(log)
+        self.running[pid] = (str(log), time.monotonic() + JUDGE_LIMIT_S)
         return pid
 
     def stop_all(self) -> None:
@@ -160,22 +165,35 @@ class Judges:
 
     def wait_any(self) -> tuple[int, int, str]:
         """(pid, exit code, log text) of the next child of this set to end."""
+        return self.wait(-1)
+
+    def wait(self, pid: int) -> tuple[int, int, str]:
+        """(pid, exit code, log text) of child `pid` (-1: any of this set), once it ends; one
+        past its deadline is killed first."""
         while True:
-            pid, status = os.waitpid(-1, 0)
-            if pid in self.running:
-                log = Path(self.running.pop(pid))
-                output = log.read_text(errors="replace") if log.is_file() else ""
-                return pid, os.waitstatus_to_exitcode(status), output
+            ended, status = os.waitpid(pid, os.WNOHANG)
+            if ended in self.running:
+                return self._ended(ended, status)
+            now = time.monotonic()
+            for child, (_, deadline) in self.running.items():
+                if now > deadline and child not in self.overdue:
+                    self.overdue.add(child)
+                    os.kill(child, signal.SIGKILL)
+            time.sleep(0.05)
+
+    def _ended(self, pid: int, status: int) -> tuple[int, int, str]:
+        log = Path(self.running.pop(pid)[0])
+        output = log.read_text(errors="replace") if log.is_file() else ""
+        if pid in self.overdue:
+            output += f"\nkvh: the judge ran past {JUDGE_LIMIT_S} s and was killed"
+        return pid, os.waitstatus_to_exitcode(status), output
 
 
 def run_once(judges: Judges, argv: list[str], log: Path) -> tuple[int, str, float]:
     """Start one judge and wait for it: (exit code, output, seconds)."""
     start = time.monotonic()
-    pid = judges.start(argv, log)
-    while True:
-        ended, rc, output = judges.wait_any()
-        if ended == pid:
-            return rc, output, time.monotonic() - start
+    _, rc, output = judges.wait(judges.start(argv, log))
+    return rc, output, time.monotonic() - start
 
 
 def main(arguments: Optional[list[str]] = None) -> int:

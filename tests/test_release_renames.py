@@ -227,6 +227,9 @@ def test_a_warm_judge_imports_nothing_of_the_release_and_no_stand_in(tmp_path: P
         "sgl_kernel": module("sgl_kernel", None, standin=True),
         "vendored": module("vendored", str(release / "sglang" / "vendored.py")),
         "builtin_thing": module("builtin_thing", None),
+        # The learning run's own script, under both names multiprocessing gives it.
+        "__main__": module("__main__", "/repo/harness/run/forked_judges.py"),
+        "__mp_main__": module("__mp_main__", "/repo/harness/run/forked_judges.py"),
     }
     # The release's own sibling dependencies are imported from the same folder a judge's copy
     # links to; its sglang package, anything under it, and a stand-in never are.

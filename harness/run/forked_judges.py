@@ -58,7 +58,7 @@ def warm_modules(loaded: dict, release: Path) -> list[tuple[str, str]]:
         origin = getattr(module, "__file__", None)
         if name == "sglang" or name.startswith("sglang.") or origin is None:
             continue
-        if getattr(module, "__kvwrite_standin__", False) or name == "__main__":
+        if getattr(module, "__kvwrite_standin__", False) or name in ("__main__", "__mp_main__"):
             continue
         real = str(Path(origin).resolve())
         if real.startswith(package):

@@ -58,7 +58,8 @@ POOL_CONSTRUCTOR_KEYWORDS = (
 # backends/retraction_restore.py), and sizes a unified pool's buffer by its sub-pools' entry.
 POOL_READ_API = (
     "main_pool", "index_k_pool", "index_k_layer_id_mapping", "index_k_with_scale_buffer",
-    "get_index_k_buffer", "get_index_kv_buffer", "get_index_k_with_scale_buffer", "entry_bytes",
+    "get_index_k_buffer", "get_index_kv_buffer", "get_index_k_with_scale_buffer",
+    "entry_bytes",  # a sub-pool spec's; public for the campaign too (mutants/release_renames.py)
 )  # fmt: skip
 # What the real-code driver gives a release backend's batch and runner beyond the scenario's data
 # (backends/real_code.py): the request-to-token pool a ForwardBatch and a model runner hold (the

@@ -46,9 +46,13 @@ FORWARD_BATCH_API = (
     "req_pool_indices", "seq_lens", "extend_prefix_lens", "extend_seq_lens", "encoder_lens",
     "spec_info", "attn_attend_prefix_cache", "attn_cp_metadata", "dcp_kv_mask", "batch_size",
 )  # fmt: skip
+# - A unified pool's constructor takes total_bytes, which every caller (the release's factories
+#   and allocators, the harness's constructors) computes from each sub-pool spec's entry_bytes().
+#   The campaign over 0.5.23 renamed it and the harness could no longer build a unified pool.
+UNIFIED_POOL_API = ("entry_bytes",)
 # The write doors by their shape: a method that sets a pool's buffers.
 DOOR_PREFIX, DOOR_WORD = "set_", "buffer"
-PUBLIC = frozenset(WRITE_LOC_API + POOL_API + FORWARD_BATCH_API)
+PUBLIC = frozenset(WRITE_LOC_API + POOL_API + FORWARD_BATCH_API + UNIFIED_POOL_API)
 
 
 @dataclass(frozen=True)

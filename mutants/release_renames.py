@@ -3,7 +3,8 @@
 A refactor of the write path keeps its public write API and may rename anything else. So the
 names a rename campaign may touch are those the six write-path files define (functions, methods,
 class fields, attributes set on `self`, module-level constants) less the public write API below.
-Read from the release's source with `ast`; no import, no harness (mutants/ imports none of it).
+Read from the release's source with `ast`; no import of it, and no harness (mutants/ imports none
+of it; the names module in backends/ says which keywords the harness gives constructors).
 The runner that renames with rope and judges each copy is harness/run/release_renames.py.
 """
 
@@ -14,6 +15,8 @@ import builtins
 import keyword
 from dataclasses import dataclass
 from pathlib import Path
+
+from backends.sglang_names import POOL_CONSTRUCTOR_KEYWORDS
 
 # The write path, relative to the `sglang` package (a release without one of them has fewer).
 WRITE_PATH = (
@@ -53,6 +56,11 @@ UNIFIED_POOL_API = ("entry_bytes",)
 # The write doors by their shape: a method that sets a pool's buffers.
 DOOR_PREFIX, DOOR_WORD = "set_", "buffer"
 PUBLIC = frozenset(WRITE_LOC_API + POOL_API + FORWARD_BATCH_API + UNIFIED_POOL_API)
+# - A field of a dataclass the pools are built from (a sub-pool spec, a draft region) that is a
+#   keyword the harness gives a release constructor (backends/sglang_names.py): a dataclass's
+#   fields are its constructor's keywords, which a refactor of the write path keeps as it keeps
+#   any constructor's. A name that is only set on `self` stays private: rope keeps a parameter.
+CONSTRUCTOR_FIELDS = frozenset(POOL_CONSTRUCTOR_KEYWORDS)
 
 
 @dataclass(frozen=True)
@@ -116,4 +124,6 @@ def private_names(package: Path) -> list[PrivateName]:
     return [
         PrivateName(name, tuple(sorted(kinds[name])), tuple(sorted(files[name])))
         for name in sorted(kinds)
+        if not ("field" in kinds[name] and name in CONSTRUCTOR_FIELDS)  # the campaign renames
+        # a name at every definition at once: the field cannot be kept apart from the attribute
     ]

@@ -12,13 +12,31 @@ from hypothesis import strategies as st
 
 # Numbers as a user might type them, right or wrong.
 NUMBERS = [
-    "0", "1", "2", "7", "-1", "-0", "1e3", "0.5", "nan", "inf", "-inf", "", " 3", "x", "\u00b2",
-    str(2**31), str(2**63 - 1), str(2**63), str(2**70), "9" * 40, "0x10", "1_000",
+    "0",
+    "1",
+    "2",
+    "7",
+    "-1",
+    "-0",
+    "1e3",
+    "0.5",
+    "nan",
+    "inf",
+    "-inf",
+    "",
+    " 3",
+    "x",
+    "\u00b2",
+    str(2**31),
+    str(2**63 - 1),
+    str(2**63),
+    str(2**70),
+    "9" * 40,
+    "0x10",
+    "1_000",
 ]
 BAD_WHOLE = ["-1", "x", "1e3", "nan", "", "\u00b2", "9" * 40, str(2**70)]
-JUNK = st.text(
-    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=12
-)
+JUNK = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=12)
 
 
 def _junk(prefix: str = "") -> st.SearchStrategy[str]:
@@ -51,8 +69,14 @@ def _flags(table: dict[str, st.SearchStrategy[str] | None]) -> st.SearchStrategy
 def run_flags(folder: Path) -> dict[str, st.SearchStrategy[str] | None]:
     scenario, bad_json = str(folder / "scenario.json"), str(folder / "bad.json")
     return {
-        "--sut": _values("builtin", "builtin:torch", "builtin:nope", "sglang==9.9.9",
-                         "sglang@/nonexistent", "kvh_no_such_module"),
+        "--sut": _values(
+            "builtin",
+            "builtin:torch",
+            "builtin:nope",
+            "sglang==9.9.9",
+            "sglang@/nonexistent",
+            "kvh_no_such_module",
+        ),
         "--pool": _values("mha", "mla", "swa_mha", "mha,mla", "", ",", "nope"),
         "--dtype": _values("bf16", "fp32", "fp8_e4m3", "int4", ""),
         "--era": _values("legacy", "current", "legacy,current", "v5"),
@@ -116,10 +140,26 @@ HEAVY_NUMBER = {"bench": "--passes", "cp": "--seed", "mutants": "--seed", "bisec
 def argv(data, folder: Path) -> list[str]:
     """One `kvh` command line; `folder` holds the files it may name (results folders of each
     kind, scenario files, a plain file where a folder is wanted)."""
-    verb = data(st.sampled_from(
-        ["run", "run", "run", "report", "report", "matrix", "sut", "repro", "help", "junk",
-         "bench", "cp", "mutants", "bisect"]
-    ))
+    verb = data(
+        st.sampled_from(
+            [
+                "run",
+                "run",
+                "run",
+                "report",
+                "report",
+                "matrix",
+                "sut",
+                "repro",
+                "help",
+                "junk",
+                "bench",
+                "cp",
+                "mutants",
+                "bisect",
+            ]
+        )
+    )
     out = ["--out", data(_values(str(folder / "out"), str(folder / "file"), junk=False))]
     if verb == "help":
         return data(st.sampled_from([["--help"], [], ["-h", "run"]]))
@@ -128,20 +168,29 @@ def argv(data, folder: Path) -> list[str]:
     if verb == "run":
         return ["run", *data(_flags(run_flags(folder))), *out]
     if verb == "report":
-        results = data(st.sampled_from(
-            ["empty", "corrupt", "forged", "valid", "valid", "missing", "file"]
-        ))
+        results = data(
+            st.sampled_from(["empty", "corrupt", "forged", "valid", "valid", "missing", "file"])
+        )
         return ["report", str(folder / results), *data(_flags(report_flags())), *out]
     if verb == "matrix":
         sut = data(st.sampled_from([[], ["--sut", "sglang==9.9.9"], ["--sut", "nope"]]))
         return ["matrix", *sut, "--out", str(folder / data(st.sampled_from(["m.json", "file"])))]
     if verb == "sut":
-        return data(st.sampled_from([
-            ["sut", "list"], ["sut"], ["sut", "install"], ["sut", "install", "nope"],
-            ["sut", "install", "=9"], ["sut", "install", "sglang=="],
-            ["sut", "check", "sglang==9.9.9"],
-            ["sut", "check", "sglang@/nonexistent"], ["sut", "frobnicate"],
-        ]))
+        return data(
+            st.sampled_from(
+                [
+                    ["sut", "list"],
+                    ["sut"],
+                    ["sut", "install"],
+                    ["sut", "install", "nope"],
+                    ["sut", "install", "=9"],
+                    ["sut", "install", "sglang=="],
+                    ["sut", "check", "sglang==9.9.9"],
+                    ["sut", "check", "sglang@/nonexistent"],
+                    ["sut", "frobnicate"],
+                ]
+            )
+        )
     if verb == "repro":
         return ["repro", str(folder / data(st.sampled_from(["bad.json", "none.json", "file"])))]
     table = HEAVY[verb]

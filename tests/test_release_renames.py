@@ -236,7 +236,7 @@ def test_a_warm_judge_imports_nothing_of_the_release_and_no_stand_in(tmp_path: P
     assert [name for name, _ in warm_modules(loaded, release)] == ["torch", "transformers"]
 
 
-def test_a_dict_key_that_feeds_a_constructor_s_keywords_is_kept_with_its_parameter():
+def test_a_string_that_names_the_parameter_is_kept_and_a_getattr_s_is_renamed():
     from harness.run.release_renames import _rename_strings, is_parameter
 
     text = (
@@ -247,12 +247,14 @@ def test_a_dict_key_that_feeds_a_constructor_s_keywords_is_kept_with_its_paramet
         "\n"
         "def build():\n"
         "    kwargs = {'allocation_label': 'SWA'}\n"
+        "    mutated = ['allocation_label']\n"
         "    return Pool(**kwargs), getattr(Pool(), 'allocation_label')\n"
     )
     name, new = "allocation_label", "allocation_label_kvh_renamed"
     assert is_parameter([text], name)
-    renamed = _rename_strings(text, name, new, keep_dict_keys=True)
+    renamed = _rename_strings(text, name, new, parameter=True)
     assert "{'allocation_label': 'SWA'}" in renamed  # the constructor's keyword, as rope keeps it
+    assert "['allocation_label']" in renamed  # a custom op's mutated argument, say
     assert "getattr(Pool(), 'allocation_label_kvh_renamed')" in renamed  # the attribute's use
     # Where no function takes such a parameter, a dict key naming it is a field list: renamed.
     assert "{'allocation_label_kvh_renamed': 'SWA'}" in _rename_strings(text, name, new)

@@ -90,6 +90,8 @@ def _write(
 
 
 def main(arguments: argparse.Namespace) -> int:
+    from harness.cli import main as kvh  # what each warm judge calls (harness/run/forked_judges.py)
+
     spec = arguments.sut
     try:
         package = release_folder(spec) / "sglang"
@@ -123,7 +125,7 @@ def main(arguments: argparse.Namespace) -> int:
             reference, results = campaign(
                 spec, drawn, universe, arguments.out / "work", arguments.jobs, progress=progress,
                 say=lambda line: print(f"kvh: {line}", file=sys.stderr, flush=True),
-                cold=arguments.cold,
+                cold=arguments.cold, entry=kvh,
             )  # fmt: skip
     except RuntimeError as error:
         raise UsageError(str(error)) from None

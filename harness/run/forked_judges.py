@@ -7,7 +7,7 @@ release's backend files. Each copy of a campaign differs from the release in one
 
 So this process imports, once, every module that a cold in-process run of the unmodified release
 imports, except the release's own `sglang` package and the harness's stand-ins (learnt by running
-one: `python -m harness.run.forked_judges`), with the release folder first on sys.path and its
+one: `python -m harness.cli.learn_imports`), with the release folder first on sys.path and its
 stand-ins installed first, as the loader does; and it reads the census of the release's files
 once. Each judge is then a fork of it that runs `kvh run --in-process`: the child loads its copy's
 `sglang` (the child is as disposable as a worker) and writes the same records a cold run does.
@@ -29,7 +29,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 # One torch thread a judge: a campaign runs `jobs` judges side by side (a worker does the same).
 JUDGE_THREADS = 1
@@ -37,6 +37,8 @@ JUDGE_THREADS = 1
 # a judge still running after this long (one takes 5-60 s on 0.5.23) is killed, a judge with no
 # verdict.
 JUDGE_LIMIT_S = 900
+# Runs kvh in-process and writes warm_modules (harness/cli/learn_imports.py).
+LEARNING_SCRIPT = "harness.cli.learn_imports"
 
 
 class _NoSglang(importlib.abc.MetaPathFinder):
@@ -70,7 +72,7 @@ def warm_modules(loaded: dict, release: Path) -> list[tuple[str, str]]:
 def learn_modules(spec: str, argv: list[str], release: Path, out: Path) -> list[tuple[str, str]]:
     """Run `kvh ARGV` in-process in a child and return its warm_modules."""
     listing = out / "warm-modules.json"
-    command = [sys.executable, "-m", "harness.run.forked_judges", str(listing), str(release)]
+    command = [sys.executable, "-m", LEARNING_SCRIPT, str(listing), str(release)]
     done = subprocess.run([*command, *argv], capture_output=True, text=True)
     if not listing.is_file():
         tail = " | ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
@@ -86,6 +88,8 @@ class Judges:
     and wait for them. Start them from one thread only: a fork copies no other thread."""
 
     release: Path
+    # kvh's own entry point (harness.cli.main), which a warm judge calls with its arguments.
+    entry: Optional[Callable[[list[str]], int]] = None
     cold: bool = False
     warmed: int = 0  # modules imported before forking
     not_warmed: list[str] = field(default_factory=list)  # those that would not import so
@@ -138,10 +142,8 @@ class Judges:
                     os.execv(sys.executable, [sys.executable, "-m", "harness", *argv])
                 import torch
 
-                from harness.cli import main
-
                 torch.set_num_threads(JUDGE_THREADS)
-                rc = main([argv[0], "--in-process", *argv[1:]])
+                rc = self.entry([argv[0], "--in-process", *argv[1:]])
             except BaseException:  # noqa: BLE001 - the parent reads the log; rc 3 is no verdict
                 import traceback
 
@@ -194,18 +196,3 @@ def run_once(judges: Judges, argv: list[str], log: Path) -> tuple[int, str, floa
     start = time.monotonic()
     _, rc, output = judges.wait(judges.start(argv, log))
     return rc, output, time.monotonic() - start
-
-
-def main(arguments: Optional[list[str]] = None) -> int:
-    """`python -m harness.run.forked_judges LISTING RELEASE KVH-ARGS...`: run kvh in-process,
-    then write the modules a warm judge of RELEASE may import first to LISTING."""
-    listing, release, *argv = sys.argv[1:] if arguments is None else arguments
-    from harness.cli import main as kvh
-
-    rc = kvh([argv[0], "--in-process", *argv[1:]])
-    Path(listing).write_text(json.dumps(warm_modules(dict(sys.modules), Path(release))))
-    return rc
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -155,26 +155,31 @@ def is_parameter(texts: list[str], name: str) -> bool:
     )
 
 
-def _dict_keys(text: str, name: str) -> set[tuple[int, int]]:
-    """(line, character column) of each dict display key that is the string `name`."""
+def _attribute_strings(text: str, name: str) -> set[tuple[int, int]]:
+    """(line, character column) of each `name` string given to getattr, setattr, hasattr or
+    delattr: a use of the attribute by name, whatever else the spelling names."""
     lines = text.splitlines()
     return {
         (key.lineno, len(lines[key.lineno - 1].encode()[: key.col_offset].decode()))
         for node in ast.walk(ast.parse(text))
-        if isinstance(node, ast.Dict)
-        for key in node.keys
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("getattr", "setattr", "hasattr", "delattr")
+        and len(node.args) >= 2
+        for key in node.args[1:2]
         if isinstance(key, ast.Constant) and key.value == name
     }
 
 
-def _rename_strings(text: str, name: str, new_name: str, keep_dict_keys: bool = False) -> str:
-    """String literals whose value is exactly `name` (a getattr's argument, a list of fields
-    read by name). `keep_dict_keys`: not a dict display's key, where `name` is also a
-    parameter: `{"allocation_label": "SWA"}` is a constructor's keywords, which a rename of the
-    attribute keeps, as it keeps the parameter."""
+def _rename_strings(text: str, name: str, new_name: str, parameter: bool = False) -> str:
+    """String literals whose value is exactly `name`: a getattr's argument, a list of fields read
+    by name. Where `name` is also a parameter, only a getattr-family argument: another string
+    may name the parameter (`{"allocation_label": "SWA"}` given as a constructor's keywords,
+    `mutates_args=["hidden_states"]` of a custom op), which a rename of the attribute keeps, as
+    rope keeps the parameter."""
     if not re.search(rf"""(['"]){re.escape(name)}\1""", text):
         return text  # most files hold no such literal: no need to tokenize them
-    kept = _dict_keys(text, name) if keep_dict_keys else set()
+    only = _attribute_strings(text, name) if parameter else None
     tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     lines = text.splitlines(keepends=True)
     edits = []
@@ -183,7 +188,7 @@ def _rename_strings(text: str, name: str, new_name: str, keep_dict_keys: bool = 
             token.type == tokenize.STRING
             and token.string[1:-1] == name
             and token.string[0] in "'\""
-            and token.start not in kept
+            and (only is None or token.start in only)
         ):
             edits.append(token)
     for token in reversed(edits):  # from the end, so earlier positions hold
@@ -340,9 +345,9 @@ def rename_in_copy(
             renamed = rename_tokens(text, private.name, new_name, offsets, private.kinds, classes)
             (root / f).write_text(renamed)
     changed = {}
-    keep_dict_keys = is_parameter(list(before.values()), private.name)
+    parameter = is_parameter(list(before.values()), private.name)
     for f in relative:
-        text = _rename_strings((root / f).read_text(), private.name, new_name, keep_dict_keys)
+        text = _rename_strings((root / f).read_text(), private.name, new_name, parameter)
         (root / f).write_text(text)
         if text != before[str(f)]:
             changed[str(f)] = (before[str(f)], text)
@@ -373,12 +378,13 @@ def prepared_judges(
     work: Path,
     cold: bool,
     say: Callable[[str], None],
+    entry: Callable[[list[str]], int],
 ) -> Judges:
     """Judges forked from this process once it is warm (harness/run/forked_judges.py), kept warm
     only when an unmodified copy judged warm over the universe holds the cold run's plan row for
     row and its real-code backends; cold judges otherwise, saying why."""
     source = release_folder(release)
-    judges = Judges(source, cold=cold)
+    judges = Judges(source, entry, cold=cold)
     if cold:
         return judges
     say(f"learning what a judge of {release} imports (one in-process run over the universe)")
@@ -467,17 +473,19 @@ def campaign(
     progress: Callable[[RenameResult, int, int], None] = lambda result, done, total: None,
     say: Callable[[str], None] = lambda line: None,
     cold: bool = False,
+    entry: Optional[Callable[[list[str]], int]] = None,
 ) -> tuple[SliceResult, list[RenameResult]]:
     """Judge every name's rename. One thread does it all: it renames one name at a time with
     rope and starts a judge of each copy (a fork, harness/run/forked_judges.py) while up to
-    `jobs` judges run; `cold` execs a cold `kvh run` in each judge instead."""
+    `jobs` judges run; `cold` (or no kvh `entry` to call) execs a cold `kvh run` in each judge
+    instead."""
     shutil.rmtree(work, ignore_errors=True)  # a run reads every record under its folders
     work.mkdir(parents=True)
     say(f"judging the unmodified {release} over the universe with --trail")
     reference = universe_baseline(release, universe, work)
     if reference.verdict == "ERROR":
         raise RuntimeError(f"the unmodified {release} gave no verdict: {reference.detail}")
-    judges = prepared_judges(release, universe, reference, work, cold, say)
+    judges = prepared_judges(release, universe, reference, work, cold or entry is None, say, entry)
     source = release_folder(release)
     texts = package_texts(source / "sglang")
     pending: dict[int, _Pending] = {}

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from harness.run.edited_functions import touched_functions
-from harness.run.release_renames import judged_slice, rename_in_copy, sample
+from harness.run.release_renames import judged_slice, sample
 from harness.run.release_source import Slice
+from harness.run.rope_rename import rename_in_copy
 from mutants.release_renames import WRITE_PATH, private_names
 from tests.conftest import run_kvh
 
@@ -175,7 +176,7 @@ def use(batch):
 
 
 def test_a_rename_rope_cannot_make_renames_the_field_and_leaves_a_keyword_of_the_same_spelling():
-    from harness.run.release_renames import _definition_offsets, field_classes, rename_tokens
+    from harness.run.rope_rename import _definition_offsets, field_classes, rename_tokens
 
     name, new = "seq_lens_cpu", "seq_lens_cpu_kvh_renamed"
     renamed = rename_tokens(
@@ -193,7 +194,7 @@ def test_a_rename_rope_cannot_make_renames_the_field_and_leaves_a_keyword_of_the
 
 
 def test_a_module_function_rope_cannot_rename_is_renamed_at_its_bare_uses_too():
-    from harness.run.release_renames import _definition_offsets, rename_tokens
+    from harness.run.rope_rename import _definition_offsets, rename_tokens
 
     text = "def helper(x):\n    return x\n\n\nVALUE = helper(1)\nobj.helper = helper\n"
     renamed = rename_tokens(
@@ -237,7 +238,7 @@ def test_a_warm_judge_imports_nothing_of_the_release_and_no_stand_in(tmp_path: P
 
 
 def test_a_string_that_names_the_parameter_is_kept_and_a_getattr_s_is_renamed():
-    from harness.run.release_renames import _rename_strings, is_parameter
+    from harness.run.rope_rename import _rename_strings, is_parameter
 
     text = (
         "class Pool:\n"

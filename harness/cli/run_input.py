@@ -54,6 +54,7 @@ def options_from(arguments: argparse.Namespace) -> RunOptions:
         out=arguments.out,
         timeout_s=arguments.timeout,
         in_process=arguments.in_process,
+        release_in_process=arguments.in_process,
         trail=arguments.trail,
     )
 

@@ -32,6 +32,9 @@ class RunOptions:
     out: Path = Path("kvh-out")
     timeout_s: float = 30.0
     in_process: bool = False  # a user's module or file loaded in kvh's process, not a worker
+    # A release loaded in kvh's process too (kvh run --in-process). kvh bench leaves it off: it
+    # times a user's module here, but two releases cannot share one process.
+    release_in_process: bool = False
     shard: Optional[Shard] = None  # --shard i/N: only this deterministic share of the cells
     scenarios: Optional[list] = (
         None  # user scenarios (--scenario): run these instead of the builtin set

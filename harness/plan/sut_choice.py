@@ -51,14 +51,18 @@ class SutChoice:
 
 
 def load_sut(
-    spec: str, in_process: bool = False, started: Optional[IsolatedSut] = None
+    spec: str,
+    in_process: bool = False,
+    started: Optional[IsolatedSut] = None,
+    release_in_process: bool = False,
 ) -> LoadedSut:
     """A foreign SUT in a worker process of its own: an installed SGLang release, or a user's
     module or file, so that whatever it does (exit, crash, hang, KeyboardInterrupt) is a
     finding or a limit, never kvh's exit code. `in_process` loads a module or file here
-    instead (`kvh run --in-process`, for a debugger). `started`: its worker, started already."""
+    instead (`kvh run --in-process`, for a debugger), and `release_in_process` a release.
+    `started`: its worker, started already."""
     if is_isolated_spec(spec):
-        return load_isolated_here(spec) if in_process else load_isolated(spec)
+        return load_isolated_here(spec) if release_in_process else load_isolated(spec)
     if in_process:
         return load_foreign(spec)
     return load_in_worker(spec, started)
@@ -81,7 +85,7 @@ def _foreign_choice(
 ) -> SutChoice:
     """Load and probe a foreign SUT; a failure is kept as the choice's load_error."""
     try:
-        loaded = load_sut(spec, options.in_process, started)
+        loaded = load_sut(spec, options.in_process, started, options.release_in_process)
     except SutLoadError as error:
         return SutChoice(spec, ("-",), load_error=str(error))
     if options.eras_named:

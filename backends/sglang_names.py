@@ -147,12 +147,6 @@ NAMES: tuple[ReleaseName, ...] = (
         "fallback",
         "the pin itself (harness/sut/load/sglang_loader.py _disable_dcp)",
     ),
-    ReleaseName(
-        "MHATokenToKVPool.use_hnd",
-        "field",
-        "fallback",
-        "whether the head-major layout switch took (release_constructors.hnd_mha)",
-    ),
     *(
         ReleaseName(
             f"MHATokenToKVPool.{name}",
@@ -192,8 +186,8 @@ NAMES: tuple[ReleaseName, ...] = (
 
 
 def declares(attribute: str) -> bool:
-    """Whether a record names `attribute` (a member's last part: `use_hnd` for
-    MHATokenToKVPool.use_hnd)."""
+    """Whether a record names `attribute` (a member's last part: `req_to_token_pool` for
+    ForwardBatch.req_to_token_pool)."""
     return any(record.name.rsplit(".", 1)[-1] == attribute for record in NAMES)
 
 

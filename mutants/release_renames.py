@@ -16,7 +16,7 @@ import keyword
 from dataclasses import dataclass
 from pathlib import Path
 
-from backends.sglang_names import POOL_CONSTRUCTOR_KEYWORDS
+from backends.sglang_names import POOL_CONSTRUCTOR_KEYWORDS, REQ_TO_TOKEN_POOL
 
 # The write path, relative to the `sglang` package (a release without one of them has fewer).
 WRITE_PATH = (
@@ -48,6 +48,7 @@ FORWARD_BATCH_API = (
     "out_cache_loc", "encoder_out_cache_loc", "token_to_kv_pool", "forward_mode",
     "req_pool_indices", "seq_lens", "extend_prefix_lens", "extend_seq_lens", "encoder_lens",
     "spec_info", "attn_attend_prefix_cache", "attn_cp_metadata", "dcp_kv_mask", "batch_size",
+    REQ_TO_TOKEN_POOL,  # a model runner holds one by the same name, which backends read
 )  # fmt: skip
 # - A unified pool's constructor takes total_bytes, which every caller (the release's factories
 #   and allocators, the harness's constructors) computes from each sub-pool spec's entry_bytes().

@@ -23,8 +23,13 @@ from tests.conftest import SGLANG_INSTALL_HINT, installed_sglang_root
 
 def test_a_release_whose_pool_ignores_the_switch_is_not_offered_the_kind():
     class MHATokenToKVPool:  # an older release: its pool reads no layout switch
+        start_layer = 0
+
         def __init__(self, size: int):
             self.size = size
+
+        def get_key_buffer(self, layer_id: int) -> torch.Tensor:
+            return torch.zeros(self.size, 2, 16)  # token-major rows, whatever the switch says
 
     with pytest.raises(ValueError, match=HND_SWITCH):
         hnd_mha(SimpleNamespace(MHATokenToKVPool=MHATokenToKVPool))(size=4)

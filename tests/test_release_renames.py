@@ -286,3 +286,114 @@ def test_a_cold_judge_runs_kvh_in_a_child_and_gives_its_exit_code(tmp_path: Path
 
     rc, output, _ = run_once(Judges(tmp_path, cold=True), ["sut", "--help"], tmp_path / "log")
     assert rc == 0 and "usage: kvh sut" in output
+
+
+# A write-path module whose private names other objects share: a slot that is also a keyword
+# (KvBufferDesc's row_bytes), a method another class outside the write path defines too and a
+# caller reaches through either (DensePart's row_bytes), a tensor's `shape`, a file's `write`.
+SHARED_POOL = """
+import io
+from dataclasses import dataclass
+
+import torch
+
+
+class Desc:
+    __slots__ = ("shape", "row_bytes")
+
+    def __init__(self, shape, *, row_bytes):
+        self.shape = tuple(shape)
+        self.row_bytes = int(row_bytes)
+
+    def span(self, loc):
+        return loc.shape[0] * self.row_bytes + len(self.shape)
+
+
+@dataclass
+class Space:
+    write: object = None
+
+
+def translate(space, loc):
+    log = io.StringIO()
+    log.write(f"{space.write is not None}")
+    return space.write(loc) if space.write is not None else loc
+"""
+SHARED_CALLER = """
+import io
+
+import torch
+
+from sglang.srt.mem_cache.memory_pool import Desc, Space, translate
+
+
+class Part:
+    def row_bytes(self):
+        return 4
+
+
+class Spec:
+    def row_bytes(self):
+        return 8
+
+
+def run():
+    loc = torch.arange(3)
+    out = io.StringIO()
+    out.write("x")
+    sizes = [p.row_bytes() for p in (Part(), Spec())]
+    desc = Desc(getattr(loc, "shape"), row_bytes=2)
+    moved = translate(Space(write=lambda l: l + 1), loc)
+    return sizes, desc.span(loc), moved.tolist(), out.getvalue()
+"""
+
+
+def _shared_package(root: Path) -> Path:
+    (root / "sglang" / "srt" / "mem_cache").mkdir(parents=True)
+    for folder in ("sglang", "sglang/srt", "sglang/srt/mem_cache"):
+        (root / folder / "__init__.py").write_text("")
+    (root / "sglang" / WRITE_PATH[0]).write_text(textwrap.dedent(SHARED_POOL))
+    (root / "sglang" / "srt" / "caller.py").write_text(
+        textwrap.dedent(SHARED_CALLER).replace("def run", "def write")
+    )
+    return root
+
+
+@pytest.mark.parametrize("name", ["row_bytes", "shape", "write"])
+def test_a_name_other_objects_share_is_renamed_where_it_is_the_release_s(
+    tmp_path: Path, name: str
+) -> None:
+    root = _shared_package(tmp_path)
+    before = _write(root)
+    assert before == "([4, 8], 7, [1, 2, 3], 'x')"
+    (private,) = [p for p in private_names(root / "sglang") if p.name == name]
+    new = f"{name}_kvh_renamed"
+    changed = rename_in_copy(root, private, new).changed
+    assert _write(root) == before  # the renamed copy behaves as the release did
+    pool = (root / "sglang" / WRITE_PATH[0]).read_text()
+    caller = (root / "sglang" / "srt" / "caller.py").read_text()
+    if name == "row_bytes":  # the slot, and both classes of the protocol a caller reaches
+        assert f'"{new}")' in pool and "def row_bytes(" not in caller
+    if name == "shape":  # the Desc's, not a tensor's, nor a getattr of a tensor elsewhere
+        assert "loc.shape[0]" in pool and f"self.{new}" in pool
+        assert 'getattr(loc, "shape")' in caller
+    if name == "write":  # the field, its reads, its keyword; not a file's write
+        assert f"space.{new}(loc)" in pool and f"Space({new}=" in caller
+        assert 'log.write(f"{space.' in pool and 'out.write("x")' in caller
+    assert f"sglang/{WRITE_PATH[0]}" in changed
+
+
+def test_a_token_rename_reaches_an_f_string_and_leaves_an_import_path():
+    from harness.run.rope_rename import rename_tokens
+
+    text = (
+        "from sglang.srt.layers.layout import Part\n"
+        "import sglang.srt.layout\n"
+        "\n"
+        "\n"
+        "def show(pool):\n"
+        "    return f\"{pool.layout:>4} {{pool.layout}}\", pool.layout\n"
+    )
+    renamed = rename_tokens(text, "layout", "layout2", [], ("attribute",))
+    assert renamed.splitlines()[:2] == text.splitlines()[:2]  # modules, not the attribute
+    assert 'f"{pool.layout2:>4} {{pool.layout}}", pool.layout2' in renamed

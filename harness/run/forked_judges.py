@@ -19,6 +19,7 @@ campaign uses warm judges only when that control's plan matches the cold run's r
 
 from __future__ import annotations
 
+import gc
 import importlib
 import importlib.abc
 import json
@@ -29,7 +30,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Optional, Union
 
 # One torch thread a judge: a campaign runs `jobs` judges side by side (a worker does the same).
 JUDGE_THREADS = 1
@@ -122,9 +123,14 @@ class Judges:
             sys.meta_path.remove(blocker)
             sys.path.remove(folder)
         census(self.release)  # each child re-reads only the files its copy changed
+        # What is warm now lives as long as this process: out of the collector's sight, a child's
+        # collections do not copy the pages it shares with this process.
+        gc.freeze()
 
-    def start(self, argv: list[str], log: Path) -> int:
-        """A child running `kvh ARGV` (with --in-process when warm), its output in `log`."""
+    def start(self, argv: Union[list[str], Callable[[], Optional[list[str]]]], log: Path) -> int:
+        """A child running `kvh ARGV` (with --in-process when warm), its output in `log`. ARGV
+        may be a function the child calls first (the campaign's rename of its copy, so renames
+        run side by side as judges do); when it returns None the child ends with 0, unjudged."""
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -138,12 +144,16 @@ class Judges:
                 # A copy's folders link to the release's: no bytecode of an edit may land there.
                 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
                 sys.dont_write_bytecode = True
-                if self.cold:
+                argv = argv() if callable(argv) else argv
+                if argv is None:
+                    rc = 0
+                elif self.cold:
                     os.execv(sys.executable, [sys.executable, "-m", "harness", *argv])
-                import torch
+                else:
+                    import torch
 
-                torch.set_num_threads(JUDGE_THREADS)
-                rc = self.entry([argv[0], "--in-process", *argv[1:]])
+                    torch.set_num_threads(JUDGE_THREADS)
+                    rc = self.entry([argv[0], "--in-process", *argv[1:]])
             except BaseException:  # noqa: BLE001 - the parent reads the log; rc 3 is no verdict
                 import traceback
 

@@ -14,6 +14,7 @@ plan each copy must match row for row (harness/run/release_source.py plan_differ
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from dataclasses import asdict, dataclass, field
@@ -32,7 +33,7 @@ from harness.run.release_source import (
     slice_argv,
     sparse_copy,
 )
-from harness.run.rope_rename import Renamed, files_naming, package_texts, rename_in_copy
+from harness.run.rope_rename import files_naming, package_texts, rename_in_copy
 from mutants.release_renames import PrivateName
 from pools.kinds.layout import UNIFIED_MHA
 from pools.kinds.spec import names
@@ -151,15 +152,51 @@ def prepared_judges(
 class _Pending:
     private: PrivateName
     new_name: str
-    renamed: Renamed
-    copy: Path
-    cells: Slice
-    rename_seconds: float
+    scratch: Path
     started: float
 
 
-def _verdict(pending: _Pending, judged: SliceResult, reference: SliceResult) -> RenameResult:
-    expected = {key: value for key, value in reference.plan.items() if pending.cells.holds(key)}
+# What a judge's child tells the campaign of its rename (it renames its own copy, in parallel).
+RENAMED = "renamed.json"
+
+
+def _rename_then_judge(
+    private: PrivateName,
+    new_name: str,
+    release: str,
+    scratch: Path,
+    texts: dict[Path, str],
+    trails: dict[tuple[str, str, str], set[str]],
+    sentinel: Slice,
+) -> Optional[list[str]]:
+    """In a judge's child: copy the release, rename `private` in the copy, write what changed to
+    `scratch/RENAMED`, and give the argv that judges the copy (None where nothing changed)."""
+    start = time.monotonic()
+    source = release_folder(release)
+    naming = files_naming(source / "sglang", private.name, texts)
+    edited = [Path("sglang") / f for f in naming]
+    copy = sparse_copy(source, scratch / "release", edited, with_siblings=release != "sglang")
+    renamed = rename_in_copy(copy, private, new_name, naming)
+    touched = sorted(touched_functions(renamed.changed))
+    cells = judged_slice(set(touched), trails, sentinel)
+    said = {
+        "files_changed": len(renamed.changed),
+        "touched": touched,
+        "by": renamed.by,
+        "cells": asdict(cells),
+        "rename_seconds": time.monotonic() - start,
+    }
+    (scratch / RENAMED).write_text(json.dumps(said))
+    if not renamed.changed:
+        return None
+    return slice_argv(f"sglang@{copy}", cells, scratch / "out")
+
+
+def _verdict(
+    pending: _Pending, said: dict, judged: SliceResult, reference: SliceResult
+) -> RenameResult:
+    cells = Slice(*(tuple(said["cells"][key]) for key in ("pools", "dtypes", "backends")))
+    expected = {key: value for key, value in reference.plan.items() if cells.holds(key)}
     differences = plan_difference(expected, judged.plan) if judged.verdict != "ERROR" else []
     kept = set(judged.real_code) == set(reference.real_code)
     ok = judged.verdict == "PASS" and kept and not differences
@@ -168,13 +205,25 @@ def _verdict(pending: _Pending, judged: SliceResult, reference: SliceResult) -> 
         + ([f"{len(differences)} checks differ, first: {differences[0]}"] if differences else [])
         + ([judged.finding_lines[0][:300]] if judged.finding_lines else [])
     )
-    private, changed = pending.private, pending.renamed.changed
+    private, rename_seconds = pending.private, said["rename_seconds"]
     return RenameResult(
-        private.name, pending.new_name, private.kinds, judged.verdict, ok, len(changed),
-        tuple(sorted(touched_functions(changed))), asdict(pending.cells), judged.checks,
-        len(differences), len(judged.real_code), len(reference.real_code),
-        pending.rename_seconds, judged.seconds, pending.renamed.by, detail,
+        private.name, pending.new_name, private.kinds, judged.verdict, ok, said["files_changed"],
+        tuple(said["touched"]), said["cells"], judged.checks, len(differences),
+        len(judged.real_code), len(reference.real_code), rename_seconds,
+        judged.seconds - rename_seconds, said["by"], detail,
     )  # fmt: skip
+
+
+def _unjudged(pending: _Pending, said: Optional[dict], rc: int, output: str) -> RenameResult:
+    """A child that changed no file, or that ended before it said what it renamed."""
+    name, new_name, kinds = pending.private.name, pending.new_name, pending.private.kinds
+    if said is None:
+        tail = output.strip().splitlines()[-1:] or [f"exit {rc}"]
+        return RenameResult(name, new_name, kinds, "ERROR", False, 0, (),
+                            detail=f"the rename gave no result: {tail[0][:300]}")  # fmt: skip
+    return RenameResult(name, new_name, kinds, "NOT_RENAMED", False, 0, (),
+                        rename_seconds=said["rename_seconds"], renamed_by=said["by"],
+                        detail=f"{said['by']} changed no file")  # fmt: skip
 
 
 def campaign(
@@ -189,10 +238,11 @@ def campaign(
     cold: bool = False,
     entry: Optional[Callable[[list[str]], int]] = None,
 ) -> tuple[SliceResult, list[RenameResult]]:
-    """Judge every name's rename. One thread does it all: it renames one name at a time with
-    rope and starts a judge of each copy (a fork, harness/run/forked_judges.py) while up to
-    `jobs` judges run; `cold` (or no kvh `entry` to call) execs a cold `kvh run` in each judge
-    instead."""
+    """Judge every name's rename: up to `jobs` children at once, each forked from this process
+    (harness/run/forked_judges.py), renames its name in its own copy with rope and judges it;
+    `cold` (or no kvh `entry` to call) execs a cold `kvh run` for the judging instead."""
+    import rope.refactor.rename  # noqa: F401 - imported once here, not in every child
+
     shutil.rmtree(work, ignore_errors=True)  # a run reads every record under its folders
     work.mkdir(parents=True)
     say(f"judging the unmodified {release} over the universe with --trail")
@@ -200,50 +250,40 @@ def campaign(
     if reference.verdict == "ERROR":
         raise RuntimeError(f"the unmodified {release} gave no verdict: {reference.detail}")
     judges = prepared_judges(release, universe, reference, work, cold or entry is None, say, entry)
-    source = release_folder(release)
-    texts = package_texts(source / "sglang")
+    texts = package_texts(release_folder(release) / "sglang")
     pending: dict[int, _Pending] = {}
     results: list[RenameResult] = []
 
     def finish_one() -> None:
         pid, rc, output = judges.wait_any()
         done = pending.pop(pid)
-        out = done.copy.parent / "out"
-        judged = read_slice(rc, output, out, time.monotonic() - done.started)
-        results.append(_verdict(done, judged, reference))
-        shutil.rmtree(done.copy.parent, ignore_errors=True)
+        told = done.scratch / RENAMED
+        said = json.loads(told.read_text()) if told.is_file() else None
+        if said is None or not said["files_changed"]:
+            results.append(_unjudged(done, said, rc, output))
+        else:
+            out = done.scratch / "out"
+            judged = read_slice(rc, output, out, time.monotonic() - done.started)
+            results.append(_verdict(done, said, judged, reference))
+        shutil.rmtree(done.scratch, ignore_errors=True)
         progress(results[-1], len(results), len(names))
 
     try:
         for private in names:
             new_name = f"{private.name}{SUFFIX}"
-            start = time.monotonic()
             scratch = work / f"rename-{private.record}"
             shutil.rmtree(scratch, ignore_errors=True)
-            naming = files_naming(source / "sglang", private.name, texts)
-            edited = [Path("sglang") / f for f in naming]
-            copy = sparse_copy(
-                source, scratch / "release", edited, with_siblings=release != "sglang"
-            )
-            renamed = rename_in_copy(copy, private, new_name, naming)
-            changed = renamed.changed
-            seconds = time.monotonic() - start
-            if not changed:
-                shutil.rmtree(scratch, ignore_errors=True)
-                results.append(
-                    RenameResult(private.name, new_name, private.kinds, "NOT_RENAMED", False, 0,
-                                 (), renamed_by=renamed.by, detail=f"{renamed.by} changed no file")
-                )  # fmt: skip
-                progress(results[-1], len(results), len(names))
-                continue
-            cells = judged_slice(touched_functions(changed), reference.trails, sentinel)
+            scratch.mkdir(parents=True)
             while len(pending) >= jobs:
                 finish_one()
-            argv = slice_argv(f"sglang@{copy}", cells, scratch / "out")
-            pid = judges.start(argv, scratch / "judge.log")
-            pending[pid] = _Pending(
-                private, new_name, renamed, copy, cells, seconds, time.monotonic()
-            )
+
+            def task(private=private, new_name=new_name, scratch=scratch):
+                return _rename_then_judge(
+                    private, new_name, release, scratch, texts, reference.trails, sentinel
+                )
+
+            pid = judges.start(task, scratch / "judge.log")
+            pending[pid] = _Pending(private, new_name, scratch, time.monotonic())
         while pending:
             finish_one()
     finally:

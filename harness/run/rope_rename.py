@@ -102,16 +102,25 @@ def is_parameter(texts: list[str], name: str) -> bool:
 
 def _attribute_strings(text: str, name: str) -> set[tuple[int, int]]:
     """(line, character column) of each `name` string given to getattr, setattr, hasattr or
-    delattr: a use of the attribute by name, whatever else the spelling names."""
+    delattr, or listed in a class's `__slots__`: a use of the attribute by name, whatever else
+    the spelling names (KvBufferDesc's `row_bytes` is a slot and its constructor's keyword)."""
     lines = text.splitlines()
+    keys = []
+    for node in ast.walk(ast.parse(text)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "setattr", "hasattr", "delattr")
+        ):
+            keys += node.args[1:2]
+        elif isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__slots__" for t in node.targets
+        ):
+            listed = isinstance(node.value, (ast.Tuple, ast.List, ast.Set))
+            keys += node.value.elts if listed else [node.value]
     return {
         (key.lineno, len(lines[key.lineno - 1].encode()[: key.col_offset].decode()))
-        for node in ast.walk(ast.parse(text))
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in ("getattr", "setattr", "hasattr", "delattr")
-        and len(node.args) >= 2
-        for key in node.args[1:2]
+        for key in keys
         if isinstance(key, ast.Constant) and key.value == name
     }
 
@@ -164,23 +173,35 @@ FIELD_KEYWORD_CALLEES = frozenset({"cls", "replace"})
 
 def rename_tokens(
     text: str, name: str, new_name: str, definitions: list[int], kinds: tuple[str, ...],
-    classes: frozenset[str] = frozenset(),
+    classes: frozenset[str] = frozenset(), attributes: bool = True, keywords_only: bool = False,
+    self_only: bool = False,
 ) -> str:  # fmt: skip
     """The rename rope could not make, made from the tokens: each definition of `name` (character
-    offsets), each attribute access `.name`, where it is a module's function or constant every
-    bare use (its module's and an importer's), and where it is a field of `classes` the keyword
-    of a call to one of them (`ForwardBatch(name=...)`). A parameter, a local or another
-    function's keyword of the same spelling is left alone, as rope's unsure rule does."""
-    bare = bool({"function", "constant"} & set(kinds))
+    offsets), each attribute access `.name` (in an f-string's fields too; with `attributes`),
+    where it is a module's function or constant every bare use (its module's and an importer's),
+    and where it is a field of `classes` the keyword of a call to one of them
+    (`ForwardBatch(name=...)`; only those with `keywords_only`, after rope, which leaves a
+    dataclass's keywords). A parameter, a local, another function's keyword of the same
+    spelling and a module of an import's dotted path are left alone. `self_only`: of the
+    attribute accesses, only `self.name` (where `attributes` is off)."""
+    bare = bool({"function", "constant"} & set(kinds)) and not keywords_only
+    attributes = attributes and not keywords_only
+    self_only = self_only and not keywords_only
     callees = classes | FIELD_KEYWORD_CALLEES if classes else frozenset()
     starts = [0]
     for line in text.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
+    imports = {
+        line
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)
+    }
     skipped = (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT)
     tokens = [
         t for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type not in skipped
     ]
-    defined = set(definitions)
+    defined = set() if keywords_only else set(definitions)
     offsets = []
     calls: list[str] = []  # the callee of each open bracket ("" for a bracket that is no call)
     for index, token in enumerate(tokens):
@@ -190,34 +211,158 @@ def rename_tokens(
             calls.append(before.string if called else "")
         elif token.type == tokenize.OP and token.string in (")", "]", "}") and calls:
             calls.pop()
+        at = starts[token.start[0] - 1] + token.start[1]
+        if token.type == tokenize.STRING and attributes:
+            offsets += [at + index for index in _fstring_attributes(token.string, name)]
         if token.type != tokenize.NAME or token.string != name:
             continue
         after = tokens[index + 1].string if index + 1 < len(tokens) else ""
         keyword = after == "=" and bool(calls) and calls[-1] in callees
-        attribute = before is not None and before.string == "."
-        offset = starts[token.start[0] - 1] + token.start[1]
-        if offset in defined or attribute or bare or keyword:
-            offsets.append(offset)
-    for offset in reversed(offsets):
+        dotted = before is not None and before.string == "."
+        module_path = dotted and token.start[0] in imports  # `from sglang.srt.x.name import`
+        on_self = dotted and index > 1 and tokens[index - 2].string == "self"
+        attribute = dotted and not module_path and (attributes or (self_only and on_self))
+        if at in defined or attribute or bare or keyword:
+            offsets.append(at)
+    for offset in sorted(set(offsets), reverse=True):
         text = text[:offset] + new_name + text[offset + len(name) :]
     return text
 
 
-def _attribute_uses() -> Callable[[Any], bool]:
+def _fstring_attributes(literal: str, name: str) -> list[int]:
+    """Offsets in an f-string literal of each `.name` inside a replacement field (Python 3.11
+    tokenizes an f-string as one string: `{self.name:.2f}` is a use)."""
+    quote = min((i for i in (literal.find("'"), literal.find('"')) if i >= 0), default=0)
+    if "f" not in literal[:quote].lower():
+        return []
+    found = []
+    for field_match in re.finditer(r"(?<!\{)\{([^{}]*)\}", literal):
+        for use in re.finditer(rf"(?<=\.){re.escape(name)}(?!\w)", field_match.group(1)):
+            found.append(field_match.start(1) + use.start())
+    return found
+
+
+# Who else has an attribute of the name: a tensor (everywhere in the write path), or another
+# outsider (a file's `write`, a list's `clear`, a thread's `start`: rare in the write path).
+TENSOR, OUTSIDER = "tensor", "outsider"
+
+
+def outsider_attribute(name: str) -> str:
+    """TENSOR where a tensor has an attribute `name` (`shape`), OUTSIDER where another object
+    that is not the release's has it (`write`), "" where none does: then `x.name` on an object
+    rope cannot type may be theirs."""
+    import io
+    import logging
+    import threading
+
+    import numpy
+    import torch
+
+    if any(hasattr(owner, name) for owner in (torch.Tensor, numpy.ndarray)):
+        return TENSOR
+    owners = (str, bytes, list, dict, set, tuple, io.TextIOBase, io.BufferedIOBase,
+              logging.Logger, threading.Thread, threading.Event)  # fmt: skip
+    return OUTSIDER if any(hasattr(owner, name) for owner in owners) else ""
+
+
+def _attribute_uses(defining: set[str], outsider: str) -> Callable[[Any], bool]:
     """rope's `unsure` callback: an occurrence rope cannot prove or rule out is renamed when it
     is an attribute access (`pool.name` on an untyped pool), never a bare name. A bare name rope
     could not resolve is a parameter or a local of the same spelling (`total_bytes` in
     `UnifiedKVPool.__init__(self, *, total_bytes)`): a signature that callers outside the release
-    name, which renaming a private attribute must not change. Module texts are read once."""
+    name, which renaming a private attribute must not change. Where an `outsider` has the
+    attribute too, only in the files that define it (`defining`: `fout.write` in a benchmark is
+    a file's, `space.write` in kv_loc_plan.py the release's), and where a tensor has it only
+    `self.name` there (`loc.shape` beside KvBufferDesc's `self.shape` is a tensor's). Module
+    texts are read once."""
     texts: dict[str, str] = {}
 
     def unsure(occurrence: Any) -> bool:
         path = occurrence.resource.path
+        if outsider and path not in defining:
+            return False
         text = texts.setdefault(path, occurrence.resource.read())
-        start = occurrence.get_word_range()[0]
-        return text[:start].rstrip().endswith(".")
+        before = text[: occurrence.get_word_range()[0]].rstrip()
+        return before.endswith(".") and (outsider != TENSOR or _on_self(before))
 
     return unsure
+
+
+def _on_self(before: str) -> bool:
+    """Whether the text before an attribute's name ends with `self.`."""
+    return re.search(r"(?<![\w.])self\s*\.$", before) is not None
+
+
+def _other_owners(
+    private: PrivateName, relative: list[Path], before: dict[str, str], outsider: str
+) -> list[Path]:
+    """The files outside the write path that define the name as a member too: a name other
+    classes define is one protocol (`p.row_bytes()` in layout/token_major.py calls a DensePart's
+    or a sub-pool spec's), which a developer renames as one. Their definitions and attribute
+    uses are renamed from the tokens (rope per definition would take minutes for `alloc`).
+    None where objects outside the release have the attribute too (`outsider`: a tensor's
+    `shape`): the others' are as likely the outsider's. A module's own function or constant of
+    the same spelling is its own: only members make a protocol."""
+    if outsider:
+        return []
+    write_path = [Path("sglang") / f for f in private.files]
+    member = re.compile(
+        rf"^\s+def {re.escape(private.name)}\b|\.{re.escape(private.name)}\s*=|"
+        rf"^\s+{re.escape(private.name)}\s*[:=]",
+        re.MULTILINE,
+    )
+    return [
+        f
+        for f in relative
+        if f not in write_path
+        and member.search(before[str(f)])
+        and _definition_offsets(before[str(f)], private.name)
+    ]
+
+
+def _rope_rename(
+    root: Path, name: str, new_name: str, relative: list[Path], modules: list[str],
+    unsure: Callable[[Any], bool],
+) -> str:  # fmt: skip
+    """Rename each definition of `name` in `modules` (in its class hierarchy) across the files
+    `relative`, with rope; rope's refusal or failure, or "" when it renamed them all."""
+    from rope.base.project import Project
+    from rope.refactor.rename import Rename
+
+    with warnings.catch_warnings():  # rope's own DeprecationWarning about its internals
+        warnings.simplefilter("ignore", DeprecationWarning)
+        # No analysis of each module as rope saves it (automatic_soa, 1.5 s a rename on 0.5.23)
+        # and no history: the project lives for one rename.
+        project = Project(str(root), ropefolder=None, automatic_soa=False, save_history=False)
+    allowed = {str(f) for f in relative}
+    try:
+        resources = [project.get_resource(str(f)) for f in relative]
+        for module in modules:
+            resource = project.get_resource(module)
+            left = -1
+            while True:
+                # Found again after each rename: an earlier one moved the text, or reached it.
+                offsets = _definition_offsets(resource.read(), name)
+                if not offsets:
+                    break
+                if len(offsets) == left:
+                    return f"RefactoringError: rope left a definition at {offsets[0]}"
+                left = len(offsets)
+                try:
+                    changes = Rename(project, resource, offsets[0]).get_changes(
+                        new_name, resources=resources, in_hierarchy=True, unsure=unsure,
+                        docs=False,
+                    )  # fmt: skip
+                    beyond = [r.path for r in changes.get_changed_resources()]
+                    beyond = [path for path in beyond if path not in allowed]
+                    if beyond:  # a file that does not name it: maybe the release's own, linked
+                        raise ValueError(f"rope would change {beyond[0]}, which does not name it")
+                    project.do(changes)
+                except Exception as error:  # noqa: BLE001 - rope's refusal or its own failure
+                    return f"{type(error).__name__}: {error}"
+        return ""
+    finally:
+        project.close()
 
 
 @dataclass
@@ -233,67 +378,45 @@ def rename_in_copy(
     rope; where rope refuses or fails, from the tokens (rename_tokens). `naming`: the files of
     the package that name it (files_naming), where the caller knows them. Files by path
     relative to root."""
-    from rope.base.project import Project
-    from rope.refactor.rename import Rename
-
     package = root / "sglang"
     naming = files_naming(package, private.name) if naming is None else naming
     relative = [Path("sglang") / f for f in naming]
     before = {str(f): (root / f).read_text() for f in relative}
     for f in relative:
         _own_copy(root / f)
-    with warnings.catch_warnings():  # rope's own DeprecationWarning about its internals
-        warnings.simplefilter("ignore", DeprecationWarning)
-        # No analysis of each module as rope saves it (automatic_soa, 1.5 s a rename on 0.5.23)
-        # and no history: the project lives for one rename.
-        project = Project(str(root), ropefolder=None, automatic_soa=False, save_history=False)
-    unsure = _attribute_uses()
-    refused = ""
-    try:
-        resources = [project.get_resource(str(f)) for f in relative]
-        for defining in private.files:
-            resource = project.get_resource(f"sglang/{defining}")
-            for offset in _definition_offsets(resource.read(), private.name):
-                if not resource.read()[offset:].startswith(private.name):
-                    continue  # an earlier definition's rename reached this one
-                try:
-                    changes = Rename(project, resource, offset).get_changes(
-                        new_name,
-                        resources=resources,
-                        in_hierarchy=True,
-                        unsure=unsure,
-                        docs=False,
-                    )
-                    beyond = [
-                        r.path
-                        for r in changes.get_changed_resources()
-                        if r.path not in {str(f) for f in relative}
-                    ]
-                    if beyond:  # a file that does not name it: maybe the release's own, linked
-                        raise ValueError(f"rope would change {beyond[0]}, which does not name it")
-                    project.do(changes)
-                except Exception as error:  # noqa: BLE001 - rope's refusal or its own failure
-                    refused = f"{type(error).__name__}: {error}"
-                    break
-            if refused:
-                break
-    finally:
-        project.close()
-    if refused:  # start again from the release's texts, renamed from their tokens
-        defining = {str(Path("sglang") / f) for f in private.files}
-        classes = frozenset(
-            c for f in defining if f in before for c in field_classes(before[f], private.name)
-        )
-        for f in relative:
-            text = before[str(f)]
-            offsets = _definition_offsets(text, private.name) if str(f) in defining else []
-            renamed = rename_tokens(text, private.name, new_name, offsets, private.kinds, classes)
-            (root / f).write_text(renamed)
+    outsider = outsider_attribute(private.name)
+    write_path = {str(Path("sglang") / f) for f in private.files}
+    others = {str(f) for f in _other_owners(private, relative, before, outsider)}
+    refused = _rope_rename(
+        root, private.name, new_name, relative, sorted(write_path),
+        _attribute_uses(write_path, outsider),
+    )  # fmt: skip
+    defining = write_path | others
+    classes = frozenset(
+        c for f in defining if f in before for c in field_classes(before[f], private.name)
+    )
+    for f in relative if refused or classes or others else []:
+        # From the release's texts where rope refused. After rope, the other owners' members
+        # (rope renamed the write path's hierarchy), and the keywords of a call to a class whose
+        # field it is (rope renames a dataclass's field, not its keywords).
+        text = before[str(f)] if refused else (root / f).read_text()
+        offsets = _definition_offsets(text, private.name) if str(f) in defining else []
+        whole = bool(refused) or str(f) in others
+        renamed = rename_tokens(
+            text, private.name, new_name, offsets, private.kinds, classes,
+            attributes=not outsider or (outsider == OUTSIDER and str(f) in write_path),
+            keywords_only=not whole, self_only=str(f) in write_path,
+        )  # fmt: skip
+        (root / f).write_text(renamed)
     changed = {}
-    parameter = is_parameter(list(before.values()), private.name)
+    # Where outsiders have the attribute too, only the defining files' getattr-family and slot
+    # strings: `getattr(w13_scale, "shape", None)` in a kernel is a tensor's.
+    parameter = bool(outsider) or is_parameter(list(before.values()), private.name)
     for f in relative:
-        text = _rename_strings((root / f).read_text(), private.name, new_name, parameter)
-        (root / f).write_text(text)
+        text = (root / f).read_text()
+        if not outsider or str(f) in defining:
+            text = _rename_strings(text, private.name, new_name, parameter)
+            (root / f).write_text(text)
         if text != before[str(f)]:
             changed[str(f)] = (before[str(f)], text)
     return Renamed(changed, f"tokens (rope: {refused[:200]})" if refused else "rope")

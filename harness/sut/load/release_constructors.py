@@ -279,7 +279,8 @@ def hnd_mha(memory_pool: ModuleType) -> Callable[..., Any]:
     def MHATokenToKVPoolHND(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - the kind's name
         with patch.dict(os.environ, {HND_SWITCH: "1"}):  # as it was after, whatever happens
             pool = base(*args, **kwargs)
-        if getattr(pool, "use_hnd", False) is not True:
+        # Known by what it built: head-major pages are 4-D, token-major rows 3-D.
+        if pool.get_key_buffer(pool.start_layer).dim() != 4:
             raise ValueError(f"this release's MHATokenToKVPool does not take {HND_SWITCH}")
         return pool
 

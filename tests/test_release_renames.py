@@ -392,7 +392,7 @@ def test_a_token_rename_reaches_an_f_string_and_leaves_an_import_path():
         "\n"
         "\n"
         "def show(pool):\n"
-        "    return f\"{pool.layout:>4} {{pool.layout}}\", pool.layout\n"
+        '    return f"{pool.layout:>4} {{pool.layout}}", pool.layout\n'
     )
     renamed = rename_tokens(text, "layout", "layout2", [], ("attribute",))
     assert renamed.splitlines()[:2] == text.splitlines()[:2]  # modules, not the attribute

@@ -176,7 +176,8 @@ def use(batch):
 
 
 def test_a_rename_rope_cannot_make_renames_the_field_and_leaves_a_keyword_of_the_same_spelling():
-    from harness.run.rope_rename import _definition_offsets, field_classes, rename_tokens
+    from harness.run.rope_rename import _definition_offsets
+    from harness.run.token_rename import field_classes, rename_tokens
 
     name, new = "seq_lens_cpu", "seq_lens_cpu_kvh_renamed"
     renamed = rename_tokens(
@@ -194,7 +195,8 @@ def test_a_rename_rope_cannot_make_renames_the_field_and_leaves_a_keyword_of_the
 
 
 def test_a_module_function_rope_cannot_rename_is_renamed_at_its_bare_uses_too():
-    from harness.run.rope_rename import _definition_offsets, rename_tokens
+    from harness.run.rope_rename import _definition_offsets
+    from harness.run.token_rename import rename_tokens
 
     text = "def helper(x):\n    return x\n\n\nVALUE = helper(1)\nobj.helper = helper\n"
     renamed = rename_tokens(
@@ -238,7 +240,7 @@ def test_a_warm_judge_imports_nothing_of_the_release_and_no_stand_in(tmp_path: P
 
 
 def test_a_string_that_names_the_parameter_is_kept_and_a_getattr_s_is_renamed():
-    from harness.run.rope_rename import _rename_strings, is_parameter
+    from harness.run.token_rename import is_parameter, rename_strings
 
     text = (
         "class Pool:\n"
@@ -253,12 +255,12 @@ def test_a_string_that_names_the_parameter_is_kept_and_a_getattr_s_is_renamed():
     )
     name, new = "allocation_label", "allocation_label_kvh_renamed"
     assert is_parameter([text], name)
-    renamed = _rename_strings(text, name, new, parameter=True)
+    renamed = rename_strings(text, name, new, parameter=True)
     assert "{'allocation_label': 'SWA'}" in renamed  # the constructor's keyword, as rope keeps it
     assert "['allocation_label']" in renamed  # a custom op's mutated argument, say
     assert "getattr(Pool(), 'allocation_label_kvh_renamed')" in renamed  # the attribute's use
     # Where no function takes such a parameter, a dict key naming it is a field list: renamed.
-    assert "{'allocation_label_kvh_renamed': 'SWA'}" in _rename_strings(text, name, new)
+    assert "{'allocation_label_kvh_renamed': 'SWA'}" in rename_strings(text, name, new)
 
 
 def test_a_judge_past_its_deadline_is_killed_and_says_so(tmp_path: Path) -> None:
@@ -384,7 +386,7 @@ def test_a_name_other_objects_share_is_renamed_where_it_is_the_release_s(
 
 
 def test_a_token_rename_reaches_an_f_string_and_leaves_an_import_path():
-    from harness.run.rope_rename import rename_tokens
+    from harness.run.token_rename import rename_tokens
 
     text = (
         "from sglang.srt.layers.layout import Part\n"

@@ -33,7 +33,7 @@ from harness.run.release_source import (
     slice_argv,
     sparse_copy,
 )
-from harness.run.rope_rename import files_naming, package_texts, rename_in_copy
+from harness.run.rope_rename import files_reaching, package_texts, rename_in_copy
 from mutants.release_renames import PrivateName
 from pools.kinds.layout import UNIFIED_MHA
 from pools.kinds.spec import names
@@ -173,7 +173,7 @@ def _rename_then_judge(
     `scratch/RENAMED`, and give the argv that judges the copy (None where nothing changed)."""
     start = time.monotonic()
     source = release_folder(release)
-    naming = files_naming(source / "sglang", private.name, texts)
+    naming = files_reaching(source / "sglang", private, texts)
     edited = [Path("sglang") / f for f in naming]
     copy = sparse_copy(source, scratch / "release", edited, with_siblings=release != "sglang")
     renamed = rename_in_copy(copy, private, new_name, naming)

@@ -44,6 +44,28 @@ def files_naming(package: Path, name: str, texts: Optional[dict[Path, str]] = No
     return [path for path, text in texts.items() if name in text and word.search(text)]
 
 
+# Kinds whose every definition is module-level: only its module, and a file naming that module
+# (an import of it, or of the module), can reach it.
+MODULE_LEVEL = frozenset({"function", "constant"})
+
+
+def files_reaching(
+    package: Path, private: PrivateName, texts: Optional[dict[Path, str]] = None
+) -> list[Path]:
+    """The files a rename of `private` can change: those naming it (files_naming), and for a
+    module-level name only its defining modules and the files that name one of them (`logger`
+    is named by 1,316 files of 0.5.23, and rope read every one: 177 s)."""
+    naming = files_naming(package, private.name, texts)
+    if not set(private.kinds) <= MODULE_LEVEL:
+        return naming
+    stems = {Path(f).stem for f in private.files}
+    texts = package_texts(package) if texts is None else texts
+    return [
+        f for f in naming
+        if str(f) in private.files or any(stem in texts[f] for stem in stems)
+    ]  # fmt: skip
+
+
 def _own_copy(path: Path) -> None:
     """Replace a hard link with a file of its own, so an edit never reaches the release."""
     data = path.read_bytes()
@@ -244,10 +266,10 @@ def rename_in_copy(
 ) -> Renamed:
     """Rename `private` at every use in the package `root/sglang` (root holds the copy), with
     rope; where rope refuses or fails, from the tokens (rename_tokens). `naming`: the files of
-    the package that name it (files_naming), where the caller knows them. Files by path
+    the package it can reach (files_reaching), where the caller knows them. Files by path
     relative to root."""
     package = root / "sglang"
-    naming = files_naming(package, private.name) if naming is None else naming
+    naming = files_reaching(package, private) if naming is None else naming
     relative = [Path("sglang") / f for f in naming]
     before = {str(f): (root / f).read_text() for f in relative}
     for f in relative:

@@ -21,7 +21,9 @@ import pandas as pd
 from harness.cli.arguments import check_writable, positive_float, positive_int, seed_int
 from harness.cli.junit import write_junit
 from harness.cli.release_mutants import main as release_main
+from harness.cli.release_mutation import main as mutation_main
 from harness.cli.release_renames import main as renames_main
+from harness.cli.release_renames import universe_of
 from harness.exit_codes import EXIT_FINDINGS, EXIT_OK, UsageError
 from harness.run.mutation import MutantResult, run_mutant
 from harness.sut.load.loader import SutLoadError
@@ -71,23 +73,49 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--seed draws the --sample)",
     )
     parser.add_argument(
-        "--sample",
-        type=positive_int,
-        help="with --renames: judge this many private names, drawn with --seed (default: all)",
+        "--mutate",
+        action="store_true",
+        help="with --sut: the mutation campaign instead of the catalogue: cosmic-ray's mutants "
+        "of every release function the run's trail reaches, each judged on the cells that reach "
+        "it, a survivor again at --profile ci (--function narrows, --seed draws the --sample)",
     )
     parser.add_argument(
-        "--jobs", type=positive_int, default=2, help="with --renames: copies judged at once"
+        "--function",
+        type=lambda v: [p for p in v.split(",") if p],
+        help="with --mutate: only the reached functions whose trail name holds one of these "
+        "(comma list, e.g. 'MHATokenToKVPool.set_kv_buffer')",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="with --mutate: go on with the campaign under --out that the same arguments began, "
+        "judging only the mutants it had not decided",
+    )
+    parser.add_argument(
+        "--sample",
+        type=positive_int,
+        help="with --renames or --mutate: judge this many names or mutants, drawn with --seed "
+        "(default: all)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=2,
+        help="with --renames or --mutate: copies judged at once",
     )
     parser.add_argument(
         "--cold",
         action="store_true",
-        help="with --renames: judge each copy with a cold `kvh run` instead of a fork of a warm "
-        "process (harness/run/forked_judges.py); slower, for when the warm control differs",
+        help="with --renames or --mutate: judge each copy with a cold `kvh run` instead of a "
+        "fork of a warm process (harness/run/forked_judges.py); slower, for when the warm "
+        "control differs",
     )
     universe = (("--pool", "pool kinds"), ("--dtype", "dtypes"), ("--backend", "backends"))
     for option, what in universe:
         parser.add_argument(
-            option, help=f"with --renames: the {what} of the universe whose trails select cells"
+            option,
+            help=f"with --renames or --mutate: the {what} of the universe whose trails select "
+            "cells",
         )
     parser.add_argument(
         "--junit",
@@ -176,8 +204,12 @@ def _table(rows: list[dict]) -> str:
 
 
 def main(arguments: argparse.Namespace) -> int:
-    if arguments.renames and arguments.sut is None:
-        raise UsageError("--renames takes --sut sglang or sglang==X: the release to rename")
+    if (arguments.renames or arguments.mutate) and arguments.sut is None:
+        raise UsageError("--renames and --mutate take --sut sglang or sglang==X: the release")
+    if arguments.renames and arguments.mutate:
+        raise UsageError("--renames and --mutate are two campaigns: choose one")
+    if arguments.sut is not None and arguments.mutate:
+        return mutation_main(arguments, universe_of(arguments))
     if arguments.sut is not None:
         return renames_main(arguments) if arguments.renames else release_main(arguments)
     name = arguments.profile or os.environ.get(PROFILE_ENV) or DEFAULT_PROFILE

@@ -42,7 +42,9 @@ DEFAULT_UNIVERSE = Slice(
 )
 
 
-def _universe(arguments: argparse.Namespace) -> Slice:
+def universe_of(arguments: argparse.Namespace) -> Slice:
+    """The campaign's universe: DEFAULT_UNIVERSE, less what --pool, --dtype or --backend leave."""
+
     def listed(value: str | None, default: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(v for v in value.split(",") if v) if value else default
 
@@ -113,7 +115,7 @@ def main(arguments: argparse.Namespace) -> int:
         flush=True,
     )
     start = time.monotonic()
-    universe = _universe(arguments)
+    universe = universe_of(arguments)
     judged: list[RenameResult] = []
 
     def progress(result: RenameResult, done: int, total: int) -> None:

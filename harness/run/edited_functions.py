@@ -10,14 +10,13 @@ function when LINE lies within that function's lines in the edited file, decorat
 
 from __future__ import annotations
 
-import ast
 import difflib
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+from mutants.generated import function_spans
 
 
 @dataclass(frozen=True)
@@ -42,29 +41,10 @@ def changed_lines(before: str, after: str) -> list[int]:
     return lines
 
 
-def _functions(tree: ast.AST) -> list[tuple[int, int, str]]:
-    """(first line, last line, qualified name) of every function, decorators included."""
-    found: list[tuple[int, int, str]] = []
-
-    def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, FUNCTIONS + (ast.ClassDef,)):
-                name = f"{prefix}{child.name}"
-                if isinstance(child, FUNCTIONS):
-                    first = min([child.lineno] + [d.lineno for d in child.decorator_list])
-                    found.append((first, child.end_lineno or child.lineno, name))
-                visit(child, f"{name}.")
-            else:
-                visit(child, prefix)
-
-    visit(tree, "")
-    return found
-
-
 def edited_spans(path: Path, before: str, after: str) -> list[Span]:
     """The innermost function of `after` around each changed line (the line itself where it is
     in no function), each once."""
-    functions = _functions(ast.parse(after))
+    functions = function_spans(after)
     spans: list[Span] = []
     for line in changed_lines(before, after):
         around = [f for f in functions if f[0] <= line <= f[1]]
@@ -92,7 +72,7 @@ def touched_functions(changed: dict[str, tuple[str, str]]) -> set[str]:
     the unmodified release ran (harness/run/release_trail.py, without the line)."""
     touched: set[str] = set()
     for path, (before, after) in changed.items():
-        functions = _functions(ast.parse(before))
+        functions = function_spans(before)
         matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), False)
         for tag, start, end, _, _ in matcher.get_opcodes():
             if tag == "equal":

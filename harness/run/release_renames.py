@@ -18,8 +18,9 @@ import json
 import shutil
 import time
 from dataclasses import asdict, dataclass, field
+from operator import attrgetter
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional, TypeVar
 
 from harness.run.edited_functions import touched_functions
 from harness.run.forked_judges import Judges, learn_modules, run_once
@@ -43,6 +44,7 @@ from pools.kinds.token_major import MHA, MLA, SWA_MHA
 # and a unified pool (the one that reads the plan's physical mark), through the plain models.
 SENTINEL = Slice(names(MHA, SWA_MHA, MLA, UNIFIED_MHA), ("bf16",), ("plain", "plain_mla"))
 SUFFIX = "_kvh_renamed"
+T = TypeVar("T")
 
 
 @dataclass
@@ -291,10 +293,13 @@ def campaign(
     return reference, results
 
 
-def sample(names: list[PrivateName], count: Optional[int], seed: int) -> list[PrivateName]:
-    """`count` names drawn with `seed` (all of them, in order, where count is None)."""
+def sample(
+    items: list[T], count: Optional[int], seed: int, key: Callable[[T], Any] = attrgetter("name")
+) -> list[T]:
+    """`count` items drawn with `seed`, in `key`'s order (all of them, in order, where count is
+    None)."""
     import random
 
-    if count is None or count >= len(names):
-        return names
-    return sorted(random.Random(seed).sample(names, count), key=lambda p: p.name)
+    if count is None or count >= len(items):
+        return items
+    return sorted(random.Random(seed).sample(items, count), key=key)

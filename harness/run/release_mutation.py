@@ -1,0 +1,256 @@
+"""The mutation campaign: cosmic-ray's mutants of every release function the harness's run reaches
+(mutants/generated.py), each judged on the cells whose trail reaches its function.
+
+The unmodified release is judged once over the universe with `kvh run --trail` (as the rename
+campaign does, harness/run/release_renames.py): its rows give each cell's trail, the scope, and
+the plan a mutant's run is held to. Each mutant is then a fork of a warm process
+(harness/run/forked_judges.py) that copies the release, applies the one edit with cosmic-ray and
+judges the copy as `sglang@DIR` at the builtin scenarios (no profile); a mutant that survives
+that is judged again at `--profile ci` on the same cells.
+
+What a mutant comes to (STATUSES) is decided from what the run wrote, never from its output's
+wording alone, except a load failure, which the loader says in one line. A harness-caused raise
+(harness/compare/error_causes.py) turns a check into a skip with its cause: that is a LIMITED
+mutant, never a kill. cosmic-ray's own work database (its WorkItem and WorkResult records) keeps
+the campaign's book, so an interrupted campaign resumes without judging a mutant twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from harness.compare.error_causes import CAUSES_BY_NAME
+from harness.run.forked_judges import Judges
+from harness.run.release_renames import judged_slice, prepared_judges, universe_baseline
+from harness.run.release_source import (
+    Slice,
+    SliceResult,
+    plan_difference,
+    read_slice,
+    release_folder,
+    slice_argv,
+    sparse_copy,
+)
+from mutants.generated import GeneratedMutant, mutated_text
+
+KILLED, KILLED_CI, KILLED_AT_LOAD = "killed", "killed_ci", "killed_at_load"
+SURVIVED, LIMITED, NOT_APPLIED = "survived", "limited", "not_applied"
+STATUSES = {
+    KILLED: "a finding at the builtin scenarios",
+    KILLED_CI: "no finding at the builtin scenarios, a finding at --profile ci",
+    KILLED_AT_LOAD: "the copy does not import, or every check it ran is a finding",
+    SURVIVED: "a pass with the release's plan, row for row, at both profiles",
+    LIMITED: "no verdict of the release: a harness-caused skip or error (never a kill)",
+    NOT_APPLIED: "cosmic-ray no longer applies it to the release's text",
+}
+KILLS = (KILLED, KILLED_CI, KILLED_AT_LOAD)
+# The stages, each a profile (None: the builtin deterministic scenarios).
+STAGES: tuple[Optional[str], ...] = (None, "ci")
+NO_CELLS = Slice((), (), ())
+# What a judge's child tells the campaign of its mutant.
+MUTATED = "mutated.json"
+LOAD_FAILED = "failed to import"
+
+
+@dataclass
+class MutationResult:
+    id: str
+    file: str
+    function: str
+    operator: str
+    occurrence: int
+    line: int
+    status: str  # one of STATUSES
+    diff: str = ""
+    cells: dict = field(default_factory=dict)
+    profile: str = ""  # the stage that decided it ("" the builtin scenarios, or "ci")
+    checks: int = 0
+    findings: int = 0
+    plan_differences: int = 0
+    seconds: float = 0.0
+    detail: str = ""
+
+    @property
+    def killed(self) -> bool:
+        return self.status in KILLS
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _diff(before: str, after: str, relative: str) -> str:
+    import difflib
+
+    lines = difflib.unified_diff(
+        before.splitlines(), after.splitlines(), f"a/{relative}", f"b/{relative}", lineterm="", n=1
+    )
+    return "\n".join(lines)
+
+
+def _stage_argv(copy: Path, cells: Slice, out: Path, profile: Optional[str]) -> list[str]:
+    return slice_argv(f"sglang@{copy}", cells, out) + (["--profile", profile] if profile else [])
+
+
+def mutate_then_judge(
+    mutant: GeneratedMutant,
+    release: str,
+    scratch: Path,
+    trails: dict[tuple[str, str, str], set[str]],
+) -> Optional[list[str]]:
+    """In a judge's child: copy the release, apply `mutant`, write what changed to
+    `scratch/MUTATED`, and give the argv that judges the copy (None where it did not apply)."""
+    source = release_folder(release)
+    edited = Path("sglang") / mutant.file
+    copy = sparse_copy(source, scratch / "release", [edited], with_siblings=release != "sglang")
+    path = copy / edited
+    before = path.read_text()
+    after = mutated_text(before, mutant)
+    cells = judged_slice({mutant.function}, trails, NO_CELLS)
+    said = {"applied": bool(after) and after != before, "cells": asdict(cells), "diff": ""}
+    if said["applied"]:
+        path.unlink()  # a hard link to the release's own file: never written through
+        path.write_text(after)
+        said["diff"] = _diff(before, after, str(edited))
+    (scratch / MUTATED).write_text(json.dumps(said))
+    return _stage_argv(copy, cells, scratch / "out-0", STAGES[0]) if said["applied"] else None
+
+
+def status_of(
+    judged: SliceResult, reference: Optional[SliceResult], cells: Slice, output: str
+) -> tuple[str, str, int]:
+    """What one stage's run of a mutant comes to: (status, detail, plan differences); SURVIVED
+    here means no kill and no limit at this stage. `reference`: the unmodified release's run
+    over the same scenarios, whose plan this one is held to (None at a stage with other
+    scenarios than the reference's: its verdict alone decides)."""
+    if judged.verdict == "ERROR":
+        if LOAD_FAILED in output and "ModuleNotFoundError" not in output:
+            return KILLED_AT_LOAD, judged.detail, 0
+        return LIMITED, f"no verdict: {judged.detail}", 0
+    if reference is None:
+        if judged.verdict == "FINDING":
+            return KILLED, (judged.finding_lines or [""])[0][:300], 0
+        return SURVIVED, "", 0
+    expected = {key: value for key, value in reference.plan.items() if cells.holds(key)}
+    differences = plan_difference(expected, judged.plan)
+    if judged.verdict == "FINDING":
+        status = KILLED_AT_LOAD if judged.findings == judged.checks else KILLED
+        return status, (judged.finding_lines or [""])[0][:300], len(differences)
+    limits = [
+        key for key, after in judged.plan.items()
+        if after != expected.get(key) and after[0] == "skipped" and after[2] in CAUSES_BY_NAME
+    ]  # fmt: skip
+    if limits:
+        cause = judged.plan[limits[0]][2]
+        return (
+            LIMITED,
+            f"{len(limits)} checks became harness-caused skips ({cause})",
+            len(differences),
+        )
+    detail = (
+        f"{len(differences)} checks unlike the release's, first: {differences[0]}"
+        if (differences)
+        else ""
+    )
+    return SURVIVED, detail, len(differences)
+
+
+@dataclass
+class _Pending:
+    mutant: GeneratedMutant
+    scratch: Path
+    stage: int
+    started: float
+    said: dict = field(default_factory=dict)
+
+
+def campaign(
+    release: str,
+    mutants: list[GeneratedMutant],
+    reference: SliceResult,
+    judges: Judges,
+    work: Path,
+    jobs: int,
+    done: Callable[[MutationResult], None],
+) -> None:
+    """Judge each of `mutants` (up to `jobs` at once), calling `done` with each one's result as
+    it is decided."""
+    pending: dict[int, _Pending] = {}
+    queue = list(mutants)
+
+    def result(job: _Pending, status: str, **fields) -> MutationResult:
+        m = job.mutant
+        return MutationResult(
+            m.id, m.file, m.function, m.operator, m.occurrence, m.line, status,
+            diff=job.said.get("diff", ""), cells=job.said.get("cells", {}),
+            seconds=time.monotonic() - job.started, **fields,
+        )  # fmt: skip
+
+    def finish_one() -> None:
+        pid, rc, output = judges.wait_any()
+        job = pending.pop(pid)
+        told = job.scratch / MUTATED
+        if not job.said:
+            job.said = json.loads(told.read_text()) if told.is_file() else {}
+        if not job.said:
+            tail = (output.strip().splitlines() or [f"exit {rc}"])[-1]
+            decided = result(job, LIMITED, detail=f"the mutant gave no result: {tail[:300]}")
+        elif not job.said["applied"]:
+            decided = result(job, NOT_APPLIED, detail="cosmic-ray applied no change")
+        else:
+            cells = Slice(*(tuple(job.said["cells"][k]) for k in ("pools", "dtypes", "backends")))
+            out = job.scratch / f"out-{job.stage}"
+            judged = read_slice(rc, output, out, time.monotonic() - job.started)
+            held_to = reference if STAGES[job.stage] is None else None
+            status, detail, differing = status_of(judged, held_to, cells, output)
+            if status == SURVIVED and job.stage + 1 < len(STAGES):
+                job.stage += 1
+                argv = _stage_argv(
+                    job.scratch / "release", cells, job.scratch / f"out-{job.stage}",
+                    STAGES[job.stage],
+                )  # fmt: skip
+                pending[judges.start(argv, job.scratch / f"judge-{job.stage}.log")] = job
+                return
+            if status == KILLED and job.stage > 0:
+                status = KILLED_CI
+            decided = result(
+                job, status, profile=STAGES[job.stage] or "", checks=judged.checks,
+                findings=judged.findings, plan_differences=differing, detail=detail,
+            )  # fmt: skip
+        shutil.rmtree(job.scratch, ignore_errors=True)
+        done(decided)
+
+    for mutant in queue:
+        while len(pending) >= jobs:
+            finish_one()
+        scratch = work / f"mutant-{hashlib.sha1(mutant.id.encode()).hexdigest()[:12]}"
+        shutil.rmtree(scratch, ignore_errors=True)
+        scratch.mkdir(parents=True)
+
+        def task(mutant=mutant, scratch=scratch):
+            return mutate_then_judge(mutant, release, scratch, reference.trails)
+
+        pending[judges.start(task, scratch / "judge-0.log")] = _Pending(
+            mutant, scratch, 0, time.monotonic()
+        )
+    while pending:
+        finish_one()
+
+
+def prepared(
+    release: str, universe: Slice, work: Path, say: Callable[[str], None], cold: bool, entry
+) -> tuple[SliceResult, Judges]:
+    """The unmodified release over the universe with its trails, and judges for its mutants."""
+    shutil.rmtree(work, ignore_errors=True)  # a run reads every record under its folders
+    work.mkdir(parents=True)
+    say(f"judging the unmodified {release} over the universe with --trail")
+    reference = universe_baseline(release, universe, work)
+    if reference.verdict == "ERROR":
+        raise RuntimeError(f"the unmodified {release} gave no verdict: {reference.detail}")
+    judges = prepared_judges(release, universe, reference, work, cold or entry is None, say, entry)
+    return reference, judges

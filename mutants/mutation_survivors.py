@@ -1,0 +1,47 @@
+"""Why a generated mutant of a release survives (harness/run/release_mutation.py): each survivor of
+a campaign read and classified, as data that the score (mutants/mutation_score.py) and its report
+both read.
+
+- EQUIVALENT: no input can tell the mutant from the release; the reason says why.
+- OUT_OF_REACH: the mutated code runs only where this machine cannot (a GPU-only branch or
+  kernel); the reason names the branch.
+- GAP: kvh should have noticed. A gap stays listed, with what closed it (the scenario, oracle or
+  backend driver), so that a later campaign shows the kill; an open gap counts against the score.
+
+A record names its mutant by the campaign's id (file, cosmic-ray operator, occurrence) and by the
+mutated line as the diff shows it, so a record written for one release cannot excuse another
+release's mutant that happens to share an occurrence number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+EQUIVALENT, OUT_OF_REACH, GAP = "equivalent", "out of reach on a CPU", "gap"
+CLASSES = (EQUIVALENT, OUT_OF_REACH, GAP)
+
+
+@dataclass(frozen=True)
+class Survivor:
+    release: str  # "sglang==0.5.23"
+    id: str  # the campaign's mutant id: "srt/mem_cache/memory_pool.py:core/NumberReplacer:12"
+    mutated: str  # the diff's added line, stripped: "+    if x > 1:" without the "+"
+    kind: str  # one of CLASSES
+    reason: str
+    closed_by: str = ""  # for a gap: the scenario, oracle or driver that now kills it
+
+
+SURVIVORS: tuple[Survivor, ...] = ()
+
+
+def classified(release: str, id: str, diff: str) -> Survivor | None:
+    """The record that explains the survivor `id` of `release` whose diff is `diff`, if any."""
+    added = [
+        line[1:].strip()
+        for line in diff.splitlines()
+        if line.startswith("+") and not line.startswith("+++")
+    ]
+    for record in SURVIVORS:
+        if record.release == release and record.id == id and record.mutated in added:
+            return record
+    return None

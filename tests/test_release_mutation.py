@@ -1,0 +1,192 @@
+"""The mutation campaign (harness/run/release_mutation.py, mutants/generated.py): cosmic-ray's
+mutants kept to the functions a trail reaches, each stage's run turned into a status (a
+harness-caused raise is never a kill), the score and its survivors' classes; and on the installed
+release, a seeded sample of one door's mutants judged end to end (its seed printed)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness.run.release_mutation import (
+    KILLED,
+    KILLED_AT_LOAD,
+    LIMITED,
+    SURVIVED,
+    status_of,
+)
+from harness.run.release_source import Slice, SliceResult, run_slice, sparse_copy
+from mutants.generated import generated_mutants, mutated_text
+from mutants.mutation_score import is_door, summary
+from mutants.mutation_survivors import SURVIVORS, classified
+from tests.conftest import REPO, run_kvh
+
+# The sample CI judges: ten mutants of the MHA pool's door, on the cells that reach it.
+CI_SEED, CI_SAMPLE, CI_DOOR = 3, 10, "MHATokenToKVPool.set_kv_buffer"
+DOOR_UNIVERSE = ("--pool", "mha,mha_hnd", "--dtype", "bf16,fp8_e4m3", "--backend", "plain")
+
+POOL = """
+class Pool:
+    def set_kv_buffer(self, layer, loc, k, v):
+        if layer > 0:
+            return loc + 1
+        return loc
+
+    def unreached(self, x):
+        return x * 2
+
+
+def __getattr__(name):
+    return name == "x"
+"""
+
+
+def _package(tmp_path: Path) -> Path:
+    package = tmp_path / "sglang"
+    (package / "srt").mkdir(parents=True)
+    (package / "srt" / "memory_pool.py").write_text(textwrap.dedent(POOL))
+    (package / "srt" / "__init__.py").write_text("def __getattr__(name):\n    return 1 + 1\n")
+    return package
+
+
+def test_mutants_are_cosmic_ray_s_inside_the_reached_functions_only(tmp_path: Path) -> None:
+    package = _package(tmp_path)
+    door = "memory_pool.py Pool.set_kv_buffer"
+    scope = generated_mutants(package, {door})
+    assert scope.mutants and {m.function for m in scope.mutants} == {door}
+    assert {m.operator for m in scope.mutants} >= {
+        "core/ReplaceComparisonOperator_Gt_Lt", "core/ReplaceBinaryOperator_Add_Sub",
+        "core/NumberReplacer",
+    }  # fmt: skip
+    assert len({m.id for m in scope.mutants}) == len(scope.mutants)
+    # A trail names `__init__.py __getattr__`: one file defines it, then two. Counted, not guessed.
+    reached = {door, "__init__.py __getattr__"}
+    assert "__init__.py __getattr__" in {
+        m.function for m in generated_mutants(package, reached).mutants
+    }
+    (package / "__init__.py").write_text("def __getattr__(name):\n    return 2\n")
+    again = generated_mutants(package, reached)
+    assert again.unplaced == {"__init__.py __getattr__": 2}
+    assert {m.function for m in again.mutants} == {door}
+
+
+def test_a_mutant_applied_is_its_one_edit(tmp_path: Path) -> None:
+    package = _package(tmp_path)
+    scope = generated_mutants(package, {"memory_pool.py Pool.set_kv_buffer"})
+    text = (package / "srt" / "memory_pool.py").read_text()
+    (mutant,) = [m for m in scope.mutants if m.operator == "core/ReplaceBinaryOperator_Add_Sub"]
+    after = mutated_text(text, mutant)
+    assert "return loc - 1" in after and after.replace("loc - 1", "loc + 1") == text
+
+
+def _slice(verdict: str, plan: dict, findings: int = 0, checks: int = 1) -> SliceResult:
+    return SliceResult(
+        verdict, 0, (), checks, findings, ("memory_pool.py:3 raised",), 1.0, "", plan
+    )
+
+
+KEY = ("plain", "mha", "bf16", "sglang", "real", "current", "s", "decode")
+CELLS = Slice(("mha",), ("bf16",), ("plain",))
+
+
+def test_each_stage_s_run_comes_to_one_status() -> None:
+    reference = _slice("PASS", {KEY: ("pass", "", "", ""), KEY[:-1] + ("x",): ("pass", "", "", "")})
+    same = _slice("PASS", dict(reference.plan))
+    assert status_of(same, reference, CELLS, "")[0] == SURVIVED
+    found = _slice("FINDING", dict(reference.plan), findings=1, checks=2)
+    assert status_of(found, reference, CELLS, "")[0] == KILLED
+    everywhere = _slice("FINDING", dict(reference.plan), findings=2, checks=2)
+    assert status_of(everywhere, reference, CELLS, "")[0] == KILLED_AT_LOAD
+    load = _slice("ERROR", {})
+    said = "kvh: error: worker refused: load failed: sglang failed to import: TypeError: x"
+    assert status_of(load, reference, CELLS, said)[0] == KILLED_AT_LOAD
+    missing = "sglang failed to import: ModuleNotFoundError: No module named 'x'"
+    assert status_of(load, reference, CELLS, missing)[0] == LIMITED
+    limit = dict(reference.plan)
+    limit[KEY] = ("skipped", "skipped", "import here", "")
+    assert status_of(_slice("PASS", limit), reference, CELLS, "")[0] == LIMITED
+
+
+def test_the_score_counts_kills_over_what_is_neither_equivalent_nor_out_of_reach() -> None:
+    def record(status: str, function: str = "memory_pool.py P.set_kv_buffer") -> dict:
+        return {"id": status, "file": "f.py", "function": function, "status": status,
+                "line": 1, "diff": ""}  # fmt: skip
+
+    records = [record("killed"), record("killed_ci"), record("survived"), record("limited")]
+    got = summary(records, "sglang==0")
+    assert (got["scored"], got["limited"], got["unexplained"]) == (3, 1, 1)
+    assert got["score"] == pytest.approx(2 / 3)
+    assert is_door("memory_pool.py MHATokenToKVPool.set_kv_buffer")
+    assert is_door("swa_memory_pool.py SWAKVPool.set_mla_kv_buffer")
+    assert not is_door("triton_backend.py TritonAttnBackend._set_kv_buffer")
+
+
+@pytest.mark.slow
+@pytest.mark.sglang
+def test_a_raise_the_harness_causes_in_the_door_is_no_kill(tmp_path: Path) -> None:
+    """A mutant that imports a module this machine lacks inside the door: every write raises
+    ModuleNotFoundError, which the harness causes (harness/compare/error_causes.py)."""
+    from harness.run.release_source import release_folder
+
+    if importlib.util.find_spec("sglang") is None:
+        pytest.skip("sglang is not installed here")
+    source = release_folder("sglang")
+    pool = Path("sglang/srt/mem_cache/memory_pool.py")
+    copy = sparse_copy(source, tmp_path / "release", [pool], with_siblings=False)
+    text = (copy / pool).read_text()
+    door = "    def set_kv_buffer(\n        self,\n"
+    at = text.index(door, text.index("class MHATokenToKVPool("))
+    body = text.index(":\n", text.index(")", at)) + 2
+    planted = text[:body] + "        import kvh_no_such_module  # noqa\n" + text[body:]
+    (copy / pool).unlink()
+    (copy / pool).write_text(planted)
+    cells = Slice(("mha",), ("bf16",), ("plain",))
+    reference = run_slice("sglang", cells, tmp_path / "out-release")
+    judged = run_slice(f"sglang@{copy}", cells, tmp_path / "out-mutant")
+    status, detail, _ = status_of(judged, reference, cells, "")
+    assert status == LIMITED and "import here" in detail, (status, detail, judged.detail)
+
+
+def _stored_campaigns() -> list[Path]:
+    return sorted((REPO / "docs" / "mutation").glob("*.json"))
+
+
+@pytest.mark.parametrize("stored", _stored_campaigns(), ids=lambda p: p.stem)
+def test_every_stored_survivor_is_classified(stored: Path) -> None:
+    campaign = json.loads(stored.read_text())
+    unexplained = [
+        r["id"] for r in campaign["records"]
+        if r["status"] == "survived" and classified(campaign["release"], r["id"], r["diff"]) is None
+    ]  # fmt: skip
+    assert not unexplained, f"{len(unexplained)} unclassified survivors, first: {unexplained[:3]}"
+    assert all(s.reason for s in SURVIVORS)
+
+
+@pytest.mark.slow
+@pytest.mark.sglang
+def test_a_seeded_sample_of_a_door_s_mutants_is_judged(tmp_path: Path, record_property) -> None:
+    if importlib.util.find_spec("sglang") is None:
+        pytest.skip("sglang is not installed here")
+    record_property("mutation_campaign", f"--seed {CI_SEED} --sample {CI_SAMPLE}")
+    done = run_kvh(
+        "mutants", "--sut", "sglang", "--mutate", "--function", CI_DOOR, "--sample",
+        str(CI_SAMPLE), "--seed", str(CI_SEED), *DOOR_UNIVERSE, "--out", str(tmp_path),
+        timeout=1500,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stdout[-3000:] + done.stderr[-3000:]
+    assert f"(--seed {CI_SEED})" in done.stderr
+    stored = json.loads((tmp_path / "release-mutation.json").read_text())
+    assert len(stored["records"]) == CI_SAMPLE
+    assert all(CI_DOOR in r["function"] and r["diff"] for r in stored["records"])
+    assert any(r["status"] == KILLED for r in stored["records"]), stored["records"]
+    # Resumed: nothing is judged twice.
+    again = run_kvh(
+        "mutants", "--sut", "sglang", "--mutate", "--function", CI_DOOR, "--sample",
+        str(CI_SAMPLE), "--seed", str(CI_SEED), *DOOR_UNIVERSE, "--out", str(tmp_path),
+        "--resume", timeout=1500,
+    )  # fmt: skip
+    assert f"--resume: {CI_SAMPLE} of {CI_SAMPLE} already decided" in again.stderr, again.stderr

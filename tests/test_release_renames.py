@@ -399,3 +399,54 @@ def test_a_token_rename_reaches_an_f_string_and_leaves_an_import_path():
     renamed = rename_tokens(text, "layout", "layout2", [], ("attribute",))
     assert renamed.splitlines()[:2] == text.splitlines()[:2]  # modules, not the attribute
     assert 'f"{pool.layout2:>4} {{pool.layout}}", pool.layout2' in renamed
+
+
+# A write-path class's factory and an outside class's factory of the same spelling, each called
+# on its class: rope tells the calls apart, so the outside one is another method, not a protocol
+# (0.5.23's NgramEmbeddingInfo.create beside TorchMemorySaverAdapter.create).
+FACTORY_POOL = """
+from sglang.srt.adapter import Adapter
+
+
+class Info:
+    @classmethod
+    def create(cls):
+        return cls()
+
+
+class Pool:
+    def __init__(self):
+        self.saver = Adapter.create()
+        self.info = Info.create()
+"""
+FACTORY_ADAPTER = """
+class Adapter:
+    @staticmethod
+    def create():
+        return "saver"
+"""
+FACTORY_CALLER = """
+from sglang.srt.adapter import Adapter
+from sglang.srt.mem_cache.memory_pool import Pool
+
+
+def write():
+    return Pool().saver, Adapter.create()
+"""
+
+
+def test_an_outside_factory_of_the_same_spelling_keeps_its_name(tmp_path: Path) -> None:
+    (tmp_path / "sglang" / "srt" / "mem_cache").mkdir(parents=True)
+    for folder in ("sglang", "sglang/srt", "sglang/srt/mem_cache"):
+        (tmp_path / folder / "__init__.py").write_text("")
+    (tmp_path / "sglang" / WRITE_PATH[0]).write_text(textwrap.dedent(FACTORY_POOL))
+    (tmp_path / "sglang" / "srt" / "adapter.py").write_text(textwrap.dedent(FACTORY_ADAPTER))
+    (tmp_path / "sglang" / "srt" / "caller.py").write_text(textwrap.dedent(FACTORY_CALLER))
+    before = _write(tmp_path)
+    assert before == "('saver', 'saver')"
+    (private,) = [p for p in private_names(tmp_path / "sglang") if p.name == "create"]
+    rename_in_copy(tmp_path, private, "create_kvh_renamed")
+    assert _write(tmp_path) == before
+    pool = (tmp_path / "sglang" / WRITE_PATH[0]).read_text()
+    assert "Adapter.create()" in pool and "Info.create_kvh_renamed()" in pool
+    assert "def create():" in (tmp_path / "sglang" / "srt" / "adapter.py").read_text()

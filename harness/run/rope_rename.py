@@ -207,7 +207,25 @@ def _other_owners(
         if f not in write_path
         and member.search(before[str(f)])
         and _definition_offsets(before[str(f)], private.name)
+        and not _factories_only(before[str(f)], private.name)
     ]
+
+
+def _factories_only(text: str, name: str) -> bool:
+    """Whether every method `name` of a module is a static or class method: a factory called on
+    its class (`TorchMemorySaverAdapter.create(...)` beside the write path's own `create`), which
+    rope tells apart at every call, so it is another method, not one protocol."""
+    methods = [
+        item
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, ast.ClassDef)
+        for item in node.body
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name
+    ]
+    factory = {"staticmethod", "classmethod"}
+    return bool(methods) and all(
+        any(isinstance(d, ast.Name) and d.id in factory for d in m.decorator_list) for m in methods
+    )
 
 
 def _rope_rename(

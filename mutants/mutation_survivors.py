@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mutants.release_renames import DOOR_PREFIX, DOOR_WORD
+
 EQUIVALENT, OUT_OF_REACH, GAP = "equivalent", "out of reach on a CPU", "gap"
 CLASSES = (EQUIVALENT, OUT_OF_REACH, GAP)
 
@@ -45,3 +47,36 @@ def classified(release: str, id: str, diff: str) -> Survivor | None:
         if record.release == release and record.id == id and record.mutated in added:
             return record
     return None
+
+
+def is_door(function: str) -> bool:
+    """A pool's write door ('memory_pool.py MHATokenToKVPool.set_kv_buffer'): a method whose name
+    is set_*buffer, of a class in a *pool file (a backend's own _set_kv_buffer is not a door)."""
+    base, _, qualified = function.partition(" ")
+    method = qualified.split(".")[-1]
+    return (
+        "pool" in base and "." in qualified
+        and method.startswith(DOOR_PREFIX) and method.endswith(DOOR_WORD)
+    )  # fmt: skip
+
+
+def stamped(record: dict, release: str) -> dict:
+    """A campaign's record as a `mutation` row: whether it is a door's, and a survivor's class and
+    reason from its record here ("" where none explains it)."""
+    found = (
+        classified(release, record["id"], record.get("diff", ""))
+        if record["status"] == "survived"
+        else None
+    )
+    row = {k: v for k, v in record.items() if k not in ("id", "cells")}
+    return {
+        **row,
+        "mutant": record["id"],
+        "sut": release,
+        "door": is_door(record["function"]),
+        "cells": " x ".join(",".join(record.get("cells", {}).get(k, ())) for k in
+                            ("pools", "dtypes", "backends")),
+        "survivor_class": found.kind if found else "",
+        "survivor_reason": (found.reason + (f" (closed by {found.closed_by})" if found.closed_by
+                                            else "")) if found else "",
+    }  # fmt: skip

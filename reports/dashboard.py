@@ -16,6 +16,8 @@ from reports.charts import interval_chart, line_chart, sparkline
 from reports.correctness_grid import correctness_grid
 from reports.coverage_section import coverage_section, coverage_table, html_value
 from reports.finding_groups import SPREAD_COLUMNS, group_findings
+from reports.mutation_score import mutation_html, newest_campaign, percent
+from reports.mutation_score import summary as score_summary
 from reports.outcome import Outcome
 from reports.real_code_history import drop_line
 from reports.report_data import MATRIX_FILE, Report
@@ -330,6 +332,12 @@ def render_coverage_page(coverage: pd.DataFrame) -> str:
     )
 
 
+def _score_of(mutation: pd.DataFrame) -> str:
+    """`: 91.2% on sglang==0.5.23`, the newest campaign's, or "" where the store has none."""
+    rows = newest_campaign(mutation)
+    return f": {percent(score_summary(rows)['score'])} on {rows[0]['sut']}" if rows else ""
+
+
 def render_dashboard(report: Report, coverage: Optional[pd.DataFrame] = None) -> str:
     """The page; `coverage` is the store's coverage records (none: an older store)."""
     head = report.verdict().split(":", 1)[0]
@@ -357,6 +365,11 @@ def render_dashboard(report: Report, coverage: Optional[pd.DataFrame] = None) ->
         ("throughput", "Throughput", _throughput(report)),
         ("api", "API overhead", _overhead(report)),
         ("regression", "Regression gate and history", _regressions(report)),
+        (
+            "mutation",
+            "What kvh would not notice: the mutation score",
+            mutation_html(report.mutation),
+        ),
     ]
     body = "".join(
         f'<h2 id="{ident}">{escape(title)}</h2>{html}' for ident, title, html in sections
@@ -365,7 +378,8 @@ def render_dashboard(report: Report, coverage: Optional[pd.DataFrame] = None) ->
         f"kvh report: {head}",
         f'<h1>kvh report</h1><p class="note">results folder '
         f"<code>{escape(report.results_dir.resolve().name)}</code>, "
-        f"generated {now}</p>"
+        f'generated {now}; <a href="#mutation">what kvh would not notice</a> (the mutation '
+        f"score{_score_of(report.mutation)})</p>"
         f'<div class="verdict {head}">{escape(report.verdict())}</div>'
         + (f"<h3>Skipped files</h3><ul>{warnings}</ul>" if warnings else "")
         + body,

@@ -45,6 +45,8 @@ class Report:
     # Each pool kind's family, base kinds first, in the order tables show them
     # (harness/report/families.py, which reports/ may not import: the kvh report verb passes it).
     pool_families: dict[str, str] = field(default_factory=dict)
+    # Every `mutation` row of the store: each campaign's mutants (reports/mutation_score.py)
+    mutation: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def regressions(self) -> pd.DataFrame:
@@ -162,4 +164,5 @@ def build_report(store: Store, results_dir: Path, out_dir: Path, settings: GateS
         warnings=warnings,
         suts=latest_rows(store.of("sut"), ["sut"]),
         real_code_drops=real_code_drops(store.of("sut")),
+        mutation=store.of("mutation"),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from reports.mutation_score import newest_campaign, percent, summary
 from reports.real_code_history import drop_line
 from reports.report_data import Report
 
@@ -58,5 +59,15 @@ def report_markdown(report: Report, dashboard: str) -> str:
     ):
         if items:
             parts += [f"## {title}", "", *_lines(items), ""]
+    rows = newest_campaign(report.mutation)
+    if rows:
+        whole = summary(rows)
+        parts += [
+            f"Mutation score of {rows[0]['sut']}: {percent(whole['score'])} of "
+            f"{whole['scored']} scored ({whole['mutants']} mutants, {whole['survived']} "
+            f"survived, {whole['unexplained']} unexplained); its survivors are in the "
+            'dashboard\'s "what kvh would not notice".',
+            "",
+        ]
     parts.append(f"Dashboard: `{dashboard}` (baseline {report.settings.baseline}).")
     return "\n".join(parts) + "\n"

@@ -201,6 +201,31 @@ KINDS: dict[str, RecordKind] = {
             "scenarios judged up to and including the killing one (docs/mutants.md)",
         ),
         RecordKind(
+            "mutation",
+            1,
+            required=("mutant", "sut", "file", "function", "operator", "status"),
+            optional=(
+                "occurrence",
+                "line",
+                "door",
+                "diff",
+                "cells",
+                "profile",
+                "checks",
+                "findings",
+                "plan_differences",
+                "seconds",
+                "detail",
+                "survivor_class",
+                "survivor_reason",
+            ),
+            description="one row per generated mutant of a `kvh mutants --sut X --mutate` "
+            "campaign: mutant is its id (file, cosmic-ray operator, occurrence), status one of "
+            "killed, killed_ci, killed_at_load, survived, limited, not_applied; door whether the "
+            "function is a pool's write door; survivor_class and survivor_reason a survivor's "
+            "record in mutants/mutation_survivors.py when the row was written (docs/mutants.md)",
+        ),  # fmt: skip
+        RecordKind(
             "coverage",
             1,
             required=("pool", "dtype", "backend", "mode", "feature", "scenarios", "checked"),

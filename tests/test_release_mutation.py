@@ -21,8 +21,8 @@ from harness.run.release_mutation import (
 )
 from harness.run.release_source import Slice, SliceResult, run_slice, sparse_copy
 from mutants.generated import generated_mutants, mutated_text
-from mutants.mutation_score import is_door, summary
-from mutants.mutation_survivors import SURVIVORS, classified
+from mutants.mutation_survivors import SURVIVORS, classified, is_door, stamped
+from reports.mutation_score import score_lines, summary
 from tests.conftest import REPO, run_kvh
 
 # The sample CI judges: ten mutants of the MHA pool's door, on the cells that reach it.
@@ -113,16 +113,47 @@ def test_each_stage_s_run_comes_to_one_status() -> None:
 
 def test_the_score_counts_kills_over_what_is_neither_equivalent_nor_out_of_reach() -> None:
     def record(status: str, function: str = "memory_pool.py P.set_kv_buffer") -> dict:
-        return {"id": status, "file": "f.py", "function": function, "status": status,
-                "line": 1, "diff": ""}  # fmt: skip
+        return {"id": f"f.py:{status}:0", "file": "f.py", "function": function,
+                "operator": "core/NumberReplacer", "status": status, "line": 1,
+                "diff": "+    x = 1", "cells": {"pools": ["mha"]}}  # fmt: skip
 
-    records = [record("killed"), record("killed_ci"), record("survived"), record("limited")]
-    got = summary(records, "sglang==0")
+    statuses = ("killed", "killed_ci", "survived", "survived", "limited")
+    rows = [stamped(record(s), "sglang==0") for s in statuses]
+    rows[3]["survivor_class"] = "equivalent"
+    got = summary(rows)
     assert (got["scored"], got["limited"], got["unexplained"]) == (3, 1, 1)
     assert got["score"] == pytest.approx(2 / 3)
+    assert (
+        rows[0]["door"] and rows[0]["mutant"] == "f.py:killed:0" and rows[0]["cells"] == "mha x  x "
+    )
+    printed = "\n".join(score_lines(rows, "sglang==0"))
+    assert "66.7% (3 scored of 5 mutants)" in printed and "**unexplained**" in printed
     assert is_door("memory_pool.py MHATokenToKVPool.set_kv_buffer")
     assert is_door("swa_memory_pool.py SWAKVPool.set_mla_kv_buffer")
     assert not is_door("triton_backend.py TritonAttnBackend._set_kv_buffer")
+
+
+def test_kvh_report_shows_the_score_its_survivors_and_its_history(tmp_path: Path) -> None:
+    from reports.records import records_frame
+    from reports.store import append, run_meta
+
+    def row(status: str, diff: str) -> dict:
+        record = {"id": f"srt/p.py:core/X:{status}", "file": "srt/p.py", "status": status,
+                  "function": "p.py Pool.set_kv_buffer", "operator": "core/X", "line": 3,
+                  "diff": diff, "cells": {}}  # fmt: skip
+        return stamped(record, "sglang==0.5.23")
+
+    campaigns = (("2026-12-01", ("killed", "survived")), ("2026-12-02", ("killed", "killed")))
+    for day, statuses in campaigns:  # two campaigns: the history shows both
+        rows = [row(s, f"+    kvh_mutated_{s}()") for s in statuses]
+        meta = {**run_meta("cpu", 0, "", "sglang==0.5.23"), "time": f"{day}T00:00:00+00:00"}
+        append(tmp_path, records_frame("mutation", rows), "mutation", meta)
+    done = run_kvh("report", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "Mutation score of sglang==0.5.23: 100.0% of 2 scored" in done.stdout, done.stdout
+    page = (tmp_path / "report" / "dashboard.html").read_text()
+    assert '<a href="#mutation">what kvh would not notice</a>' in page
+    assert page.count("sglang==0.5.23</td>") == 2  # both campaigns in the history table
 
 
 @pytest.mark.slow

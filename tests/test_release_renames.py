@@ -450,3 +450,34 @@ def test_an_outside_factory_of_the_same_spelling_keeps_its_name(tmp_path: Path) 
     pool = (tmp_path / "sglang" / WRITE_PATH[0]).read_text()
     assert "Adapter.create()" in pool and "Info.create_kvh_renamed()" in pool
     assert "def create():" in (tmp_path / "sglang" / "srt" / "adapter.py").read_text()
+
+
+# A file rope's parser fails on (a comment holding an f-string's text before an f-string, as in
+# 0.5.23's flash_attn/cute/blackwell_helpers.py): rope renames everywhere else, the tokens there.
+UNREADABLE = """
+from sglang.srt.mem_cache.memory_pool import Pool
+
+
+def asm(hi):
+    return str(
+        [
+        ],
+        # f"mov.b32 tmem_acc, {hex(acc)};"
+        f"mov.b32 desc, {hex(hi)};"
+        + "".join(
+            (
+            )
+        )
+    ), Pool()._row_count([1, 2])
+"""
+
+
+def test_a_file_rope_cannot_read_is_renamed_from_its_tokens(tmp_path: Path) -> None:
+    root = _package(tmp_path)
+    (root / "sglang" / "srt" / "kernel.py").write_text(textwrap.dedent(UNREADABLE))
+    (private,) = [p for p in private_names(root / "sglang") if p.name == "_row_count"]
+    renamed = rename_in_copy(root, private, "_row_count_kvh_renamed")
+    assert renamed.by.startswith("rope (tokens in sglang/srt/kernel.py"), renamed.by
+    kernel = (root / "sglang" / "srt" / "kernel.py").read_text()
+    assert "Pool()._row_count_kvh_renamed([1, 2])" in kernel
+    assert _write(root) == "(3, 1)"

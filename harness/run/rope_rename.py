@@ -228,12 +228,48 @@ def _factories_only(text: str, name: str) -> bool:
     )
 
 
+# How many files rope may fail to read in one rename before it gives up (each is left to the
+# tokens): 0.5.23's CuTe DSL kernels hold comments and f-strings that rope's parser cannot match
+# to their tokens (flash_attn/cute/blackwell_helpers.py: a ValueError, an AttributeError or a
+# MismatchedTokenError, by function).
+UNPARSED_LIMIT = 5
+
+
+def _changes(
+    rename: Any, new_name: str, resources: list, unsure: Callable[[Any], bool], unparsed: list
+) -> Any:
+    """rope's changes for `rename` over `resources`. A file that rope fails on while it reads it
+    for occurrences (its own parser's error, raised while that file is its active job; not a
+    refusal of the rename) is taken out of `resources`, added to `unparsed`, and the changes are
+    collected again without it."""
+    from rope.base.exceptions import RefactoringError
+    from rope.base.taskhandle import TaskHandle
+
+    while True:
+        handle = TaskHandle("rename")
+        try:
+            return rename.get_changes(
+                new_name, resources=resources, in_hierarchy=True, unsure=unsure, docs=False,
+                task_handle=handle,
+            )  # fmt: skip
+        except RefactoringError:
+            raise
+        except Exception:  # noqa: BLE001 - rope's parser, failing on one file
+            jobset = handle.current_jobset()
+            failing = getattr(jobset, "job_name", None)
+            if not failing or failing in unparsed or len(unparsed) >= UNPARSED_LIMIT:
+                raise
+            unparsed.append(failing)
+            resources[:] = [r for r in resources if r.path != failing]
+
+
 def _rope_rename(
     root: Path, name: str, new_name: str, relative: list[Path], modules: list[str],
-    unsure: Callable[[Any], bool],
+    unsure: Callable[[Any], bool], unparsed: list[str],
 ) -> str:  # fmt: skip
     """Rename each definition of `name` in `modules` (in its class hierarchy) across the files
-    `relative`, with rope; rope's refusal or failure, or "" when it renamed them all."""
+    `relative`, with rope; rope's refusal or failure, or "" when it renamed them all. A file
+    rope cannot read is left out and named in `unparsed`, for the tokens to rename."""
     from rope.base.project import Project
     from rope.refactor.rename import Rename
 
@@ -257,9 +293,9 @@ def _rope_rename(
                     return f"RefactoringError: rope left a definition at {offsets[0]}"
                 left = len(offsets)
                 try:
-                    changes = Rename(project, resource, offsets[0]).get_changes(
-                        new_name, resources=resources, in_hierarchy=True, unsure=unsure,
-                        docs=False,
+                    changes = _changes(
+                        Rename(project, resource, offsets[0]), new_name, resources, unsure,
+                        unparsed,
                     )  # fmt: skip
                     beyond = [r.path for r in changes.get_changed_resources()]
                     beyond = [path for path in beyond if path not in allowed]
@@ -295,21 +331,23 @@ def rename_in_copy(
     outsider = outsider_attribute(private.name)
     write_path = {str(Path("sglang") / f) for f in private.files}
     others = {str(f) for f in _other_owners(private, relative, before, outsider)}
+    unparsed: list[str] = []
     refused = _rope_rename(
         root, private.name, new_name, relative, sorted(write_path),
-        _attribute_uses(write_path, outsider),
+        _attribute_uses(write_path, outsider), unparsed,
     )  # fmt: skip
     defining = write_path | others
     classes = frozenset(
         c for f in defining if f in before for c in field_classes(before[f], private.name)
     )
-    for f in relative if refused or classes or others else []:
+    for f in relative if refused or classes or others or unparsed else []:
         # From the release's texts where rope refused. After rope, the other owners' members
-        # (rope renamed the write path's hierarchy), and the keywords of a call to a class whose
-        # field it is (rope renames a dataclass's field, not its keywords).
+        # (rope renamed the write path's hierarchy), the files rope could not read, and the
+        # keywords of a call to a class whose field it is (rope renames a dataclass's field, not
+        # its keywords).
         text = before[str(f)] if refused else (root / f).read_text()
         offsets = _definition_offsets(text, private.name) if str(f) in defining else []
-        whole = bool(refused) or str(f) in others
+        whole = bool(refused) or str(f) in others or str(f) in unparsed
         renamed = rename_tokens(
             text, private.name, new_name, offsets, private.kinds, classes,
             attributes=_attribute_scope(outsider, str(f) in write_path),
@@ -327,4 +365,7 @@ def rename_in_copy(
             (root / f).write_text(text)
         if text != before[str(f)]:
             changed[str(f)] = (before[str(f)], text)
-    return Renamed(changed, f"tokens (rope: {refused[:200]})" if refused else "rope")
+    if refused:
+        return Renamed(changed, f"tokens (rope: {refused[:200]})")
+    return Renamed(changed, f"rope (tokens in {', '.join(unparsed)}: rope could not read them)"
+                   if unparsed else "rope")  # fmt: skip

@@ -256,7 +256,7 @@ def _changes(
             raise
         except Exception:  # noqa: BLE001 - rope's parser, failing on one file
             jobset = handle.current_jobset()
-            failing = getattr(jobset, "job_name", None)
+            failing = jobset.job_name if jobset is not None else None
             if not failing or failing in unparsed or len(unparsed) >= UNPARSED_LIMIT:
                 raise
             unparsed.append(failing)

@@ -121,9 +121,11 @@ def _definition_offsets(text: str, name: str) -> list[int]:
     return sorted(set(found))
 
 
-# Who else has an attribute of the name: a tensor (everywhere in the write path), or another
-# outsider (a file's `write`, a list's `clear`, a thread's `start`: rare in the write path).
-TENSOR, OUTSIDER = "tensor", "outsider"
+# Who else has an attribute of the name: a tensor (everywhere in the write path), another
+# outsider (a file's `write`, a list's `clear`, a thread's `start`: rare in the write path), or a
+# class of the release outside the write path that sets it on itself (OWNED: fa3's own
+# `self.use_mla`, beside HybridLinearKVPool's; a refactor of the pool's leaves the backend's).
+TENSOR, OUTSIDER, OWNED = "tensor", "outsider", "owned"
 
 
 def outsider_attribute(name: str) -> str:
@@ -144,7 +146,9 @@ def outsider_attribute(name: str) -> str:
     return OUTSIDER if any(hasattr(owner, name) for owner in owners) else ""
 
 
-def _attribute_uses(defining: set[str], outsider: str) -> Callable[[Any], bool]:
+def _attribute_uses(
+    defining: set[str], outsider: str, calls_ours: bool = False
+) -> Callable[[Any], bool]:
     """rope's `unsure` callback: an occurrence rope cannot prove or rule out is renamed when it
     is an attribute access (`pool.name` on an untyped pool), never a bare name. A bare name rope
     could not resolve is a parameter or a local of the same spelling (`total_bytes` in
@@ -152,8 +156,10 @@ def _attribute_uses(defining: set[str], outsider: str) -> Callable[[Any], bool]:
     name, which renaming a private attribute must not change. Where an `outsider` has the
     attribute too, only in the files that define it (`defining`: `fout.write` in a benchmark is
     a file's, `space.write` in kv_loc_plan.py the release's), and where a tensor has it only
-    `self.name` there (`loc.shape` beside KvBufferDesc's `self.shape` is a tensor's). Module
-    texts are read once."""
+    `self.name` there (`loc.shape` beside KvBufferDesc's `self.shape` is a tensor's), or a call
+    `x.name(...)` where the tensor's is data and the release's a method (`calls_ours`:
+    `spec.layout()` is a sub-pool spec's, a tensor's `layout` is not callable). Module texts are
+    read once."""
     texts: dict[str, str] = {}
 
     def unsure(occurrence: Any) -> bool:
@@ -161,10 +167,19 @@ def _attribute_uses(defining: set[str], outsider: str) -> Callable[[Any], bool]:
         if outsider and path not in defining:
             return False
         text = texts.setdefault(path, occurrence.resource.read())
-        before = text[: occurrence.get_word_range()[0]].rstrip()
-        return before.endswith(".") and (outsider != TENSOR or _on_self(before))
+        start, end = occurrence.get_word_range()
+        before = text[:start].rstrip()
+        called = calls_ours and text[end:].lstrip().startswith("(")
+        return before.endswith(".") and (outsider != TENSOR or called or _on_self(before))
 
     return unsure
+
+
+def tensor_data_only(name: str) -> bool:
+    """Whether a tensor's attribute `name` is data, not a method (`layout`, `shape`)."""
+    import torch
+
+    return hasattr(torch.Tensor, name) and not callable(getattr(torch.empty(0), name))
 
 
 def _attribute_scope(outsider: str, in_write_path: bool) -> str:
@@ -175,7 +190,7 @@ def _attribute_scope(outsider: str, in_write_path: bool) -> str:
         return ALL
     if not in_write_path:
         return NONE
-    return ALL if outsider == OUTSIDER else SELF
+    return SELF if outsider == TENSOR else ALL
 
 
 def _on_self(before: str) -> bool:
@@ -192,12 +207,13 @@ def _other_owners(
     uses are renamed from the tokens (rope per definition would take minutes for `alloc`).
     None where objects outside the release have the attribute too (`outsider`: a tensor's
     `shape`): the others' are as likely the outsider's. A module's own function or constant of
-    the same spelling is its own: only members make a protocol."""
+    the same spelling is its own: only members make a protocol. So is an attribute a class sets
+    on `self` only (owned_elsewhere): its own state, not a member others call."""
     if outsider:
         return []
     write_path = [Path("sglang") / f for f in private.files]
     member = re.compile(
-        rf"^\s+def {re.escape(private.name)}\b|\.{re.escape(private.name)}\s*=|"
+        rf"^\s+def {re.escape(private.name)}\b|(?<!\bself)\.{re.escape(private.name)}\s*=|"
         rf"^\s+{re.escape(private.name)}\s*[:=]",
         re.MULTILINE,
     )
@@ -209,6 +225,15 @@ def _other_owners(
         and _definition_offsets(before[str(f)], private.name)
         and not _factories_only(before[str(f)], private.name)
     ]
+
+
+def owned_elsewhere(private: PrivateName, relative: list[Path], before: dict[str, str]) -> bool:
+    """Whether a file outside the write path sets the name on `self`: a class of its own holds an
+    attribute of the same spelling, so an untyped `x.name` outside the write path is as likely
+    that class's (musa's `backend.use_mla` reads fa3's)."""
+    write_path = {Path("sglang") / f for f in private.files}
+    assigned = re.compile(rf"\bself\.{re.escape(private.name)}\s*(?::[^=\n]*)?=(?!=)")
+    return any(f not in write_path and assigned.search(before[str(f)]) for f in relative)
 
 
 def _factories_only(text: str, name: str) -> bool:
@@ -331,10 +356,16 @@ def rename_in_copy(
     outsider = outsider_attribute(private.name)
     write_path = {str(Path("sglang") / f) for f in private.files}
     others = {str(f) for f in _other_owners(private, relative, before, outsider)}
+    if not outsider and not others and owned_elsewhere(private, relative, before):
+        outsider = OWNED
     unparsed: list[str] = []
     refused = _rope_rename(
         root, private.name, new_name, relative, sorted(write_path),
-        _attribute_uses(write_path, outsider), unparsed,
+        _attribute_uses(
+            write_path, outsider,
+            outsider == TENSOR and "method" in private.kinds and tensor_data_only(private.name),
+        ),
+        unparsed,
     )  # fmt: skip
     defining = write_path | others
     classes = frozenset(
@@ -357,7 +388,7 @@ def rename_in_copy(
     changed = {}
     # Where outsiders have the attribute too, only the defining files' getattr-family and slot
     # strings: `getattr(w13_scale, "shape", None)` in a kernel is a tensor's.
-    parameter = bool(outsider) or is_parameter(list(before.values()), private.name)
+    parameter = outsider in (TENSOR, OUTSIDER) or is_parameter(list(before.values()), private.name)
     for f in relative:
         text = (root / f).read_text()
         if not outsider or str(f) in defining:

@@ -33,7 +33,33 @@ class Survivor:
     closed_by: str = ""  # for a gap: the scenario, oracle or driver that now kills it
 
 
-SURVIVORS: tuple[Survivor, ...] = ()
+def _alike(release: str, kind: str, reason: str, mutants: tuple[tuple[str, str], ...]):
+    """Records of one reason for several mutants, each as (id, mutated line)."""
+    return tuple(Survivor(release, id, mutated, kind, reason) for id, mutated in mutants)
+
+
+_POOL = "srt/mem_cache/memory_pool.py:core/ReplaceBinaryOperator_"
+# The doors' out-of-bounds probe: maybe_detect_oob (utils/async_probe.py:190 in 0.5.23) returns
+# before it reads its bound unless SGLANG_ENABLE_ASYNC_ASSERT is set, which kvh leaves as the
+# release ships it (unset): in that configuration no scenario reaches the bound.
+_ASYNC_ASSERT_BOUND = (
+    "the mutated expression is the upper bound handed to maybe_detect_oob, which returns before "
+    "reading it unless SGLANG_ENABLE_ASYNC_ASSERT is set (off by default; kvh judges the release "
+    "as it ships): no write the release makes depends on it"
+)
+
+SURVIVORS: tuple[Survivor, ...] = _alike(
+    "sglang==0.5.23", EQUIVALENT, _ASYNC_ASSERT_BOUND,
+    tuple(
+        (f"{_POOL}Add_{op}:{occurrence}", line.replace("+", symbol, 1))
+        for op, symbol in (("Sub", "-"), ("Mul", "*"), ("Div", "/"))
+        for occurrence, line in (
+            (37, 'maybe_detect_oob(loc, 0, self.size + self.page_size, "set_kv_buffer (MHA)")'),
+            (66, 'maybe_detect_oob(loc, 0, self.size + self.page_size, "set_kv_buffer (MLA)")'),
+            (67, "(self.size + self.page_size) * self._write_loc_dcp_span,"),
+        )
+    ),
+)  # fmt: skip
 
 
 def classified(release: str, id: str, diff: str) -> Survivor | None:

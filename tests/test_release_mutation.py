@@ -221,3 +221,28 @@ def test_a_seeded_sample_of_a_door_s_mutants_is_judged(tmp_path: Path, record_pr
         "--resume", timeout=1500,
     )  # fmt: skip
     assert f"--resume: {CI_SAMPLE} of {CI_SAMPLE} already decided" in again.stderr, again.stderr
+
+
+def test_a_resume_of_a_finished_campaign_needs_no_judge(tmp_path: Path) -> None:
+    """`--resume` where the book decided every mutant it drew prints the score without preparing
+    the unmodified release's judges; a book with a mutant left, or other arguments, does not."""
+    from cosmic_ray.work_db import WorkDB
+    from cosmic_ray.work_item import MutationSpec, WorkerOutcome, WorkItem, WorkResult
+
+    from harness.cli.release_mutation import ARGUMENTS, BOOK, _finished
+
+    started = {"release": "sglang==0.5.23", "seed": 3}
+    (tmp_path / ARGUMENTS).write_text(json.dumps(started))
+    book = WorkDB(str(tmp_path / BOOK), WorkDB.Mode.create)
+    spec = MutationSpec("m.py", "core/NumberReplacer", 0, (1, 0), (1, 1))
+    book.add_work_items([WorkItem.single(id, spec) for id in ("a", "b")])
+    book.set_result("a", WorkResult(worker_outcome=WorkerOutcome.NORMAL, output="{}"))
+    book.close()
+    assert _finished(tmp_path, started) is None  # "b" is left to judge
+    book = WorkDB(str(tmp_path / BOOK), WorkDB.Mode.open)
+    book.set_result("b", WorkResult(worker_outcome=WorkerOutcome.NORMAL, output="{}"))
+    book.close()
+    assert _finished(tmp_path, {**started, "seed": 4}) is None  # another campaign's book
+    finished = _finished(tmp_path, started)
+    assert finished is not None and len(list(finished.results)) == 2
+    finished.close()

@@ -4,7 +4,8 @@ over every release function the harness's run reaches, with cosmic-ray's operato
 Prints the scope (functions, mutants, the seed and what was drawn), a line per mutant as it is
 decided, then the score per file and function. Keeps its book in cosmic-ray's work database
 (`mutation.sqlite` under --out): `--resume` judges only what an interrupted campaign with the
-same arguments left. Writes `release-mutation.json` to --out atomically, at the end and when
+same arguments left (and, where it left nothing, prints the score without judging the
+unmodified release again). Writes `release-mutation.json` to --out atomically, at the end and when
 stopped, and at the end the `mutation` rows of the results store there (`kvh report OUT` shows
 the score). Exit 0 when every mutant judged was killed or its survival is explained by a record
 of mutants/mutation_survivors.py as equivalent or out of reach, 1 otherwise.
@@ -65,6 +66,23 @@ def _book(out: Path, started: dict, resume: bool):
     path.unlink(missing_ok=True)
     write_json_atomic(said, started)
     return WorkDB(str(path), WorkDB.Mode.create), set()
+
+
+def _finished(out: Path, started: dict):
+    """The book under `out` when these arguments started it and it decided every mutant it
+    drew (its work items are the draw), else None: a resume of a finished campaign needs no
+    judge of the unmodified release."""
+    from cosmic_ray.work_db import WorkDB
+
+    path, said = out / BOOK, out / ARGUMENTS
+    if not (path.is_file() and said.is_file()) or json.loads(said.read_text()) != started:
+        return None
+    book = WorkDB(str(path), WorkDB.Mode.open)
+    drawn = {job.job_id for job in book.work_items}
+    if drawn and drawn <= {job_id for job_id, _ in book.results}:
+        return book
+    book.close()
+    return None
 
 
 def _work_item(mutant: GeneratedMutant):
@@ -135,6 +153,21 @@ def main(arguments: argparse.Namespace, universe) -> int:
     out.mkdir(parents=True, exist_ok=True)
     say = lambda line: print(f"kvh: {line}", file=sys.stderr, flush=True)  # noqa: E731
     start = time.monotonic()
+    started = {  # as JSON gives it back, so that a resume compares like with like
+        "release": spec, "universe": vars(universe), "seed": arguments.seed,
+        "sample": arguments.sample, "function": arguments.function or [],
+    }  # fmt: skip
+    started = json.loads(json.dumps(started))
+    finished = _finished(out, started) if arguments.resume else None
+    if finished is not None:
+        decided = len(list(finished.results))
+        say(f"--resume: {decided} of {decided} already decided; nothing left to judge")
+        before = json.loads((out / RECORDS).read_text()) if (out / RECORDS).is_file() else {}
+        records = _write(
+            out, finished, started, before.get("scope", {}), before.get("seconds", 0.0), ""
+        )
+        finished.close()
+        return _scored(records, spec)
     try:
         reference, judges = prepared(spec, universe, out / "work", say, arguments.cold, kvh)
     except RuntimeError as error:
@@ -159,11 +192,6 @@ def main(arguments: argparse.Namespace, universe) -> int:
         + (f"; not placed: {scope.unplaced} (files defining each)" if scope.unplaced else "")
         + f"; judging {len(drawn)} (--seed {arguments.seed})"
     )
-    started = {  # as JSON gives it back, so that a resume compares like with like
-        "release": spec, "universe": vars(universe), "seed": arguments.seed,
-        "sample": arguments.sample, "function": arguments.function or [],
-    }  # fmt: skip
-    started = json.loads(json.dumps(started))
     book, decided = _book(out, started, arguments.resume)
     left = [m for m in drawn if m.id not in decided]
     if decided:
@@ -189,11 +217,17 @@ def main(arguments: argparse.Namespace, universe) -> int:
         judges.stop_all()
     records = _write(out, book, started, placed, time.monotonic() - start, "")
     book.close()
-    rows = [stamped(record, spec) for record in records]
     # The store's `mutation` rows, which `kvh report OUT` shows with the score's history.
+    rows = [stamped(record, spec) for record in records]
     append(out, records_frame(KIND, rows), KIND, run_meta("cpu", arguments.seed, "", spec))
+    print(f"mutation campaign over {spec} in {(time.monotonic() - start) / 60:.1f} min")
+    return _scored(records, spec)
+
+
+def _scored(records: list, spec: str) -> int:
+    """Prints the score of the campaign's records; its exit code."""
+    rows = [stamped(record, spec) for record in records]
     for line in score_lines(rows, spec):
         print(line)
     totals = summary(rows)
-    print(f"mutation campaign over {spec} in {(time.monotonic() - start) / 60:.1f} min")
     return EXIT_OK if not totals["unexplained"] and not totals["gap"] else EXIT_FINDINGS

@@ -6,6 +6,8 @@ absent its test skips with that command as the reason."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from harness.cli.sut import REQUIREMENTS
@@ -29,3 +31,18 @@ def test_era_is_detected_from_what_each_release_offers(version):
 def test_sut_install_finds_the_shared_cpu_requirements():
     # `kvh sut install` pip-installs this file before any release; a wrong path fails only there.
     assert REQUIREMENTS.is_file() and REQUIREMENTS.name == "sglang-cpu.txt"
+
+
+def test_tests_ask_the_harness_for_the_release_cache():
+    """A test that built `~/.cache/kvh/suts` itself skipped installed releases under $KVH_CACHE;
+    every test asks harness.sut.load.environments.cache_root (or not_ready_reason) instead."""
+    from pathlib import Path
+
+    own_path = re.compile(r"""["']kvh["']\s*/\s*["']suts["']|\.cache/kvh""")
+    tests = Path(__file__).resolve().parent
+    building = [
+        str(path.relative_to(tests))
+        for path in sorted(tests.rglob("*.py"))
+        if path != Path(__file__).resolve() and own_path.search(path.read_text())
+    ]
+    assert not building, building

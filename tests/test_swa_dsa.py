@@ -7,18 +7,16 @@ default run and at --profile ci."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import torch
 
 from harness.cli import main
+from harness.sut.load.environments import cache_root
 from harness.sut.probe.source_capabilities import probe_source
 from pools.judge import judge_module
 from tests.helpers.installed_release import release_offering
 
 FULL_IDS, SWA_IDS = [0, 2], [1]
-SUITS = Path.home() / ".cache" / "kvh" / "suts"
 
 
 def _layer(layer_id: int):
@@ -82,7 +80,7 @@ def test_the_installed_release_keeps_rows_and_keys_as_the_judge_says():
 
 @pytest.mark.parametrize("version, offers", [("0.5.18", False), ("0.5.21", True), ("0.5.23", True)])
 def test_the_capability_is_read_from_the_release_source(version, offers):
-    root = SUITS / f"sglang-{version}"
+    root = cache_root() / f"sglang-{version}"  # $KVH_CACHE, as the harness asks it
     if not (root / "sglang").is_dir():
         pytest.skip(f"sglang {version} is not in the release cache ({root})")
     assert probe_source(root).swa_dsa is offers

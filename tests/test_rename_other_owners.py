@@ -1,7 +1,8 @@
-"""The rename campaign's reach beside names that other objects hold too (harness/run/rope_rename.py):
-an attribute a class outside the write path sets on itself stays that class's (fa3's own
+"""The rename campaign's reach beside names other objects hold too (harness/run/rope_rename.py): an
+attribute a class outside the write path sets on itself stays that class's (fa3's own
 `use_mla` beside HybridLinearKVPool's, in 0.5.23), and a release method whose name a tensor holds
-as data is renamed at its calls on untyped objects (a sub-pool spec's `layout()`)."""
+as data is renamed at its calls on untyped objects (a sub-pool spec's `layout()`); a file that opens
+with a byte-order mark is read as code."""
 
 from __future__ import annotations
 
@@ -78,3 +79,17 @@ def test_a_method_a_tensor_holds_as_data_is_renamed_at_its_calls_on_untyped_obje
     assert "def layout_kvh_renamed(self)" in pool and "spec.layout_kvh_renamed()" in pool
     assert "torch.empty(0).layout == torch.strided" in pool  # the tensor's stays
     assert after == BEFORE
+
+
+def test_a_file_opening_with_a_byte_order_mark_is_read_as_code(tmp_path: Path) -> None:
+    """0.5.14's models/qwen2_classification.py opens with a UTF-8 BOM, which `ast.parse` of the
+    text refuses: the renames of input_ids, input_embeds and hidden_states gave no result."""
+    (tmp_path / "sglang" / "srt" / "mem_cache").mkdir(parents=True)
+    for folder in ("sglang", "sglang/srt", "sglang/srt/mem_cache"):
+        (tmp_path / folder / "__init__.py").write_text("")
+    (tmp_path / "sglang" / WRITE_PATH[0]).write_text(textwrap.dedent(POOL))
+    caller = tmp_path / "sglang" / "srt" / "caller.py"
+    caller.write_text("\ufeff" + textwrap.dedent(BACKEND), encoding="utf-8")
+    (private,) = [p for p in private_names(tmp_path / "sglang") if p.name == "use_mla"]
+    rename_in_copy(tmp_path, private, "use_mla_kvh_renamed")
+    assert _write(tmp_path) == BEFORE

@@ -18,6 +18,7 @@ from harness.run.token_rename import (
     SELF,
     field_classes,
     is_parameter,
+    parse_source,
     rename_strings,
     rename_tokens,
 )
@@ -77,7 +78,7 @@ def _definition_offsets(text: str, name: str) -> list[int]:
     """Where `name` is defined in a module's text (as mutants/release_renames.py finds its
     definitions): each `def name`, the first `self.name =` of each class, a class field and a
     module-level assignment, as character offsets of the name itself."""
-    tree = ast.parse(text)
+    tree = parse_source(text)
     starts = [0]
     for line in text.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
@@ -242,7 +243,7 @@ def _factories_only(text: str, name: str) -> bool:
     rope tells apart at every call, so it is another method, not one protocol."""
     methods = [
         item
-        for node in ast.walk(ast.parse(text))
+        for node in ast.walk(parse_source(text))
         if isinstance(node, ast.ClassDef)
         for item in node.body
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name

@@ -13,12 +13,18 @@ import tokenize
 ALL, SELF, NONE = "all", "self", ""
 
 
+def parse_source(text: str) -> ast.Module:
+    """A module's text parsed; a leading UTF-8 byte-order mark (0.5.14's
+    models/qwen2_classification.py) is not code. Line numbers stay those of the text."""
+    return ast.parse(text.removeprefix("\ufeff"))
+
+
 def is_parameter(texts: list[str], name: str) -> bool:
     """Whether a function of these module texts takes a parameter spelled `name`."""
     return any(
         isinstance(node, ast.arg) and node.arg == name
         for text in texts
-        for node in ast.walk(ast.parse(text))
+        for node in ast.walk(parse_source(text))
     )
 
 
@@ -28,7 +34,7 @@ def _attribute_strings(text: str, name: str) -> set[tuple[int, int]]:
     the spelling names (KvBufferDesc's `row_bytes` is a slot and its constructor's keyword)."""
     lines = text.splitlines()
     keys = []
-    for node in ast.walk(ast.parse(text)):
+    for node in ast.walk(parse_source(text)):
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
@@ -79,7 +85,7 @@ def field_classes(text: str, name: str) -> set[str]:
     """The classes of a module's text that declare `name` as a class field (a dataclass's)."""
     return {
         node.name
-        for node in ast.walk(ast.parse(text))
+        for node in ast.walk(parse_source(text))
         if isinstance(node, ast.ClassDef)
         for item in node.body
         if isinstance(item, ast.AnnAssign)
@@ -113,7 +119,7 @@ def rename_tokens(
         starts.append(starts[-1] + len(line))
     imports = {
         line
-        for node in ast.walk(ast.parse(text))
+        for node in ast.walk(parse_source(text))
         if isinstance(node, (ast.Import, ast.ImportFrom))
         for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)
     }

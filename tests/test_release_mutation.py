@@ -186,6 +186,12 @@ def _stored_campaigns() -> list[Path]:
     return sorted((REPO / "docs" / "mutation").glob("*.json"))
 
 
+def test_a_campaign_is_stored_for_the_survivor_check() -> None:
+    """Without a stored campaign the check below would have nothing to hold (an empty parameter
+    set is a skip)."""
+    assert _stored_campaigns(), "no campaign under docs/mutation/"
+
+
 @pytest.mark.parametrize("stored", _stored_campaigns(), ids=lambda p: p.stem)
 def test_every_stored_survivor_is_classified(stored: Path) -> None:
     campaign = json.loads(stored.read_text())

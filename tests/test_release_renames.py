@@ -176,12 +176,12 @@ def use(batch):
 
 
 def test_a_rename_rope_cannot_make_renames_the_field_and_leaves_a_keyword_of_the_same_spelling():
-    from harness.run.rope_rename import _definition_offsets
+    from harness.run.name_owners import definition_offsets
     from harness.run.token_rename import field_classes, rename_tokens
 
     name, new = "seq_lens_cpu", "seq_lens_cpu_kvh_renamed"
     renamed = rename_tokens(
-        TOKENS_SOURCE, name, new, _definition_offsets(TOKENS_SOURCE, name), ("field",),
+        TOKENS_SOURCE, name, new, definition_offsets(TOKENS_SOURCE, name), ("field",),
         frozenset(field_classes(TOKENS_SOURCE, name)),
     )  # fmt: skip
     namespace: dict = {}
@@ -195,13 +195,11 @@ def test_a_rename_rope_cannot_make_renames_the_field_and_leaves_a_keyword_of_the
 
 
 def test_a_module_function_rope_cannot_rename_is_renamed_at_its_bare_uses_too():
-    from harness.run.rope_rename import _definition_offsets
+    from harness.run.name_owners import definition_offsets
     from harness.run.token_rename import rename_tokens
 
     text = "def helper(x):\n    return x\n\n\nVALUE = helper(1)\nobj.helper = helper\n"
-    renamed = rename_tokens(
-        text, "helper", "h2", _definition_offsets(text, "helper"), ("function",)
-    )
+    renamed = rename_tokens(text, "helper", "h2", definition_offsets(text, "helper"), ("function",))
     assert renamed == "def h2(x):\n    return x\n\n\nVALUE = h2(1)\nobj.h2 = h2\n"
 
 

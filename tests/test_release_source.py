@@ -20,15 +20,8 @@ from harness.run.release_source import (
     run_release_mutant,
     sparse_copy,
 )
-from mutants.release_source import (
-    CATALOGUE,
-    ReleaseMutant,
-    SourceEdit,
-    SourceMove,
-    TransformMissed,
-    release_mutant_named,
-    sub,
-)
+from mutants.release_source import CATALOGUE, release_mutant_named
+from mutants.source_edits import ReleaseMutant, SourceEdit, SourceMove, TransformMissed, sub
 
 
 def test_a_file_is_named_only_as_a_whole_name_with_its_line() -> None:

@@ -17,7 +17,8 @@ import pandas as pd
 
 from harness.exit_codes import EXIT_FINDINGS, EXIT_OK, UsageError
 from harness.run.release_source import rates, run_release_mutant
-from mutants.release_source import CATALOGUE, ReleaseMutant, release_mutant_named
+from mutants.release_source import CATALOGUE, release_mutant_named
+from mutants.source_edits import ReleaseMutant
 from reports.atomic import write_json_atomic
 from reports.markdown import markdown_table
 

@@ -29,7 +29,7 @@ import pandas as pd
 
 from harness.run.edited_functions import Span, edited_spans, names_an_edited_function
 from harness.sut.load.environments import installed
-from mutants.release_source import ReleaseMutant, SourceMove, TransformMissed
+from mutants.source_edits import ReleaseMutant, SourceMove, TransformMissed
 
 # The child's own exit codes: 0 pass, 1 findings; anything else is no verdict.
 _VERDICTS = {0: "PASS", 1: "FINDING"}

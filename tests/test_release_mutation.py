@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.run.release_copy import sparse_copy
 from harness.run.release_mutation import (
     KILLED,
     KILLED_AT_LOAD,
@@ -19,7 +20,7 @@ from harness.run.release_mutation import (
     SURVIVED,
     status_of,
 )
-from harness.run.release_source import Slice, SliceResult, run_slice, sparse_copy
+from harness.run.release_source import Slice, SliceResult, run_slice
 from mutants.generated import generated_mutants, mutated_text
 from mutants.mutation_survivors import SURVIVORS, classified, is_door, stamped
 from reports.mutation_score import score_lines, summary
@@ -161,7 +162,7 @@ def test_kvh_report_shows_the_score_its_survivors_and_its_history(tmp_path: Path
 def test_a_raise_the_harness_causes_in_the_door_is_no_kill(tmp_path: Path) -> None:
     """A mutant that imports a module this machine lacks inside the door: every write raises
     ModuleNotFoundError, which the harness causes (harness/compare/error_causes.py)."""
-    from harness.run.release_source import release_folder
+    from harness.run.release_copy import release_folder
 
     if importlib.util.find_spec("sglang") is None:
         pytest.skip("sglang is not installed here")

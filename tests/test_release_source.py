@@ -10,15 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from harness.run.release_copy import copy_release, release_folder, sparse_copy
 from harness.run.release_source import (
     apply_mutant,
-    copy_release,
     fault_spans,
     names_release_file,
     rates,
-    release_folder,
     run_release_mutant,
-    sparse_copy,
 )
 from mutants.release_source import CATALOGUE, release_mutant_named
 from mutants.source_edits import ReleaseMutant, SourceEdit, SourceMove, TransformMissed, sub

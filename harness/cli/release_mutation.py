@@ -29,9 +29,9 @@ from harness.exit_codes import (
     interrupted_exit_code,
     signal_of,
 )
+from harness.run.release_copy import release_folder
 from harness.run.release_mutation import STATUSES, MutationResult, campaign, prepared
 from harness.run.release_renames import sample
-from harness.run.release_source import release_folder
 from mutants.generated import GeneratedMutant, generated_mutants
 from mutants.mutation_survivors import stamped
 from reports.atomic import write_json_atomic

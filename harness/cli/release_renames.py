@@ -24,8 +24,9 @@ from harness.exit_codes import (
     interrupted_exit_code,
     signal_of,
 )
+from harness.run.release_copy import release_folder
 from harness.run.release_renames import RenameResult, campaign, sample
-from harness.run.release_source import Slice, release_folder
+from harness.run.release_source import Slice
 from mutants.release_renames import WRITE_PATH, private_names
 from pools.kinds.composite import SWA_UNIFIED
 from pools.kinds.layout import MHA_HND, UNIFIED_MHA, UNIFIED_MLA

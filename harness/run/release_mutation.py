@@ -27,16 +27,9 @@ from typing import Callable, Optional
 
 from harness.compare.error_causes import CAUSES_BY_NAME
 from harness.run.forked_judges import Judges
+from harness.run.release_copy import release_folder, sparse_copy
 from harness.run.release_renames import judged_slice, prepared_judges, universe_baseline
-from harness.run.release_source import (
-    Slice,
-    SliceResult,
-    plan_difference,
-    read_slice,
-    release_folder,
-    slice_argv,
-    sparse_copy,
-)
+from harness.run.release_source import Slice, SliceResult, plan_difference, read_slice, slice_argv
 from mutants.generated import GeneratedMutant, mutated_text
 
 KILLED, KILLED_CI, KILLED_AT_LOAD = "killed", "killed_ci", "killed_at_load"

@@ -24,15 +24,14 @@ from typing import Any, Callable, Optional, TypeVar
 
 from harness.run.edited_functions import touched_functions
 from harness.run.forked_judges import Judges, learn_modules, run_once
+from harness.run.release_copy import release_folder, sparse_copy
 from harness.run.release_source import (
     Slice,
     SliceResult,
     plan_difference,
     read_slice,
-    release_folder,
     run_slice,
     slice_argv,
-    sparse_copy,
 )
 from harness.run.rope_rename import files_reaching, package_texts, rename_in_copy
 from mutants.release_renames import PrivateName

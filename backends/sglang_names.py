@@ -77,7 +77,8 @@ UNWRAP_HELPER = "unwrap_write_loc"
 # this module declares, or one of NOT_RELEASE_NAMES (tests/test_sglang_names.py).
 RELEASE_FACING = (
     "harness/sut/load/sglang_loader.py", "harness/sut/load/release_constructors.py",
-    "harness/sut/load/optional_pools.py", "harness/sut/probe/door_behaviour.py",
+    "harness/sut/load/optional_pools.py", "harness/sut/load/optional_pool_records.py",
+    "harness/sut/probe/door_behaviour.py",
     "harness/sut/probe/capabilities.py", "harness/sut/probe/source_capabilities.py",
     "harness/sut/probe/unwrap_helper.py", "harness/run/pool_factory.py",
     "harness/run/pool_buffers.py", "harness/run/execute.py", "backends/real_code.py",

@@ -102,7 +102,7 @@ def test_a_unified_pool_s_design_is_decided_by_running_it():
     import importlib
 
     from backends.sglang_names import release_plan_binder
-    from harness.sut.load.optional_pools import OPTIONAL_POOLS
+    from harness.sut.load.optional_pool_records import OPTIONAL_POOLS
     from harness.sut.load.sglang_loader import SutLoadError, load_sglang
     from harness.sut.probe.door_behaviour import refuses_unmarked
 

@@ -93,15 +93,24 @@ def skip_unless_installed(*releases: str) -> None:
             pytest.skip(reason)
 
 
+# The seeded campaign samples CI judges, and the command that repeats each.
+CAMPAIGN_SAMPLES = {
+    "rename_campaign": "kvh mutants --sut sglang --renames",  # tests/test_release_renames.py
+    "mutation_campaign": "kvh mutants --sut sglang --mutate --function "  # test_release_mutation
+    "MHATokenToKVPool.set_kv_buffer",
+}
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
-    """The rename campaign's sample, as CI ran it (tests/test_release_renames.py), so that a
-    run's log says which seed to give `kvh mutants --renames` to judge the same names."""
+    """The campaign samples as CI ran them (the rename and the mutation campaign's), so that a
+    run's log says which seed to give `kvh mutants` to judge the same names or mutants."""
     for report in terminalreporter.stats.get("passed", []) + terminalreporter.stats.get(
         "failed", []
     ):
         for name, value in getattr(report, "user_properties", ()):
-            if name == "rename_campaign" and report.when == "call":
+            if name in CAMPAIGN_SAMPLES and report.when == "call":
                 terminalreporter.write_line(
-                    f"rename campaign sample ({report.outcome}): kvh mutants --sut sglang "
-                    f"--renames {value}"
+                    f"{name.replace('_', ' ')} sample ({report.outcome}): "
+                    f"{CAMPAIGN_SAMPLES[name]} {value}"
                 )
+

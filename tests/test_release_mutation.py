@@ -209,7 +209,9 @@ def test_every_stored_survivor_is_classified(stored: Path) -> None:
 def test_a_seeded_sample_of_a_door_s_mutants_is_judged(tmp_path: Path, record_property) -> None:
     if importlib.util.find_spec("sglang") is None:
         pytest.skip("sglang is not installed here")
-    record_property("mutation_campaign", f"--seed {CI_SEED} --sample {CI_SAMPLE}")
+    record_property(
+        "mutation_campaign", f"--seed {CI_SEED} --sample {CI_SAMPLE} {' '.join(DOOR_UNIVERSE)}"
+    )
     done = run_kvh(
         "mutants", "--sut", "sglang", "--mutate", "--function", CI_DOOR, "--sample",
         str(CI_SAMPLE), "--seed", str(CI_SEED), *DOOR_UNIVERSE, "--out", str(tmp_path),

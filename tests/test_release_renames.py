@@ -140,7 +140,9 @@ def test_a_seeded_sample_of_renames_passes_with_the_release_s_plan(
 ) -> None:
     if importlib.util.find_spec("sglang") is None:
         pytest.skip("sglang is not installed here")
-    record_property("rename_campaign", f"--seed {CI_SEED} --sample {CI_SAMPLE}")
+    record_property(
+        "rename_campaign", f"--seed {CI_SEED} --sample {CI_SAMPLE} {' '.join(SENTINEL_UNIVERSE)}"
+    )
     done = run_kvh(
         "mutants", "--sut", "sglang", "--renames", "--sample", str(CI_SAMPLE),
         "--seed", str(CI_SEED), *SENTINEL_UNIVERSE, "--out", str(tmp_path), timeout=1500,

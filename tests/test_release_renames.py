@@ -60,13 +60,20 @@ def write():
 """
 
 
-def _package(root: Path) -> Path:
+def package_tree(root: Path, pool: str, **modules: str) -> Path:
+    """A tiny `sglang` package under `root`: `pool` as the write path's memory_pool.py and each
+    other module of srt/ by its name (`caller=...` is srt/caller.py), dedented. Returns root."""
     (root / "sglang" / "srt" / "mem_cache").mkdir(parents=True)
     for folder in ("sglang", "sglang/srt", "sglang/srt/mem_cache"):
         (root / folder / "__init__.py").write_text("")
-    (root / "sglang" / WRITE_PATH[0]).write_text(textwrap.dedent(POOL))
-    (root / "sglang" / "srt" / "caller.py").write_text(textwrap.dedent(CALLER))
+    (root / "sglang" / WRITE_PATH[0]).write_text(textwrap.dedent(pool), encoding="utf-8")
+    for name, text in modules.items():
+        (root / "sglang" / "srt" / f"{name}.py").write_text(textwrap.dedent(text), encoding="utf-8")
     return root
+
+
+def _package(root: Path) -> Path:
+    return package_tree(root, POOL, caller=CALLER)
 
 
 def _write(root: Path) -> str:

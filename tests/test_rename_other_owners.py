@@ -16,7 +16,7 @@ import pytest
 
 from harness.run.rope_rename import rename_in_copy
 from mutants.release_renames import WRITE_PATH, private_names
-from tests.test_release_renames import _write
+from tests.test_release_renames import _write, package_tree
 
 POOL = """
 import torch
@@ -56,11 +56,7 @@ BEFORE = "(('dense', True, False), True)"
 
 
 def _renamed(root: Path, name: str) -> tuple[str, str, str]:
-    (root / "sglang" / "srt" / "mem_cache").mkdir(parents=True)
-    for folder in ("sglang", "sglang/srt", "sglang/srt/mem_cache"):
-        (root / folder / "__init__.py").write_text("")
-    (root / "sglang" / WRITE_PATH[0]).write_text(textwrap.dedent(POOL))
-    (root / "sglang" / "srt" / "caller.py").write_text(textwrap.dedent(BACKEND))
+    package_tree(root, POOL, caller=BACKEND)
     assert _write(root) == BEFORE
     (private,) = [p for p in private_names(root / "sglang") if p.name == name]
     rename_in_copy(root, private, f"{name}_kvh_renamed")
@@ -89,12 +85,7 @@ def test_a_method_a_tensor_holds_as_data_is_renamed_at_its_calls_on_untyped_obje
 def test_a_file_opening_with_a_byte_order_mark_is_read_as_code(tmp_path: Path) -> None:
     """0.5.14's models/qwen2_classification.py opens with a UTF-8 BOM, which `ast.parse` of the
     text refuses: the renames of input_ids, input_embeds and hidden_states gave no result."""
-    (tmp_path / "sglang" / "srt" / "mem_cache").mkdir(parents=True)
-    for folder in ("sglang", "sglang/srt", "sglang/srt/mem_cache"):
-        (tmp_path / folder / "__init__.py").write_text("")
-    (tmp_path / "sglang" / WRITE_PATH[0]).write_text(textwrap.dedent(POOL))
-    caller = tmp_path / "sglang" / "srt" / "caller.py"
-    caller.write_text("\ufeff" + textwrap.dedent(BACKEND), encoding="utf-8")
+    package_tree(tmp_path, POOL, caller="\ufeff" + textwrap.dedent(BACKEND))
     (private,) = [p for p in private_names(tmp_path / "sglang") if p.name == "use_mla"]
     rename_in_copy(tmp_path, private, "use_mla_kvh_renamed")
     assert _write(tmp_path) == BEFORE
@@ -161,14 +152,7 @@ def run():
 
 
 def _shared_package(root: Path) -> Path:
-    (root / "sglang" / "srt" / "mem_cache").mkdir(parents=True)
-    for folder in ("sglang", "sglang/srt", "sglang/srt/mem_cache"):
-        (root / folder / "__init__.py").write_text("")
-    (root / "sglang" / WRITE_PATH[0]).write_text(textwrap.dedent(SHARED_POOL))
-    (root / "sglang" / "srt" / "caller.py").write_text(
-        textwrap.dedent(SHARED_CALLER).replace("def run", "def write")
-    )
-    return root
+    return package_tree(root, SHARED_POOL, caller=SHARED_CALLER.replace("def run", "def write"))
 
 
 @pytest.mark.parametrize("name", ["row_bytes", "shape", "write"])
@@ -230,12 +214,7 @@ def write():
 
 
 def test_an_outside_factory_of_the_same_spelling_keeps_its_name(tmp_path: Path) -> None:
-    (tmp_path / "sglang" / "srt" / "mem_cache").mkdir(parents=True)
-    for folder in ("sglang", "sglang/srt", "sglang/srt/mem_cache"):
-        (tmp_path / folder / "__init__.py").write_text("")
-    (tmp_path / "sglang" / WRITE_PATH[0]).write_text(textwrap.dedent(FACTORY_POOL))
-    (tmp_path / "sglang" / "srt" / "adapter.py").write_text(textwrap.dedent(FACTORY_ADAPTER))
-    (tmp_path / "sglang" / "srt" / "caller.py").write_text(textwrap.dedent(FACTORY_CALLER))
+    package_tree(tmp_path, FACTORY_POOL, adapter=FACTORY_ADAPTER, caller=FACTORY_CALLER)
     before = _write(tmp_path)
     assert before == "('saver', 'saver')"
     (private,) = [p for p in private_names(tmp_path / "sglang") if p.name == "create"]

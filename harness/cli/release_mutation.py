@@ -167,7 +167,7 @@ def main(arguments: argparse.Namespace, universe) -> int:
             out, finished, started, before.get("scope", {}), before.get("seconds", 0.0), ""
         )
         finished.close()
-        return _scored(records, spec)
+        return _scored([stamped(record, spec) for record in records], spec)
     try:
         reference, judges = prepared(spec, universe, out / "work", say, arguments.cold, kvh)
     except RuntimeError as error:
@@ -221,12 +221,11 @@ def main(arguments: argparse.Namespace, universe) -> int:
     rows = [stamped(record, spec) for record in records]
     append(out, records_frame(KIND, rows), KIND, run_meta("cpu", arguments.seed, "", spec))
     print(f"mutation campaign over {spec} in {(time.monotonic() - start) / 60:.1f} min")
-    return _scored(records, spec)
+    return _scored(rows, spec)
 
 
-def _scored(records: list, spec: str) -> int:
-    """Prints the score of the campaign's records; its exit code."""
-    rows = [stamped(record, spec) for record in records]
+def _scored(rows: list[dict], spec: str) -> int:
+    """Prints the score of the campaign's stamped rows; its exit code."""
     for line in score_lines(rows, spec):
         print(line)
     totals = summary(rows)

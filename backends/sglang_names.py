@@ -36,6 +36,9 @@ class ReleaseName:
 
 FORWARD_BATCH_INFO = "sglang.srt.model_executor.forward_batch_info"
 KV_INDEX_TRANSLATOR = "sglang.srt.mem_cache.kv_index_translator"
+# Where SGLang's git checkout keeps the Python package (`sglang@git:PATH#REV` judges that folder
+# of a commit, harness/sut/load/git_commits.py).
+CHECKOUT_PACKAGE = "python/sglang"
 # The batch's physical mark as releases 0.5.22 and 0.5.23 name it: set only on a release that
 # has no plan of its own to bind the batch (mark_without_plan).
 BATCH_PHYSICAL_MARK = "out_cache_loc_is_physical"

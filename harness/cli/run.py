@@ -48,7 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         help="builtin[:ENGINE]; sglang (the installed one); sglang==X (a release installed by "
         "kvh sut install, run in its own process); sglang@DIR (a folder holding an sglang "
-        "package); a module or a .py file with SGLang's names (repeatable; default builtin)",
+        "package); sglang@git:PATH#REV (a commit of a local SGLang checkout); a module or a "
+        ".py file with SGLang's names (repeatable; default builtin)",
     )
     parser.add_argument(
         "--pool",

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from harness.exit_codes import EXIT_FINDINGS, EXIT_OK, UsageError
 from harness.run.door_trials import DoorTrial, try_base_doors
+from harness.sut.load import git_commits
 from harness.sut.load.environments import (
     RELEASE,
     SHARED_REQUIREMENTS,
@@ -168,7 +169,10 @@ def main(arguments: argparse.Namespace) -> int:
                 "ready" if installed(f"sglang=={folder.name.split('-', 1)[1]}") else "incomplete"
             )
             print(f"{folder.name}\t{state}\t{folder}")
-        if not folders:
+        commits = git_commits.cached_commits()
+        for spec, folder in commits:
+            print(f"{spec}\tready\t{folder}")
+        if not folders and not commits:
             print(f"no SUT environments under {root}")
         return EXIT_OK
     try:

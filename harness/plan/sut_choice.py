@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Mapping, Optional
 
 from harness.plan.run_options import RunOptions
 from harness.sut.load.environments import (
+    checked_out,
     ensure_installed,
     is_isolated_spec,
     load_in_worker,
@@ -101,12 +102,13 @@ def _foreign_choice(
 
 
 def _releases_of(spec: str) -> list[tuple[str, str]]:
-    """(spec, "") for a named SUT; for a range of releases (`sglang>=0.5.12,<0.5.24`) each release
-    of the index it admits, installed first where it is not, with why it cannot run ("" when
-    it can), so that one that does not install is a skip beside the others' results."""
+    """(spec, "") for a named SUT (a commit's canonical spec, its package checked out); for a
+    range of releases (`sglang>=0.5.12,<0.5.24`) each release of the index it admits, installed
+    first where it is not, with why it cannot run ("" when it can), so that one that does not
+    install is a skip beside the others' results."""
     specifier = release_range(spec)
-    if specifier is None:
-        return [(spec, "")]
+    if specifier is None:  # a commit is named by its full SHA, so its repro replays that commit
+        return [(checked_out(spec), "")]
     try:
         releases = releases_in(specifier, index_versions())
     except ReleaseIndexError as error:

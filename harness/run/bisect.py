@@ -18,7 +18,7 @@ from harness.plan.baseline import baseline_for
 from harness.plan.candidate import Candidate
 from harness.plan.sut_choice import load_sut
 from harness.run.cells import check_scenario
-from reports.outcome import Outcome
+from reports.outcome import Outcome, normalised
 from scenarios.model import Scenario
 
 
@@ -26,9 +26,10 @@ from scenarios.model import Scenario
 class Probe:
     """One release tried: its behaviour, or why it could not be judged (`skipped`)."""
 
-    release: str
+    release: str  # a release's spec, or a commit's SHA
     behaviour: str = ""
     skipped: str = ""
+    finding: bool = False  # the check has a finding: its SUT fails it
 
 
 @dataclass
@@ -84,9 +85,13 @@ def _judged_between(low: int, high: int, probe: Callable[[int], Probe]) -> Optio
     return next((index for index in order if not probe(index).skipped), None)
 
 
-def behaviour_of(spec: str, scenario: Scenario, backend: Backend, mode: str) -> str:
+def probe_of(
+    spec: str, scenario: Scenario, backend: Backend, mode: str, label: str = ""
+) -> Probe:
     """The verdict of one check of `scenario` with the SUT `spec` as the candidate, through
-    `backend`'s call site in the era its capabilities fit: outcome, divergences, first oracle."""
+    `backend`'s call site in the era its capabilities fit: its behaviour is the outcome, the
+    divergences and the first oracle. `label` names it (default: `spec`). A SUT that does not
+    load (SutLoadError), fits no era or whose check is skipped (ValueError) raises."""
     loaded = load_sut(spec)
     if loaded.era is None:
         raise ValueError(loaded.unfit_reason)
@@ -116,4 +121,4 @@ def behaviour_of(spec: str, scenario: Scenario, backend: Backend, mode: str) -> 
         said += f" ({', '.join(d.name for d in row.divergences)})"
     if row.findings:
         said += f": {row.findings[0].oracle}"
-    return said
+    return Probe(label or spec, said, finding=normalised(row.outcome) == Outcome.FINDING)

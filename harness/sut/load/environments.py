@@ -3,7 +3,8 @@
 `sglang==X` names the release installed by `kvh sut install sglang==X` into the cache
 ($KVH_CACHE, default ~/.cache/kvh/suts), or a fork installed as `kvh sut install X=REQUIREMENT`
 (a wheel, a URL, `git+...`: anything pip takes that installs the `sglang` package);
-`sglang@DIR` names any folder that holds an `sglang` package. A second install of
+`sglang@DIR` names any folder that holds an `sglang` package, and `sglang@git:PATH#REV` a commit of
+a local SGLang checkout (harness/sut/load/git_commits.py). A second install of
 the same release is a no-op, so CI can cache the folder; one that starts while the first is
 installing waits for it (a lock per release, harness/sut/load/install_lock.py), then reuses it.
 """
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Optional
 
 from packaging.requirements import Requirement
 
-from harness.sut.load import install_lock
+from harness.sut.load import git_commits, install_lock
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.loader import LoadedSut, parse_builtin, unfound
 from harness.sut.load.release_deps import needed, providers, requirement_for_module
@@ -55,6 +56,8 @@ def target_dir(spec: str) -> Path:
     match = RELEASE.match(spec)
     if match:
         return cache_root() / f"sglang-{match.group(1)}"
+    if git_commits.is_git_spec(spec):
+        return git_commits.cached_folder(spec) or git_commits.commit_cache()
     return Path(spec.split("@", 1)[1])
 
 
@@ -67,6 +70,8 @@ def installed_metadata(spec: str) -> dict:
 
 
 def installed(spec: str) -> Optional[Path]:
+    if git_commits.is_git_spec(spec):
+        return git_commits.cached_folder(spec)
     folder = target_dir(spec)
     if spec.startswith("sglang@"):
         return folder if (folder / "sglang").is_dir() else None
@@ -102,6 +107,8 @@ def not_ready_reason(spec: str) -> Optional[str]:
     if installed(spec) is None:
         if RELEASE.match(spec):
             return f"SUT {spec} is not installed ({folder}); run: kvh sut install {spec}"
+        if git_commits.is_git_spec(spec):
+            return f"SUT {spec}: the commit is not checked out under {folder}"
         what = "does not exist" if not folder.exists() else "holds no sglang/ package"
         return (
             f"SUT {spec}: {folder} {what}; give a folder that holds sglang/ (e.g. "
@@ -116,10 +123,17 @@ def not_ready_reason(spec: str) -> Optional[str]:
     return None
 
 
+def checked_out(spec: str) -> str:
+    """`spec`; for a commit (`sglang@git:`), its canonical spec once its package is checked out in
+    the cache. GitSpecError (a ValueError) where the checkout or revision names no package."""
+    return git_commits.materialise(spec) if git_commits.is_git_spec(spec) else spec
+
+
 def load_isolated(spec: str) -> LoadedSut:
     """Start the worker of an installed isolated SUT and ask it for its era and version."""
     from harness.sut.worker.client import IsolatedSut
 
+    spec = checked_out(spec)
     reason = not_ready_reason(spec)
     if reason:
         raise SutLoadError(reason)
@@ -138,6 +152,7 @@ def load_isolated_here(spec: str) -> LoadedSut:
 
     from harness.sut.load.loader import load_foreign
 
+    spec = checked_out(spec)
     reason = not_ready_reason(spec)
     if reason:
         raise SutLoadError(reason)
@@ -185,9 +200,14 @@ def ensure_installed(spec: str) -> str:
     """Why `spec` cannot be loaded here after installing it where it is an isolated release that
     is not (as `kvh sut install` does); "" when it can. For the verbs that install what they
     try (a range of --sut releases, kvh bisect)."""
+    if git_commits.is_git_spec(spec):
+        try:
+            spec = checked_out(spec)
+        except git_commits.GitSpecError as error:
+            return str(error)
     reason = not_ready_reason(spec) if is_isolated_spec(spec) else None
-    if not reason:
-        return ""
+    if not reason or git_commits.is_git_spec(spec):
+        return reason or ""
     print(f"kvh: installing {spec} (kvh sut install)", file=sys.stderr)
     try:
         install(*install_target(spec), SHARED_REQUIREMENTS)

@@ -31,8 +31,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "repro": ("harness.cli.repro", "replay a repro file"),
     "bisect": (
         "harness.cli.bisect",
-        "the first SGLang release (or commit, --git) between two where a check's behaviour "
-        "changes",
+        "the first SGLang release (or commit, --git) between two where a check's behaviour changes",
     ),
     "sut": ("harness.cli.sut", "install and list isolated SUT environments (SGLang releases)"),
     "matrix": (

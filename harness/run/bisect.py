@@ -85,9 +85,7 @@ def _judged_between(low: int, high: int, probe: Callable[[int], Probe]) -> Optio
     return next((index for index in order if not probe(index).skipped), None)
 
 
-def probe_of(
-    spec: str, scenario: Scenario, backend: Backend, mode: str, label: str = ""
-) -> Probe:
+def probe_of(spec: str, scenario: Scenario, backend: Backend, mode: str, label: str = "") -> Probe:
     """The verdict of one check of `scenario` with the SUT `spec` as the candidate, through
     `backend`'s call site in the era its capabilities fit: its behaviour is the outcome, the
     divergences and the first oracle. `label` names it (default: `spec`). A SUT that does not

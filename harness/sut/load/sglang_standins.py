@@ -11,12 +11,19 @@ Policy per top-level package:
 - ``missing``: stand in only when the real package does not import, so a real,
   working install always wins.
 - ``always``: stand in unless a module of that name is already loaded.
+
+A GPU-only package stood in (the real-code backends declare what their imports read, gpu_only)
+also serves any submodule no other finder has (GpuOnlySubmodules), each name of it a placeholder
+made when the import asks for it: 0.5.9 and 0.5.10's first write imports the CUDA-graph runner,
+whose chain reaches `from sgl_kernel.kvcacheio import ...` (host-offload transfers no write
+calls). A write that does call one raises StandInUsed, a limit with its reason.
 """
 
 from __future__ import annotations
 
 import enum
 import importlib
+import importlib.abc
 import importlib.machinery
 import sys
 import types
@@ -41,6 +48,8 @@ class StandIn:
     modules: dict[str, dict[str, Any]]  # module name -> {attribute: CLASS | FUNC | value}
     why: str
     before: Callable[[], None] | None = None  # runs once, just before registration
+    # GPU-only: its undeclared submodules are served too, as placeholders (GpuOnlySubmodules).
+    serves_submodules: bool = False
 
 
 def _interpolation_mode() -> type:
@@ -259,9 +268,45 @@ def gpu_only(declared: Iterable[Mapping[str, Mapping[str, str]]]) -> dict[str, S
             top = module.split(".", 1)[0]
             merged.setdefault(top, {}).setdefault(module, {}).update(names)
     return {
-        top: StandIn("missing", modules, "GPU-only package a real-code backend imports")
+        top: StandIn("missing", modules, "GPU-only package a real-code backend imports", None, True)
         for top, modules in merged.items()
     }
+
+
+class GpuOnlySubmodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Last on sys.meta_path: a submodule of a stood-in GPU-only package that no finder before it
+    has becomes a placeholder module whose every public name, asked for, is a placeholder
+    callable (a release's `from sgl_kernel.kvcacheio import transfer_kv_all_layer` imports; a
+    call raises StandInUsed). The modules it served are kept in `served`, in order."""
+
+    def __init__(self) -> None:
+        self.served: list[str] = []
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        top = sys.modules.get(fullname.split(".", 1)[0])
+        if "." not in fullname or not getattr(top, "__kvwrite_submodules__", False):
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        module = _make_module(spec.name, {})
+        module.__getattr__ = lambda name: _served_name(spec.name, name)
+        self.served.append(spec.name)
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        """Nothing to run: its names are made as they are asked for."""
+
+
+def _served_name(module: str, name: str) -> Any:
+    if name.startswith("__"):  # the import system's probes (__file__, __all__): not there
+        raise AttributeError(name)
+    value = _placeholder(module, name, FUNC)
+    setattr(sys.modules[module], name, value)
+    return value
+
+
+GPU_ONLY_SUBMODULES = GpuOnlySubmodules()
 
 
 def _make_module(name: str, attrs: dict[str, Any]) -> types.ModuleType:
@@ -302,6 +347,10 @@ def install(extra: dict[str, StandIn] | None = None) -> list[str]:
             parent, _, child = name.rpartition(".")
             if parent in sys.modules and parent in entry.modules:
                 setattr(sys.modules[parent], child, sys.modules[name])
+        if entry.serves_submodules:
+            sys.modules[top].__kvwrite_submodules__ = True
+            if GPU_ONLY_SUBMODULES not in sys.meta_path:
+                sys.meta_path.append(GPU_ONLY_SUBMODULES)
     return [top for top in table if is_standin(sys.modules.get(top))]
 
 

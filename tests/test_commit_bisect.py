@@ -84,6 +84,13 @@ def test_git_bisect_names_the_first_commit_that_behaves_otherwise_and_leaves_the
     assert checkout_state(folder) == before
 
 
+def test_a_bad_child_of_good_is_named_without_judging_anything(checkout):
+    folder, shas = checkout
+    tried: list[str] = []
+    result = bisect_commits(folder, shas[4], shas[5], "pass", judge_by_subject(folder, tried))
+    assert result.first_changed == shas[5] and tried == []
+
+
 def test_only_skipped_commits_left_name_every_commit_the_change_may_be_in(tmp_path, monkeypatch):
     monkeypatch.setenv("KVH_CACHE", str(tmp_path / "cache"))
     folder = tmp_path / "checkout"

@@ -84,6 +84,8 @@ def main(arguments: argparse.Namespace) -> int:
         raise UsageError(f"BAD {arguments.bad} cannot be judged: {last.skipped}")
     result = CommitBisection(good.sha, bad.sha, [first, last])
     if last.behaviour != first.behaviour:
+        count = git(checkout, "rev-list", "--count", f"{good.sha}..{bad.sha}").stdout.strip()
+        print(f"kvh: git bisect over the {count} commits after GOOD, up to BAD", file=sys.stderr)
         try:
             with StopSignals():  # SIGTERM too: the scratch worktree is removed however it ends
                 found = bisect_commits(
@@ -98,8 +100,9 @@ def main(arguments: argparse.Namespace) -> int:
         result = replace(found, probes=[first, last, *found.probes])
     for line in report(result, checkout, check):
         print(line)
-    for line in by_hand(arguments, checkout, result, first.behaviour):
-        print(line)
+    if last.behaviour != first.behaviour:
+        for line in by_hand(arguments, checkout, result, first.behaviour):
+            print(line)
     return EXIT_OK
 
 

@@ -47,6 +47,24 @@ def fa3_style_write(
 
 # The if tests that choose each modelled write call, per era, as the releases' files have
 # them (harness/sut/probe/census_branches.py; derived from 0.5.12, 0.5.13, 0.5.14, 0.5.23).
+# The kwarg era's decode: by pool (SWA, MHA, MLA). musa's subclass file has the same lines.
+KWARG_DECODE_BRANCHES = (
+    branch("forward_decode", "k is not None", "save_kv_cache", "self.use_sliding_window_kv_pool"),
+    branch(
+        "forward_decode",
+        "k is not None",
+        "save_kv_cache",
+        "not self.use_sliding_window_kv_pool",
+        "not self.use_mla",
+    ),
+    branch(
+        "forward_decode",
+        "k is not None",
+        "save_kv_cache",
+        "not self.use_sliding_window_kv_pool",
+        "self.use_mla",
+    ),
+)
 BRANCHES = eras_branches(
     (
         ("legacy",),
@@ -91,26 +109,7 @@ BRANCHES = eras_branches(
                 "not is_cp_mode",
                 "not self.use_sliding_window_kv_pool",
             ),
-            branch(
-                "forward_decode",
-                "k is not None",
-                "save_kv_cache",
-                "self.use_sliding_window_kv_pool",
-            ),
-            branch(
-                "forward_decode",
-                "k is not None",
-                "save_kv_cache",
-                "not self.use_sliding_window_kv_pool",
-                "not self.use_mla",
-            ),
-            branch(
-                "forward_decode",
-                "k is not None",
-                "save_kv_cache",
-                "not self.use_sliding_window_kv_pool",
-                "self.use_mla",
-            ),
+            *KWARG_DECODE_BRANCHES,
         ),
     ),
     (

@@ -21,7 +21,7 @@ from backends.call_shapes import (
 from backends.context import WriteRequest
 from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import BARE
-from backends.fa3 import fa3_style_write
+from backends.fa3 import KWARG_DECODE_BRANCHES, fa3_style_write
 from backends.real_code import GPU_FUNCTION, RealCode
 
 # The if tests that choose each modelled write call, per era, as the releases' files have
@@ -69,26 +69,7 @@ BRANCHES = eras_branches(
                 "not self.use_sliding_window_kv_pool",
                 "self.use_mla",
             ),
-            branch(
-                "forward_decode",
-                "k is not None",
-                "save_kv_cache",
-                "self.use_sliding_window_kv_pool",
-            ),
-            branch(
-                "forward_decode",
-                "k is not None",
-                "save_kv_cache",
-                "not self.use_sliding_window_kv_pool",
-                "not self.use_mla",
-            ),
-            branch(
-                "forward_decode",
-                "k is not None",
-                "save_kv_cache",
-                "not self.use_sliding_window_kv_pool",
-                "self.use_mla",
-            ),
+            *KWARG_DECODE_BRANCHES,
         ),
     ),
 )

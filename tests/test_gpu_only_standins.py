@@ -1,8 +1,10 @@
-"""A stood-in GPU-only package serves the submodules a release imports at load time and the
-write never calls (0.5.9 and 0.5.10: `from sgl_kernel.kvcacheio import ...` on the chain of the
-first write's lazy import): the import succeeds, a call raises StandInUsed (a limit, never a
-finding), and nothing else changes: a stand-in of another kind and a real package still refuse a
-submodule they lack. Run in a fresh interpreter, as the stand-ins are registered process-wide."""
+"""A GPU-only package is stood in where a release's import stops on it uncaught, and only there:
+at load (the fork sglang-kt's `from sgl_kernel import silu_and_mul`, an absent package) and in a
+write (0.5.9 and 0.5.10 reach `from sgl_kernel.kvcacheio import ...`, a submodule its stand-in
+lacks). The import then succeeds and a call raises StandInUsed (a limit, never a finding), while
+a guarded import keeps its fallback (sglang-kt's `get_scalar_types`: a placeholder there would be
+a false finding), and a stand-in of another kind or a real package still refuses a submodule it
+lacks. Run in a fresh interpreter, as stand-ins are registered process-wide."""
 
 from __future__ import annotations
 
@@ -12,34 +14,64 @@ import textwrap
 
 from tests.conftest import REPO
 
+RELEASE = {
+    "guarded.py": """
+        try:
+            from kvh_gpu_kernel.scalar_type import scalar_types
+        except ImportError:
+            scalar_types = "fallback"
+        """,
+    "unguarded.py": "from kvh_gpu_kernel.kvcacheio import transfer_kv_all_layer\n",
+    "absent_top.py": "from kvh_gpu_other import silu_and_mul\n",
+    "cpu_sub.py": "import kvh_cpu_package.sub\n",
+}
+
 SCRIPT = textwrap.dedent(
     """
+    import sys
     import pytest
     from backends.real_code import StandInUsed
     from harness.sut.load.sglang_standins import (
-        GPU_ONLY_SUBMODULES, StandIn, gpu_only, install)
+        StandIn, gpu_only, import_standing_in, install, stand_in_stop)
 
-    install({
-        **gpu_only([{"kvh_gpu_kernel": {"declared": "func"}}]),
-        "kvh_cpu_package": StandIn("missing", {"kvh_cpu_package": {}}, "not GPU-only"),
-    })
-    from kvh_gpu_kernel.kvcacheio import transfer_kv_all_layer, transfer_kv_direct
+    sys.path.insert(0, sys.argv[1])
+    table = gpu_only([{"kvh_gpu_kernel": {"declared": "func"}}, {"kvh_gpu_other": {}}])
+    install({"kvh_gpu_kernel": table["kvh_gpu_kernel"],
+             "kvh_cpu_package": StandIn("missing", {"kvh_cpu_package": {}}, "not GPU-only")})
+
+    import guarded
+    assert guarded.scalar_types == "fallback"  # a guarded import is never stood in
+
+    with pytest.raises(ModuleNotFoundError) as stop:  # a write's import chain stops ...
+        import unguarded
+    assert stand_in_stop(stop.value)  # ... so the submodule is stood in, and it runs again
+    import unguarded
     with pytest.raises(StandInUsed, match="kvh_gpu_kernel.kvcacheio.transfer_kv_all_layer"):
-        transfer_kv_all_layer(0)
-    assert GPU_ONLY_SUBMODULES.served == ["kvh_gpu_kernel.kvcacheio"]
-    import kvh_gpu_kernel.kvcacheio as served
-    assert not hasattr(served, "__all__")  # the import system's own probes are not served
-    with pytest.raises(ModuleNotFoundError):
-        import kvh_cpu_package.sub
-    with pytest.raises(ModuleNotFoundError):
+        unguarded.transfer_kv_all_layer(0)
+
+    absent_top = import_standing_in("absent_top", table)  # at load: the package itself
+    with pytest.raises(StandInUsed, match="kvh_gpu_other.silu_and_mul"):
+        absent_top.silu_and_mul()
+
+    with pytest.raises(ModuleNotFoundError) as stop:
+        import cpu_sub
+    assert not stand_in_stop(stop.value)
+    with pytest.raises(ModuleNotFoundError) as stop:
         import json.kvh_no_such_submodule
+    assert not stand_in_stop(stop.value)
     print("ok")
     """
 )
 
 
-def test_a_gpu_only_stand_in_serves_the_submodules_an_import_asks_for_and_refuses_calls():
+def test_a_gpu_only_import_that_stops_is_stood_in_and_a_guarded_one_keeps_its_fallback(tmp_path):
+    for name, text in RELEASE.items():
+        (tmp_path / name).write_text(textwrap.dedent(text))
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], cwd=REPO, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", SCRIPT, str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr

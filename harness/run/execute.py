@@ -33,6 +33,7 @@ from harness.run.pool_cache import keep_pool, take_pool
 from harness.run.pool_factory import build_pool
 from harness.run.release_trail import ReleaseTrail
 from harness.run.timeout import time_limit
+from harness.sut.load.sglang_standins import stand_in_stop
 from scenarios.materialize import ForwardStaging, scale_object, token_tensors
 from scenarios.model import Scenario
 
@@ -148,6 +149,11 @@ def write_request(
     )
 
 
+# Runs of one execution at most, each after a GPU-only import that stopped the one before was
+# stood in (harness/sut/load/sglang_standins.py stand_in_stop).
+STOP_ROUNDS = 8
+
+
 def execute(
     candidate: Candidate,
     scenario: Scenario,
@@ -157,8 +163,25 @@ def execute(
 ) -> Execution:
     """`backend` defaults to the registry's entry named by the candidate. `trail`: record the
     release functions its writes run (a foreign SUT's; harness/run/release_trail.py), which
-    slows every Python call of a write, so only a finding's check is run once more."""
+    slows every Python call of a write, so only a finding's check is run once more. A write
+    whose import chain stopped on a GPU-only module runs again once that module is stood in."""
+    for _ in range(STOP_ROUNDS):
+        result, stopped = _execute(candidate, scenario, timeout_s, backend, trail)
+        if not stopped:
+            break
+    return result
+
+
+def _execute(
+    candidate: Candidate,
+    scenario: Scenario,
+    timeout_s: Optional[float],
+    backend: Optional[Backend],
+    trail: bool,
+) -> tuple[Execution, bool]:
+    """One run, and whether it stopped on a GPU-only import that is now stood in."""
     backend = backend or backend_named(candidate.backend)
+    stopped = False
     result = Execution(backend=backend.name)
     place, pool = ErrorPlace(BUILDING), None
     functions = ReleaseTrail(enabled=trail and candidate.foreign)
@@ -201,6 +224,7 @@ def execute(
             result.kept_sinks = kept_sinks(pool, scenario)
         keep_pool(lease, scenario)  # a run that raised drops its pool: its state is unknown
     except Exception as error:  # a SUT failure is data, never a harness crash
+        stopped = stand_in_stop(error)
         place = replace(place, door=door_of(error))
         result.error, result.error_type = describe_error(error), type(error).__name__
         result.error_place, result.error_at = place, place.describe()
@@ -209,7 +233,7 @@ def execute(
         result.error_cause = cause.name if cause is not None else ""
         _snapshot_after_raise(result, pool, scenario, place)
     result.release_trail = tuple(functions.functions)
-    return result
+    return result, stopped
 
 
 def door_of(error: BaseException) -> str:

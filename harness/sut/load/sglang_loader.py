@@ -181,9 +181,16 @@ def load_release(sys_path_prefix: str | None = None) -> LoadedRelease:
         with warnings.catch_warnings():  # import-time "only CUDA supports X" notices; noise on CPU
             warnings.simplefilter("ignore")
             stood_in = sglang_standins.install()
-            sglang = importlib.import_module("sglang")
-            memory_pool = importlib.import_module("sglang.srt.mem_cache.memory_pool")
-            swa_memory_pool = importlib.import_module("sglang.srt.mem_cache.swa_memory_pool")
+            gpu_only = _declared_gpu_only()
+            already = set(sglang_standins.stood_in(gpu_only))
+            sglang = sglang_standins.import_standing_in("sglang", gpu_only)
+            memory_pool = sglang_standins.import_standing_in(
+                "sglang.srt.mem_cache.memory_pool", gpu_only
+            )
+            swa_memory_pool = sglang_standins.import_standing_in(
+                "sglang.srt.mem_cache.swa_memory_pool", gpu_only
+            )
+            stood_in += [top for top in sglang_standins.stood_in(gpu_only) if top not in already]
         dcp_pinned = _disable_dcp()
     except Exception as exc:
         raise SutLoadError(f"sglang failed to import: {_one_line(exc)}") from exc
@@ -227,6 +234,14 @@ def _release_forward_batch() -> type | None:
         return None
 
 
+def _declared_gpu_only() -> dict[str, sglang_standins.StandIn]:
+    """The GPU-only packages the real-code backends declare (what their imports read)."""
+    from backends.registry import BACKENDS
+
+    declared = [entry.real_code.standins for entry in BACKENDS.values() if entry.real_code]
+    return sglang_standins.gpu_only(declared)
+
+
 def _real_backends() -> tuple[dict[str, type], dict[str, str]]:
     """The release's own backend classes that run on CPU (each registry entry's RealCode,
     backends/real_code.py), and why each one that is not here could not be imported. Their
@@ -235,13 +250,15 @@ def _real_backends() -> tuple[dict[str, type], dict[str, str]]:
     from backends.registry import BACKENDS
 
     declared = {name: entry.real_code for name, entry in BACKENDS.items() if entry.real_code}
-    sglang_standins.install(sglang_standins.gpu_only([real.standins for real in declared.values()]))
+    gpu_only = _declared_gpu_only()
+    sglang_standins.install(gpu_only)
     found, missing = {}, {}
     for backend, real in declared.items():
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                found[backend] = getattr(importlib.import_module(real.module), real.cls)
+                module = sglang_standins.import_standing_in(real.module, gpu_only)
+                found[backend] = getattr(module, real.cls)
         except Exception as error:  # noqa: BLE001 - any import failure means: run the model
             missing[backend] = f"{real.module} did not import: {_one_line(error)}"
     return found, missing

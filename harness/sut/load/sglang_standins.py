@@ -12,19 +12,22 @@ Policy per top-level package:
   working install always wins.
 - ``always``: stand in unless a module of that name is already loaded.
 
-A GPU-only package stood in (the real-code backends declare what their imports read, gpu_only)
-also serves any submodule no other finder has (GpuOnlySubmodules), each name of it a placeholder
-made when the import asks for it: 0.5.9 and 0.5.10's first write imports the CUDA-graph runner,
-whose chain reaches `from sgl_kernel.kvcacheio import ...` (host-offload transfers no write
-calls). A write that does call one raises StandInUsed, a limit with its reason.
+A GPU-only package (the real-code backends declare what their imports read, gpu_only) is stood
+in where an import stops on it uncaught, and so is a submodule or a name of it: at load
+(import_standing_in: the fork sglang-kt's `from sgl_kernel import silu_and_mul`) and in a write
+(stand_in_stop, then the execution runs again: 0.5.9 and 0.5.10's first write imports the
+CUDA-graph runner, whose chain reaches `from sgl_kernel.kvcacheio import ...`, host-offload
+transfers no write calls). Each name is a placeholder that raises StandInUsed if called, a
+limit with its reason. A guarded import (`try: ... except ImportError:`) never stops, so it keeps
+its fallback.
 """
 
 from __future__ import annotations
 
 import enum
 import importlib
-import importlib.abc
 import importlib.machinery
+import re
 import sys
 import types
 from dataclasses import dataclass
@@ -48,7 +51,7 @@ class StandIn:
     modules: dict[str, dict[str, Any]]  # module name -> {attribute: CLASS | FUNC | value}
     why: str
     before: Callable[[], None] | None = None  # runs once, just before registration
-    # GPU-only: its undeclared submodules are served too, as placeholders (GpuOnlySubmodules).
+    # GPU-only: a submodule or name of it that stops an import is stood in too (stand_in_stop).
     serves_submodules: bool = False
 
 
@@ -105,6 +108,13 @@ STANDINS: dict[str, StandIn] = {
             "partial_json_parser.core.exceptions": {"MalformedJSON": ERROR},
         },
         "tool-call parsing in the server",
+    ),
+    # sglang-kt 0.7.2 (a fork): server_args -> function_call_parser validates tool-call schemas
+    # with jsonschema, which the fork imports at load time but does not declare.
+    "jsonschema": StandIn(
+        "missing",
+        {"jsonschema": {"Draft202012Validator": CLASS, "ValidationError": ERROR}},
+        "tool-call schema validation in the server",
     ),
     # <= 0.5.14: model/attention code does `import einops`; models are never built here.
     "einops": StandIn("missing", {"einops": {}}, "tensor rearranging in model code"),
@@ -273,42 +283,6 @@ def gpu_only(declared: Iterable[Mapping[str, Mapping[str, str]]]) -> dict[str, S
     }
 
 
-class GpuOnlySubmodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Last on sys.meta_path: a submodule of a stood-in GPU-only package that no finder before it
-    has becomes a placeholder module whose every public name, asked for, is a placeholder
-    callable (a release's `from sgl_kernel.kvcacheio import transfer_kv_all_layer` imports; a
-    call raises StandInUsed). The modules it served are kept in `served`, in order."""
-
-    def __init__(self) -> None:
-        self.served: list[str] = []
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        top = sys.modules.get(fullname.split(".", 1)[0])
-        if "." not in fullname or not getattr(top, "__kvwrite_submodules__", False):
-            return None
-        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        module = _make_module(spec.name, {})
-        module.__getattr__ = lambda name: _served_name(spec.name, name)
-        self.served.append(spec.name)
-        return module
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        """Nothing to run: its names are made as they are asked for."""
-
-
-def _served_name(module: str, name: str) -> Any:
-    if name.startswith("__"):  # the import system's probes (__file__, __all__): not there
-        raise AttributeError(name)
-    value = _placeholder(module, name, FUNC)
-    setattr(sys.modules[module], name, value)
-    return value
-
-
-GPU_ONLY_SUBMODULES = GpuOnlySubmodules()
-
-
 def _make_module(name: str, attrs: dict[str, Any]) -> types.ModuleType:
     mod = types.ModuleType(name, f"kvwrite-harness stand-in for {name}")
     # A spec keeps importlib.util.find_spec (used by transformers' availability
@@ -348,9 +322,81 @@ def install(extra: dict[str, StandIn] | None = None) -> list[str]:
             if parent in sys.modules and parent in entry.modules:
                 setattr(sys.modules[parent], child, sys.modules[name])
         if entry.serves_submodules:
-            sys.modules[top].__kvwrite_submodules__ = True
-            if GPU_ONLY_SUBMODULES not in sys.meta_path:
-                sys.meta_path.append(GPU_ONLY_SUBMODULES)
+            sys.modules[top].__kvwrite_gpu_only__ = True
+    return stood_in(table)
+
+
+# The name a failed `from X import N` asks for (its ImportError carries X as `name`, N only in
+# its message).
+_UNKNOWN_NAME = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
+
+
+def import_standing_in(module: str, gpu_only_table: Mapping[str, StandIn]) -> types.ModuleType:
+    """Import `module`; where the chain stops at load time on a GPU-only package of
+    `gpu_only_table` (the package absent here, or a name its stand-in lacks), stand that in and
+    try again, as often as the chain asks. Only a chain that stops is touched: a release that
+    imports as it is imports with the same modules as before."""
+    for _ in range(IMPORT_ROUNDS):
+        try:
+            return importlib.import_module(module)
+        except ImportError as error:
+            if not _stood_in_stop(error, gpu_only_table):
+                raise
+    return importlib.import_module(module)
+
+
+IMPORT_ROUNDS = 32  # stops stood in at most, one a round
+
+
+def _stood_in_stop(error: ImportError, table: Mapping[str, StandIn]) -> bool:
+    """Whether the stop `error` was on a GPU-only package of `table`, now stood in."""
+    top = (error.name or "").split(".", 1)[0]
+    if top in table and top not in sys.modules:
+        install({top: table[top]})
+        return True
+    return stand_in_stop(error)
+
+
+def stand_in_stop(error: BaseException) -> bool:
+    """Whether `error`, an import that stopped a release's code uncaught, was on a GPU-only
+    package stood in here (a submodule of it, or a name its stand-in lacks): if so that module or
+    name is now stood in, each name a placeholder that raises StandInUsed when called, and the
+    code may be run again. Only a stop is stood in, so a guarded import (`try: from sgl_kernel
+    import x` `except ImportError:` a fallback) keeps its fallback."""
+    if not isinstance(error, ImportError) or not error.name:
+        return False
+    top = sys.modules.get(error.name.split(".", 1)[0])
+    if not getattr(top, "__kvwrite_gpu_only__", False):
+        return False
+    if isinstance(error, ModuleNotFoundError):
+        if error.name in sys.modules:
+            return False
+        module = _make_module(error.name, {})
+        module.__getattr__ = lambda name: _asked_name(error.name, name)
+        sys.modules[error.name] = module
+        parent, _, child = error.name.rpartition(".")
+        if parent in sys.modules:
+            setattr(sys.modules[parent], child, module)
+        return True
+    unknown = _UNKNOWN_NAME.search(str(error))
+    module = sys.modules.get(error.name)
+    if unknown is None or not is_standin(module) or hasattr(module, unknown.group(1)):
+        return False
+    setattr(module, unknown.group(1), _placeholder(error.name, unknown.group(1), FUNC))
+    return True
+
+
+def _asked_name(module: str, name: str) -> Any:
+    """A name of a stood-in submodule, made as the import asks for it."""
+    if name.startswith("__"):  # the import system's probes (__file__, __all__): not there
+        raise AttributeError(name)
+    value = _placeholder(module, name, FUNC)
+    setattr(sys.modules[module], name, value)
+    return value
+
+
+def stood_in(table: Mapping[str, StandIn]) -> list[str]:
+    """The top-level packages of `table` that are stand-ins in this process now."""
     return [top for top in table if is_standin(sys.modules.get(top))]
 
 

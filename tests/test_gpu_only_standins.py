@@ -31,8 +31,8 @@ SCRIPT = textwrap.dedent(
     import sys
     import pytest
     from backends.real_code import StandInUsed
-    from harness.sut.load.sglang_standins import (
-        StandIn, gpu_only, import_standing_in, install, stand_in_stop)
+    from harness.sut.load.gpu_only_stops import import_standing_in, stand_in_stop
+    from harness.sut.load.sglang_standins import StandIn, gpu_only, install
 
     sys.path.insert(0, sys.argv[1])
     table = gpu_only([{"kvh_gpu_kernel": {"declared": "func"}}, {"kvh_gpu_other": {}}])

@@ -33,7 +33,7 @@ from harness.run.pool_cache import keep_pool, take_pool
 from harness.run.pool_factory import build_pool
 from harness.run.release_trail import ReleaseTrail
 from harness.run.timeout import time_limit
-from harness.sut.load.sglang_standins import stand_in_stop
+from harness.sut.load.gpu_only_stops import stand_in_stop
 from scenarios.materialize import ForwardStaging, scale_object, token_tensors
 from scenarios.model import Scenario
 

@@ -27,6 +27,7 @@ from typing import Any
 import pools.engines.triton_mode  # noqa: F401,I001
 from backends.sglang_names import FORWARD_BATCH_INFO, release_plan_binder
 from harness.sut.load import sglang_standins
+from harness.sut.load.gpu_only_stops import import_standing_in
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.optional_pools import offer_optional_pools
 from harness.sut.probe.unwrap_helper import unwrap_helper
@@ -183,13 +184,9 @@ def load_release(sys_path_prefix: str | None = None) -> LoadedRelease:
             stood_in = sglang_standins.install()
             gpu_only = _declared_gpu_only()
             already = set(sglang_standins.stood_in(gpu_only))
-            sglang = sglang_standins.import_standing_in("sglang", gpu_only)
-            memory_pool = sglang_standins.import_standing_in(
-                "sglang.srt.mem_cache.memory_pool", gpu_only
-            )
-            swa_memory_pool = sglang_standins.import_standing_in(
-                "sglang.srt.mem_cache.swa_memory_pool", gpu_only
-            )
+            sglang = import_standing_in("sglang", gpu_only)
+            memory_pool = import_standing_in("sglang.srt.mem_cache.memory_pool", gpu_only)
+            swa_memory_pool = import_standing_in("sglang.srt.mem_cache.swa_memory_pool", gpu_only)
             stood_in += [top for top in sglang_standins.stood_in(gpu_only) if top not in already]
         dcp_pinned = _disable_dcp()
     except Exception as exc:
@@ -257,7 +254,7 @@ def _real_backends() -> tuple[dict[str, type], dict[str, str]]:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                module = sglang_standins.import_standing_in(real.module, gpu_only)
+                module = import_standing_in(real.module, gpu_only)
                 found[backend] = getattr(module, real.cls)
         except Exception as error:  # noqa: BLE001 - any import failure means: run the model
             missing[backend] = f"{real.module} did not import: {_one_line(error)}"

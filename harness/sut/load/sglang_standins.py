@@ -12,14 +12,9 @@ Policy per top-level package:
   working install always wins.
 - ``always``: stand in unless a module of that name is already loaded.
 
-A GPU-only package (the real-code backends declare what their imports read, gpu_only) is stood
-in where an import stops on it uncaught, and so is a submodule or a name of it: at load
-(import_standing_in: the fork sglang-kt's `from sgl_kernel import silu_and_mul`) and in a write
-(stand_in_stop, then the execution runs again: 0.5.9 and 0.5.10's first write imports the
-CUDA-graph runner, whose chain reaches `from sgl_kernel.kvcacheio import ...`, host-offload
-transfers no write calls). Each name is a placeholder that raises StandInUsed if called, a
-limit with its reason. A guarded import (`try: ... except ImportError:`) never stops, so it keeps
-its fallback.
+A GPU-only package (the real-code backends declare what their imports read, gpu_only) is also
+stood in where an import stops on it uncaught, with the submodule or name it stopped on
+(harness/sut/load/gpu_only_stops.py).
 """
 
 from __future__ import annotations
@@ -27,7 +22,6 @@ from __future__ import annotations
 import enum
 import importlib
 import importlib.machinery
-import re
 import sys
 import types
 from dataclasses import dataclass
@@ -239,7 +233,7 @@ class _Kernel:
         raise StandInUsed(f"{self._qual} (a kvwrite-harness stand-in: no kernel can launch)")
 
 
-def _placeholder(module: str, name: str, kind: Any) -> Any:
+def placeholder(module: str, name: str, kind: Any) -> Any:
     qual = f"{module}.{name}"
 
     def fail(*_a: Any, **_k: Any) -> Any:
@@ -283,7 +277,7 @@ def gpu_only(declared: Iterable[Mapping[str, Mapping[str, str]]]) -> dict[str, S
     }
 
 
-def _make_module(name: str, attrs: dict[str, Any]) -> types.ModuleType:
+def make_module(name: str, attrs: dict[str, Any]) -> types.ModuleType:
     mod = types.ModuleType(name, f"kvwrite-harness stand-in for {name}")
     # A spec keeps importlib.util.find_spec (used by transformers' availability
     # probes) from raising on a module without one; __path__ makes it a package.
@@ -291,7 +285,7 @@ def _make_module(name: str, attrs: dict[str, Any]) -> types.ModuleType:
     mod.__path__ = []
     mod.__kvwrite_standin__ = True
     for attr, kind in attrs.items():
-        setattr(mod, attr, _placeholder(name, attr, kind))
+        setattr(mod, attr, placeholder(name, attr, kind))
     return mod
 
 
@@ -317,82 +311,13 @@ def install(extra: dict[str, StandIn] | None = None) -> list[str]:
         if entry.before is not None:
             entry.before()
         for name, attrs in entry.modules.items():
-            sys.modules[name] = _make_module(name, attrs)
+            sys.modules[name] = make_module(name, attrs)
             parent, _, child = name.rpartition(".")
             if parent in sys.modules and parent in entry.modules:
                 setattr(sys.modules[parent], child, sys.modules[name])
         if entry.serves_submodules:
             sys.modules[top].__kvwrite_gpu_only__ = True
     return stood_in(table)
-
-
-# The name a failed `from X import N` asks for (its ImportError carries X as `name`, N only in
-# its message).
-_UNKNOWN_NAME = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
-
-
-def import_standing_in(module: str, gpu_only_table: Mapping[str, StandIn]) -> types.ModuleType:
-    """Import `module`; where the chain stops at load time on a GPU-only package of
-    `gpu_only_table` (the package absent here, or a name its stand-in lacks), stand that in and
-    try again, as often as the chain asks. Only a chain that stops is touched: a release that
-    imports as it is imports with the same modules as before."""
-    for _ in range(IMPORT_ROUNDS):
-        try:
-            return importlib.import_module(module)
-        except ImportError as error:
-            if not _stood_in_stop(error, gpu_only_table):
-                raise
-    return importlib.import_module(module)
-
-
-IMPORT_ROUNDS = 32  # stops stood in at most, one a round
-
-
-def _stood_in_stop(error: ImportError, table: Mapping[str, StandIn]) -> bool:
-    """Whether the stop `error` was on a GPU-only package of `table`, now stood in."""
-    top = (error.name or "").split(".", 1)[0]
-    if top in table and top not in sys.modules:
-        install({top: table[top]})
-        return True
-    return stand_in_stop(error)
-
-
-def stand_in_stop(error: BaseException) -> bool:
-    """Whether `error`, an import that stopped a release's code uncaught, was on a GPU-only
-    package stood in here (a submodule of it, or a name its stand-in lacks): if so that module or
-    name is now stood in, each name a placeholder that raises StandInUsed when called, and the
-    code may be run again. Only a stop is stood in, so a guarded import (`try: from sgl_kernel
-    import x` `except ImportError:` a fallback) keeps its fallback."""
-    if not isinstance(error, ImportError) or not error.name:
-        return False
-    top = sys.modules.get(error.name.split(".", 1)[0])
-    if not getattr(top, "__kvwrite_gpu_only__", False):
-        return False
-    if isinstance(error, ModuleNotFoundError):
-        if error.name in sys.modules:
-            return False
-        module = _make_module(error.name, {})
-        module.__getattr__ = lambda name: _asked_name(error.name, name)
-        sys.modules[error.name] = module
-        parent, _, child = error.name.rpartition(".")
-        if parent in sys.modules:
-            setattr(sys.modules[parent], child, module)
-        return True
-    unknown = _UNKNOWN_NAME.search(str(error))
-    module = sys.modules.get(error.name)
-    if unknown is None or not is_standin(module) or hasattr(module, unknown.group(1)):
-        return False
-    setattr(module, unknown.group(1), _placeholder(error.name, unknown.group(1), FUNC))
-    return True
-
-
-def _asked_name(module: str, name: str) -> Any:
-    """A name of a stood-in submodule, made as the import asks for it."""
-    if name.startswith("__"):  # the import system's probes (__file__, __all__): not there
-        raise AttributeError(name)
-    value = _placeholder(module, name, FUNC)
-    setattr(sys.modules[module], name, value)
-    return value
 
 
 def stood_in(table: Mapping[str, StandIn]) -> list[str]:

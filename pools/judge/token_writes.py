@@ -35,8 +35,7 @@ def fitted(value: np.ndarray, shape: tuple, dtype: np.dtype) -> np.ndarray:
     assignment; TypeError or RuntimeError where torch refuses it."""
     if value.shape == shape and value.dtype.itemsize == dtype.itemsize:
         return value.view(dtype)  # the common case: nothing to broadcast
-    while value.ndim > len(shape) and value.shape[0] == 1:
-        value = value[0]
+    value = _without_leading_ones(value, len(shape))
     if value.dtype.itemsize != dtype.itemsize:
         raise TypeError(f"a {value.dtype} row cannot be stored in a {dtype} buffer")
     try:
@@ -48,13 +47,18 @@ def fitted(value: np.ndarray, shape: tuple, dtype: np.dtype) -> np.ndarray:
         ) from None
 
 
+def _without_leading_ones(value: np.ndarray, ndim: int) -> np.ndarray:
+    """`value` with its leading size-1 dims dropped while it has more than `ndim` (torch's rule)."""
+    while value.ndim > ndim and value.shape[0] == 1:
+        value = value[0]
+    return value
+
+
 def fitted_rows(values: np.ndarray, shape: tuple, dtype: np.dtype) -> np.ndarray:
     """`values`, one value row per slot, as (slots, *shape) of `dtype`: each row as `fitted`
     makes it, and what `fitted` raises for one row raised for all (they share a shape)."""
-    row = values[0]
-    fitted(row, shape, dtype)
-    while row.ndim > len(shape) and row.shape[0] == 1:
-        row = row[0]
+    fitted(values[0], shape, dtype)
+    row = _without_leading_ones(values[0], len(shape))
     lifted = (len(values),) + (1,) * (len(shape) - row.ndim) + row.shape
     return np.broadcast_to(values.view(dtype).reshape(lifted), (len(values), *shape))
 

@@ -24,8 +24,8 @@ from harness.bench.served import BenchService
 from harness.bench.timers import Budget, CpuTimer, Samples
 from harness.bench.timing_stats import ab_test
 from harness.bench.verify import Verdict
+from harness.cli.worker import held_scenario
 from harness.plan.sut_choice import SutChoice
-from harness.run.worker import held_scenario
 from harness.sut.load.loader import LoadedSut
 from harness.sut.probe.capabilities import Capabilities
 from harness.sut.probe.detect import conventions

@@ -5,6 +5,7 @@ verb another verb): checked on a copy of the packages with one offending module 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,7 +20,7 @@ JUDGE_CONTRACT = "pools.judge imports none of what it judges"
 VERBS_CONTRACT = "kvh verbs import no other verb"
 REPORTS_CONTRACT = "reports imports nothing of ours"
 MUTANTS_CONTRACT = "mutants import no harness"
-ROLES_CONTRACT = "harness by role: cli > run > plan | report > sut > compare"
+ROLES_CONTRACT = "harness by role"  # cli > bench | cp > run > plan | report > sut > compare
 WRITE_LOC_CONTRACT = "pools.write_loc imports nothing of ours"
 MUTANT_BASES_CONTRACT = "mutant bases import no pool logic"
 
@@ -46,6 +47,21 @@ def test_the_tree_keeps_every_contract():
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 broken" in result.stdout and f"{LAYERS_CONTRACT} KEPT" in result.stdout
     assert f"{ROLES_CONTRACT} KEPT" in result.stdout
+
+
+def test_the_role_contract_names_every_part_of_harness():
+    """A folder (or module) of harness/ outside the role layers could import any other unseen."""
+    text = (REPO / "pyproject.toml").read_text()  # Python 3.10 has no tomllib
+    contract = text[text.index(f'name = "{ROLES_CONTRACT}"') :]
+    layers = re.search(r"^layers = \[(.*)\]$", contract, re.M).group(1)
+    layered = {part.strip(' "') for layer in layers.split(",") for part in layer.split("|")}
+    parts = {
+        path.stem
+        for path in (REPO / "harness").iterdir()
+        if path.name not in ("__init__.py", "__main__.py", "__pycache__")
+        and (path.is_dir() or path.suffix == ".py")
+    }
+    assert parts == layered, f"not in a layer: {sorted(parts - layered)}"
 
 
 @pytest.mark.parametrize(
@@ -136,6 +152,18 @@ def test_the_tree_keeps_every_contract():
             "harness.run.leak -> harness.cli.arguments",
         ),
         (
+            "harness/run/leak.py",
+            "from harness.bench import served\n",
+            ROLES_CONTRACT,
+            "harness.run.leak -> harness.bench.served",
+        ),
+        (
+            "harness/cp/leak.py",
+            "from harness.cli import arguments\n",
+            ROLES_CONTRACT,
+            "harness.cp.leak -> harness.cli.arguments",
+        ),
+        (
             "pools/write_loc_leak.py",
             "",
             WRITE_LOC_CONTRACT,
@@ -163,6 +191,8 @@ def test_the_tree_keeps_every_contract():
         "compare-imports-sut-probe",
         "plan-imports-run",
         "run-imports-cli",
+        "run-imports-bench",
+        "cp-imports-cli",
         "write-loc-imports-a-dtype",
         "a-mutant-base-imports-an-engine",
     ],

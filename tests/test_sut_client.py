@@ -111,7 +111,7 @@ def test_a_buffer_of_no_rows_travels_too():
 
 
 def test_the_worker_speaks_the_protocol_version_the_client_does():
-    from harness.run.worker import PROTOCOL_VERSION
+    from harness.cli.worker import PROTOCOL_VERSION
     from harness.sut.worker.protocol import VERSION
 
     assert PROTOCOL_VERSION == VERSION

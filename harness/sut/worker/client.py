@@ -101,7 +101,7 @@ class IsolatedSut:
         """Start the worker and send it hello without waiting for the answer (`hello` reads it):
         the worker imports while this process goes on with its own work."""
         self.stderr_file = tempfile.TemporaryFile()
-        command = [self.python, "-m", "harness.run.worker", "--sut", self.spec]
+        command = [self.python, "-m", "harness.cli.worker", "--sut", self.spec]
         if self.prefix:
             command += ["--prefix", self.prefix]
         env = {
@@ -370,7 +370,7 @@ class Submitted:
             execution = decode_execution(message, known)
             missing = missing_names(message, execution)
             if missing:
-                # The bytes of the same run, never of a second one (harness/run/worker.py).
+                # The bytes of the same run, never of a second one (harness/cli/worker.py).
                 message = worker._ask({"op": "bytes", "bytes": missing}, worker.grace_s)
                 execution = decode_execution(message["execution"], known)
             return execution

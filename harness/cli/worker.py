@@ -1,6 +1,6 @@
 """A SUT worker: loads one SUT in its own process (its own sys.path), answers protocol requests.
 
-Run as `python -m harness.run.worker --sut SPEC [--prefix DIR]`. The protocol owns the
+Run as `python -m harness.cli.worker --sut SPEC [--prefix DIR]`. The protocol owns the
 original stdout; fd 1 is pointed at stderr so that whatever the SUT prints cannot corrupt it.
 """
 

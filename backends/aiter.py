@@ -55,7 +55,7 @@ from pools.kinds.layout import MHA_AITER5D
 from pools.kinds.spec import names
 from pools.kinds.token_major import MHA
 
-VECTORISED_5D_POOL = "MHATokenToKVPoolAiter5D"  # pools/layouts/kinds.py, kind mha_aiter5d
+VECTORISED_5D_POOL = "MHATokenToKVPoolAiter5D"  # pools/builtin/layouts/kinds.py, kind mha_aiter5d
 VECTORISED_5D_KIND = MHA_AITER5D.name
 
 

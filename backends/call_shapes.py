@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from pools.eras import ERAS
+from pools.builtin.eras import ERAS
 
 
 @dataclass(frozen=True)

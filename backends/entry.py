@@ -18,8 +18,8 @@ from backends.divergences import KnownDivergence
 from backends.focus import BUILTIN_SCENARIOS, FOCUS, OUT_OF_FOCUS
 from backends.real_code import RealCode, drive, prepare_forward, real_class
 from backends.skips import BackendSkip
+from pools.builtin.eras import ERAS
 from pools.dtypes import DTYPES
-from pools.eras import ERAS
 from pools.kinds.spec import names
 from pools.kinds.token_major import MHA, MLA, SWA_MHA
 from scenarios.model import Scenario

@@ -12,6 +12,7 @@ from backends.dsa_indexer import store_index_keys
 from backends.entry import ValueScope, register_backend
 from backends.era_calls import loc_arguments
 from backends.focus import BUILTIN_SCENARIOS, LAYOUT_DTYPES, LOC_LIVES
+from pools.builtin.layouts.kinds import LAYOUT_KINDS
 from pools.kinds.hybrid import (
     HISPARSE_DSA,
     HYBRID_LINEAR_DSA,
@@ -30,7 +31,6 @@ from pools.kinds.layout import (
 )
 from pools.kinds.spec import names
 from pools.kinds.token_major import MHA, MLA, SWA_MHA, SWA_MLA
-from pools.layouts.kinds import LAYOUT_KINDS
 from scenarios.model import (
     BASE_POOL_KINDS,
     HISPARSE_KINDS,

@@ -12,7 +12,7 @@ from harness.bench.measure import TimedWrite
 from harness.bench.plan import bench_scenario, bytes_moved
 from harness.bench.verify import Baseline
 from harness.plan.devices import unavailable_reason
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 from reports.outcome import Outcome
 
 

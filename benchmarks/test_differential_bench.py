@@ -19,7 +19,7 @@ from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import SutChoice
 from harness.run.baselines import decide, run_baselines
 from harness.run.cells import check_cell, execute_candidate
-from pools.eras import ERAS
+from pools.builtin.eras import ERAS
 from pools.kinds.token_major import MHA, MLA, SWA_MHA
 from scenarios.defaults import default_scenarios
 from scenarios.model import Scenario

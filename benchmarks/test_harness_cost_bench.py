@@ -21,7 +21,7 @@ from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import SutChoice
 from harness.run import pool_cache
 from harness.run.cells import check_cell
-from pools.eras import ERAS
+from pools.builtin.eras import ERAS
 from pools.kinds.token_major import MHA
 from scenarios.defaults import default_scenarios
 from scenarios.explore import explore

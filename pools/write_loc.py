@@ -1,11 +1,11 @@
 """SGLang's write-location API, per era: the `KVWriteLoc` dataclasses and `unwrap_write_loc`.
 
-This is SGLang's API surface, not pool logic, so it is written once and shared openly by the
-builtin eras (pools/eras), the judge (pools/judge) and the mutant bases (mutants/base_*). Sharing
-it is safe only because tests/test_write_loc_sglang.py drives the installed SGLang's own
-`KVWriteLoc` and `unwrap_write_loc` beside these on the same inputs: a slip here is caught
-against the real code, not hidden by a copy. What a pool does with the locations it unwraps (SWA
-routing, translation, storage) is not here: each of the three writes that on its own.
+This is SGLang's API surface, not pool logic, so it is written once and shared openly by the builtin
+eras (pools/builtin/eras), the judge (pools/judge) and the mutant bases (mutants/base_*). Sharing it
+is safe only because tests/test_write_loc_sglang.py drives the installed SGLang's own `KVWriteLoc`
+and `unwrap_write_loc` beside these on the same inputs: a slip here is caught against the real code,
+not hidden by a copy. What a pool does with the locations it unwraps (SWA routing, translation,
+storage) is not here: each of the three writes that on its own.
 
 - bundled (0.5.14, PR #27695): `KVWriteLoc(loc, swa_loc=None)`; unwrap returns (loc, swa_loc).
 - current (0.5.15 on; `for_batch`, `for_layer` and `physical` from 0.5.22):

@@ -12,10 +12,11 @@ from pools.kinds.registry import KINDS, kinds_where
 from pools.kinds.spec import PoolKind
 
 BASE_POOL_KINDS = kinds_where(lambda kind: kind.base)
-# Kinds whose storage is not token-major rows or not plain dtype casts (pools/layouts/kinds.py).
+# Kinds whose storage is not token-major rows or not plain dtype casts
+# (pools/builtin/layouts/kinds.py).
 LAYOUT_POOL_KINDS = kinds_where(lambda kind: kind.family == "layout")
 # HybridLinearKVPool over MHA or MLA: linear-attention layers keep no KV in it, full-attention
-# layers write one dense pool (pools/hybrid_linear_storage.py).
+# layers write one dense pool (pools/builtin/hybrid_linear_storage.py).
 HYBRID_LINEAR_KINDS = kinds_where(lambda kind: kind.linear_layers and not kind.qsa)
 # MiniMaxSparseKVPool: every layer's K/V in one main MHA pool; sparse layers also keep an index
 # K (and, unless value-disabled, an index V) in index sub-pools of one head

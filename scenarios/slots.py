@@ -10,8 +10,8 @@ from typing import Optional
 
 import torch
 
+from pools.builtin.layouts.unified import entry_bytes
 from pools.dtypes import dtype_spec
-from pools.layouts.unified import entry_bytes
 from scenarios.model import (
     DRAFT_HOST_LAYERS,
     DRAFT_RUNNERS,

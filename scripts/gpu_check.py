@@ -6,7 +6,7 @@
 For every pool kind and dtype, the builtin scenarios run through the reference engine on CPU
 (the baseline), the torch engine on the device and the Triton engine on the device. Three
 comparisons per scenario: triton vs reference, torch vs reference, and triton vs torch on the
-same device. The division rules of pools/engines/triton_scale.py are checked against the
+same device. The division rules of pools/builtin/engines/triton_scale.py are checked against the
 device's own `div_` first: the CUDA rules come from reading aten and are unverified until this
 runs. Then the GPU timing paths of `kvh bench` (CUDA-graph replay, cold L2) run through
 tests/test_bench_gpu_paths.py: with fakes everywhere, and for real on the device. Exit 0: the
@@ -36,9 +36,9 @@ from harness.compare.expectations import expected_writes  # noqa: E402
 from harness.plan.candidate import Candidate  # noqa: E402
 from harness.plan.devices import unavailable_reason  # noqa: E402
 from harness.run.execute import execute
-from pools.builtin_sut import builtin_module  # noqa: E402
+from pools.builtin.engines.triton_scale import scale_operand  # noqa: E402
+from pools.builtin.sut import builtin_module  # noqa: E402
 from pools.dtypes import DTYPES  # noqa: E402
-from pools.engines.triton_scale import scale_operand  # noqa: E402
 from pools.kinds.token_major import MHA, MLA, SWA_MLA
 from reports.atomic import write_json_atomic  # noqa: E402
 from scenarios.defaults import default_scenarios  # noqa: E402

@@ -18,8 +18,8 @@ import torch
 
 from harness.bench.measure import TimedWrite, copy_write
 from harness.bench.plan import bench_scenario, bytes_moved
-from pools.builtin_sut import builtin_module
-from pools.engines.torch_engine import _resolve, _word_pair
+from pools.builtin.engines.torch_engine import _resolve, _word_pair
+from pools.builtin.sut import builtin_module
 from pools.kinds.token_major import MHA
 
 

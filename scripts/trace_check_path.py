@@ -20,7 +20,7 @@ from pathlib import Path
 
 from harness.plan.candidate import Candidate
 from harness.run.execute import execute
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 from scenarios.defaults import default_scenarios
 
 ROOT = Path(__file__).resolve().parents[1]

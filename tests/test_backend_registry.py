@@ -14,7 +14,7 @@ import pytest
 import backends
 from backends.entry import entries_of, register_backend
 from backends.registry import BACKEND_MODULES, BACKENDS, backend_paths, collect
-from pools.eras import ERAS
+from pools.builtin.eras import ERAS
 
 # Modules whose write functions are call sites but not registry backends, and why.
 NOT_IN_REGISTRY = {

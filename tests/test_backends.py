@@ -16,7 +16,7 @@ from harness.plan.baseline import baseline_for
 from harness.plan.candidate import Candidate
 from harness.run.cells import check_scenario
 from harness.run.execute import execute
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 from scenarios.materialize import token_tensors
 from tests.fixtures.backend_probes import probe
 

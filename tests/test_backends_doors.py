@@ -17,7 +17,7 @@ from harness.run.execute import execute, write_request
 from harness.run.pool_buffers import buffer_bytes
 from harness.run.pool_factory import build_pool
 from harness.sut.load.loader import load_foreign
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 from reports.outcome import Outcome
 from scenarios.materialize import ForwardStaging
 from tests.conftest import FIXTURES

@@ -331,7 +331,7 @@ def test_a_host_sync_on_cuda_is_a_graph_capture_error() -> None:
 def test_a_bench_cell_replays_its_layers_in_one_graph_and_writes_the_same_bytes() -> None:
     from harness.bench.measure import TimedWrite
     from harness.bench.plan import bench_scenario
-    from pools.builtin_sut import builtin_module
+    from pools.builtin.sut import builtin_module
 
     scenario = bench_scenario("swa_mha", "bf16", 16, 2, seed=0)
     module = builtin_module("current", "torch")

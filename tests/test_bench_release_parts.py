@@ -30,7 +30,7 @@ from harness.sut.load.loader import LoadedSut
 from harness.sut.probe.capabilities import Capabilities
 from harness.sut.probe.detect import conventions
 from harness.sut.worker.protocol import decode_execution, encode_execution
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 from reports.outcome import Outcome
 from scenarios.serialize import to_dict
 

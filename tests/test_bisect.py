@@ -61,7 +61,7 @@ def test_the_index_s_releases_between_two_are_in_release_order():
 
 
 MEMORY_POOL = """
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 
 _base = builtin_module("current", "torch")
 KVWriteLoc, unwrap_write_loc = _base.KVWriteLoc, _base.unwrap_write_loc
@@ -79,7 +79,7 @@ class MHATokenToKVPool(_base.MHATokenToKVPool):
 """
 
 SWA_POOL = """
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 from sglang.srt.mem_cache.memory_pool import MHATokenToKVPool
 
 SWAKVPool = type("SWAKVPool", (builtin_module("current", "torch").SWAKVPool,),

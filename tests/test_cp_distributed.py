@@ -13,7 +13,7 @@ from harness.cli import main as kvh
 from harness.cp import distributed
 from harness.cp.cp_repro import load_cp_repro
 from harness.cp.differential import CP_POOLS, default_plan, run_group
-from pools.eras import ERAS
+from pools.builtin.eras import ERAS
 from reports.outcome import Outcome
 from tests.conftest import FIXTURES
 

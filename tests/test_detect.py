@@ -8,8 +8,8 @@ import pytest
 
 from harness.sut.load.loader import SutLoadError, load_foreign
 from harness.sut.probe.detect import detect, missing_names
-from pools.builtin_sut import builtin_module
-from pools.eras import ERAS
+from pools.builtin.eras import ERAS
+from pools.builtin.sut import builtin_module
 
 
 @pytest.mark.parametrize("era", list(ERAS))

@@ -16,7 +16,7 @@ import torch
 from backends.dsv4 import quantise_pack
 from harness.cli import main
 from harness.run.pool_buffers import dsv4_slot_rows
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 from pools.judge import judge_module
 from tests.helpers.installed_release import release_offering
 

@@ -12,7 +12,7 @@ import torch
 from harness.cli import main
 from harness.sut.probe.capabilities import Capabilities, probe
 from harness.sut.probe.limits import limit_before
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 from pools.judge import judge_module
 from scenarios.materialize import dsv4_index_quant
 from tests.helpers.installed_release import release_offering

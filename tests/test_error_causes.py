@@ -18,7 +18,7 @@ from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import resolve_suts
 from harness.run.deterministic import run
 from harness.sut.worker.protocol import decode_execution, encode_execution
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 from reports.outcome import Outcome
 from tests.conftest import FIXTURES, scenario_named
 

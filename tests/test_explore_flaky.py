@@ -68,7 +68,7 @@ def test_an_error_of_the_harness_itself_still_propagates():
 # A SUT whose MHA pool writes wrong bytes the first time it sees a write and never again: state
 # kept between calls, as a release with a cache would. Hypothesis's replay then passes.
 FIRST_SIGHT_ONLY = """
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 _base = builtin_module("current", "torch")
 KVWriteLoc, unwrap_write_loc = _base.KVWriteLoc, _base.unwrap_write_loc
 MLATokenToKVPool, SWAKVPool = _base.MLATokenToKVPool, _base.SWAKVPool

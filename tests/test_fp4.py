@@ -9,8 +9,8 @@ from harness.compare.comparison import judge
 from harness.compare.expectations import expected_writes
 from harness.plan.candidate import Candidate
 from harness.run.execute import execute
-from pools.builtin_sut import builtin_module
-from pools.fp4 import quantiser, torch_quant
+from pools.builtin.fp4 import quantiser, torch_quant
+from pools.builtin.sut import builtin_module
 from tests.conftest import scenario_named
 from tests.fixtures.layout_faults import planted
 

@@ -19,24 +19,24 @@ from harness.compare.snapshot import CANARY, Execution
 from harness.plan.candidate import Candidate
 from harness.run.execute import execute
 from harness.sut.probe.detect import detect
-from pools.builtin_sut import builtin_module
+from pools.builtin.eras import ERAS
+from pools.builtin.layouts.kinds import LAYOUT_KINDS
+from pools.builtin.sut import builtin_module
 from pools.dtypes import DTYPES
-from pools.eras import ERAS
 from pools.judge import LAYOUT_CLASSES, judge_module
 from pools.judge.token_writes import UndefinedBehaviour
-from pools.layouts.kinds import LAYOUT_KINDS
 from scenarios.defaults import default_scenarios
 from scenarios.model import DSV4_KINDS, POOL_KINDS, Scenario
 
 JUDGE = Path(__file__).resolve().parents[1] / "pools" / "judge"
 JUDGED = (
-    "pools.engines",
-    "pools.dense_storage",
-    "pools.swa_storage",
-    "pools.layouts",
-    "pools.eras",
-    "pools.fp4",
-    "pools.builtin_sut",
+    "pools.builtin.engines",
+    "pools.builtin.dense_storage",
+    "pools.builtin.swa_storage",
+    "pools.builtin.layouts",
+    "pools.builtin.eras",
+    "pools.builtin.fp4",
+    "pools.builtin.sut",
 )
 FP8 = (torch.float8_e4m3fn, torch.float8_e5m2)
 

@@ -1,6 +1,6 @@
-"""The judge's own arithmetic (pools/judge: NumPy bit casts, in-place division, the FP4
-quantiser) gives the bytes torch and pools/fp4 give, so the judge shares no code with what it
-judges and still agrees with torch bit for bit."""
+"""The judge's own arithmetic (pools/judge: NumPy bit casts, in-place division, the FP4 quantiser)
+gives the bytes torch and pools/builtin/fp4 give, so the judge shares no code with what it judges
+and still agrees with torch bit for bit."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from pools.fp4 import torch_quant
+from pools.builtin.fp4 import torch_quant
 from pools.judge import casts, fp4
 from pools.judge.divide import divide_in_place
 

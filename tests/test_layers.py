@@ -81,9 +81,9 @@ def test_the_role_contract_names_every_part_of_harness():
         ),
         (
             "pools/judge/leak.py",
-            "from pools.engines import ENGINES\n",
+            "from pools.builtin.engines import ENGINES\n",
             JUDGE_CONTRACT,
-            "pools.judge.leak -> pools.engines",
+            "pools.judge.leak -> pools.builtin.engines",
         ),
         (
             "harness/cli/repro.py",
@@ -173,7 +173,7 @@ def test_the_role_contract_names_every_part_of_harness():
             "mutants/base_leak.py",
             "",
             MUTANT_BASES_CONTRACT,
-            "mutants.base_kwarg -> pools.engines",
+            "mutants.base_kwarg -> pools.builtin.engines",
         ),
     ],
     ids=[
@@ -211,7 +211,7 @@ def test_a_forbidden_import_breaks_its_contract_and_is_named(
     # Two contracts name fixed modules: the offence goes into the module itself.
     appended = {
         WRITE_LOC_CONTRACT: ("pools/write_loc.py", "import pools.dtypes\n"),
-        MUTANT_BASES_CONTRACT: ("mutants/base_kwarg.py", "import pools.engines\n"),
+        MUTANT_BASES_CONTRACT: ("mutants/base_kwarg.py", "import pools.builtin.engines\n"),
     }
     if contract in appended:
         path, line = appended[contract]
@@ -221,3 +221,28 @@ def test_a_forbidden_import_breaks_its_contract_and_is_named(
     assert result.returncode != 0
     assert f"{contract} BROKEN" in result.stdout
     assert named in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize(
+    "importer, contract",
+    [
+        ("pools/judge/token_major.py", JUDGE_CONTRACT),
+        ("mutants/base_kwarg.py", MUTANT_BASES_CONTRACT),
+    ],
+    ids=["the-judge", "a-mutant-base"],
+)
+def test_a_new_builtin_storage_is_forbidden_without_naming_it(tmp_path, importer, contract):
+    """The contracts forbid pools/builtin as a whole: a storage added there tomorrow is as
+    forbidden to the judge and the mutant bases as the ones there today."""
+    for package in PACKAGES:
+        shutil.copytree(
+            REPO / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    (tmp_path / "pools" / "builtin" / "brand_new_storage.py").write_text("ROWS = 1\n")
+    target = tmp_path / importer
+    target.write_text(target.read_text() + "import pools.builtin.brand_new_storage\n")
+    result = lint_imports(tmp_path)
+    assert result.returncode != 0
+    assert f"{contract} BROKEN" in result.stdout
+    module = importer.removesuffix(".py").replace("/", ".")
+    assert f"{module} -> pools.builtin.brand_new_storage" in result.stdout, result.stdout

@@ -9,9 +9,9 @@ from harness.compare.comparison import judge
 from harness.compare.expectations import expected_writes
 from harness.plan.candidate import Candidate
 from harness.run.execute import execute
-from pools.builtin_sut import builtin_module
-from pools.engines import make_engine
-from pools.layouts.paged import AITER_K, AITER_V, HND_LAYOUT
+from pools.builtin.engines import make_engine
+from pools.builtin.layouts.paged import AITER_K, AITER_V, HND_LAYOUT
+from pools.builtin.sut import builtin_module
 from scenarios.defaults import geometry
 from scenarios.model import Forward, Scenario
 from tests.conftest import scenario_named

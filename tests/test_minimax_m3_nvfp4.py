@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from harness.cli import main
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 from pools.judge import judge_module
 from tests.helpers.installed_release import release_offering
 

@@ -14,7 +14,7 @@ from harness.cli import mutants as mutants_command
 from harness.plan.call_site_overrides import with_call_site_overrides
 from harness.sut.load.loader import load_foreign
 from mutants.catalog import CATALOG, FAULT_CLASSES, Mutant
-from pools.eras import ERAS
+from pools.builtin.eras import ERAS
 from tests.conftest import FIXTURES
 
 # The pool kinds the catalog covers; kinds added later (FP4, HND, NPU) get their mutants with them.

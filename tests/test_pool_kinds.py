@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 from pools.kinds.registry import KINDS
 from pools.kinds.spec import PoolKind, names
 from pools.kinds.token_major import MHA, MLA

@@ -14,7 +14,7 @@ from harness.compare.oracles import self_check
 from harness.plan.candidate import Candidate
 from harness.run import pool_cache
 from harness.run.execute import execute
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 from scenarios.defaults import default_scenarios
 
 ERA, ENGINE = "current", "reference"
@@ -145,7 +145,7 @@ def test_a_pool_sized_by_its_scenario_is_never_lent_to_one_that_needs_another_si
     import dataclasses
 
     from harness.run.pool_cache import _key
-    from pools.builtin_sut import builtin_module
+    from pools.builtin.sut import builtin_module
     from scenarios.slots import qsa_request_slots
     from tests.conftest import scenario_named
 

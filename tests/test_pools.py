@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pools.builtin_sut import builtin_module
-from pools.eras import ERAS
+from pools.builtin.eras import ERAS
+from pools.builtin.sut import builtin_module
 
 LAYER = type("Layer", (), {"layer_id": 0})()
 

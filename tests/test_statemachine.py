@@ -11,7 +11,7 @@ from harness.plan.baseline import baseline_for
 from harness.plan.candidate import Candidate
 from harness.run.cells import check_scenario, has_findings
 from harness.sut.load.loader import load_foreign
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 from tests.conftest import FIXTURES
 from tests.helpers.lifecycle_machine import lifecycle_machine
 

@@ -15,8 +15,8 @@ from harness.sut.load.loader import load_foreign
 from harness.sut.probe.capabilities import probe
 from harness.sut.probe.detect import describe, era_of, missing_constructors
 from harness.sut.probe.source_capabilities import probe_source
-from pools.builtin_sut import builtin_module
-from pools.eras import ERAS
+from pools.builtin.eras import ERAS
+from pools.builtin.sut import builtin_module
 from tests.conftest import FIXTURES, SGLANG_INSTALL_HINT, installed_sglang_root
 
 

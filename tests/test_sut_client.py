@@ -31,7 +31,7 @@ from tests.conftest import scenario_named
 
 FAKE_HEADER = """
 import torch
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 _base = builtin_module("current", "torch")
 KVWriteLoc, unwrap_write_loc = _base.KVWriteLoc, _base.unwrap_write_loc
 MLATokenToKVPool, SWAKVPool = _base.MLATokenToKVPool, _base.SWAKVPool

@@ -24,7 +24,7 @@ from harness.sut.load.loader import LoadedSut
 from harness.sut.probe.call_sites import unfit_call_sites
 from harness.sut.probe.capabilities import Capabilities
 from harness.sut.probe.limits import SUT_LIMITS, limit_before, limit_for
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 from tests.conftest import FIXTURES, SGLANG_INSTALL_HINT, installed_sglang_root, scenario_named
 
 UNFIT = str(FIXTURES / "write_loc_unfit.py")

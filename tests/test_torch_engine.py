@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pools.engines.reference import ReferenceEngine
-from pools.engines.torch_engine import TorchEngine
+from pools.builtin.engines.reference import ReferenceEngine
+from pools.builtin.engines.torch_engine import TorchEngine
 
 STORE_DTYPES = (torch.bfloat16, torch.float16, torch.float32, torch.uint8)
 

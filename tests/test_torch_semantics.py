@@ -20,7 +20,7 @@ import torch
 from harness.compare.oracles import error_kind
 from harness.compare.snapshot import Execution
 from harness.sut.load.sglang_loader import INSTALL_HINT, SutLoadError, load_sglang
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 from pools.judge import judge_module
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pools.engines.torch_engine import TorchEngine
-from pools.engines.triton_engine import TritonEngine
+from pools.builtin.engines.torch_engine import TorchEngine
+from pools.builtin.engines.triton_engine import TritonEngine
 
 # Compiled on a CUDA device where there is one (TRITON_INTERPRET on CPU otherwise).
 pytestmark = pytest.mark.gpu

@@ -11,7 +11,7 @@ import torch
 
 from harness.plan.candidate import Candidate
 from harness.run.cells import check_scenario
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 from reports.outcome import Outcome
 from tests.conftest import scenario_named
 

@@ -13,9 +13,9 @@ from harness.compare.snapshot import Execution
 from harness.compare.values import OUT_OF_SCOPE, VALUE_SCOPE, in_scope, value_findings
 from harness.plan.candidate import Candidate
 from harness.run.execute import execute
-from pools.builtin_sut import builtin_module
+from pools.builtin.engines.base import StoreEngine
+from pools.builtin.sut import builtin_module
 from pools.dtypes import DTYPES
-from pools.engines.base import StoreEngine
 from pools.judge import judge_module
 from scenarios.defaults import default_scenarios
 from scenarios.model import BASE_POOL_KINDS, POOL_KINDS
@@ -87,8 +87,8 @@ def test_out_of_scope_and_raised_executions_give_no_finding():
 
 
 def _round_toward_zero(prepare):
-    """A planted fault in the shared cast path (pools/engines/base.py, used by the reference and
-    the torch engine alike): casts truncate instead of rounding to nearest even."""
+    """A planted fault in the shared cast path (pools/builtin/engines/base.py, used by the
+    reference and the torch engine alike): casts truncate instead of rounding to nearest even."""
 
     def faulty(self, values, scale, dtype, store_dtype):
         source = values

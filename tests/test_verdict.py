@@ -23,7 +23,7 @@ from harness.run.cells import check_cell, check_scenario
 from harness.run.deterministic import planned_checks, run
 from harness.run.execute import execute
 from harness.sut.load.loader import load_foreign
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 from reports.outcome import Outcome
 from scenarios.defaults import default_scenarios
 from scenarios.regressions import regression_scenarios

@@ -23,7 +23,7 @@ import torch
 import mutants.base_current
 from backends.release_batch import forward_batch
 from harness.sut.load.sglang_loader import INSTALL_HINT, SutLoadError, load_sglang
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 from pools.judge import judge_module
 from pools.write_loc import CurrentWriteLoc, unwrap_current
 

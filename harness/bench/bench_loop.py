@@ -27,7 +27,7 @@ from harness.run.execute import describe_error
 from harness.run.timeout import time_limit
 from harness.sut.probe.capabilities import Capabilities
 from harness.sut.worker.client import IsolatedSut
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 from reports.outcome import Outcome
 from scenarios.model import Scenario
 

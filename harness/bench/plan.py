@@ -18,8 +18,8 @@ from typing import Callable, Iterator, Optional
 from harness.bench.timers import Budget
 from harness.plan.sut_choice import SutChoice
 from harness.sut.probe.detect import conventions
+from pools.builtin.eras import ERAS
 from pools.dtypes import dtype_spec
-from pools.eras import ERAS
 from pools.kinds.registry import KINDS
 from pools.kinds.spec import names
 from pools.kinds.token_major import MHA, SWA_MHA

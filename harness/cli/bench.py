@@ -35,9 +35,9 @@ from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import SutChoice, close_suts, resolve_suts
 from harness.sut.load.loader import SutLoadError
 from harness.sut.probe.detect import conventions
+from pools.builtin.engines import ENGINES
+from pools.builtin.eras import ERAS
 from pools.dtypes import DTYPES
-from pools.engines import ENGINES
-from pools.eras import ERAS
 from reports.atomic import write_text_atomic
 from reports.bench_agreement import agreement, agreement_markdown, previous_bench_rows
 from reports.markdown import markdown_table

@@ -15,8 +15,8 @@ from harness.cp.differential import CP_POOLS, DEFAULT_SITE, default_plan, load_s
 from harness.cp.distributed import PROCESS_GROUP_BACKENDS
 from harness.exit_codes import EXIT_FINDINGS, EXIT_OK, UsageError
 from harness.sut.load.load_errors import SutLoadError
-from pools.engines import ENGINES
-from pools.eras import ERAS
+from pools.builtin.engines import ENGINES
+from pools.builtin.eras import ERAS
 from reports.store import append, run_meta
 
 

@@ -66,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=csv_list,
         help=LazyHelp(
             lambda: (
-                f"comma list of {_names('pools.eras', 'ERAS')}: the builtin eras to run; "
+                f"comma list of {_names('pools.builtin.eras', 'ERAS')}: the builtin eras to run; "
                 "with a foreign SUT, the call conventions to drive it through instead of the one "
                 "its capabilities probe as"
             )
@@ -75,7 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--engine",
         type=csv_list,
-        help=LazyHelp(lambda: f"comma list of {_names('pools.engines', 'ENGINES')}"),
+        help=LazyHelp(lambda: f"comma list of {_names('pools.builtin.engines', 'ENGINES')}"),
     )
     parser.add_argument(
         "--backend",

@@ -24,9 +24,9 @@ def options_from(arguments: argparse.Namespace) -> RunOptions:
     from backends.registry import BACKENDS
     from harness.plan.run_options import RunOptions
     from harness.plan.sharding import parse_shard
+    from pools.builtin.engines import ENGINES
+    from pools.builtin.eras import ERAS
     from pools.dtypes import DTYPES
-    from pools.engines import ENGINES
-    from pools.eras import ERAS
 
     check_device_and_out(arguments.device, arguments.out)
     if arguments.junit is not None:

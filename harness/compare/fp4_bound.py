@@ -8,8 +8,8 @@ from __future__ import annotations
 from harness.compare.expectations import Expected
 from harness.compare.findings import Finding, locate
 from harness.compare.snapshot import Execution
-from pools.fp4.quantiser import dequantize as fp4_dequantize
-from pools.fp4.quantiser import error_bound as fp4_error_bound
+from pools.builtin.fp4.quantiser import dequantize as fp4_dequantize
+from pools.builtin.fp4.quantiser import error_bound as fp4_error_bound
 from scenarios.model import Scenario
 
 

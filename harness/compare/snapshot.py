@@ -10,7 +10,7 @@ from typing import Optional
 
 import torch
 
-from pools.layouts.kinds import LAYOUT_KINDS
+from pools.builtin.layouts.kinds import LAYOUT_KINDS
 from scenarios.model import Scenario
 
 CANARY = 0xA5

@@ -25,8 +25,8 @@ from harness.run.baselines import decide, run_baselines
 from harness.run.execute import execute
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.loader import load_foreign, parse_builtin
-from pools.builtin_sut import builtin_module
-from pools.eras import ERAS
+from pools.builtin.eras import ERAS
+from pools.builtin.sut import builtin_module
 from pools.kinds.registry import KINDS
 from reports.outcome import Outcome
 from scenarios.defaults import default_scenarios

@@ -17,8 +17,8 @@ from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import SutChoice
 from harness.sut.load.loader import LoadedSut
 from harness.sut.probe.limits import limit_before
-from pools.builtin_sut import builtin_module
-from pools.layouts.kinds import class_name_of, served_eras
+from pools.builtin.layouts.kinds import class_name_of, served_eras
+from pools.builtin.sut import builtin_module
 from reports.check_label import check_label
 from reports.outcome import SkipKind
 

@@ -16,10 +16,10 @@ from typing import Optional
 import torch
 
 from harness.plan.devices import DEVICE_TYPES, unavailable_reason
+from pools.builtin.engines import ENGINES
+from pools.builtin.layouts.kinds import LAYOUT_KINDS
 from pools.dtypes import DTYPES
-from pools.engines import ENGINES
 from pools.kinds.registry import kinds_where
-from pools.layouts.kinds import LAYOUT_KINDS
 from scenarios.model import POOL_KINDS
 
 ANY = ("*",)
@@ -144,7 +144,7 @@ def engine_unavailable_reason(engine: str, device: str) -> Optional[str]:
         return None
     if importlib.util.find_spec("triton") is None:
         return "triton is not installed"
-    from pools.engines.triton_mode import interprets
+    from pools.builtin.engines.triton_mode import interprets
 
     if device == "cpu" and not interprets(os.environ, torch.cuda.is_available()):
         return "Triton kernels are compiled in this process; CPU needs TRITON_INTERPRET=1"

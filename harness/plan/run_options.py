@@ -10,9 +10,9 @@ from typing import Mapping, Optional
 
 from backends.registry import BACKENDS, Backend
 from harness.plan.sharding import Shard
+from pools.builtin.engines import ENGINES
+from pools.builtin.eras import ERAS
 from pools.dtypes import DTYPES
-from pools.engines import ENGINES
-from pools.eras import ERAS
 from scenarios.model import POOL_KINDS
 
 

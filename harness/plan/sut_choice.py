@@ -27,7 +27,7 @@ from harness.sut.load.release_index import (
 )
 from harness.sut.probe.call_sites import unfit_call_sites
 from harness.sut.probe.detect import missing_constructors
-from pools.engines import ENGINES
+from pools.builtin.engines import ENGINES
 
 if TYPE_CHECKING:
     from harness.sut.worker.client import IsolatedSut

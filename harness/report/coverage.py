@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from pools.builtin.layouts.kinds import LAYOUT_KINDS
 from pools.kinds.registry import kinds_where
-from pools.layouts.kinds import LAYOUT_KINDS
 from reports.coverage_section import never_exercised
 from reports.markdown import markdown_table
 from reports.records import text_of

@@ -16,7 +16,7 @@ from harness.plan.baseline import baseline_for
 from harness.plan.candidate import Candidate
 from harness.run.execute import execute
 from harness.sut.probe.limits import skip_reason
-from pools.layouts.kinds import served_eras
+from pools.builtin.layouts.kinds import served_eras
 from reports.outcome import Outcome
 from scenarios.model import Scenario
 

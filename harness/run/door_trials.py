@@ -18,8 +18,8 @@ from harness.run.baselines import decide, run_baselines
 from harness.run.cells import execute_candidate
 from harness.sut.load.loader import LoadedSut
 from harness.sut.probe.limits import limit_before
+from pools.builtin.layouts.kinds import class_name_of
 from pools.kinds.token_major import MHA, MLA, SWA_MHA
-from pools.layouts.kinds import class_name_of
 from reports.outcome import Outcome
 from scenarios.defaults import default_scenarios
 

@@ -10,7 +10,7 @@ import torch
 
 from harness.compare.snapshot import CANARY, as_bytes, buffer_names
 from harness.run.nvfp4_page_rows import INDEX_PARTS, MAIN_PARTS, slot_rows
-from pools.layouts.kinds import LAYOUT_KINDS
+from pools.builtin.layouts.kinds import LAYOUT_KINDS
 from scenarios.model import (
     DSA_INDEX_HEAD_DIM,
     DSA_INDEX_PAGE,
@@ -28,7 +28,7 @@ DSV4_UNIFORM_ROW = DSV4_NOPE_DIM + DSV4_ROPE_DIM
 
 def pool_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Tensor]:
     """Each buffer of a layer as (slots, ...) rows: for page-major and 5-D layouts a permuted
-    copy, so that slot s's bytes are row s whatever the layout (pools/layouts/kinds.py), for
+    copy, so that slot s's bytes are row s whatever the layout (pools/builtin/layouts/kinds.py), for
     a DSA layer's indexer key cache a row per logical id (_dsa_index_rows), and for a unified SWA
     layer the rows of its own sub-pool (scenarios.slots.unified_swa_rows)."""
     buffers = _raw_buffers(pool, scenario, layer_id)

@@ -36,7 +36,7 @@ from harness.run.pool_buffers import pool_buffers, raw_buffers
 from harness.run.pool_factory import constructor_inputs
 from scenarios.model import Scenario
 
-# The capability a SUT module declares to have its pools reused (pools/builtin_sut.py, the judge).
+# The capability a SUT module declares to have its pools reused (pools/builtin/sut.py, the judge).
 REUSE_POOLS = "reuse_pools"
 # Bytes of idle pools the cache keeps, least recently used dropped first (the last one handed
 # back always stays): room for one nightly pool (40 MiB) and small ones. Each idle pool holds
@@ -191,7 +191,8 @@ def _unfit(lease: Lease) -> Optional[str]:
 
 def _byte_rows(view: torch.Tensor, storages: dict[int, int]) -> Optional[torch.Tensor]:
     """`view` as (rows, bytes) uint8 sharing its storage (writes go to the pool), or None where
-    the oracles' rows are a copy or a permutation (pools/layouts, page rows, DSA indexer)."""
+    the oracles' rows are a copy or a permutation (pools/builtin/layouts, page rows, DSA
+    indexer)."""
     if view.untyped_storage().data_ptr() not in storages:
         return None
     try:

@@ -11,9 +11,9 @@ from typing import Any
 
 import torch
 
+from pools.builtin.fp4.fp4_storage import FP4_DTYPE
+from pools.builtin.layouts.kinds import LAYOUT_KINDS, class_name_of
 from pools.dtypes import dtype_spec
-from pools.fp4.fp4_storage import FP4_DTYPE
-from pools.layouts.kinds import LAYOUT_KINDS, class_name_of
 from scenarios.materialize import qsa_compressed_dtype
 from scenarios.model import (
     DRAFT_HOST_LAYERS,
@@ -42,7 +42,7 @@ def _accepts(cls: type, name: str) -> bool:
 
 
 def _pool_class(module: Any, pool: str) -> Any:
-    """The SUT's class for pool kind `pool` (pools/layouts/kinds.py class_name_of)."""
+    """The SUT's class for pool kind `pool` (pools/builtin/layouts/kinds.py class_name_of)."""
     name = class_name_of(pool)
     cls = getattr(module, name, None)
     if cls is None:

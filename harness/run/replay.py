@@ -17,7 +17,7 @@ from harness.report.cell_result import ERA_TABLE_SUT, CellResult
 from harness.report.repro_files import load_repro
 from harness.run.cells import check_cell, check_scenario
 from harness.sut.load.loader import parse_builtin
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 
 
 def rebuild_candidate(description: dict, device: Optional[str] = None) -> Candidate:

@@ -1,12 +1,12 @@
 """The builtin current-era pools on a torch engine whose shared cast step (StoreEngine.prepare in
-pools/engines/base.py, which the reference engine uses too) rounds toward zero instead of to
-nearest. Built on pools.builtin_sut with its own engine instance: no global is patched, so only this
+pools/builtin/engines/base.py, which the reference engine uses too) rounds toward zero instead of to
+nearest. Built on pools.builtin.sut with its own engine instance: no global is patched, so only this
 SUT carries the fault, as if the shared code were broken for the engine under test alone."""
 
 import torch
 
-from pools.builtin_sut import builtin_module
-from pools.engines.torch_engine import TorchEngine
+from pools.builtin.engines.torch_engine import TorchEngine
+from pools.builtin.sut import builtin_module
 
 _SAME_WIDTH_INT = {1: torch.int8, 2: torch.int16, 4: torch.int32}
 

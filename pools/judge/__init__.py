@@ -1,11 +1,10 @@
 """The judge: an independent implementation of SGLang's KV pool API, per era, on CPU.
 
-It shares no pool code with the builtin pools it judges (pools.engines, pools.dense_storage,
-pools.swa_storage, pools.layouts, pools.eras, pools.fp4, pools.builtin_sut; an import-linter
-contract in pyproject.toml holds it to that): its own division, casts (NumPy bit arithmetic), FP4
-quantiser, per-token write loop, layouts, era doors, SWA routing and translation. A bug shared by
-the baseline and a candidate is one no comparison can see; docs/judge.md says how each rule was
-checked.
+It shares no pool code with the builtin pools it judges (pools/builtin, forbidden to it whole by
+an import-linter contract in pyproject.toml, so a new storage there cannot slip past): its own
+division, casts (NumPy bit arithmetic), FP4 quantiser, per-token write loop, layouts, era doors,
+SWA routing and translation. A bug shared by the baseline and a candidate is one no
+comparison can see; docs/judge.md says how each rule was checked.
 
 What it does share, openly, is SGLang's API surface in pools.write_loc: the per-era KVWriteLoc
 dataclasses (for_batch, for_layer, the __post_init__ cut) and unwrap_write_loc, which the builtin
@@ -53,8 +52,8 @@ from pools.kinds.pool_classes import JUDGE_POOLS, registered_classes
 from pools.kinds.registry import KINDS
 
 # SGLang's class name for each pool the judge offers beyond the token-major three (the names
-# pools/layouts/kinds.py declares; tests/test_judge.py keeps the two in step): (storage, the era
-# class whose doors it takes).
+# pools/builtin/layouts/kinds.py declares; tests/test_judge.py keeps the two in step): (storage, the
+# era class whose doors it takes).
 LAYOUT_CLASSES: dict[str, tuple[type, str]] = {
     "MHATokenToKVPoolFP4": (MHAFP4JudgePool, "MHATokenToKVPool"),
     "MLATokenToKVPoolFP4": (MLAFP4JudgePool, "MLATokenToKVPool"),

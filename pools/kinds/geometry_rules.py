@@ -11,7 +11,7 @@ from pools.dtypes import dtype_spec
 
 
 def whole_pages(g: Any) -> Optional[str]:
-    """A page-major or one-tensor layout keeps whole pages (pools/layouts)."""
+    """A page-major or one-tensor layout keeps whole pages (pools/builtin/layouts)."""
     if g.size % g.page_size:
         return f"{g.pool} needs size a multiple of page_size ({g.size} % {g.page_size})"
     return None

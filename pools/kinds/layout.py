@@ -1,8 +1,8 @@
 """Kinds whose storage is not plain token-major rows: packed FP4, page-major (HND), the NPU's
-one-tensor and split-latent layouts, aiter's 5-D cache, and the unified pools' byte entries
-(their buffers: pools/layouts/kinds.py). HND and aiter's 5-D are SGLang's MHATokenToKVPool under
-an environment switch, so the builtin names their classes apart. The unified pools' locs carry
-the physical mark, which only the current era has."""
+one-tensor and split-latent layouts, aiter's 5-D cache, and the unified pools' byte entries (their
+buffers: pools/builtin/layouts/kinds.py). HND and aiter's 5-D are SGLang's MHATokenToKVPool under an
+environment switch, so the builtin names their classes apart. The unified pools' locs carry the
+physical mark, which only the current era has."""
 
 from pools.kinds.geometry_rules import (
     aiter_5d_widths,

@@ -1,6 +1,6 @@
 """The builtin pool and the judge of a kind declared outside this tree (pools/kinds/registry.py
 KVH_KIND_PATHS), each registered against the kind's name in its own module, as a backend
-registers its entry. A kind of this tree is built where its family's are (pools/builtin_sut.py,
+registers its entry. A kind of this tree is built where its family's are (pools/builtin/sut.py,
 pools/judge/); a registered one is added to each era's builtin and judge modules under its
 record's SGLang class name.
 

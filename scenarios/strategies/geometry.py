@@ -11,8 +11,8 @@ from dataclasses import replace
 
 from hypothesis import strategies as st
 
+from pools.builtin.fp4.quantiser import BLOCK as FP4_BLOCK
 from pools.dtypes import dtype_spec
-from pools.fp4.quantiser import BLOCK as FP4_BLOCK
 from pools.kinds.composite import DSV4_UNIFORM_FP8
 from pools.kinds.registry import KINDS, kinds_where
 from scenarios.model import (

@@ -21,7 +21,7 @@ from typing import Optional
 
 import torch
 
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 
 _base = builtin_module("current", "torch")
 
@@ -69,7 +69,7 @@ class MLATokenToKVPool(_base.MLATokenToKVPool):
 """
 
 COMPOSED_SWA_POOL = """
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 from sglang.srt.mem_cache.memory_pool import MHATokenToKVPool, MLATokenToKVPool, _bundled
 
 _base = builtin_module("current", "torch")

@@ -175,7 +175,7 @@ SLOW_WHEN_TOLD = """
 import os
 import time
 
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 
 _base = builtin_module("current", "torch")
 KVWriteLoc, unwrap_write_loc = _base.KVWriteLoc, _base.unwrap_write_loc
@@ -193,7 +193,7 @@ class MHATokenToKVPool(_base.MHATokenToKVPool):
 """
 
 SWA_POOL = """
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 from sglang.srt.mem_cache.memory_pool import MHATokenToKVPool
 
 SWAKVPool = type("SWAKVPool", (builtin_module("current", "torch").SWAKVPool,),
@@ -209,7 +209,7 @@ import os
 import signal
 from pathlib import Path
 
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 
 _base = builtin_module("current", "torch")
 KVWriteLoc, unwrap_write_loc = _base.KVWriteLoc, _base.unwrap_write_loc

@@ -16,7 +16,7 @@ from reports.outcome import Outcome
 from tests.conftest import check_records, run_kvh
 
 FAKE_MEMORY_POOL = """
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 
 _base = builtin_module("current", "torch")
 KVWriteLoc, unwrap_write_loc = _base.KVWriteLoc, _base.unwrap_write_loc
@@ -31,7 +31,7 @@ class MHATokenToKVPool(_base.MHATokenToKVPool):
 """
 
 FAKE_SWA_POOL = """
-from pools.builtin_sut import builtin_module
+from pools.builtin.sut import builtin_module
 from sglang.srt.mem_cache.memory_pool import MHATokenToKVPool
 
 SWAKVPool = type("SWAKVPool", (builtin_module("current", "torch").SWAKVPool,),

@@ -33,9 +33,9 @@ class LoadedSut:
     # Its module is a worker process's client (harness/sut/worker/client.py IsolatedSut): a
     # candidate of it executes there, only differing bytes travelling back.
     in_worker: bool = False
-    # The pool classes it offers by SGLang's name (its module's, or its worker's hello): a pool
-    # kind whose class it lacks is skipped (pools/layouts/kinds.py class_name_of). None: what
-    # its module has (`offered_pool_classes`).
+    # The pool classes it offers by SGLang's name (its module's, or its worker's hello): a pool kind
+    # whose class it lacks is skipped (pools/builtin/layouts/kinds.py class_name_of). None: what its
+    # module has (`offered_pool_classes`).
     offered: Optional[tuple[str, ...]] = None
     # (class, why its loader does not offer it): harness/sut/load/optional_pools.py
     unoffered: tuple[tuple[str, str], ...] = ()
@@ -98,7 +98,7 @@ class LoadedSut:
 
 def offered_pool_classes(module: Any) -> tuple[str, ...]:
     """The pool kinds' SGLang classes `module` has."""
-    from pools.layouts.kinds import class_name_of
+    from pools.builtin.layouts.kinds import class_name_of
     from scenarios.model import POOL_KINDS
 
     return tuple(sorted({name for name in map(class_name_of, POOL_KINDS) if hasattr(module, name)}))

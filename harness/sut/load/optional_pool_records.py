@@ -145,7 +145,7 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         trial_write_layer=0,
     ),
     # Its store is a Triton kernel: it writes here under the interpreter (TRITON_INTERPRET=1,
-    # which pools/engines/triton_mode.py sets on a machine without a GPU).
+    # which pools/builtin/engines/triton_mode.py sets on a machine without a GPU).
     OptionalPool(
         "MLATokenToKVPoolFP4",
         MEMORY_POOL,

@@ -1,7 +1,7 @@
 """The pool classes the SGLang loader offers beyond the SUT protocol's three (their records:
 harness/sut/load/optional_pool_records.py): each is offered where the release's module defines
 what it is built from, behind the SUT protocol's constructor keywords, so the pool kinds that
-name it (pools/layouts/kinds.py) run on the release's own class. The write-door census
+name it (pools/builtin/layouts/kinds.py) run on the release's own class. The write-door census
 (harness/sut/probe/write_doors.py) reads `offered_classes` to say which doors those kinds drive.
 """
 

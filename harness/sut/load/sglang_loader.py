@@ -24,7 +24,7 @@ from typing import Any
 # Before any release kernel is decorated: on a machine without a GPU the release's Triton
 # kernels are interpreted too (TRITON_INTERPRET=1), as the harness's own are, so a door whose
 # store is a Triton kernel (MLATokenToKVPoolFP4's) writes here.
-import pools.engines.triton_mode  # noqa: F401,I001
+import pools.builtin.engines.triton_mode  # noqa: F401,I001
 from backends.sglang_names import FORWARD_BATCH_INFO, release_plan_binder
 from harness.sut.load import sglang_standins
 from harness.sut.load.gpu_only_stops import import_standing_in

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from pools.builtin.layouts.kinds import LAYOUT_KINDS
 from pools.kinds.registry import KINDS
-from pools.layouts.kinds import LAYOUT_KINDS
 
 POOL_FOLDERS = ("sglang/srt/mem_cache", "sglang/srt/hardware_backend")
 DOOR_NAME = re.compile(r"^set_\w*buffer\w*$")
@@ -39,10 +39,11 @@ WRITES, NEEDS_DEVICE, NO_CONSTRUCT, REFUSES = (
     "does not construct on a CPU",
     "refuses by design",
 )
-# What the harness's own process does on a machine without a GPU (pools/engines/triton_mode.py,
-# imported before the release): the release's Triton kernels are interpreted. Re-measured that
-# way for the entries that say so (MLA FP4, the DSA index door, reached alone or through a
-# hybrid linear or SWA pool, and the DeepSeekV4 doors, whose fused stores need a CUDA JIT build).
+# What the harness's own process does on a machine without a GPU
+# (pools/builtin/engines/triton_mode.py, imported before the release): the release's Triton kernels
+# are interpreted. Re-measured that way for the entries that say so (MLA FP4, the DSA index door,
+# reached alone or through a hybrid linear or SWA pool, and the DeepSeekV4 doors, whose fused stores
+# need a CUDA JIT build).
 _INTERPRETED = "interpreted here (TRITON_INTERPRET=1, as the loader sets it)"
 # The DeepSeekV4 fused stores: Triton only on ROCm; elsewhere nvcc builds a JIT module.
 _CUDA_JIT = "a CUDA JIT build of the fused store (nvcc; its Triton form serves ROCm only)"

@@ -28,8 +28,8 @@ import torch
 from backends.context import WriteRequest
 from backends.entry import EXTEND_AND_DECODE, ValueScope, register_backend
 from pools.kinds.composite import DSV4, DSV4_HISPARSE_C4, DSV4_UNIFORM_FP8
+from pools.kinds.fixed_geometry import DSV4_NOPE_DIM
 from pools.kinds.spec import names
-from scenarios.model import DSV4_NOPE_DIM
 
 # The pool-sized set but what these calls ignore: scales (none passed), full_loc and the physical
 # mark (a bare loc), cross-attention (none in MLA models); the release's interpreted V4 store costs

@@ -14,19 +14,21 @@ import random
 from dataclasses import replace
 
 from pools.dtypes import dtype_spec
+from pools.kinds.fixed_geometry import (
+    DSV4_NOPE_DIM,
+    DSV4_PAGE,
+    DSV4_ROPE_DIM,
+    NVFP4_HEAD_DIM,
+    NVFP4_PAGE,
+)
 from pools.kinds.registry import KINDS
 from scenarios.allocator import allocate, swa_mapping
 from scenarios.lifecycle import PoolLife, View
 from scenarios.model import (
     DSA_INDEX_KINDS,
     DSV4_KINDS,
-    DSV4_NOPE_DIM,
-    DSV4_PAGE,
-    DSV4_ROPE_DIM,
     LINEAR_LAYER_KINDS,
     MLA_POOL_KINDS,
-    NVFP4_HEAD_DIM,
-    NVFP4_PAGE,
     NVFP4_PAGE_ROW_KINDS,
     SPARSE_INDEX_KINDS,
     Forward,

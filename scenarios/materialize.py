@@ -13,8 +13,10 @@ import numpy as np
 import torch
 
 from pools.dtypes import DTYPES, dtype_spec
-from scenarios.model import DSA_INDEX_HEAD_DIM, Forward, Geometry, Scale, Scenario
-from scenarios.slots import hisparse_mapping_tensor, qsa_plan, unified_swa_slot
+from pools.kinds.fixed_geometry import DSA_INDEX_HEAD_DIM
+from pools.kinds.landing import unified_swa_slot
+from scenarios.model import Forward, Geometry, Scale, Scenario
+from scenarios.slots import hisparse_mapping_tensor, qsa_plan
 
 # fp8 e4m3 saturates at 448: keep draws well inside it after division by scales down to 1/4.
 AMPLITUDE = 8.0

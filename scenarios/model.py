@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from pools.kinds import landing, layer_parts
 from pools.kinds.registry import KINDS, kinds_where
 from pools.kinds.spec import PoolKind
 
@@ -23,22 +24,15 @@ HYBRID_LINEAR_KINDS = kinds_where(lambda kind: kind.linear_layers and not kind.q
 # (pools/judge/minimax_sparse.py).
 SPARSE_INDEX_KINDS = kinds_where(lambda kind: kind.sparse_index)
 # HiSparse device pools: every write lands at full_to_hisparse_device_index_mapping[loc], the
-# device slot of a logical token id (scenarios.slots.hisparse_device_slots).
+# device slot of a logical token id (pools.kinds.landing.hisparse_device_slots).
 HISPARSE_KINDS = kinds_where(lambda kind: kind.hisparse and not kind.dsv4)
 # Page-interleave pools: pages striped across a shard group; each rank keeps only the tokens of
-# the logical pages it owns, at its local rows (scenarios.slots.page_interleave_row).
+# the logical pages it owns, at its local rows (pools.kinds.landing.page_interleave_row).
 PAGE_INTERLEAVE_KINDS = kinds_where(lambda kind: kind.page_interleave)
-# The rank a page-interleave pool is built as, of a group of PAGE_SHARD_SIZE: rank 0 owns
-# logical page 0, so the reach scenario's slot 1 lands on local row 1.
-PAGE_SHARD_RANK, PAGE_SHARD_SIZE = 0, 2
 # QSATokenToKVPool (Qwen4-Exp's compressed sparse attention): a hybrid linear MHA pool whose
 # full-attention layers also keep the QSA indexer's pending key ring, the ring's RoPE positions
 # (one buffer for all layers) and the compressed keys (pools/judge/qsa.py).
 QSA_KINDS = kinds_where(lambda kind: kind.qsa)
-# The QSA indexer as the harness builds it: groups of QSA_COMPRESS_RATIO tokens, index keys of
-# QSA_INDEX_HEADS heads of QSA_INDEX_HEAD_DIM (two heads, so a transposed head shows).
-QSA_COMPRESS_RATIO, QSA_INDEX_HEADS, QSA_INDEX_HEAD_DIM, QSA_TOKEN_TOPK = 4, 2, 32, 16
-QSA_PARTS = ("qsa_state", "qsa_ck")  # a full layer's index buffers; "qsa_rope" on the first
 # DeepSeekV4IndexerPool: a DeepSeek V4 compress ratio's indexer keys alone (no K/V: its K/V
 # doors raise), in the DSA index-key layout; its caller hands it the compress layer's local id.
 DSV4_INDEXER_KINDS = kinds_where(lambda kind: not kind.keeps_kv)
@@ -56,22 +50,15 @@ DSA_MLA_KINDS = kinds_where(lambda kind: kind.dsa_mla)
 DSA_INDEX_KINDS = kinds_where(lambda kind: kind.dsa_index)
 # LayerSplitDSATokenToKVPool: each rank of an attention context-parallel group keeps a contiguous
 # share of the layers; the harness builds rank LAYER_SHARD_RANK of LAYER_SHARD_SIZE, so the
-# last layers are its peer's (scenarios.slots.owned_layers).
+# last layers are its peer's (pools.kinds.landing.owned_layers).
 LAYER_SPLIT_KINDS = kinds_where(lambda kind: kind.layer_split)
-LAYER_SHARD_RANK, LAYER_SHARD_SIZE = 0, 2
-DSA_INDEX_HEAD_DIM, DSA_INDEX_PAGE = 128, 64
 # UnifiedSWAKVPool: full and SWA sub-pools of unified MHA entries in one byte buffer, each
 # sub-pool's views starting at byte 0; the full sub-pool's slots are the buffer's bottom, the SWA
-# sub-pool's its top (scenarios.slots.unified_swa_slot). A SWA kind: it takes swa_loc.
+# sub-pool's its top (pools.kinds.landing.unified_swa_slot). A SWA kind: it takes swa_loc.
 # UnifiedDraftSWAKVPool is a draft model's SWA pool over such a buffer: its layers are lanes
 # fused into each entry after the target's own rows, and its full layers write at loc.
 UNIFIED_SWA_KINDS = kinds_where(lambda kind: kind.unified_swa)
 UNIFIED_DRAFT_KINDS = kinds_where(lambda kind: kind.unified_draft)
-# The fused-draft placement the harness builds: DRAFT_HOST_LAYERS target layers' rows first in
-# every entry (never written by the draft), then DRAFT_RUNNERS runners' lanes, each runner all
-# of the draft's layers of that sub-pool; the pool is runner DRAFT_RUNNER's, so its lanes start
-# past runner 0's and a writer that ignores the lane offset writes another runner's rows.
-DRAFT_HOST_LAYERS, DRAFT_RUNNER, DRAFT_RUNNERS = 1, 1, 2
 # DeepSeek V4's main-KV pools (mem_cache/deepseek_v4_memory_pool.py): one K-only latent row a
 # token (448 NoPE + 64 RoPE dims, an MLA geometry of fixed widths) on 64-token pages. `dsv4`:
 # DeepSeekV4SingleKVPool's V4 layout (fp8 NoPE, bf16 RoPE, UE8M0 scales; pools/judge/dsv4.py);
@@ -79,16 +66,12 @@ DRAFT_HOST_LAYERS, DRAFT_RUNNER, DRAFT_RUNNERS = 1, 1, 2
 # HiSparseC4DevicePool, the V4 store at the device slot of a HiSparse mapping (as HISPARSE_KINDS).
 DSV4_HISPARSE_KINDS = kinds_where(lambda kind: kind.dsv4 and kind.hisparse)
 DSV4_KINDS = kinds_where(lambda kind: kind.dsv4)
-DSV4_NOPE_DIM, DSV4_ROPE_DIM, DSV4_PAGE = 448, 64, 64
 # MiniMaxM3Nvfp4KVPool (MiniMax M3.1): every layer sparse, its main K/V and its one-head index K
 # packed as NVFP4 in page rows: one (layer, page) row of [K, K scale, V, V scale] bytes in the
 # main pool, of [index K, index K scale] in the index pool (pools/judge/minimax_m3_nvfp4.py).
 # Its quantising doors need SM90+; its cells write already-quantised rows, as a retracted
 # request's restore does (backends/retraction_restore.py).
 NVFP4_PAGE_ROW_KINDS = kinds_where(lambda kind: kind.nvfp4_page_rows)
-# What the pool accepts and nothing else: 128-token pages, 128-wide heads, one index head.
-NVFP4_PAGE, NVFP4_HEAD_DIM = 128, 128
-NVFP4_PAYLOAD, NVFP4_SCALES = NVFP4_HEAD_DIM // 2, NVFP4_HEAD_DIM // 16  # bytes a head row
 # The kinds with linear-attention layers (no KV cache, no write).
 LINEAR_LAYER_KINDS = kinds_where(lambda kind: kind.linear_layers)
 # The kinds whose full layers write at a given full_loc by design (a pre-translated physical loc),
@@ -130,37 +113,18 @@ class Geometry:
         """The pool kind's record (pools/kinds/): what the kind is, stated once."""
         return KINDS[self.pool]
 
+    # Which parts a layer keeps and writes beside its K/V: the kind's answer (pools/kinds/).
     def index_draws(self, layer_id: int) -> tuple[tuple[str, ...], tuple[int, int, int]]:
-        """The index tensors a layer's caller hands beside k and v, and their (heads, dim, dim)
-        draw: a MiniMax sparse layer's idx_k/idx_v, a QSA full layer's token and compressed
-        keys, a DSA layer's indexer key and its one block scale; () where it has none."""
-        if self.qsa_parts(layer_id):
-            return QSA_PARTS, (QSA_INDEX_HEADS, QSA_INDEX_HEAD_DIM, QSA_INDEX_HEAD_DIM)
-        if self.dsa_index_parts(layer_id):
-            return ("index_k", "index_k_scale"), (1, DSA_INDEX_HEAD_DIM, 1)
-        if self.kind.nvfp4_page_rows:  # the indexer's one K head, which the pool keeps K-only
-            return ("idx_k",), (1, NVFP4_HEAD_DIM, NVFP4_HEAD_DIM)
-        return self.index_parts(layer_id), (1, self.index_head_dim, self.index_head_dim)
+        return layer_parts.index_draws(self, layer_id)
 
     def dsa_index_parts(self, layer_id: int) -> tuple[str, ...]:
-        """A DSA layer's indexer key cache (fp8 keys and their float32 scales, by logical id)."""
-        if not self.kind.dsa_index or layer_id in self.swa_layer_ids:
-            return ()
-        return ("index_k",)
+        return layer_parts.dsa_index_parts(self, layer_id)
 
     def qsa_parts(self, layer_id: int) -> tuple[str, ...]:
-        """A QSA full layer's index buffers (the shared RoPE positions with the first's)."""
-        if not self.kind.qsa or layer_id not in self.kv_layer_ids:
-            return ()
-        first = layer_id == self.kv_layer_ids[0]
-        return QSA_PARTS + (("qsa_rope",) if first else ())
+        return layer_parts.qsa_parts(self, layer_id)
 
     def index_parts(self, layer_id: int) -> tuple[str, ...]:
-        """The index buffers a layer keeps beside its K/V: ("idx_k", "idx_v"), ("idx_k",) for a
-        value-disabled sparse layer, () for a dense one."""
-        if layer_id not in self.sparse_layer_ids:
-            return ()
-        return ("idx_k",) if layer_id in self.k_only_layer_ids else ("idx_k", "idx_v")
+        return layer_parts.sparse_index_parts(self, layer_id)
 
     @property
     def kv_layer_ids(self) -> list[int]:
@@ -173,10 +137,8 @@ class Geometry:
 
     @property
     def loc_slots(self) -> int:
-        """How many token ids a loc may hold: the pool's size + page_size rows, or on a
-        page-interleave pool every rank's (a rank's rows are 1/PAGE_SHARD_SIZE of the ids)."""
-        rows = self.size + self.page_size
-        return rows * PAGE_SHARD_SIZE if self.kind.page_interleave else rows
+        """How many token ids a loc may hold (the kind's answer: pools/kinds/landing.py)."""
+        return landing.loc_slots(self)
 
     def rows(self, layer_id: int) -> int:
         """Buffer height of the sub-pool that holds `layer_id` (0: a linear layer has none)."""

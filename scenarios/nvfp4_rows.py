@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from scenarios.model import NVFP4_PAYLOAD, NVFP4_SCALES
+from pools.kinds.fixed_geometry import NVFP4_PAYLOAD, NVFP4_SCALES
 
 
 def quantised_rows(values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -12,9 +12,9 @@ fp32, FP4 and aiter 5-D rows do not fit, and it writes the top pages of the larg
 
 from __future__ import annotations
 
+from pools.kinds.landing import page_interleave_id
 from scenarios.lifecycle import PoolLife
 from scenarios.model import Scenario
-from scenarios.slots import page_interleave_id
 from scenarios.strategies.geometry import large_geometry
 
 REACH_SLOT = 2**17

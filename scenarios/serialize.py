@@ -6,14 +6,16 @@ import dataclasses
 from typing import Any, Optional
 
 from pools.dtypes import DTYPES
-from scenarios.model import (
-    DSA_INDEX_KINDS,
+from pools.kinds.fixed_geometry import (
     DSV4_NOPE_DIM,
     DSV4_ROPE_DIM,
     NVFP4_HEAD_DIM,
     NVFP4_PAGE,
-    POOL_KINDS,
     QSA_COMPRESS_RATIO,
+)
+from scenarios.model import (
+    DSA_INDEX_KINDS,
+    POOL_KINDS,
     SCALE_KINDS,
     VALUE_KINDS,
     Forward,

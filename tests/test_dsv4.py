@@ -15,9 +15,9 @@ import torch
 
 from backends.dsv4 import quantise_pack
 from harness.cli import main
-from harness.run.pool_buffers import dsv4_slot_rows
 from pools.builtin.sut import builtin_module
 from pools.judge import judge_module
+from pools.kinds.slot_rows import dsv4_slot_rows
 from tests.helpers.installed_release import release_offering
 
 SIZE, PAGE = 128, 64

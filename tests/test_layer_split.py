@@ -12,9 +12,9 @@ import torch
 from harness.cli import main
 from pools.judge import judge_module
 from pools.judge.layer_split import owned_layers
+from pools.kinds.landing import owned_layers as expected_owned
 from pools.write_loc import CurrentWriteLoc
 from scenarios.defaults import geometry
-from scenarios.slots import owned_layers as expected_owned
 from tests.helpers.installed_release import release_offering
 
 LOC = [0, 3, 70, 129, 200]

@@ -12,6 +12,7 @@ from harness.run.execute import execute
 from pools.builtin.engines import make_engine
 from pools.builtin.layouts.paged import AITER_K, AITER_V, HND_LAYOUT
 from pools.builtin.sut import builtin_module
+from pools.kinds.slot_rows import aiter_key_rows, aiter_value_rows, page_major_rows
 from scenarios.defaults import geometry
 from scenarios.model import Forward, Scenario
 from tests.conftest import scenario_named
@@ -41,10 +42,16 @@ def test_hnd_write_lands_at_page_head_offset(engine):
 
 
 @pytest.mark.parametrize(
-    "layout,shape",
-    [(HND_LAYOUT, (6, 2, 4, 16)), (AITER_K, (3, 2, 2, 8, 8)), (AITER_V, (3, 2, 1, 16, 8))],
+    "layout,slot_rows,shape",
+    [
+        (HND_LAYOUT, page_major_rows, (6, 2, 4, 16)),
+        (AITER_K, aiter_key_rows, (3, 2, 2, 8, 8)),
+        (AITER_V, aiter_value_rows, (3, 2, 1, 16, 8)),
+    ],
 )
-def test_engines_agree_and_slot_view_finds_each_row(layout, shape):
+def test_engines_agree_and_the_kinds_slot_rows_find_each_row(layout, slot_rows, shape):
+    """The builtin's placement and the kind's reading (pools/kinds/slot_rows.py, what snapshots
+    compare) are written apart; each slot's row is where the other looks for it."""
     rows = torch.randn(5, 2, 16).to(torch.bfloat16)
     loc = torch.tensor([1, 13, 7, 13, 23])  # a duplicate: the last writer wins
     buffers = {}
@@ -52,7 +59,7 @@ def test_engines_agree_and_slot_view_finds_each_row(layout, shape):
         buffers[engine] = torch.zeros(shape, dtype=torch.bfloat16)
         make_engine(engine).scatter_layout(buffers[engine], loc, rows, layout)
     assert torch.equal(buffers["reference"], buffers["torch"])
-    view = layout.slot_view(buffers["torch"])
+    view = slot_rows(buffers["torch"])
     assert torch.equal(view[[1, 7, 13, 23]], rows[[0, 2, 3, 4]])
     with pytest.raises(IndexError):
         make_engine("torch").scatter_layout(buffers["torch"], torch.tensor([24]), rows[:1], layout)

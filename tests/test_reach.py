@@ -8,12 +8,12 @@ import pytest
 from hypothesis import HealthCheck, Phase, find, settings
 
 from pools.dtypes import DTYPES
+from pools.kinds.landing import page_interleave_row
 from pools.kinds.registry import KINDS, kinds_where
 from scenarios.defaults import random_scenarios
 from scenarios.model import DSV4_KINDS, POOL_KINDS, Geometry, Scenario
 from scenarios.profiles import profile_named
 from scenarios.reach import reach_scenario
-from scenarios.slots import page_interleave_row
 from scenarios.strategies import scenarios
 from scenarios.strategies.geometry import _row_bytes, geometries, reach_budget
 from tests.conftest import check_records, run_kvh

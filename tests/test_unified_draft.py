@@ -11,9 +11,9 @@ import torch
 
 from harness.cli import main
 from pools.judge import judge_module
+from pools.kinds.landing import unified_entry_bytes, unified_swa_base
 from pools.write_loc import CurrentWriteLoc
 from scenarios.model import Geometry
-from scenarios.slots import unified_entry_bytes, unified_swa_base
 from tests.helpers.unified_swa_writes import FULL, SWA, bf16_rows, write_three
 
 SHAPE = dict(page_size=4, head_num=2, head_dim=32, v_head_dim=16)

@@ -10,7 +10,7 @@ from typing import Optional
 
 import torch
 
-from pools.builtin.layouts.kinds import LAYOUT_KINDS
+from pools.kinds.layer_buffers import LayerBuffer
 from scenarios.model import Scenario
 
 CANARY = 0xA5
@@ -82,13 +82,11 @@ def as_bytes(tensor: torch.Tensor) -> torch.Tensor:
     )
 
 
-def buffer_names(scenario: Scenario, layer_id: int) -> tuple[str, ...]:
-    kind = LAYOUT_KINDS.get(scenario.geometry.pool)
-    if kind is not None:
-        return tuple(f"L{layer_id}.{suffix}" for suffix, _, _ in kind.buffers)
+def layer_buffers(scenario: Scenario, layer_id: int) -> tuple[LayerBuffer, ...]:
+    """A layer's buffers, as its kind's record says (pools/kinds/layer_buffers.py)."""
     g = scenario.geometry
-    if g.kind.nvfp4_page_rows:  # a slot's [K, K scale, V, V scale] bytes; its index K's and scale's
-        return (f"L{layer_id}.main", f"L{layer_id}.index")
-    parts = (("kv",) if g.kind.latent else ("k", "v")) if g.kind.keeps_kv else ()
-    parts += g.index_parts(layer_id) + g.qsa_parts(layer_id) + g.dsa_index_parts(layer_id)
-    return tuple(f"L{layer_id}.{part}" for part in parts)
+    return g.kind.buffers(g, layer_id)
+
+
+def buffer_names(scenario: Scenario, layer_id: int) -> tuple[str, ...]:
+    return tuple(buffer.name for buffer in layer_buffers(scenario, layer_id))

@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from pools.builtin.layouts.kinds import LAYOUT_KINDS
+from pools.kinds.landing import page_interleave_row
 from pools.kinds.registry import kinds_where
 from reports.coverage_section import never_exercised
 from reports.markdown import markdown_table
@@ -27,7 +28,6 @@ from scenarios.model import (
     SPARSE_INDEX_KINDS,
     Scenario,
 )
-from scenarios.slots import page_interleave_row
 
 
 def _written(s: Scenario) -> set[int]:

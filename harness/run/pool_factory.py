@@ -14,14 +14,11 @@ import torch
 from pools.builtin.fp4.fp4_storage import FP4_DTYPE
 from pools.builtin.layouts.kinds import LAYOUT_KINDS, class_name_of
 from pools.dtypes import dtype_spec
-from scenarios.materialize import qsa_compressed_dtype
-from scenarios.model import (
+from pools.kinds.fixed_geometry import (
     DRAFT_HOST_LAYERS,
     DRAFT_RUNNER,
     DRAFT_RUNNERS,
     DSA_INDEX_HEAD_DIM,
-    DSA_INDEX_KINDS,
-    DSV4_LOGICAL_PAGES,
     LAYER_SHARD_RANK,
     LAYER_SHARD_SIZE,
     NVFP4_HEAD_DIM,
@@ -31,9 +28,11 @@ from scenarios.model import (
     QSA_INDEX_HEAD_DIM,
     QSA_INDEX_HEADS,
     QSA_TOKEN_TOPK,
-    Scenario,
 )
-from scenarios.slots import qsa_request_slots, unified_swa_base
+from pools.kinds.landing import unified_swa_base
+from scenarios.materialize import qsa_compressed_dtype
+from scenarios.model import DSA_INDEX_KINDS, DSV4_LOGICAL_PAGES, Scenario
+from scenarios.slots import qsa_request_slots
 
 
 def _accepts(cls: type, name: str) -> bool:
@@ -189,7 +188,7 @@ def _page_interleave_pool(module: Any, scenario: Scenario, dtype: Any, device: s
 
 def _unified_swa_pool(module: Any, scenario: Scenario, dtype: Any, device: str) -> Any:
     """SWAKVPool's keywords, and where the SWA sub-pool's slots sit in the shared buffer
-    (scenarios.slots.unified_swa_base: the call sites hand it those physical ids); a fused
+    (pools.kinds.landing.unified_swa_base: the call sites hand it those physical ids); a fused
     draft's pool also which runner's lanes it is, behind how many target layers' rows."""
     g = scenario.geometry
     cls = _pool_class(module, g.pool)

@@ -12,6 +12,8 @@ from typing import Any, Optional
 import torch
 
 from pools.builtin.dsa_storage import DSAIndexKeyStorage
+from pools.kinds.composite import DSV4_INDEXER
+from pools.kinds.pool_classes import builtin_pool
 
 
 def indexer_bytes_per_token(index_head_dim: int, use_fp4_indexer: bool) -> int:
@@ -73,3 +75,8 @@ class DeepSeekV4IndexerStorage(DSAIndexKeyStorage):
 
     def get_kv_buffer(self, layer_id: int) -> tuple[torch.Tensor, torch.Tensor]:
         raise NotImplementedError()
+
+
+@builtin_pool(DSV4_INDEXER)
+def dsv4_indexer_pool(module: Any) -> type:
+    return DeepSeekV4IndexerStorage

@@ -13,6 +13,8 @@ from typing import Any, Optional
 import torch
 
 from pools.builtin.hisparse_storage import HiSparseMapping
+from pools.kinds.composite import DSV4, DSV4_HISPARSE_C4, DSV4_UNIFORM_FP8
+from pools.kinds.pool_classes import builtin_pool
 
 V4_NOPE, V4_ROPE, V4_SCALES = 448, 64, 7
 V4_DATA = V4_NOPE + 2 * V4_ROPE
@@ -120,3 +122,18 @@ class DSV4HiSparseC4Storage(HiSparseMapping, DSV4SingleStorage):
     def set_key_buffer(self, layer_id: int, loc: torch.Tensor, pack: Any) -> None:
         device_loc = self.translate_loc_to_hisparse_device(loc).to(torch.int32)
         super().set_key_buffer(layer_id, device_loc, pack)
+
+
+@builtin_pool(DSV4)
+def dsv4_pool(module: Any) -> type:
+    return type(DSV4.sglang_class, (DSV4SingleStorage,), {})
+
+
+@builtin_pool(DSV4_UNIFORM_FP8)
+def dsv4_uniform_fp8_pool(module: Any) -> type:
+    return type(DSV4_UNIFORM_FP8.sglang_class, (DSV4UniformFP8Storage,), {})
+
+
+@builtin_pool(DSV4_HISPARSE_C4)
+def dsv4_hisparse_c4_pool(module: Any) -> type:
+    return type(DSV4_HISPARSE_C4.sglang_class, (DSV4HiSparseC4Storage,), {})

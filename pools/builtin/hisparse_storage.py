@@ -12,6 +12,8 @@ from typing import Any, Optional
 import torch
 
 from pools.builtin.dsa_storage import DSAStorage
+from pools.kinds.hybrid import HISPARSE_DSA, HISPARSE_MHA
+from pools.kinds.pool_classes import builtin_pool
 from pools.write_loc import unwrap_current
 
 
@@ -59,3 +61,13 @@ class HiSparseDSAStorage(HiSparseMapping, DSAStorage):
     ) -> None:
         device_loc = self.translate_loc_to_hisparse_device(loc_info)
         super().set_mla_kv_buffer(layer, device_loc, cache_k_nope, cache_k_rope)
+
+
+@builtin_pool(HISPARSE_MHA)
+def hisparse_mha_pool(module: Any) -> type:
+    return type("HiSparseMHAMainPool", (HiSparseMHAStorage, module.MHATokenToKVPool), {})
+
+
+@builtin_pool(HISPARSE_DSA)
+def hisparse_dsa_pool(module: Any) -> type:
+    return type("HiSparseDSATokenToKVPool", (HiSparseDSAStorage, module.MLATokenToKVPool), {})

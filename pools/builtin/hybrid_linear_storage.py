@@ -18,6 +18,8 @@ from typing import Any, Optional
 
 import torch
 
+from pools.kinds.hybrid import HYBRID_LINEAR_DSA, HYBRID_LINEAR_MHA, HYBRID_LINEAR_MLA
+from pools.kinds.pool_classes import builtin_pool
 from pools.write_loc import CurrentWriteLoc, unwrap_current
 
 
@@ -139,3 +141,16 @@ class HybridLinearStorage:
     def get_index_k_with_scale_buffer(self, layer_id: int) -> torch.Tensor:
         assert self.use_dsa, "get_index_k_with_scale_buffer called when use_dsa is False"
         return self.full_kv_pool.get_index_k_with_scale_buffer(self._dense(layer_id))
+
+
+@builtin_pool(HYBRID_LINEAR_MHA, HYBRID_LINEAR_MLA, HYBRID_LINEAR_DSA)
+def hybrid_linear_pool(module: Any) -> type:
+    return type(
+        "HybridLinearKVPool",
+        (HybridLinearStorage,),
+        {
+            "mha_pool_class": module.MHATokenToKVPool,
+            "mla_pool_class": module.MLATokenToKVPool,
+            "dsa_pool_class": module.DSATokenToKVPool,
+        },
+    )

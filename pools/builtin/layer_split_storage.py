@@ -11,6 +11,8 @@ from typing import Any
 import torch
 
 from pools.builtin.dsa_storage import DSAStorage
+from pools.kinds.hybrid import LAYER_SPLIT_DSA
+from pools.kinds.pool_classes import builtin_pool
 
 
 class LayerSplitDSAStorage(DSAStorage):
@@ -46,3 +48,9 @@ class LayerSplitDSAStorage(DSAStorage):
     ) -> None:
         if self._is_layer_owned(layer_id):
             super().set_index_k_scale_buffer(layer_id, loc, index_k, index_k_scale)
+
+
+@builtin_pool(LAYER_SPLIT_DSA)
+def layer_split_dsa_pool(module: Any) -> type:
+    name = LAYER_SPLIT_DSA.sglang_class
+    return type(name, (LayerSplitDSAStorage, module.MLATokenToKVPool), {})

@@ -18,6 +18,8 @@ import torch
 
 from pools.builtin.engines.base import StoreEngine
 from pools.builtin.layouts.paged import HND_LAYOUT
+from pools.kinds.composite import MINIMAX_M3_NVFP4
+from pools.kinds.pool_classes import builtin_pool
 
 MSA_PAGE, MSA_HEAD_DIM, SCALE_GROUP, ROW_ALIGN = 128, 128, 16, 128
 PAYLOAD_BYTES, SCALE_BYTES = MSA_HEAD_DIM // 2, MSA_HEAD_DIM // SCALE_GROUP
@@ -197,3 +199,20 @@ class M3Nvfp4Storage:
         self.index_k_pool = self.index_pool_class(
             size, page_size, dtype, 1, idx_head_dim, len(owned), device
         )
+
+
+def m3_nvfp4_pools(engine: StoreEngine) -> dict[str, type]:
+    """MiniMaxM3Nvfp4KVPool and its two sub-pools, storing through `engine`."""
+    main = type("MiniMaxM3Nvfp4MainKVPool", (Nvfp4MainStorage,), {"engine": engine})
+    index = type("MiniMaxM3Nvfp4IndexKPool", (Nvfp4IndexStorage,), {"engine": engine})
+    composite = type(
+        "MiniMaxM3Nvfp4KVPool",
+        (M3Nvfp4Storage,),
+        {"main_pool_class": main, "index_pool_class": index},
+    )
+    return {c.__name__: c for c in (composite, main, index)}
+
+
+@builtin_pool(MINIMAX_M3_NVFP4)
+def minimax_m3_nvfp4_pools(module: Any) -> dict[str, type]:
+    return m3_nvfp4_pools(module.store_engine)

@@ -19,6 +19,8 @@ from typing import Any, Optional
 import torch
 
 from pools.builtin.dense_storage import TokenPoolStorage
+from pools.kinds.hybrid import MINIMAX_SPARSE
+from pools.kinds.pool_classes import builtin_pool
 
 
 class KOnlyStorage(TokenPoolStorage):
@@ -163,3 +165,15 @@ class MiniMaxSparseStorage:
             self.set_index_k_buffer(layer, loc, cache_idx_k, idx_k_scale)
         else:
             self.set_index_kv_buffer(layer, loc, cache_idx_k, cache_idx_v, idx_k_scale, idx_v_scale)
+
+
+@builtin_pool(MINIMAX_SPARSE)
+def minimax_sparse_pools(module: Any) -> dict[str, type]:
+    """MiniMaxSparseKVPool and its K-only index sub-pool, storing through the era's engine."""
+    k_only = type("MHATokenToKOnlyPool", (KOnlyStorage,), {"engine": module.store_engine})
+    sparse = type(
+        "MiniMaxSparseKVPool",
+        (MiniMaxSparseStorage,),
+        {"mha_pool_class": module.MHATokenToKVPool, "k_only_pool_class": k_only},
+    )
+    return {"MHATokenToKOnlyPool": k_only, "MiniMaxSparseKVPool": sparse}

@@ -12,6 +12,8 @@ from typing import Any, Optional
 import torch
 
 from pools.builtin.dsa_storage import DSAStorage
+from pools.kinds.hybrid import PAGE_INTERLEAVE_DSA, PAGE_INTERLEAVE_MHA, PAGE_INTERLEAVE_MLA
+from pools.kinds.pool_classes import builtin_pool
 from pools.write_loc import unwrap_current
 
 
@@ -101,3 +103,21 @@ class PageInterleaveDSAStorage(PageInterleaveMLAStorage, DSAStorage):
                 layer_id, local_rows, index_k.index_select(0, owned_idx),
                 index_k_scale.index_select(0, owned_idx),
             )  # fmt: skip
+
+
+@builtin_pool(PAGE_INTERLEAVE_MHA)
+def page_interleave_mha_pool(module: Any) -> type:
+    name = PAGE_INTERLEAVE_MHA.sglang_class
+    return type(name, (PageInterleaveMHAStorage, module.MHATokenToKVPool), {})
+
+
+@builtin_pool(PAGE_INTERLEAVE_MLA)
+def page_interleave_mla_pool(module: Any) -> type:
+    name = PAGE_INTERLEAVE_MLA.sglang_class
+    return type(name, (PageInterleaveMLAStorage, module.MLATokenToKVPool), {})
+
+
+@builtin_pool(PAGE_INTERLEAVE_DSA)
+def page_interleave_dsa_pool(module: Any) -> type:
+    name = PAGE_INTERLEAVE_DSA.sglang_class
+    return type(name, (PageInterleaveDSAStorage, module.MLATokenToKVPool), {})

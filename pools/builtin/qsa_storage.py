@@ -12,6 +12,8 @@ from typing import Any
 import torch
 
 from pools.builtin.hybrid_linear_storage import HybridLinearStorage
+from pools.kinds.hybrid import QSA
+from pools.kinds.pool_classes import builtin_pool
 
 
 class QSAStorage(HybridLinearStorage):
@@ -101,3 +103,12 @@ class QSAStorage(HybridLinearStorage):
     ) -> None:
         buffer = self.get_qsa_compressed_k_buffer(layer_id)
         buffer[loc.long()] = compressed_k.to(buffer.dtype)
+
+
+@builtin_pool(QSA)
+def qsa_pool(module: Any) -> type:
+    return type(
+        "QSATokenToKVPool",
+        (QSAStorage,),
+        {"mha_pool_class": module.MHATokenToKVPool, "mla_pool_class": module.MLATokenToKVPool},
+    )

@@ -13,7 +13,9 @@ from typing import Any, Optional
 
 import torch
 
-from pools.builtin.unified_swa_storage import UnifiedSWAStorage
+from pools.builtin.unified_swa_storage import UnifiedSWAStorage, unified_routing
+from pools.kinds.composite import SWA_UNIFIED_DRAFT
+from pools.kinds.pool_classes import builtin_pool
 
 
 class UnifiedDraftSWAStorage(UnifiedSWAStorage):
@@ -28,3 +30,11 @@ class UnifiedDraftSWAStorage(UnifiedSWAStorage):
 
     def _full_slots(self, loc: torch.Tensor, full_loc: Optional[torch.Tensor]) -> torch.Tensor:
         return loc
+
+
+@builtin_pool(SWA_UNIFIED_DRAFT)
+def unified_draft_pool(module: Any) -> dict[str, type]:
+    if not hasattr(getattr(module, "KVWriteLoc", None), "physical"):
+        return {}
+    name = SWA_UNIFIED_DRAFT.sglang_class
+    return {name: type(name, (UnifiedDraftSWAStorage,), unified_routing(module))}

@@ -17,6 +17,8 @@ import torch
 from pools.builtin.layouts.unified import entry_bytes
 from pools.builtin.swa_storage import SWAStorage
 from pools.dtypes import store_dtype_of
+from pools.kinds.composite import SWA_UNIFIED
+from pools.kinds.pool_classes import builtin_pool
 
 
 class UnifiedSWAStorage(SWAStorage):
@@ -108,3 +110,21 @@ class UnifiedSWAStorage(SWAStorage):
             v_scale,
             layer_id_override=local_id,
         )
+
+
+def unified_routing(module: Any) -> dict[str, Any]:
+    """What a unified SWA pool's sub-pools are built with: the era's unified MHA pool, its
+    KVWriteLoc and unwrap (they need the physical mark, which only the current era has)."""
+    return {
+        "sub_pool_class": module.UnifiedMHATokenToKVPool,
+        "write_loc_class": module.KVWriteLoc,
+        "unwrap_write_loc": staticmethod(module.unwrap_write_loc),
+    }
+
+
+@builtin_pool(SWA_UNIFIED)
+def unified_swa_pool(module: Any) -> dict[str, type]:
+    if not hasattr(getattr(module, "KVWriteLoc", None), "physical"):
+        return {}
+    name = SWA_UNIFIED.sglang_class
+    return {name: type(name, (UnifiedSWAStorage,), unified_routing(module))}

@@ -33,6 +33,8 @@ import torch
 
 from pools.judge.casts import bits_of, cast_bits
 from pools.judge.hisparse import HiSparseTranslation
+from pools.kinds.composite import DSV4, DSV4_HISPARSE_C4, DSV4_UNIFORM_FP8
+from pools.kinds.pool_classes import judge_pool
 
 NOPE, ROPE, TILE = 448, 64, 64
 SCALES = NOPE // TILE  # 7 UE8M0 exponents a token
@@ -170,3 +172,8 @@ class JudgeDSV4HiSparseC4Pool(HiSparseTranslation, JudgeDSV4Pool):
         if isinstance(loc, torch.Tensor) and loc.dtype not in (torch.int32, torch.int64):
             raise IndexError(f"tensors used as indices must be long or int, not {loc.dtype}")
         super().set_key_buffer(layer_id, self._device(loc).to(torch.int32), pack)
+
+
+judge_pool(DSV4)(lambda module: JudgeDSV4Pool)
+judge_pool(DSV4_UNIFORM_FP8)(lambda module: JudgeDSV4UniformFP8Pool)
+judge_pool(DSV4_HISPARSE_C4)(lambda module: JudgeDSV4HiSparseC4Pool)

@@ -21,6 +21,8 @@ from typing import Any, Optional
 import torch
 
 from pools.judge.dsa_index import KEY_BYTES, PAGE, SCALE_BYTES, JudgeDSAIndexKeys
+from pools.kinds.composite import DSV4_INDEXER
+from pools.kinds.pool_classes import judge_pool
 
 
 class JudgeDeepSeekV4IndexerPool(JudgeDSAIndexKeys):
@@ -78,3 +80,6 @@ class JudgeDeepSeekV4IndexerPool(JudgeDSAIndexKeys):
 
     def get_kv_buffer(self, layer_id: int) -> tuple[torch.Tensor, torch.Tensor]:
         raise NotImplementedError()
+
+
+judge_pool(DSV4_INDEXER)(lambda module: JudgeDeepSeekV4IndexerPool)

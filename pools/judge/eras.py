@@ -242,3 +242,17 @@ ERA_FRONTS: dict[str, EraFront] = {
         ),
     )
 }
+
+
+def era_marks(front: EraFront) -> dict[str, Any]:
+    """What a judge class over the era's doors carries: the era's unwrap_write_loc, as the doors
+    of the bundled and current eras call it."""
+    return {} if front.unwrap is None else {"unwrap": staticmethod(front.unwrap)}
+
+
+def over_era_doors(name: str, storage: type, door_class: str, front: EraFront) -> type:
+    """A layout's judge under SGLang's class `name`: its storage first, so a layout's own doors
+    (the NPU MLA set_kv_buffer) win over the era's `door_class` ("MHATokenToKVPool" or
+    "MLATokenToKVPool") doors."""
+    doors = front.mha if door_class == "MHATokenToKVPool" else front.mla
+    return type(name, (storage, doors), era_marks(front))

@@ -20,6 +20,8 @@ import numpy as np
 import torch
 
 from pools.judge.dsa_index import JudgeDSAPool
+from pools.kinds.hybrid import HISPARSE_DSA, HISPARSE_MHA
+from pools.kinds.pool_classes import judge_pool
 from pools.write_loc import unwrap_current
 
 
@@ -70,3 +72,13 @@ class HiSparseDSAJudgePool(HiSparseTranslation, JudgeDSAPool):
         self, layer: Any, loc_info: Any, cache_k_nope: torch.Tensor, cache_k_rope: Any
     ) -> None:
         super().set_mla_kv_buffer(layer, self._device(loc_info), cache_k_nope, cache_k_rope)
+
+
+@judge_pool(HISPARSE_MHA)
+def hisparse_mha_judge(module) -> type:
+    return type("HiSparseMHAMainPool", (HiSparseMHAJudgePool, module.MHATokenToKVPool), {})
+
+
+@judge_pool(HISPARSE_DSA)
+def hisparse_dsa_judge(module) -> type:
+    return type("HiSparseDSATokenToKVPool", (HiSparseDSAJudgePool, module.MLATokenToKVPool), {})

@@ -20,6 +20,8 @@ from typing import Any, Optional
 
 import torch
 
+from pools.kinds.hybrid import HYBRID_LINEAR_DSA, HYBRID_LINEAR_MHA, HYBRID_LINEAR_MLA
+from pools.kinds.pool_classes import judge_pool
 from pools.write_loc import CurrentWriteLoc, unwrap_current
 
 
@@ -142,3 +144,16 @@ class JudgeHybridLinearPool:
     def get_index_k_with_scale_buffer(self, layer_id: int) -> torch.Tensor:
         local_id = self._transfer_full_attention_id(layer_id)
         return self.full_kv_pool.get_index_k_with_scale_buffer(local_id)
+
+
+@judge_pool(HYBRID_LINEAR_MHA, HYBRID_LINEAR_MLA, HYBRID_LINEAR_DSA)
+def hybrid_linear_judge(module) -> type:
+    return type(
+        "HybridLinearKVPool",
+        (JudgeHybridLinearPool,),
+        {
+            "mha_pool_class": module.MHATokenToKVPool,
+            "mla_pool_class": module.MLATokenToKVPool,
+            "dsa_pool_class": module.DSATokenToKVPool,
+        },
+    )

@@ -19,6 +19,8 @@ from typing import Any
 import torch
 
 from pools.judge.dsa_index import JudgeDSAPool
+from pools.kinds.hybrid import LAYER_SPLIT_DSA
+from pools.kinds.pool_classes import judge_pool
 
 
 def owned_layers(rank: int, size: int, layers: int) -> range:
@@ -58,3 +60,9 @@ class LayerSplitDSAJudgePool(JudgeDSAPool):
     ) -> None:
         if self._owns(layer_id):
             super().set_index_k_scale_buffer(layer_id, loc, index_k, index_k_scale)
+
+
+@judge_pool(LAYER_SPLIT_DSA)
+def layer_split_dsa_judge(module) -> type:
+    name = LAYER_SPLIT_DSA.sglang_class
+    return type(name, (LayerSplitDSAJudgePool, module.MLATokenToKVPool), {})

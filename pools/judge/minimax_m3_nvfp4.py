@@ -26,6 +26,9 @@ from typing import Any, Optional
 
 import torch
 
+from pools.kinds.composite import MINIMAX_M3_NVFP4
+from pools.kinds.pool_classes import judge_pool
+
 PAGE, HEAD_DIM, GROUP, ALIGN = 128, 128, 16, 128
 PAYLOAD, SCALES = HEAD_DIM // 2, HEAD_DIM // GROUP
 
@@ -197,3 +200,12 @@ class JudgeM3Nvfp4Pool:
     @property
     def kept_sinks(self) -> set[int]:
         return set()  # a byte copy by plain indexing keeps no reserved slot
+
+
+@judge_pool(MINIMAX_M3_NVFP4)
+def minimax_m3_nvfp4_judges(module) -> dict[str, type]:
+    return {
+        "MiniMaxM3Nvfp4KVPool": JudgeM3Nvfp4Pool,
+        "MiniMaxM3Nvfp4MainKVPool": JudgeNvfp4MainPool,
+        "MiniMaxM3Nvfp4IndexKPool": JudgeNvfp4IndexPool,
+    }

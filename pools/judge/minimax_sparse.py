@@ -28,6 +28,8 @@ from pools.judge.casts import bits_view
 from pools.judge.divide import divide_in_place
 from pools.judge.token_major import JudgeTokenPool
 from pools.judge.token_writes import write_rows
+from pools.kinds.hybrid import MINIMAX_SPARSE
+from pools.kinds.pool_classes import judge_pool
 
 
 class JudgeKOnlyPool(JudgeTokenPool):
@@ -181,3 +183,13 @@ class JudgeMiniMaxSparsePool:
             self.set_index_k_buffer(layer, loc, cache_idx_k, idx_k_scale)
         else:
             self.set_index_kv_buffer(layer, loc, cache_idx_k, cache_idx_v, idx_k_scale, idx_v_scale)
+
+
+@judge_pool(MINIMAX_SPARSE)
+def minimax_sparse_judges(module) -> dict[str, type]:
+    sparse = type(
+        "MiniMaxSparseKVPool",
+        (JudgeMiniMaxSparsePool,),
+        {"mha_pool_class": module.MHATokenToKVPool},
+    )
+    return {"MiniMaxSparseKVPool": sparse, "MHATokenToKOnlyPool": JudgeKOnlyPool}

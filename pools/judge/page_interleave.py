@@ -22,6 +22,8 @@ from typing import Any, Optional
 import torch
 
 from pools.judge.dsa_index import JudgeDSAPool
+from pools.kinds.hybrid import PAGE_INTERLEAVE_DSA, PAGE_INTERLEAVE_MHA, PAGE_INTERLEAVE_MLA
+from pools.kinds.pool_classes import judge_pool
 from pools.write_loc import unwrap_current
 
 
@@ -113,3 +115,21 @@ class PageInterleaveDSAJudgePool(PageInterleaveMLAJudgePool, JudgeDSAPool):
             super().set_index_k_scale_buffer(
                 layer_id, rows, index_k[positions], index_k_scale[positions]
             )
+
+
+@judge_pool(PAGE_INTERLEAVE_MHA)
+def page_interleave_mha_judge(module) -> type:
+    name = PAGE_INTERLEAVE_MHA.sglang_class
+    return type(name, (PageInterleaveMHAJudgePool, module.MHATokenToKVPool), {})
+
+
+@judge_pool(PAGE_INTERLEAVE_MLA)
+def page_interleave_mla_judge(module) -> type:
+    name = PAGE_INTERLEAVE_MLA.sglang_class
+    return type(name, (PageInterleaveMLAJudgePool, module.MLATokenToKVPool), {})
+
+
+@judge_pool(PAGE_INTERLEAVE_DSA)
+def page_interleave_dsa_judge(module) -> type:
+    name = PAGE_INTERLEAVE_DSA.sglang_class
+    return type(name, (PageInterleaveDSAJudgePool, module.MLATokenToKVPool), {})

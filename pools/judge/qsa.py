@@ -27,6 +27,8 @@ import torch
 from pools.judge.casts import bits_of, bits_view, cast_bits
 from pools.judge.hybrid_linear import JudgeHybridLinearPool
 from pools.judge.token_writes import write_rows
+from pools.kinds.hybrid import QSA
+from pools.kinds.pool_classes import judge_pool
 
 RING_DTYPE = torch.bfloat16
 INDEXER_DTYPES = (torch.bfloat16, torch.float8_e4m3fn)
@@ -112,3 +114,12 @@ def _write_cast(buffer: torch.Tensor, loc: torch.Tensor, values: torch.Tensor) -
     """buffer[loc] = values in the buffer's dtype, through the judge's own casts."""
     rows = cast_bits(bits_of(values.cpu()), values.dtype, buffer.dtype)
     write_rows(bits_view(buffer), loc.long(), rows.reshape(tuple(values.shape)))
+
+
+@judge_pool(QSA)
+def qsa_judge(module) -> type:
+    return type(
+        "QSATokenToKVPool",
+        (JudgeQSAPool,),
+        {"mha_pool_class": module.MHATokenToKVPool, "mla_pool_class": module.MLATokenToKVPool},
+    )

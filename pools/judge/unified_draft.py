@@ -23,6 +23,8 @@ from typing import Any, Optional
 import torch
 
 from pools.judge.unified_swa import JudgeUnifiedSWAPool
+from pools.kinds.composite import SWA_UNIFIED_DRAFT
+from pools.kinds.pool_classes import judge_pool
 
 
 class JudgeUnifiedDraftSWAPool(JudgeUnifiedSWAPool):
@@ -44,3 +46,12 @@ class JudgeUnifiedDraftSWAPool(JudgeUnifiedSWAPool):
     def _full_slots(self, loc: torch.Tensor, full_loc: Optional[torch.Tensor]) -> torch.Tensor:
         """loc: the draft's full side never reads full_loc."""
         return loc
+
+
+@judge_pool(SWA_UNIFIED_DRAFT)
+def unified_draft_judge(module) -> dict[str, type]:
+    if not hasattr(module.era_front.write_loc, "physical"):  # its sub-pools need the mark
+        return {}
+    name = SWA_UNIFIED_DRAFT.sglang_class
+    sub_pool = {"unified_mha_class": module.UnifiedMHATokenToKVPool}
+    return {name: type(name, (JudgeUnifiedDraftSWAPool,), sub_pool)}

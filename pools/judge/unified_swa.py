@@ -21,6 +21,8 @@ import torch
 
 from pools.judge.hybrid import JudgeHybridPool
 from pools.judge.unified import entry_bytes
+from pools.kinds.composite import SWA_UNIFIED
+from pools.kinds.pool_classes import judge_pool
 from pools.write_loc import CurrentWriteLoc, unwrap_current
 
 
@@ -120,3 +122,13 @@ class JudgeUnifiedSWAPool(JudgeHybridPool):
             v_scale,
             layer_id_override=local_id,
         )
+
+
+@judge_pool(SWA_UNIFIED)
+def unified_swa_judge(module) -> dict[str, type]:
+    if not hasattr(module.era_front.write_loc, "physical"):  # its sub-pools need the mark
+        return {}
+    sub_pool = {"unified_mha_class": module.UnifiedMHATokenToKVPool}
+    return {
+        SWA_UNIFIED.sglang_class: type(SWA_UNIFIED.sglang_class, (JudgeUnifiedSWAPool,), sub_pool)
+    }

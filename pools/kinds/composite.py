@@ -2,6 +2,7 @@
 fused draft's), SWA over DSA, DeepSeek V4's indexer and main-KV pools, MiniMax M3's NVFP4 pool.
 Each is the current release's (docs/pools.md says from which release each class exists)."""
 
+from pools.kinds import layer_buffers
 from pools.kinds.geometry_rules import unified_kv_rows
 from pools.kinds.spec import PoolKind
 
@@ -9,7 +10,9 @@ CURRENT = ("current",)
 # A V4 latent row is 448 NoPE + 64 RoPE: 584 bytes a slot in the V4 layout (73 MiB at 2^17
 # slots), 512 in uniform FP8 (64 MiB). Measured on the three V4 kinds' default --sut sglang run:
 # peak memory 0.70 to 0.92 GB, a few seconds.
-V4_TRAITS = dict(eras=CURRENT, latent=True, dsv4=True, reach_floor_bytes=74 * 2**20)
+V4_TRAITS = dict(
+    eras=CURRENT, latent=True, dsv4=True, reach_floor_bytes=74 * 2**20, buffers=layer_buffers.dsv4
+)
 
 SWA_UNIFIED = PoolKind(
     "swa_unified",
@@ -18,6 +21,7 @@ SWA_UNIFIED = PoolKind(
     23,
     eras=CURRENT,
     swa=True,
+    buffers=layer_buffers.unified_swa,
     unified_swa=True,
     full_loc_by_design=True,
     word_rows=True,
@@ -31,6 +35,7 @@ SWA_UNIFIED_DRAFT = PoolKind(
     24,
     eras=CURRENT,
     swa=True,
+    buffers=layer_buffers.unified_swa,
     unified_swa=True,
     unified_draft=True,
     word_rows=True,
@@ -102,6 +107,7 @@ MINIMAX_M3_NVFP4 = PoolKind(
     31,
     eras=CURRENT,
     nvfp4_page_rows=True,
+    buffers=layer_buffers.nvfp4_page_rows,
     v_as_k=True,
     # Its heads are 128 wide: one layer of one head keeps 216 bytes a slot (K, V and index K,
     # payload and scales), 27 MiB at 2^17 + 2 pages.

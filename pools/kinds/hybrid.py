@@ -3,6 +3,7 @@ hybrid linear pools (and QSA's, one of them), MiniMax's sparse pool, the HiSpars
 page-interleave and layer-split shards. Each is the current release's: the hybrid linear pools
 read KVWriteLoc.full_loc, the others unwrap the current era's three-field loc (docs/pools.md)."""
 
+from pools.kinds import layer_buffers
 from pools.kinds.geometry_rules import v_with_head_dim
 from pools.kinds.spec import PoolKind
 
@@ -122,6 +123,7 @@ LAYER_SPLIT_DSA = PoolKind(
     25,
     eras=CURRENT,
     layer_split=True,
+    buffers=layer_buffers.layer_split,
     **DSA_TRAITS,
 )
 

@@ -22,7 +22,17 @@ from pools.plugin_folders import folder_modules, folders_named
 
 KIND_PATHS_VARIABLE = "KVH_KIND_PATHS"
 EXTRA_MODULE_PREFIX = "kvh_kind_path_"
-_NOT_RECORDS = {"spec", "registry", "geometry_rules", "pool_classes"}
+_NOT_RECORDS = {
+    "spec",
+    "registry",
+    "geometry_rules",
+    "pool_classes",
+    "fixed_geometry",
+    "layer_parts",
+    "landing",
+    "layer_buffers",
+    "slot_rows",
+}
 
 
 def _package_modules() -> list[ModuleType]:

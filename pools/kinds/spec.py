@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
 
+from pools.kinds.layer_buffers import LayerBuffers, token_major
+
 ERAS = ("legacy", "kwarg", "bundled", "current")
 FAMILIES = ("token-major", "layout", "hybrid", "composite")
 Door = Union[str, tuple[str, str]]
@@ -58,6 +60,10 @@ class PoolKind:
     # door of its class, or (class, door) of a sub-pool class it hands the write on to. The
     # write-door census (harness/sut/probe/write_doors.py) reads them.
     doors: tuple[Door, ...] = ()
+    # Its buffers for a geometry and a layer: each one's name, how to read it from a pool, and
+    # its rows, one a slot (pools/kinds/layer_buffers.py). Its family's helper; the token-major
+    # one reads SGLang's get_key_buffer / get_value_buffer and the index buffers a layer keeps.
+    buffers: LayerBuffers = token_major
     # A kind declared outside this tree (KVH_KIND_PATHS): the backends whose call sites write it,
     # since their entries cannot name it (backends/registry.py adds it to them, and to the value
     # oracle's scope of each that has one, unless values_judged_elsewhere says otherwise).

@@ -14,21 +14,23 @@ from hypothesis import strategies as st
 from pools.builtin.fp4.quantiser import BLOCK as FP4_BLOCK
 from pools.dtypes import dtype_spec
 from pools.kinds.composite import DSV4_UNIFORM_FP8
+from pools.kinds.fixed_geometry import (
+    DSV4_NOPE_DIM,
+    DSV4_PAGE,
+    DSV4_ROPE_DIM,
+    NVFP4_HEAD_DIM,
+    NVFP4_PAGE,
+    NVFP4_PAYLOAD,
+    NVFP4_SCALES,
+    QSA_COMPRESS_RATIO,
+)
 from pools.kinds.registry import KINDS, kinds_where
 from scenarios.model import (
     DSA_INDEX_KINDS,
     DSV4_KINDS,
-    DSV4_NOPE_DIM,
-    DSV4_PAGE,
-    DSV4_ROPE_DIM,
     LINEAR_LAYER_KINDS,
     MLA_POOL_KINDS,
-    NVFP4_HEAD_DIM,
-    NVFP4_PAGE,
     NVFP4_PAGE_ROW_KINDS,
-    NVFP4_PAYLOAD,
-    NVFP4_SCALES,
-    QSA_COMPRESS_RATIO,
     QSA_KINDS,
     SPARSE_INDEX_KINDS,
     UNIFIED_SWA_KINDS,

@@ -7,8 +7,8 @@ from typing import Any, Callable
 
 import torch
 
+from pools.kinds.landing import unified_swa_slot
 from scenarios.model import Geometry
-from scenarios.slots import unified_swa_slot
 
 FULL, SWA = (type("Layer", (), {"layer_id": i, "is_cross_attention": False})() for i in (2, 1))
 

@@ -96,7 +96,7 @@ def unified_swa(unified: ModuleType) -> Callable[..., Any]:
     UnifiedKVPool whose grow-up full and grow-down SWA sub-pools (the release's MHASubPoolSpec,
     entry sizes and views) share one buffer sized so that SWA slots swa_slot_base to
     swa_slot_base + size_swa + page_size fit above every full slot's bytes, as the two-ended
-    allocator keeps them (scenarios.slots.unified_swa_base)."""
+    allocator keeps them (pools.kinds.landing.unified_swa_base)."""
 
     def UnifiedSWAKVPool(  # noqa: N802 - SGLang's class name, as the pool kind names it
         size: int,

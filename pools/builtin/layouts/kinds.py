@@ -3,21 +3,17 @@
 For each kind: its record (pools/kinds/layout.py: its name, and the class name the SUT module
 exposes, SGLang's spelling where SGLang has the class; HND and aiter's 5-D are SGLang's
 MHATokenToKVPool under an environment switch, so the builtin names them apart), the storage that
-owns its buffers, the era class it extends, and its buffers: (name suffix, pool attribute, how a
-layer's buffer becomes (slots, ...) rows).
+owns its buffers, the era class it extends, and its layout (the capability matrix's axis). How
+its buffers read as slot rows is its record's (pools/kinds/layer_buffers.py), not the builtin's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
-
-import torch
 
 from pools.builtin.fp4.fp4_storage import MHAFP4Storage, MLAFP4Storage
 from pools.builtin.layouts.layout_storage import Aiter5DStorage, HNDStorage
-from pools.builtin.layouts.npu import NPUMHAStorage, NPUMLAStorage, token_rows
-from pools.builtin.layouts.paged import AITER_K, AITER_V, HND_LAYOUT
+from pools.builtin.layouts.npu import NPUMHAStorage, NPUMLAStorage
 from pools.builtin.layouts.unified import UnifiedMHAStorage, UnifiedMLAStorage
 from pools.kinds.layout import (
     MHA_AITER5D,
@@ -32,19 +28,12 @@ from pools.kinds.layout import (
 from pools.kinds.registry import KINDS
 from pools.kinds.spec import PoolKind
 
-SlotView = Callable[[torch.Tensor], torch.Tensor]
-
-
-def _rows(buffer: torch.Tensor) -> torch.Tensor:
-    return buffer
-
 
 @dataclass(frozen=True)
 class LayoutKind:
     record: PoolKind  # its record (pools/kinds/layout.py): its name and SGLang class
     storage: type
     era_class: str  # MHATokenToKVPool or MLATokenToKVPool
-    buffers: tuple[tuple[str, str, SlotView], ...]
     layout: str  # the capability matrix's layout axis
     fp4: bool = False
 
@@ -79,68 +68,13 @@ def served_eras(pool: str, eras: tuple[str, ...]) -> tuple[str, ...]:
 LAYOUT_KINDS: dict[str, LayoutKind] = {
     kind.kind: kind
     for kind in (
-        LayoutKind(
-            MHA_FP4,
-            MHAFP4Storage,
-            "MHATokenToKVPool",
-            (
-                ("k", "k_buffer", _rows),
-                ("v", "v_buffer", _rows),
-                ("k_scale", "k_scale_buffer", _rows),
-                ("v_scale", "v_scale_buffer", _rows),
-            ),
-            "nhd",
-            fp4=True,
-        ),
-        LayoutKind(
-            MLA_FP4,
-            MLAFP4Storage,
-            "MLATokenToKVPool",
-            (("kv", "kv_buffer", _rows), ("kv_scale", "kv_scale_buffer", _rows)),
-            "nhd",
-            fp4=True,
-        ),
-        LayoutKind(
-            MHA_HND,
-            HNDStorage,
-            "MHATokenToKVPool",
-            (("k", "k_buffer", HND_LAYOUT.slot_view), ("v", "v_buffer", HND_LAYOUT.slot_view)),
-            "hnd",
-        ),
-        LayoutKind(
-            NPU_MHA,
-            NPUMHAStorage,
-            "MHATokenToKVPool",
-            (("k", "k_buffer", token_rows), ("v", "v_buffer", token_rows)),
-            "npu",
-        ),
-        LayoutKind(
-            NPU_MLA,
-            NPUMLAStorage,
-            "MLATokenToKVPool",
-            (("nope", "k_buffer", token_rows), ("rope", "v_buffer", token_rows)),
-            "npu",
-        ),
-        LayoutKind(
-            MHA_AITER5D,
-            Aiter5DStorage,
-            "MHATokenToKVPool",
-            (("k", "k_buffer", AITER_K.slot_view), ("v", "v_buffer", AITER_V.slot_view)),
-            "aiter5d",
-        ),
-        LayoutKind(
-            UNIFIED_MHA,
-            UnifiedMHAStorage,
-            "MHATokenToKVPool",
-            (("k", "k_buffer", _rows), ("v", "v_buffer", _rows)),
-            "unified",
-        ),
-        LayoutKind(
-            UNIFIED_MLA,
-            UnifiedMLAStorage,
-            "MLATokenToKVPool",
-            (("kv", "kv_buffer", _rows),),
-            "unified",
-        ),
+        LayoutKind(MHA_FP4, MHAFP4Storage, "MHATokenToKVPool", "nhd", fp4=True),
+        LayoutKind(MLA_FP4, MLAFP4Storage, "MLATokenToKVPool", "nhd", fp4=True),
+        LayoutKind(MHA_HND, HNDStorage, "MHATokenToKVPool", "hnd"),
+        LayoutKind(NPU_MHA, NPUMHAStorage, "MHATokenToKVPool", "npu"),
+        LayoutKind(NPU_MLA, NPUMLAStorage, "MLATokenToKVPool", "npu"),
+        LayoutKind(MHA_AITER5D, Aiter5DStorage, "MHATokenToKVPool", "aiter5d"),
+        LayoutKind(UNIFIED_MHA, UnifiedMHAStorage, "MHATokenToKVPool", "unified"),
+        LayoutKind(UNIFIED_MLA, UnifiedMLAStorage, "MLATokenToKVPool", "unified"),
     )
 }

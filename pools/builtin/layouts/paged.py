@@ -1,9 +1,9 @@
 """Where a slot's (heads, dim) row lives in a paged buffer, for each layout, as data.
 
 A layout gives (a) `place(slot)`: the index of one slot's row, for an obviously correct
-token-at-a-time write; (b) `index(slots)`: the same for many slots at once (advanced indexing);
-(c) `slot_view(buffer)`: the whole buffer as (slots, ...) rows, so that snapshots compare a
-slot's bytes wherever the layout puts them. Out-of-range slots raise IndexError in every engine.
+token-at-a-time write; (b) `index(slots)`: the same for many slots at once (advanced indexing).
+Out-of-range slots raise IndexError in every engine. How a snapshot reads a layer back as slot
+rows is the kind's record's (pools/kinds/slot_rows.py), written apart from this placement.
 """
 
 from __future__ import annotations
@@ -40,9 +40,6 @@ class Layout:
         """The caller's (n, heads, dim) rows shaped as buffer[index(slots)] is."""
         return rows
 
-    def slot_view(self, buffer: torch.Tensor) -> torch.Tensor:
-        raise NotImplementedError
-
 
 class HND(Layout):
     """(pages, heads, page_size, dim): slot s is buffer[s // P, :, s % P] (SGLang use_hnd)."""
@@ -57,9 +54,6 @@ class HND(Layout):
     def index(self, buffer, slots):
         slots = check_slots(slots, self.slots(buffer))
         return slots // buffer.shape[2], SLICE, slots % buffer.shape[2]
-
-    def slot_view(self, buffer):
-        return buffer.permute(0, 2, 1, 3).reshape(-1, buffer.shape[1], buffer.shape[3])
 
 
 class Aiter5DKey(Layout):
@@ -79,10 +73,6 @@ class Aiter5DKey(Layout):
     def rows(self, rows):
         return rows.reshape(rows.shape[0], rows.shape[1], -1, 16 // rows.element_size())
 
-    def slot_view(self, buffer):
-        blocks, heads, groups, page, x = buffer.shape
-        return buffer.permute(0, 3, 1, 2, 4).reshape(blocks * page, heads, groups * x)
-
 
 class Aiter5DValue(Layout):
     """V as (blocks, heads, page // X, dim, X): slot s is buffer[b, :, o // X, :, o % X]."""
@@ -99,10 +89,6 @@ class Aiter5DValue(Layout):
         page = buffer.shape[2] * buffer.shape[4]
         offset = slots % page
         return slots // page, SLICE, offset // buffer.shape[4], SLICE, offset % buffer.shape[4]
-
-    def slot_view(self, buffer):
-        blocks, heads, groups, dim, x = buffer.shape
-        return buffer.permute(0, 2, 4, 1, 3).reshape(blocks * groups * x, heads, dim)
 
 
 HND_LAYOUT = HND("hnd", "page-major: (pages, heads, page_size, dim)")

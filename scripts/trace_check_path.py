@@ -50,7 +50,9 @@ def rank(module: str) -> tuple[int, int]:
     return LAYERS.index(top) if top in LAYERS else -1, roles.get(role, -1)
 
 
-def trace(pool: str, dtype: str) -> list[str]:
+def trace(pool: str, dtype: str, calls: list[tuple[str, str]]) -> list[str]:
+    """The stays of one check of `pool` (each time execution changes module), and into `calls`
+    each call from one of the project's modules into another (caller, callee)."""
     scenario = next(s for s in default_scenarios(pool, dtype, 0) if s.name == "prefill")
     from backends.registry import BACKENDS
 
@@ -65,7 +67,10 @@ def trace(pool: str, dtype: str) -> list[str]:
         if event == "call":
             module = module_of(frame.f_code.co_filename)
             outside = not module.startswith(PROJECT) or is_sut(module)
-            stack.append("" if outside or (stack and not stack[-1]) else module)
+            caller = stack[-1] if stack else ""
+            stack.append("" if outside or (stack and not caller) else module)
+            if stack[-1] and caller and caller != stack[-1]:
+                calls.append((caller, stack[-1]))
         elif event == "return" and stack:
             stack.pop()
         else:
@@ -88,19 +93,20 @@ def main() -> None:
     parser.add_argument("--dtype", default="bf16")
     args = parser.parse_args()
     for pool in args.pools:
-        stays = ["harness/run/execute.py"] + trace(pool, args.dtype)
+        calls: list[tuple[str, str]] = []
+        stays = ["harness/run/execute.py"] + trace(pool, args.dtype, calls)
         seen = list(dict.fromkeys(stays))
-        moves = list(zip(stays, stays[1:]))
-        climbs = [(a, b) for a, b in moves if rank(b) > rank(a)]
-        returns = sum(module in stays[:i] for i, module in enumerate(stays) if i)
+        edges = list(dict.fromkeys(calls))
+        up = [(a, b) for a, b in edges if rank(b) > rank(a)]
         print(
-            f"{pool}: {len(seen)} modules, {len(stays)} stays, {len(climbs)} climbs back up a"
-            f" layer, {returns} returns to a module it had left"
+            f"{pool}: {len(seen)} modules; {len(edges)} module-to-module calls ({len(up)} up to a"
+            f" higher layer); {len(stays)} stays, {sum(m in stays[:i] for i, m in enumerate(stays))}"
+            " of them returns to a module it had left"
         )
         for module in seen:
             print(f"  {module}")
-        for below, above in dict.fromkeys(climbs):
-            print(f"  climb: {below} -> {above}")
+        for caller, callee in edges:
+            print(f"  {'UP ' if (caller, callee) in up else ''}{caller} -> {callee}")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,10 @@ pytestmark = pytest.mark.e2e
 FOLDER = FIXTURES / "synthetic_kind"
 NAME = "fused_kv_mha"
 CLASS = "FusedKVTokenToKVPool"
+# A kind whose buffers are not K/V per layer: one fused byte buffer a layer with a scale block,
+# found through the buffers its record names.
+PAGED_FOLDER = FIXTURES / "paged_scale_kind"
+PAGED_NAME = "paged_scale_mha"
 
 
 def kvh_with_kind(folder: Path, *args: str) -> subprocess.CompletedProcess:
@@ -43,18 +47,23 @@ def kvh_with_kind(folder: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_the_kind_is_its_folder_and_is_named_nowhere_else():
-    assert sorted(path.name for path in FOLDER.glob("*.py")) == [
-        "fused_kv.py",
-        "fused_kv_builtin.py",
-        "fused_kv_judge.py",
+@pytest.mark.parametrize(
+    "folder, name, stem",
+    [(FOLDER, NAME, "fused_kv"), (PAGED_FOLDER, PAGED_NAME, "paged_scale")],
+    ids=["fused-kv", "paged-scale"],
+)
+def test_the_kind_is_its_folder_and_is_named_nowhere_else(folder, name, stem):
+    assert sorted(path.name for path in folder.glob("*.py")) == [
+        f"{stem}.py",
+        f"{stem}_builtin.py",
+        f"{stem}_judge.py",
     ]
-    assert NAME not in KINDS  # only where its folder is named
+    assert name not in KINDS  # only where its folder is named
     mentions = [
         path.relative_to(REPO).as_posix()
-        for folder in ("backends", "harness", "pools", "scenarios", "reports", "mutants", "docs")
-        for path in (REPO / folder).rglob("*")
-        if path.is_file() and path.suffix in (".py", ".md") and NAME in path.read_text()
+        for part in ("backends", "harness", "pools", "scenarios", "reports", "mutants", "docs")
+        for path in (REPO / part).rglob("*")
+        if path.is_file() and path.suffix in (".py", ".md") and name in path.read_text()
     ]
     assert mentions == [] or mentions == ["docs/pools.md"], mentions
 
@@ -102,6 +111,37 @@ def test_a_wrong_builtin_of_the_kind_is_a_finding(tmp_path):
     result = kvh_with_kind(folder, "run", "--pool", NAME, "--dtype", "bf16", "--out", str(out))
     assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
     assert "FAIL: " in result.stdout and "[bytes]" in (out / "summary.md").read_text()
+
+
+@pytest.mark.slow
+def test_a_kind_of_one_fused_buffer_a_layer_is_judged_through_its_records_buffers(tmp_path):
+    """Its one buffer a layer (K and V bytes, then a scale block) is read as its record says: the
+    run passes, and a builtin that puts each scale entry one slot up fails with a bytes finding
+    in that buffer."""
+    result = kvh_with_kind(
+        PAGED_FOLDER, "run", "--pool", PAGED_NAME, "--dtype", "bf16", "--out", str(tmp_path / "a")
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    verdict = next(line for line in result.stdout.splitlines() if line.startswith("PASS: "))
+    assert " 0 with findings" in verdict and " 0 skipped" in verdict
+    assert int(verdict.split(" checks: ")[1].split(" passed")[0]) > 0
+    broken = tmp_path / "broken_kind"
+    broken.mkdir()
+    for name in ("paged_scale.py", "paged_scale_judge.py"):
+        shutil.copy(PAGED_FOLDER / name, broken / name)
+    builtin = (PAGED_FOLDER / "paged_scale_builtin.py").read_text()
+    store = "entries[loc.to(device=entries.device, dtype=torch.int64)]"
+    assert store in builtin
+    (broken / "paged_scale_builtin.py").write_text(builtin.replace(store, store[:-1] + " + 1]"))
+    out = tmp_path / "b"
+    result = kvh_with_kind(
+        broken, "run", "--pool", PAGED_NAME, "--dtype", "bf16", "--out", str(out)
+    )
+    assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
+    assert (
+        "[bytes] written bytes differ from the baseline at buffer L0.fused"
+        in (out / "summary.md").read_text()
+    )
 
 
 @pytest.mark.slow

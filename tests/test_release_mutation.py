@@ -28,7 +28,10 @@ from tests.conftest import REPO, run_kvh
 
 # The sample CI judges: ten mutants of the MHA pool's door, on the cells that reach it.
 CI_SEED, CI_SAMPLE, CI_DOOR = 3, 10, "MHATokenToKVPool.set_kv_buffer"
-DOOR_UNIVERSE = ("--pool", "mha,mha_hnd", "--dtype", "bf16,fp8_e4m3", "--backend", "plain")
+# mha alone: the sample draws one mutant (AddNot on the HND branch's `_is_cuda and ...`) that sends
+# every mha_hnd check through the release's CUDA launcher on a CPU, 218 s of the sample's 308 s;
+# the HND branch is the door campaign's to judge, not CI's.
+DOOR_UNIVERSE = ("--pool", "mha", "--dtype", "bf16,fp8_e4m3", "--backend", "plain")
 
 POOL = """
 class Pool:

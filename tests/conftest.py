@@ -33,12 +33,6 @@ def pytest_configure(config) -> None:
     keep_freed_memory()
 
 
-def pytest_collection_modifyitems(items: list) -> None:
-    """The slow tests first, in their order: on two xdist workers the minute-long ones then run
-    beside the many short ones, instead of one of them running alone at the end."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
-
-
 def check_records(results_dir: Path):
     """The `check` rows a `kvh run` appended to the results store in `results_dir`."""
     from reports.store import load

@@ -98,10 +98,10 @@ def main() -> None:
         seen = list(dict.fromkeys(stays))
         edges = list(dict.fromkeys(calls))
         up = [(a, b) for a, b in edges if rank(b) > rank(a)]
+        returns = sum(module in stays[:i] for i, module in enumerate(stays))
         print(
             f"{pool}: {len(seen)} modules; {len(edges)} module-to-module calls ({len(up)} up to a"
-            f" higher layer); {len(stays)} stays, {sum(m in stays[:i] for i, m in enumerate(stays))}"
-            " of them returns to a module it had left"
+            f" higher layer); {len(stays)} stays, {returns} of them returns to a module it had left"
         )
         for module in seen:
             print(f"  {module}")

@@ -69,8 +69,11 @@ def write_slots(scenario: Scenario, forward: Forward, layer_id: int) -> list[Opt
     another page-interleave rank owns, any token of a layer another layer-split rank keeps)."""
     source = forward.encoder_loc if layer_id in forward.cross_layers else forward.loc
     slots = source[: forward.tokens]
-    index = next(i for i, f in enumerate(scenario.forwards) if f is forward)
-    rows = landing_rows(scenario.geometry, layer_id, slots, scenario.mapping_at(index))
+    mapping = None  # the full-to-SWA mapping in effect, which only a SWA layer's ids go through
+    if layer_id in scenario.geometry.swa_layer_ids:
+        index = next(i for i, f in enumerate(scenario.forwards) if f is forward)
+        mapping = scenario.mapping_at(index)
+    rows = landing_rows(scenario.geometry, layer_id, slots, mapping)
     if forward.commit_lens is not None:  # only each row's committed prefix
         width = len(forward.loc) // len(forward.commit_lens)
         lens = forward.commit_lens

@@ -3,8 +3,8 @@ hex, decoded in the cache dtype, and the scenario's input value (with the layer'
 the writing token handed the pool. A developer reads "the release wrote k unscaled" from the
 finding itself instead of opening the buffers.
 
-Only where a row is the cache dtype's elements in order (harness.run.pool_buffers.pool_buffers gives
-every layout's buffers one row per slot): FP4, NVFP4 and DeepSeek V4 rows pack codes and scales,
+Only where a row is the cache dtype's elements in order (pools/kinds/layer_buffers.py gives every
+layout's buffers one row per slot): FP4, NVFP4 and DeepSeek V4 rows pack codes and scales,
 and an index or QSA row mixes dtypes, so those keep their hex window alone.
 """
 

@@ -11,7 +11,7 @@ candidate share, in their division, casts or placement, shows here and nowhere e
 Scope, as data (each backend's `value_scope`, collected in VALUE_SCOPE): the canonical calls of
 `plain` and `plain_mla`, on every pool kind except FP4, whose bytes the fp4_bound oracle judges
 against the input. The oracles see every
-layout's buffers as one row per slot (harness.run.pool_buffers.pool_buffers), so a slot's row is the
+layout's buffers as one row per slot (pools/kinds/layer_buffers.py), so a slot's row is the
 token's (heads, dim) values in order, whatever the layout.
 """
 

@@ -1,7 +1,7 @@
 """A pool's buffers as the oracles read them, each as its kind's record says
 (pools/kinds/layer_buffers.py): every layer's buffers as the pool keeps them (what the canary
-fills and the pool cache fingerprints), and as (slots, ...) rows whatever the layout, as CPU bytes
-by name."""
+fills and the pool cache fingerprints), and as CPU bytes by name, one row a slot whatever the
+layout (LayerBuffer.rows)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,6 @@ import torch
 
 from harness.compare.snapshot import CANARY, as_bytes, layer_buffers
 from scenarios.model import Scenario
-
-
-def pool_buffers(pool: Any, scenario: Scenario, layer_id: int) -> list[torch.Tensor]:
-    """Each buffer of a layer as (slots, ...) rows: row s is slot s's bytes whatever the layout
-    (a view where the layout allows, else a copy)."""
-    return [buffer.rows(pool) for buffer in layer_buffers(scenario, layer_id)]
 
 
 def raw_buffers(pool: Any, scenario: Scenario) -> list[torch.Tensor]:

@@ -31,8 +31,8 @@ import torch
 
 from harness.compare.byte_compare import all_canary
 from harness.compare.expectations import PADDING_SINK, Expected, expected_writes
-from harness.compare.snapshot import CANARY, buffer_names
-from harness.run.pool_buffers import pool_buffers, raw_buffers
+from harness.compare.snapshot import CANARY, layer_buffers
+from harness.run.pool_buffers import raw_buffers
 from harness.run.pool_factory import constructor_inputs
 from scenarios.model import Scenario
 
@@ -166,7 +166,14 @@ def keep_pool(lease: Optional[Lease], scenario: Scenario) -> None:
 def _unfit(lease: Lease) -> Optional[str]:
     """None when the idle pool may be lent again (its last rows restored), else why not."""
     last, pool = lease.last, lease.pool
-    raw = raw_buffers(pool, last)
+    # Each buffer read once, as the pool keeps it: the storage count and the canary check read
+    # it so, the dirty rows through its slot rows.
+    kept = [
+        (buffer, buffer.read(pool))
+        for layer_id in last.geometry.kv_layer_ids
+        for buffer in layer_buffers(last, layer_id)
+    ]
+    raw = [tensor for _, tensor in kept]
     if _storage_counts(raw) != lease.storages:
         return "a snapshot still holds its buffers"
     state, _, _ = fingerprint(pool, set(lease.storages))
@@ -175,15 +182,13 @@ def _unfit(lease: Lease) -> Optional[str]:
     ):
         return "its state changed"
     expected = CACHE.expected(last)
-    for layer_id in last.geometry.kv_layer_ids:
-        views = pool_buffers(pool, last, layer_id)
-        for name, view in zip(buffer_names(last, layer_id), views):
-            rows = _byte_rows(view, lease.storages)
-            if rows is None:
-                return "a buffer is not a view of the pool's storage"
-            dirty = [s for s in (PADDING_SINK, *expected.slots(name)) if s < rows.shape[0]]
-            if dirty:
-                rows[torch.tensor(dirty, dtype=torch.long)] = CANARY
+    for buffer, tensor in kept:
+        rows = _byte_rows(buffer.slot_rows(tensor), lease.storages)
+        if rows is None:
+            return "a buffer is not a view of the pool's storage"
+        dirty = [s for s in (PADDING_SINK, *expected.slots(buffer.name)) if s < rows.shape[0]]
+        if dirty:
+            rows[torch.tensor(dirty, dtype=torch.long)] = CANARY
     if not all(all_canary(buffer) for buffer in raw):
         return "a row outside the last run's writes changed"
     return None

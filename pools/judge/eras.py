@@ -28,6 +28,8 @@ from typing import Any, Callable, Optional
 
 import torch
 
+from pools.kinds.pool_classes import judge_pool
+from pools.kinds.spec import PoolKind
 from pools.write_loc import BundledWriteLoc, CurrentWriteLoc, unwrap_bundled, unwrap_current
 
 # ----- doors that take a bare loc (legacy, and kwarg's MHA and MLA pools) ----------------------
@@ -250,9 +252,14 @@ def era_marks(front: EraFront) -> dict[str, Any]:
     return {} if front.unwrap is None else {"unwrap": staticmethod(front.unwrap)}
 
 
-def over_era_doors(name: str, storage: type, door_class: str, front: EraFront) -> type:
-    """A layout's judge under SGLang's class `name`: its storage first, so a layout's own doors
-    (the NPU MLA set_kv_buffer) win over the era's `door_class` ("MHATokenToKVPool" or
-    "MLATokenToKVPool") doors."""
-    doors = front.mha if door_class == "MHATokenToKVPool" else front.mla
-    return type(name, (storage, doors), era_marks(front))
+def judge_over_era_doors(kind: PoolKind, storage: type) -> None:
+    """Registers a layout kind's judge: `storage` over the era's MHA doors (MLA doors, on a
+    latent kind), under the record's SGLang class. The storage comes first, so a layout's own
+    doors (the NPU MLA set_kv_buffer) win over the era's."""
+
+    def judge(module: Any) -> type:
+        front: EraFront = module.era_front
+        doors = front.mla if kind.latent else front.mha
+        return type(kind.sglang_class, (storage, doors), era_marks(front))
+
+    judge_pool(kind)(judge)

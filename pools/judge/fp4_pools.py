@@ -16,11 +16,10 @@ import torch
 from pools.judge import fp4
 from pools.judge.casts import bits_view
 from pools.judge.divide import divide_in_place
-from pools.judge.eras import over_era_doors
+from pools.judge.eras import judge_over_era_doors
 from pools.judge.token_major import MHAJudgePool, MLAJudgePool, layer_index
 from pools.judge.token_writes import write_columns, write_rows
 from pools.kinds.layout import MHA_FP4, MLA_FP4
-from pools.kinds.pool_classes import judge_pool
 
 
 class MHAFP4JudgePool(MHAJudgePool):
@@ -97,15 +96,5 @@ class MLAFP4JudgePool(MLAJudgePool):
         write_columns(bits_view(self.kv_scale_buffer[index]), loc, [scales for _, scales in parts])
 
 
-@judge_pool(MHA_FP4)
-def mha_fp4_judge(module) -> type:
-    return over_era_doors(
-        MHA_FP4.sglang_class, MHAFP4JudgePool, "MHATokenToKVPool", module.era_front
-    )
-
-
-@judge_pool(MLA_FP4)
-def mla_fp4_judge(module) -> type:
-    return over_era_doors(
-        MLA_FP4.sglang_class, MLAFP4JudgePool, "MLATokenToKVPool", module.era_front
-    )
+judge_over_era_doors(MHA_FP4, MHAFP4JudgePool)
+judge_over_era_doors(MLA_FP4, MLAFP4JudgePool)

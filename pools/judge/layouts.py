@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from pools.judge.casts import bits_view
-from pools.judge.eras import over_era_doors
+from pools.judge.eras import judge_over_era_doors
 from pools.judge.token_major import MHAJudgePool, MLAJudgePool, layer_index
 from pools.judge.token_writes import (
     aiter_key_row,
@@ -31,7 +31,6 @@ from pools.judge.token_writes import (
     write_rows,
 )
 from pools.kinds.layout import MHA_AITER5D, MHA_HND, NPU_MHA, NPU_MLA
-from pools.kinds.pool_classes import judge_pool
 
 
 def _pages(pool: Any, what: str) -> int:
@@ -193,9 +192,4 @@ for _kind, _storage in (
     (NPU_MLA, NPUMLAJudgePool),
     (MHA_AITER5D, Aiter5DJudgePool),
 ):
-    _doors = "MLATokenToKVPool" if _kind.latent else "MHATokenToKVPool"
-    judge_pool(_kind)(
-        lambda module, kind=_kind, storage=_storage, doors=_doors: over_era_doors(
-            kind.sglang_class, storage, doors, module.era_front
-        )
-    )
+    judge_over_era_doors(_kind, _storage)

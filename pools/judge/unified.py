@@ -21,10 +21,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from pools.judge.eras import over_era_doors
+from pools.judge.eras import judge_over_era_doors
 from pools.judge.token_major import MHAJudgePool, MLAJudgePool
 from pools.kinds.layout import UNIFIED_MHA, UNIFIED_MLA
-from pools.kinds.pool_classes import judge_pool
 
 
 def _refuse_unmarked(loc_info: Any, door: str) -> None:
@@ -104,13 +103,5 @@ class UnifiedMLAJudgePool(MLAJudgePool):
         super().set_mla_kv_buffer(layer, loc_info, *args, **kwargs)
 
 
-@judge_pool(UNIFIED_MHA)
-def unified_mha_judge(module) -> type:
-    name = UNIFIED_MHA.sglang_class
-    return over_era_doors(name, UnifiedMHAJudgePool, "MHATokenToKVPool", module.era_front)
-
-
-@judge_pool(UNIFIED_MLA)
-def unified_mla_judge(module) -> type:
-    name = UNIFIED_MLA.sglang_class
-    return over_era_doors(name, UnifiedMLAJudgePool, "MLATokenToKVPool", module.era_front)
+judge_over_era_doors(UNIFIED_MHA, UnifiedMHAJudgePool)
+judge_over_era_doors(UNIFIED_MLA, UnifiedMLAJudgePool)

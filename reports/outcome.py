@@ -48,9 +48,10 @@ class SkipKind(str, Enum):
     # what this one would. (A combination that cannot apply is never planned at all.)
     BY_DESIGN = "by_design"
     # A pool kind the SUT does not offer at all: a user's pool file that never claimed the class,
-    # or a release without it (or with another design under its name). A combination that
-    # cannot apply, counted beside BY_DESIGN, never as skipped. A class the SUT has but that
-    # does not construct or write here stays SKIPPED.
+    # or a release without it (or with another design under its name); or a backend none of
+    # whose files the release has. A combination that cannot apply, counted beside BY_DESIGN,
+    # never as skipped. A class the SUT has but that does not construct or write here stays
+    # SKIPPED.
     NOT_OFFERED = "not_offered"
 
     def __str__(self) -> str:

@@ -126,8 +126,8 @@ KINDS: dict[str, RecordKind] = {
             "(reports/check_label.py; an era-table row adds what it was compared with); "
             "reproduce is an exploring run's seed and Hypothesis reproduce blob; skip_kind, on a "
             "skipped row, is skipped (could run, did not), by_design (a declared trim of the "
-            "plan) or not_offered (a pool kind the SUT does not offer), the last two counted "
-            "apart by the verdict (reports/outcome.py SkipKind); release_functions, on a "
+            "plan) or not_offered (a pool kind or backend the SUT does not offer), the last two "
+            "counted apart by the verdict (reports/outcome.py SkipKind); release_functions, on a "
             "release's row, the release functions its writes ran ('file:line qualname', '; ' "
             "between), recorded for a finding or, under kvh run --trail, for every check",
         ),

@@ -70,7 +70,9 @@ def counts_line(outcomes: Iterable[str], by_design: int = 0, not_offered: int = 
 def _line(checks: int, tally: Mapping[Outcome, int], by_design: int, not_offered: int) -> str:
     said = [f"{by_design} left out by design (out of focus)"] if by_design else []
     if not_offered:
-        said.append(f"{not_offered} on pool kinds the SUT does not offer (cannot apply)")
+        said.append(
+            f"{not_offered} on pool kinds or backends the SUT does not offer (cannot apply)"
+        )
     apart = f"; {', '.join(said)}, not counted" if said else ""
     return (
         f"{checks} checks: {tally[Outcome.PASS]} passed, {tally[Outcome.FINDING]} with "

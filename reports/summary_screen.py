@@ -149,8 +149,8 @@ def not_checked(summary: SummaryInput, shown: int) -> list[str]:
         )
     if not_offered:
         lines.append(
-            f"- not counted: {not_offered} on pool kinds the SUT does not offer (combinations "
-            "that cannot apply: the SUT never claimed those classes)"
+            f"- not counted: {not_offered} on pool kinds or backends the SUT does not offer "
+            "(combinations that cannot apply: the SUT has no such class, design or backend file)"
         )
     return lines
 

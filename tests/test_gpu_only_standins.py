@@ -4,7 +4,8 @@ write (0.5.9 and 0.5.10 reach `from sgl_kernel.kvcacheio import ...`, a submodul
 lacks). The import then succeeds and a call raises StandInUsed (a limit, never a finding), while
 a guarded import keeps its fallback (sglang-kt's `get_scalar_types`: a placeholder there would be
 a false finding), and a stand-in of another kind or a real package still refuses a submodule it
-lacks. Run in a fresh interpreter, as stand-ins are registered process-wide."""
+lacks. So does an optional pool's trial write at load. Run in a fresh interpreter, as stand-ins
+are registered process-wide."""
 
 from __future__ import annotations
 
@@ -52,6 +53,33 @@ SCRIPT = textwrap.dedent(
     absent_top = import_standing_in("absent_top", table)  # at load: the package itself
     with pytest.raises(StandInUsed, match="kvh_gpu_other.silu_and_mul"):
         absent_top.silu_and_mul()
+
+    # A pool's trial write at load that stops the same way (0.5.9's FP4 door imports the
+    # CUDA-graph runner, whose chain reaches sgl_kernel): stood in, the pool is offered.
+    from types import SimpleNamespace
+    from harness.sut.load.optional_pool_records import OptionalPool
+    from harness.sut.load.optional_pools import _why_not
+
+    class TrialPool:
+        def __init__(self, **kwargs):
+            self.written = []
+
+        def set_kv_buffer(self, layer, loc, k, v):
+            from kvh_gpu_third.kvcacheio import transfer_kv_all_layer  # noqa: F401
+            self.written.append(loc)
+
+    record = OptionalPool("TrialPool", "trial", ("TrialPool",), lambda m: m.TrialPool, {},
+                          trial_write_layer=0)
+    third = gpu_only([{"kvh_gpu_third": {}}])
+    assert _why_not(record, SimpleNamespace(TrialPool=TrialPool), third) == ""
+    assert _why_not(record, SimpleNamespace(TrialPool=TrialPool), {}) == ""  # stood in already
+
+    class CpuTrialPool(TrialPool):
+        def set_kv_buffer(self, layer, loc, k, v):
+            import kvh_cpu_absent  # noqa: F401 - not GPU-only: the pool does not write here
+
+    why = _why_not(record, SimpleNamespace(TrialPool=CpuTrialPool), third)
+    assert why.startswith("its TrialPool does not write here: ModuleNotFoundError"), why
 
     with pytest.raises(ModuleNotFoundError) as stop:
         import cpu_sub

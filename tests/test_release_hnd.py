@@ -15,7 +15,7 @@ from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import resolve_suts
 from harness.run.deterministic import run
 from harness.sut.load.optional_pools import offered_classes
-from harness.sut.load.release_constructors import HND_SWITCH, hnd_mha
+from harness.sut.load.release_constructors import HND_SWITCH, NotTheDesign, hnd_mha
 from harness.sut.probe.write_doors import write_doors
 from reports.outcome import Outcome, SkipKind
 from tests.conftest import SGLANG_INSTALL_HINT, installed_sglang_root
@@ -31,7 +31,7 @@ def test_a_release_whose_pool_ignores_the_switch_is_not_offered_the_kind():
         def get_key_buffer(self, layer_id: int) -> torch.Tensor:
             return torch.zeros(self.size, 2, 16)  # token-major rows, whatever the switch says
 
-    with pytest.raises(ValueError, match=HND_SWITCH):
+    with pytest.raises(NotTheDesign, match=HND_SWITCH):  # absent: the kind cannot apply there
         hnd_mha(SimpleNamespace(MHATokenToKVPool=MHATokenToKVPool))(size=4)
 
 

@@ -21,10 +21,11 @@ from harness.plan.run_options import RunOptions
 from harness.plan.sut_choice import SutChoice, close_suts, resolve_suts
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.loader import LoadedSut
-from harness.sut.probe.call_sites import unfit_call_sites
+from harness.sut.probe.call_sites import absent_call_sites, unfit_call_sites
 from harness.sut.probe.capabilities import Capabilities
 from harness.sut.probe.limits import SUT_LIMITS, limit_before, limit_for
 from pools.builtin.sut import builtin_module
+from reports.outcome import SkipKind
 from tests.conftest import FIXTURES, SGLANG_INSTALL_HINT, installed_sglang_root, scenario_named
 
 UNFIT = str(FIXTURES / "write_loc_unfit.py")
@@ -195,6 +196,23 @@ def test_a_release_call_site_that_differs_from_the_model_is_named_with_file_and_
         "sglang/srt/layers/attention/torch_native_backend.py:"
     )
     assert "no fa3 call site to check" in reasons["fa3", "current"]  # absent from this copy
+
+
+def test_a_backend_whose_files_the_release_lacks_cannot_apply(release_copy):
+    root, _ = release_copy  # a release tree holding torch_native's file alone
+    absent = absent_call_sites(str(root))
+    assert "torch_native" not in absent and {"fa3", "triton"} <= absent
+    loaded = LoadedSut("sglang", builtin_module("current", "torch"), "current")
+    unfit = unfit_call_sites(str(root), ["current"])
+    choice = SutChoice("sglang", ("-",), loaded, unfit_sites=unfit, absent_sites=absent)
+    (item,) = candidates_for(BACKENDS["fa3"], "extend", [choice], RunOptions(), "mha", "bf16")
+    assert isinstance(item, Skip) and item.kind == SkipKind.NOT_OFFERED
+    assert "no fa3 call site to check" in item.reason
+    # A file it has whose call does not fit stays a skip: that is a check that could not run.
+    unfit["torch_native", "current"] = "its torch_native call site is not the current model"
+    choice = SutChoice("sglang", ("-",), loaded, unfit_sites=unfit, absent_sites=absent)
+    (item,) = candidates_for(BACKENDS["torch_native"], "extend", [choice], RunOptions(), "mha")
+    assert isinstance(item, Skip) and item.kind == SkipKind.SKIPPED
 
 
 def test_a_backend_whose_call_site_does_not_fit_is_skipped_with_that_evidence():

@@ -171,6 +171,8 @@ def _foreign_candidates(
         kind = SkipKind.SKIPPED
         if unfit and not real_code:
             reason = unfit
+            if backend.name in sut.absent_sites:  # no file of it: cannot apply, as a pool class
+                kind = SkipKind.NOT_OFFERED
         elif missing:
             kind, why = _why_missing(loaded, missing)
             reason = f"the SUT offers no {missing} for {pool} pools" + (f" ({why})" if why else "")

@@ -25,7 +25,7 @@ from harness.sut.load.release_index import (
     release_range,
     releases_in,
 )
-from harness.sut.probe.call_sites import unfit_call_sites
+from harness.sut.probe.call_sites import absent_call_sites, unfit_call_sites
 from harness.sut.probe.detect import missing_constructors
 from pools.builtin.engines import ENGINES
 
@@ -45,6 +45,8 @@ class SutChoice:
     # (backend, era) -> why the release's own call site is not the model's
     # (harness/sut/probe/call_sites.py)
     unfit_sites: Mapping[tuple[str, str], str] = field(default_factory=dict, compare=False)
+    # Foreign: the backends the release has no file of (its cells cannot apply).
+    absent_sites: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.loaded is not None and not self.eras and self.loaded.era:
@@ -97,8 +99,11 @@ def _foreign_choice(
     else:
         eras = (loaded.era,)
     missing = missing_constructors(loaded.capabilities)
-    unfit = unfit_call_sites(loaded.root, eras, missing) if loaded.root else {}
-    return SutChoice(spec, ("-",), loaded, eras, unfit_sites=unfit)
+    if not loaded.root:
+        return SutChoice(spec, ("-",), loaded, eras)
+    unfit = unfit_call_sites(loaded.root, eras, missing)
+    absent = absent_call_sites(loaded.root)
+    return SutChoice(spec, ("-",), loaded, eras, unfit_sites=unfit, absent_sites=absent)
 
 
 def _releases_of(spec: str) -> list[tuple[str, str]]:

@@ -41,7 +41,7 @@ def import_standing_in(module: str, gpu_only_table: Mapping[str, StandIn]) -> ty
         try:
             return importlib.import_module(module)
         except ImportError as error:
-            if not _stood_in_stop(error, gpu_only_table):
+            if not stood_in_stop(error, gpu_only_table):
                 raise
     return importlib.import_module(module)
 
@@ -49,8 +49,9 @@ def import_standing_in(module: str, gpu_only_table: Mapping[str, StandIn]) -> ty
 IMPORT_ROUNDS = 32  # stops stood in at most, one a round
 
 
-def _stood_in_stop(error: ImportError, table: Mapping[str, StandIn]) -> bool:
-    """Whether the stop `error` was on a GPU-only package of `table`, now stood in."""
+def stood_in_stop(error: ImportError, table: Mapping[str, StandIn]) -> bool:
+    """Whether the stop `error` was on a GPU-only package of `table` (the package itself absent
+    here, or a part of its stand-in), now stood in."""
     top = (error.name or "").split(".", 1)[0]
     if top in table and top not in sys.modules:
         install({top: table[top]})

@@ -12,6 +12,7 @@ import torch
 
 from backends.sglang_names import PHYSICAL_CHECK_NAMES
 from harness.sut.load.release_constructors import (
+    aiter5d_mha,
     hnd_mha,
     layer_split_dsa,
     page_interleave,
@@ -92,6 +93,9 @@ class OptionalPool:
     # Words the module's source must hold for the offer (offered_classes reads the source; a
     # loaded release's built constructor checks the same thing when the trial pool is built).
     source_words: tuple[str, ...] = ()
+    # Whether a release's source can say the loader offers it: not where it builds only on a
+    # device the source does not name (the 5-D layout is ROCm's, decided when it is imported).
+    offered_from_source: bool = True
 
 
 OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
@@ -135,6 +139,15 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         dict(_MHA_TRIAL, dtype=torch.bfloat16),
         trial_write_layer=0,
         source_words=("SGLANG_USE_HND_KVCACHE",),
+    ),
+    OptionalPool(  # MHATokenToKVPool under its ROCm AITER 5-D layout switches
+        "MHATokenToKVPoolAiter5D",
+        MEMORY_POOL,
+        ("MHATokenToKVPool",),
+        aiter5d_mha,
+        dict(_MHA_TRIAL, dtype=torch.bfloat16, size=16, page_size=8),  # whole 16-byte words
+        trial_write_layer=0,
+        offered_from_source=False,
     ),
     OptionalPool(
         "MHATokenToKVPoolFP4",

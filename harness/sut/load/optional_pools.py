@@ -13,11 +13,15 @@ import inspect
 import re
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
+from typing import Mapping
 
 import torch
 
 from backends.sglang_names import release_plan_binder
+from harness.sut.load.gpu_only_stops import IMPORT_ROUNDS, stood_in_stop
 from harness.sut.load.optional_pool_records import OPTIONAL_POOLS, OptionalPool
+from harness.sut.load.release_constructors import NotTheDesign
+from harness.sut.load.sglang_standins import StandIn
 from harness.sut.probe.detect import REQUIRED_NAMES
 from harness.sut.probe.door_behaviour import refuses_unmarked
 
@@ -48,31 +52,45 @@ def _absent(pool: OptionalPool, module: ModuleType) -> str:
     return ""
 
 
-def _why_not(pool: OptionalPool, module: ModuleType) -> str:
-    """Why the release's `pool.name`, which it has, is not offered here ("" when it is)."""
+def _why_not(pool: OptionalPool, module: ModuleType, gpu_only: Mapping[str, StandIn]) -> str:
+    """Why the release's `pool.name`, which it has, is not offered here ("" when it is). A
+    GPU-only import its trial write stops on is stood in from `gpu_only`, and it writes again."""
     cls = getattr(module, pool.name, None) or pool.build(module)
     taken = inspect.signature(cls).parameters
     trial = {**pool.trial, **{name: value for name, value in pool.trial_if_taken if name in taken}}
     try:
         built = pool.build(module)(**trial)
+    except NotTheDesign:
+        raise  # another design under the name: absent, not a class that fails here
     except Exception as error:  # noqa: BLE001 - any failure means: it does not construct here
         return f"its {pool.name} does not construct here: {type(error).__name__}: {error}"[:300]
     if pool.trial_write_layer is None:
         return ""
     layer = SimpleNamespace(layer_id=pool.trial_write_layer, is_cross_attention=False)
     row = torch.ones((1, 1, 16), dtype=torch.bfloat16)
-    try:
-        built.set_kv_buffer(layer, torch.tensor([1]), row, row.clone())
-    except Exception as error:  # noqa: BLE001 - any failure means: it does not write here
-        return f"its {pool.name} does not write here: {type(error).__name__}: {error}"[:300]
-    return ""
+    for _ in range(IMPORT_ROUNDS):
+        try:
+            built.set_kv_buffer(layer, torch.tensor([1]), row, row.clone())
+            return ""
+        except ImportError as error:
+            # The door's first write imports what it needs (0.5.9's FP4 door: the CUDA-graph
+            # runner, whose chain reaches sgl_kernel.kvcacheio): stood in as a check's write is.
+            if stood_in_stop(error, gpu_only):
+                continue
+            return f"its {pool.name} does not write here: {type(error).__name__}: {error}"[:300]
+        except Exception as error:  # noqa: BLE001 - any failure means: it does not write here
+            return f"its {pool.name} does not write here: {type(error).__name__}: {error}"[:300]
+    return f"its {pool.name} does not write here: its imports stopped {IMPORT_ROUNDS} times"
 
 
-def offer_optional_pools(namespace: SimpleNamespace) -> tuple[dict[str, str], dict[str, str]]:
+def offer_optional_pools(
+    namespace: SimpleNamespace, gpu_only: Mapping[str, StandIn]
+) -> tuple[dict[str, str], dict[str, str]]:
     """Set each optional pool the imported release has and that constructs here on the loader's
-    namespace. Returns why each one it has is not offered here, and why each one it does not have
-    (no module, no class, another design) is absent (class name -> reason): for the latter the
-    kind cannot apply, which the plan counts apart from skips."""
+    namespace (`gpu_only`: the GPU-only packages a trial write may stand in). Returns why each
+    one it has is not offered here, and why each one it does not have (no module, no class,
+    another design) is absent (class name -> reason): for the latter the kind cannot apply,
+    which the plan counts apart from skips."""
     missing: dict[str, str] = {}
     absent: dict[str, str] = {}
     for pool in OPTIONAL_POOLS:
@@ -91,7 +109,11 @@ def offer_optional_pools(namespace: SimpleNamespace) -> tuple[dict[str, str], di
         if why_absent:
             absent[pool.name] = why_absent
             continue
-        why = _why_not(pool, module)
+        try:
+            why = _why_not(pool, module, gpu_only)
+        except NotTheDesign as error:
+            absent[pool.name] = f"its {pool.name} is not the design the kind models: {error}"
+            continue
         if why:
             missing[pool.name] = why
         else:
@@ -105,6 +127,8 @@ def offered_classes(root: Path) -> tuple[str, ...]:
     classes' marks are read as text; whether they construct is only known once loaded)."""
     offered = list(REQUIRED_NAMES)
     for pool in OPTIONAL_POOLS:
+        if not pool.offered_from_source:
+            continue
         path = root.joinpath(*pool.module.split(".")).with_suffix(".py")
         text = path.read_text(errors="replace") if path.is_file() else ""
         marks = tuple(mark.rpartition(".")[2] for mark in pool.marks) + tuple(

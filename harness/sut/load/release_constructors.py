@@ -269,11 +269,17 @@ def page_interleave(class_name: str) -> Callable[[ModuleType], Callable[..., Any
 HND_SWITCH = "SGLANG_USE_HND_KVCACHE"
 
 
+class NotTheDesign(ValueError):
+    """The release's class built, but it is not the design the kind models (its pool ignores the
+    switch that selects the kind's layout): the kind cannot apply to that release, never a
+    skip (harness/sut/load/optional_pools.py counts it absent)."""
+
+
 def hnd_mha(memory_pool: ModuleType) -> Callable[..., Any]:
     """The release's MHATokenToKVPool built with SGLANG_USE_HND_KVCACHE set (the mha_hnd kind):
     its (pages, heads, page_size, dim) buffers and its door's page-and-offset scatter are the
     release's own, configured as a server would be. A release whose pool ignores the switch
-    raises here, so the kind is not offered there."""
+    raises NotTheDesign here, so the kind cannot apply there."""
     base = memory_pool.MHATokenToKVPool
 
     def MHATokenToKVPoolHND(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - the kind's name
@@ -281,7 +287,33 @@ def hnd_mha(memory_pool: ModuleType) -> Callable[..., Any]:
             pool = base(*args, **kwargs)
         # Known by what it built: head-major pages are 4-D, token-major rows 3-D.
         if pool.get_key_buffer(pool.start_layer).dim() != 4:
-            raise ValueError(f"this release's MHATokenToKVPool does not take {HND_SWITCH}")
+            raise NotTheDesign(f"this release's MHATokenToKVPool does not take {HND_SWITCH}")
         return pool
 
     return MHATokenToKVPoolHND
+
+
+# SGLang's switches for MHATokenToKVPool's SHUFFLE 5-D layout (ROCm AITER), where a release has
+# one: SGLANG_USE_AITER is read when memory_pool is imported, and counts only on a HIP build.
+AITER_5D_SWITCHES = {"SGLANG_USE_AITER": "1", "SGLANG_AITER_KV_CACHE_LAYOUT": "vectorized_5d"}
+
+
+def aiter5d_mha(memory_pool: ModuleType) -> Callable[..., Any]:
+    """The release's MHATokenToKVPool built under its 5-D layout switches (the mha_aiter5d
+    kind), where it builds one. On this machine no release does (the layout is ROCm's), and a
+    release that has none cannot say so by running here: either way it raises ValueError, a
+    class that does not construct here, so the kind's cells are skips with that reason."""
+    base = memory_pool.MHATokenToKVPool
+
+    def MHATokenToKVPoolAiter5D(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - the kind's name
+        with patch.dict(os.environ, AITER_5D_SWITCHES):
+            pool = base(*args, **kwargs)
+        # Known by what it built: the SHUFFLE layout's key buffer is 5-D.
+        if pool.get_key_buffer(pool.start_layer).dim() != 5:
+            raise ValueError(
+                "this release's MHATokenToKVPool builds no 5-D layout on this machine (SGLang's "
+                "SHUFFLE 5-D layout, where a release has one, is ROCm AITER's)"
+            )
+        return pool
+
+    return MHATokenToKVPoolAiter5D

@@ -215,7 +215,11 @@ def load_release(sys_path_prefix: str | None = None) -> LoadedRelease:
     bind = release_plan_binder()
     if bind is not None:
         ns.bind_write_plan = bind
-    unoffered, absent = offer_optional_pools(ns)
+    unoffered, absent = offer_optional_pools(ns, gpu_only)
+    # A trial write may have stood in a GPU-only package the import did not need.
+    ns.stood_in += tuple(
+        top for top in sglang_standins.stood_in(gpu_only) if top not in (*already, *ns.stood_in)
+    )
     ns.real_backends, real_code_missing = _real_backends()
     return LoadedRelease(ns, real_code_missing, unoffered, absent)
 

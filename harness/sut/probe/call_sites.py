@@ -4,7 +4,9 @@ release's own source (the census, harness/sut/probe/census.py).
 A backend whose write calls differ from the model of the era it would run in, or that the
 release does not have, is not run: a model that does not fit would blame the release for the
 harness's own model. Its cells are skipped with the evidence (file, line, expression) as the
-reason, and `kvh sut check` prints the whole comparison.
+reason, and `kvh sut check` prints the whole comparison. A backend whose files the release does
+not have at all cannot apply there, as a pool class it does not have: its cells are counted
+apart from the skips (SkipKind.NOT_OFFERED), with that reason.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Iterable
 
 from harness.sut.probe.census import census
 from harness.sut.probe.census_call_sites import BACKEND_MODELS
-from harness.sut.probe.census_compare import compare, files_present
+from harness.sut.probe.census_compare import compare, files_present, files_under
 
 
 def unfit_call_sites(
@@ -39,3 +41,8 @@ def unfit_call_sites(
                     f"its {name} call site is not the {era} model: {found[0].describe()}{more}"
                 )
     return reasons
+
+
+def absent_call_sites(root: str) -> frozenset[str]:
+    """The backends none of whose files the release under `root` has."""
+    return frozenset(name for name, model in BACKEND_MODELS.items() if not files_under(model, root))

@@ -36,6 +36,15 @@ class ReleaseName:
 
 FORWARD_BATCH_INFO = "sglang.srt.model_executor.forward_batch_info"
 KV_INDEX_TRANSLATOR = "sglang.srt.mem_cache.kv_index_translator"
+# The packages of a release's write path, whose lines `kvh run --coverage` measures: pools,
+# KVWriteLoc and the write-loc plan (mem_cache), the attention backends (layers.attention,
+# hardware_backend) and the context-parallel write (layers.utils).
+WRITE_PATH_PACKAGES = (
+    "sglang.srt.mem_cache",
+    "sglang.srt.layers.attention",
+    "sglang.srt.hardware_backend",
+    "sglang.srt.layers.utils",
+)
 # Where SGLang's git checkout keeps the Python package (`sglang@git:PATH#REV` judges that folder
 # of a commit, harness/sut/load/git_commits.py).
 CHECKOUT_PACKAGE = "python/sglang"

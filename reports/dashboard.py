@@ -304,14 +304,31 @@ def _checked_suts(report: Report) -> str:
                 escape(str(row["era"])),
                 escape(f"{len(real)}: {', '.join(real)}"),
                 escape(doors_driven(row) or "no source"),
+                escape(door_lines_said(row)),
             ]
         )
-    headers = ["SUT", "version", "era", "backends as release code", "write doors driven"]
+    headers = [
+        "SUT",
+        "version",
+        "era",
+        "backends as release code",
+        "write doors driven",
+        "door lines run (--coverage)",
+    ]
     lost = "".join(
         f'<p class="lost">release code lost: {escape(drop_line(row))}</p>'
         for row in report.real_code_drops.to_dict("records")
     )
     return lost + _table(headers, rows, table_id="suts")
+
+
+def door_lines_said(row: dict) -> str:
+    """Its pool write doors' lines run of those that can run here, from a --coverage run."""
+    run = row.get("door_lines_run")
+    if run is None or pd.isna(run):
+        return "not measured"
+    reachable = int(run) + int(row["door_lines_not_reached"])
+    return f"{int(run)} of {reachable} ({int(row['door_lines_cpu_unreachable'])} cannot run here)"
 
 
 def _page(title: str, body: str) -> str:

@@ -260,14 +260,25 @@ KINDS: dict[str, RecordKind] = {
             "sut",
             1,
             required=("sut", "version", "era"),
-            optional=("real_code", "real_code_missing", "write_doors_driven", "write_doors"),
+            optional=(
+                "real_code",
+                "real_code_missing",
+                "write_doors_driven",
+                "write_doors",
+                "door_lines_run",
+                "door_lines_not_reached",
+                "door_lines_cpu_unreachable",
+            ),
             description="one row per foreign SUT a `kvh run` loaded: its version and the era "
             "its capabilities probe as; real_code lists the backends that ran as its own "
             "release code, real_code_missing those whose release class did not import here "
             "(each `backend: why`, joined by '; '), which ran as their call-site model; "
             "write_doors_driven of write_doors are its pools' write doors that "
             "the run's pool kinds drive (harness/sut/probe/write_doors.py), empty without a "
-            "package source to read",
+            "package source to read; door_lines_run, door_lines_not_reached and "
+            "door_lines_cpu_unreachable, under kvh run --coverage, count those doors' lines "
+            "that ran, that no check reached, and that cannot run on this machine "
+            "(harness/report/release_lines.py)",
         ),
         RecordKind(
             "not-run",

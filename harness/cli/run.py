@@ -131,6 +131,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "each such check is run once more under a trace",
     )
     parser.add_argument(
+        "--coverage",
+        action="store_true",
+        help="measure which lines of the release's write path the run executes (coverage.py in "
+        "its worker): per file and function in the summary and release-lines-RUN.json, the "
+        "lines that cannot run on this machine said apart with their branch's test",
+    )
+    parser.add_argument(
         "--junit",
         type=Path,
         help="also write JUnit XML here: one test case per "
@@ -148,13 +155,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(arguments: argparse.Namespace) -> int:
-    from harness.sut.load.environments import start_user_workers
-
     # A user's module or file SUT runs in a worker (docs/cli.md), started before this process's
     # own imports below, so that the two import torch at the same time. Stopped on the way out
     # (close_suts stops the ones the run used).
+    from harness.cli.run_input import coverage_folder
+    from harness.sut.load.environments import start_user_workers
+
     alone = arguments.jobs == 1 and not arguments.in_process
-    started = start_user_workers(arguments.sut or []) if alone else {}
+    coverage = coverage_folder(arguments)
+    started = start_user_workers(arguments.sut or [], coverage) if alone else {}
     try:
         return _main(arguments, started)
     finally:
@@ -168,6 +177,10 @@ def _main(arguments: argparse.Namespace, started: dict) -> int:
 
     options = options_from(arguments)
     exploring = exploring_from(arguments, dict(os.environ))
+    if options.coverage is not None:  # an earlier run's data is not this one's
+        import shutil
+
+        shutil.rmtree(options.coverage, ignore_errors=True)
     # SIGTERM (a CI timeout) takes Ctrl-C's path for as long as the verb runs, the final writes
     # included: a second signal there still ends in an atomic write's clean-up, never half a file.
     with StopSignals() as stop:
@@ -254,6 +267,7 @@ def _run(
     from harness.report.check_record import record_of
     from harness.report.coverage import Coverage
     from harness.report.exploration_log import ExplorationLog
+    from harness.report.release_lines import write_release_lines
     from harness.report.repro_files import save_repro
     from harness.report.run_summary import run_summary
     from harness.report.summary_files import run_summary_path, write_run_summary
@@ -346,12 +360,23 @@ def _run(
                 f"{interrupted.unit}; writing the {checked} checks that finished",
                 file=sys.stderr,
             )
-        stored, results_path = store_run(options.out, meta, rows, coverage, log, suts)
+        lines_path = lines_section = None
+        door_lines: dict = {}
+        if options.coverage is not None:  # the workers have saved what they measured
+            roots = {s.spec: s.loaded.root for s in suts if s.loaded and s.loaded.root}
+            lines_path, lines_section, door_lines = write_release_lines(
+                options.out, meta["run_id"], options.coverage, roots
+            )
+        stored, results_path = store_run(options.out, meta, rows, coverage, log, suts, door_lines)
         # The run's own summary file (summary.md is a copy of the latest run's): two runs into
         # one --out each keep theirs, and this run's lines point at its own.
         summary_path = run_summary_path(options.out, meta["run_id"])
         summary = run_summary(stored, options.backend_table, summary_path, interrupted)
-        write_run_summary(options.out, meta["run_id"], summary.markdown)
+        markdown = summary.markdown
+        if lines_path is not None:
+            markdown += f"\n\n## Release lines run\n\n{lines_section}\n"
+            print(f"kvh: release lines run: {lines_path}", file=sys.stderr)
+        write_run_summary(options.out, meta["run_id"], markdown)
         if arguments.junit is not None:
             write_junit(arguments.junit, stored.checks, "run", RUN_CELL)
         for line in summary.stdout:

@@ -56,7 +56,28 @@ def options_from(arguments: argparse.Namespace) -> RunOptions:
         in_process=arguments.in_process,
         release_in_process=arguments.in_process,
         trail=arguments.trail,
+        coverage=coverage_folder(arguments),
     )
+
+
+def coverage_folder(arguments: argparse.Namespace) -> Optional[Path]:
+    """Where --coverage's workers measure into (None without it); a UsageError where no worker of
+    a release would run to be measured."""
+    if not getattr(arguments, "coverage", False):
+        return None
+    from harness.report.release_lines import DATA_FOLDER
+    from harness.sut.load.loader import parse_builtin
+
+    if all(parse_builtin(spec) is not None for spec in arguments.sut or ["builtin"]):
+        raise UsageError(
+            "--coverage measures a release's write path: name one with --sut "
+            "(sglang, sglang==X, sglang@DIR)"
+        )
+    if arguments.in_process:
+        raise UsageError("--coverage measures in the SUT's worker: leave out --in-process")
+    if arguments.jobs > 1:
+        raise UsageError("--coverage measures one worker's run: leave out --jobs")
+    return arguments.out / DATA_FOLDER
 
 
 def _load_scenario(path: Path):

@@ -20,9 +20,11 @@ def store_run(
     coverage: Coverage,
     log: Optional[ExplorationLog],
     suts: list[SutChoice],
+    door_lines: Optional[dict[str, dict[str, int]]] = None,
 ) -> tuple[StoredRun, Path]:
     """Append the run's records to the store at `out`: what its summary reads of them, and the
-    check file's path."""
+    check file's path. `door_lines`: each measured SUT's write-door line counts (--coverage),
+    added to its `sut` row."""
     from harness.cli.suts import sut_record
     from harness.report.run_summary import StoredRun
     from reports.records import records_frame
@@ -38,7 +40,11 @@ def store_run(
     not_run = [{"sut": sut.spec, "reason": sut.load_error} for sut in suts if sut.load_error]
     if not_run:
         append(out, records_frame("not-run", not_run), "not-run", meta)
-    loaded = [record for record in map(sut_record, suts) if record is not None]
+    loaded = [
+        {**record, **(door_lines or {}).get(record["sut"], {})}
+        for record in map(sut_record, suts)
+        if record is not None
+    ]
     if loaded:
         append(out, records_frame("sut", loaded), "sut", meta)
     stored = StoredRun(

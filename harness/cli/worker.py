@@ -1,7 +1,8 @@
 """A SUT worker: loads one SUT in its own process (its own sys.path), answers protocol requests.
 
-Run as `python -m harness.cli.worker --sut SPEC [--prefix DIR]`. The protocol owns the
-original stdout; fd 1 is pointed at stderr so that whatever the SUT prints cannot corrupt it.
+Run as `python -m harness.cli.worker --sut SPEC [--prefix DIR] [--coverage DIR]`. The protocol
+owns the original stdout; fd 1 is pointed at stderr so that whatever the SUT prints cannot
+corrupt it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 import os
 import sys
 import traceback
+from pathlib import Path
 from typing import Any
 
 from harness.run.freed_memory import keep_freed_memory
@@ -46,7 +48,22 @@ def held_scenario(request: dict, held: dict) -> Any:
     return held.get(key)
 
 
-def serve(spec: str, prefix: str | None) -> int:
+def serve(spec: str, prefix: str | None, coverage: str | None = None) -> int:
+    """`coverage`: a folder to measure the release's write-path lines into (kvh run --coverage,
+    harness/run/release_lines.py), from once the SUT has loaded until the worker ends."""
+    meter = None
+    if coverage:
+        from harness.run.release_lines import LineMeter
+
+        meter = LineMeter(Path(coverage), prefix)
+    try:
+        return _serve(spec, prefix, meter)
+    finally:
+        if meter is not None:
+            meter.save()
+
+
+def _serve(spec: str, prefix: str | None, meter: Any = None) -> int:
     out = _protocol_stream()
     keep_freed_memory()  # a release's pools are built per execution: their memory is reused
 
@@ -77,6 +94,8 @@ def serve(spec: str, prefix: str | None) -> int:
     # send bytes could send another run's.
     last = None
     bench = BenchService(loaded.module)  # `kvh bench`'s timed writes (harness/bench/served.py)
+    if meter is not None:  # from here on: the checks' lines, not the loader's own trials
+        meter.start()
     held: dict[int, Any] = {}  # the parent's scenarios, by its key (harness/sut/worker/client.py)
     for line in sys.stdin:
         request = json.loads(line)
@@ -139,5 +158,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--sut", required=True)
     parser.add_argument("--prefix")
+    parser.add_argument("--coverage")
     arguments = parser.parse_args()
-    sys.exit(serve(arguments.sut, arguments.prefix))
+    sys.exit(serve(arguments.sut, arguments.prefix, arguments.coverage))

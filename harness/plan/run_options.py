@@ -47,3 +47,6 @@ class RunOptions:
     # Record the release functions every foreign check's writes run (--trail), not only a
     # finding's: the check rows' release_functions column.
     trail: bool = False
+    # The folder a release's worker measures its write path's lines into (--coverage,
+    # harness/run/release_lines.py); None: not measured.
+    coverage: Optional[Path] = None

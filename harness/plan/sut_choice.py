@@ -5,6 +5,7 @@ foreign module (in process or in its own worker), and stopped again at the end.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Mapping, Optional
 
@@ -58,6 +59,7 @@ def load_sut(
     in_process: bool = False,
     started: Optional[IsolatedSut] = None,
     release_in_process: bool = False,
+    coverage: Optional[Path] = None,
 ) -> LoadedSut:
     """A foreign SUT in a worker process of its own: an installed SGLang release, or a user's
     module or file, so that whatever it does (exit, crash, hang, KeyboardInterrupt) is a
@@ -65,10 +67,10 @@ def load_sut(
     instead (`kvh run --in-process`, for a debugger), and `release_in_process` a release.
     `started`: its worker, started already."""
     if is_isolated_spec(spec):
-        return load_isolated_here(spec) if release_in_process else load_isolated(spec)
+        return load_isolated_here(spec) if release_in_process else load_isolated(spec, coverage)
     if in_process:
         return load_foreign(spec)
-    return load_in_worker(spec, started)
+    return load_in_worker(spec, started, coverage)
 
 
 def close_suts(suts: list[SutChoice]) -> None:
@@ -88,7 +90,9 @@ def _foreign_choice(
 ) -> SutChoice:
     """Load and probe a foreign SUT; a failure is kept as the choice's load_error."""
     try:
-        loaded = load_sut(spec, options.in_process, started, options.release_in_process)
+        loaded = load_sut(
+            spec, options.in_process, started, options.release_in_process, options.coverage
+        )
     except SutLoadError as error:
         return SutChoice(spec, ("-",), load_error=str(error))
     if options.eras_named:

@@ -129,8 +129,9 @@ def checked_out(spec: str) -> str:
     return git_commits.materialise(spec) if git_commits.is_git_spec(spec) else spec
 
 
-def load_isolated(spec: str) -> LoadedSut:
-    """Start the worker of an installed isolated SUT and ask it for its era and version."""
+def load_isolated(spec: str, coverage: Optional[Path] = None) -> LoadedSut:
+    """Start the worker of an installed isolated SUT and ask it for its era and version
+    (`coverage`: the folder it measures its write path's lines into)."""
     from harness.sut.worker.client import IsolatedSut
 
     spec = checked_out(spec)
@@ -138,7 +139,7 @@ def load_isolated(spec: str) -> LoadedSut:
     if reason:
         raise SutLoadError(reason)
     folder = installed(spec)
-    worker = IsolatedSut("sglang", prefix=str(folder))
+    worker = IsolatedSut("sglang", prefix=str(folder), coverage=_folder(coverage))
     worker.hello_or_error()
     return LoadedSut.from_dict({**worker.described, "spec": spec}, worker)
 
@@ -159,7 +160,7 @@ def load_isolated_here(spec: str) -> LoadedSut:
     return replace(load_foreign("sglang", str(installed(spec))), spec=spec)
 
 
-def user_worker(spec: str) -> IsolatedSut:
+def user_worker(spec: str, coverage: Optional[Path] = None) -> IsolatedSut:
     """The worker, not yet started, of a user's module or `.py` file (a file by its absolute
     path: the worker runs from the repository); this process's folder is on its import path, so
     a dotted module resolves as it would here. A SUT that cannot be found is a SutLoadError."""
@@ -169,10 +170,18 @@ def user_worker(spec: str) -> IsolatedSut:
     if reason:
         raise SutLoadError(reason)
     path = Path(spec)
-    return IsolatedSut(str(path.resolve()) if path.is_file() else spec, import_paths=(os.getcwd(),))
+    return IsolatedSut(
+        str(path.resolve()) if path.is_file() else spec,
+        import_paths=(os.getcwd(),),
+        coverage=_folder(coverage),
+    )
 
 
-def start_user_workers(specs: list[str]) -> dict[str, IsolatedSut]:
+def _folder(coverage: Optional[Path]) -> Optional[str]:
+    return None if coverage is None else str(coverage.resolve())
+
+
+def start_user_workers(specs: list[str], coverage: Optional[Path] = None) -> dict[str, IsolatedSut]:
     """Start the worker of each user's module or file among `specs` now, without waiting for it:
     `kvh run` does so before its own imports, so both processes import torch at once."""
     workers = {}
@@ -180,7 +189,7 @@ def start_user_workers(specs: list[str]) -> dict[str, IsolatedSut]:
         if parse_builtin(spec) is not None or is_isolated_spec(spec):
             continue
         try:
-            worker = user_worker(spec)
+            worker = user_worker(spec, coverage)
         except SutLoadError:  # not found: the run says so when it loads it
             continue
         worker.spawn()
@@ -188,10 +197,12 @@ def start_user_workers(specs: list[str]) -> dict[str, IsolatedSut]:
     return workers
 
 
-def load_in_worker(spec: str, worker: Optional[IsolatedSut] = None) -> LoadedSut:
+def load_in_worker(
+    spec: str, worker: Optional[IsolatedSut] = None, coverage: Optional[Path] = None
+) -> LoadedSut:
     """A user's module or `.py` file loaded in its worker (`worker`, if already started), and
     what the worker says it loaded."""
-    worker = worker or user_worker(spec)
+    worker = worker or user_worker(spec, coverage)
     worker.hello_or_error()
     return LoadedSut.from_dict({**worker.described, "spec": spec}, worker)
 

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 REPO = Path(__file__).resolve().parents[3]
 WORKER_THREADS = "1"
+# How long a measuring worker (kvh run --coverage) may take to save its data once told to end.
+COVERAGE_SAVE_S = 60.0
 MIN_GRACE_S = 5.0
 # Scenarios kept, as JSON here and parsed in the worker: a deterministic run sends each of a pool
 # kind and dtype's scenarios (tens) to each of its cells in turn.
@@ -62,8 +64,10 @@ class IsolatedSut:
         start_timeout_s: float = 120.0,
         grace_s: float = 30.0,
         import_paths: tuple[str, ...] = (),
+        coverage: Optional[str] = None,
     ):
         self.spec, self.prefix, self.python = spec, prefix, python
+        self.coverage = coverage  # a folder the worker measures the release's lines into
         self.import_paths = import_paths  # after the repository on the worker's PYTHONPATH
         # The worker enforces the per-scenario limit itself; grace_s covers what it cannot
         # (a hang inside C code, a stuck interpreter) before the parent kills it.
@@ -104,6 +108,8 @@ class IsolatedSut:
         command = [self.python, "-m", "harness.cli.worker", "--sut", self.spec]
         if self.prefix:
             command += ["--prefix", self.prefix]
+        if self.coverage:
+            command += ["--coverage", self.coverage]
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join(
@@ -141,6 +147,12 @@ class IsolatedSut:
 
     def stop(self) -> None:
         if self.process is not None:
+            if self.coverage and self.process.poll() is None:
+                # Its input closed, the worker ends its loop and saves what it measured.
+                with contextlib.suppress(BrokenPipeError, OSError):
+                    self.process.stdin.close()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.process.wait(timeout=COVERAGE_SAVE_S)
             if self.process.poll() is None:
                 self.process.kill()
             self.process.wait()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 
+import pandas as pd
 import pytest
 
 from backends.registry import BACKENDS
@@ -183,6 +184,17 @@ def test_the_older_release_runs_the_same_backends_as_release_code(tmp_path, caps
     assert status == 0, output.out[-3000:]
     assert "0 with findings" in output.out
     assert "real-code driver" not in (tmp_path / "summary.md").read_text()
+    # What 0.5.14 does not have cannot apply there: its MHATokenToKVPool reads no
+    # SGLANG_USE_HND_KVCACHE (built with it, its key buffer is still token-major rows). A layout
+    # that only builds on another platform (aiter's 5-D, ROCm's) stays a skip with its reason.
+    rows = pd.concat(pd.read_parquet(path) for path in tmp_path.glob("check-*.parquet"))
+    rows = rows[rows["sut"] == "sglang==0.5.14"]  # not the era table's rows of the models
+    hnd = rows[rows["pool"] == "mha_hnd"]
+    assert len(hnd) and (hnd["skip_kind"] == "not_offered").all()
+    assert hnd["detail"].str.contains("does not take SGLANG_USE_HND_KVCACHE").all()
+    aiter5d = rows[rows["pool"] == "mha_aiter5d"]
+    assert len(aiter5d) and (aiter5d["skip_kind"] == "skipped").all()
+    assert aiter5d["detail"].str.contains("builds no 5-D layout on this machine").all()
 
 
 def test_kvh_matrix_says_which_backends_run_as_release_code_and_why_the_others_do_not(sglang):

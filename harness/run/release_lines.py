@@ -22,8 +22,7 @@ from harness.report.release_lines import DATA_FILE, FLAGS_PREFIX
 class LineMeter:
     """coverage.py over the write path of the sglang package the worker imports (under `prefix`,
     else the installed one), writing into `folder`. The worker starts it once the release has
-    loaded, so what the loader's own trials and probes run is not counted. (Started and stopped
-    around each check instead, a default run took 4.5 minutes instead of 16 seconds.)"""
+    loaded, so what the loader's own trials and probes run is not counted."""
 
     def __init__(self, folder: Path, prefix: Optional[str]):
         import coverage
@@ -34,7 +33,6 @@ class LineMeter:
         import torch  # noqa: F401
         import triton.compiler  # noqa: F401
 
-        folder.mkdir(parents=True, exist_ok=True)
         self.folder, self.started = folder, False
         # As directories: coverage.py leaves a package it finds in site-packages out as
         # third-party.
@@ -56,6 +54,9 @@ class LineMeter:
         if not self.started:
             return
         self._measure.stop()
+        # Made again here: the run empties its folder as it starts, which may be after this
+        # worker (started early, beside the run's own imports) made it.
+        self.folder.mkdir(parents=True, exist_ok=True)
         self._measure.save()
         flags = self.folder / f"{FLAGS_PREFIX}{os.getpid()}.json"
         flags.write_text(json.dumps(machine_flags()))

@@ -72,13 +72,11 @@ def _why_not(pool: OptionalPool, module: ModuleType, gpu_only: Mapping[str, Stan
         try:
             built.set_kv_buffer(layer, torch.tensor([1]), row, row.clone())
             return ""
-        except ImportError as error:
+        except Exception as error:  # noqa: BLE001 - any failure means: it does not write here
             # The door's first write imports what it needs (0.5.9's FP4 door: the CUDA-graph
             # runner, whose chain reaches sgl_kernel.kvcacheio): stood in as a check's write is.
-            if stood_in_stop(error, gpu_only):
+            if isinstance(error, ImportError) and stood_in_stop(error, gpu_only):
                 continue
-            return f"its {pool.name} does not write here: {type(error).__name__}: {error}"[:300]
-        except Exception as error:  # noqa: BLE001 - any failure means: it does not write here
             return f"its {pool.name} does not write here: {type(error).__name__}: {error}"[:300]
     return f"its {pool.name} does not write here: its imports stopped {IMPORT_ROUNDS} times"
 

@@ -48,11 +48,18 @@ _ASYNC_ASSERT_BOUND = (
     "as it ships): no write the release makes depends on it"
 )
 
+# Every operator cosmic-ray puts in place of `+` (ReplaceBinaryOperator_Add_*), as Python writes
+# it. None raises on the pool's positive sizes, and the bound is never read.
+_ADD_REPLACED = (
+    ("Sub", "-"), ("Mul", "*"), ("Div", "/"), ("FloorDiv", "//"), ("Mod", "%"), ("Pow", "**"),
+    ("LShift", "<<"), ("RShift", ">>"), ("BitOr", "|"), ("BitAnd", "&"), ("BitXor", "^"),
+)  # fmt: skip
+
 SURVIVORS: tuple[Survivor, ...] = _alike(
     "sglang==0.5.23", EQUIVALENT, _ASYNC_ASSERT_BOUND,
     tuple(
         (f"{_POOL}Add_{op}:{occurrence}", line.replace("+", symbol, 1))
-        for op, symbol in (("Sub", "-"), ("Mul", "*"), ("Div", "/"))
+        for op, symbol in _ADD_REPLACED
         for occurrence, line in (
             (37, 'maybe_detect_oob(loc, 0, self.size + self.page_size, "set_kv_buffer (MHA)")'),
             (66, 'maybe_detect_oob(loc, 0, self.size + self.page_size, "set_kv_buffer (MLA)")'),

@@ -55,6 +55,7 @@ _ADD_REPLACED = (
     ("LShift", "<<"), ("RShift", ">>"), ("BitOr", "|"), ("BitAnd", "&"), ("BitXor", "^"),
 )  # fmt: skip
 
+_MLA_BOUND = "(self.size + self.page_size) * self._write_loc_dcp_span,"
 SURVIVORS: tuple[Survivor, ...] = _alike(
     "sglang==0.5.23", EQUIVALENT, _ASYNC_ASSERT_BOUND,
     tuple(
@@ -63,8 +64,15 @@ SURVIVORS: tuple[Survivor, ...] = _alike(
         for occurrence, line in (
             (37, 'maybe_detect_oob(loc, 0, self.size + self.page_size, "set_kv_buffer (MHA)")'),
             (66, 'maybe_detect_oob(loc, 0, self.size + self.page_size, "set_kv_buffer (MLA)")'),
-            (67, "(self.size + self.page_size) * self._write_loc_dcp_span,"),
+            (67, _MLA_BOUND),
         )
+    )
+    # The MLA bound's `*`, replaced as cosmic-ray does (ReplaceBinaryOperator_Mul_*).
+    + tuple(
+        (f"{_POOL}Mul_{op}:53", _MLA_BOUND.replace(" * ", f" {symbol} ", 1))
+        for op, symbol in _ADD_REPLACED if op != "Mul"
+    ) + (
+        (f"{_POOL}Mul_Add:53", _MLA_BOUND.replace(" * ", " + ", 1)),
     ),
 )  # fmt: skip
 

@@ -4,8 +4,10 @@ write (0.5.9 and 0.5.10 reach `from sgl_kernel.kvcacheio import ...`, a submodul
 lacks). The import then succeeds and a call raises StandInUsed (a limit, never a finding), while
 a guarded import keeps its fallback (sglang-kt's `get_scalar_types`: a placeholder there would be
 a false finding), and a stand-in of another kind or a real package still refuses a submodule it
-lacks. So does an optional pool's trial write at load. Run in a fresh interpreter, as stand-ins
-are registered process-wide."""
+lacks. So does an optional pool's trial write at load, where any other raise is the door's own:
+the pool is offered, for its checks to judge (a mutant that broke the HND door's index made its
+trial write fail, and the pool's checks became skips of a PASS). Run in a fresh interpreter, as
+stand-ins are registered process-wide."""
 
 from __future__ import annotations
 
@@ -80,6 +82,12 @@ SCRIPT = textwrap.dedent(
 
     why = _why_not(record, SimpleNamespace(TrialPool=CpuTrialPool), third)
     assert why.startswith("its TrialPool does not write here: ModuleNotFoundError"), why
+
+    class BrokenDoorPool(TrialPool):
+        def set_kv_buffer(self, layer, loc, k, v):
+            return self.written[loc.item() // 0]  # the release's own slip: its checks judge it
+
+    assert _why_not(record, SimpleNamespace(TrialPool=BrokenDoorPool), third) == ""
 
     with pytest.raises(ModuleNotFoundError) as stop:
         import cpu_sub

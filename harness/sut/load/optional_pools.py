@@ -18,6 +18,7 @@ from typing import Mapping
 import torch
 
 from backends.sglang_names import release_plan_binder
+from harness.compare.error_causes import harness_cause
 from harness.sut.load.gpu_only_stops import IMPORT_ROUNDS, stood_in_stop
 from harness.sut.load.optional_pool_records import OPTIONAL_POOLS, OptionalPool
 from harness.sut.load.release_constructors import NotTheDesign
@@ -54,7 +55,10 @@ def _absent(pool: OptionalPool, module: ModuleType) -> str:
 
 def _why_not(pool: OptionalPool, module: ModuleType, gpu_only: Mapping[str, StandIn]) -> str:
     """Why the release's `pool.name`, which it has, is not offered here ("" when it is). A
-    GPU-only import its trial write stops on is stood in from `gpu_only`, and it writes again."""
+    GPU-only import its trial write stops on is stood in from `gpu_only`, and it writes again.
+    A trial write that fails is a reason only where this machine or the harness caused it
+    (harness/compare/error_causes.py: a module it lacks, a stand-in, a GPU runtime, an object the
+    harness built); any other raise is the door's, for the checks to judge."""
     cls = getattr(module, pool.name, None) or pool.build(module)
     taken = inspect.signature(cls).parameters
     trial = {**pool.trial, **{name: value for name, value in pool.trial_if_taken if name in taken}}
@@ -72,11 +76,16 @@ def _why_not(pool: OptionalPool, module: ModuleType, gpu_only: Mapping[str, Stan
         try:
             built.set_kv_buffer(layer, torch.tensor([1]), row, row.clone())
             return ""
-        except Exception as error:  # noqa: BLE001 - any failure means: it does not write here
+        except Exception as error:  # noqa: BLE001 - judged below: this machine's, or the door's
             # The door's first write imports what it needs (0.5.9's FP4 door: the CUDA-graph
             # runner, whose chain reaches sgl_kernel.kvcacheio): stood in as a check's write is.
             if isinstance(error, ImportError) and stood_in_stop(error, gpu_only):
                 continue
+            if harness_cause(error) is None:
+                # The release's own door raised (a ZeroDivisionError in its index, say): offered,
+                # so that its checks judge it. Not offering it would turn a broken door into
+                # skips and the run into a PASS.
+                return ""
             return f"its {pool.name} does not write here: {type(error).__name__}: {error}"[:300]
     return f"its {pool.name} does not write here: its imports stopped {IMPORT_ROUNDS} times"
 

@@ -42,10 +42,6 @@ class FunctionLines:
     not_reached: list[int]
     cpu_unreachable: dict[int, str] = field(default_factory=dict)  # line -> why
 
-    @property
-    def lines(self) -> int:
-        return len(self.run) + len(self.not_reached) + len(self.cpu_unreachable)
-
 
 @dataclass
 class FileLines:

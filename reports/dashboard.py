@@ -22,7 +22,7 @@ from reports.outcome import Outcome
 from reports.real_code_history import drop_line
 from reports.report_data import MATRIX_FILE, Report
 from reports.schema import CELL_COLUMNS, CELL_DETAIL_COLUMNS, MACHINE_COLUMNS
-from reports.summary import doors_driven, release_code_of
+from reports.summary import door_lines_run, doors_driven, release_code_of
 from reports.throughput_glance import throughput_glance
 
 CSS = """
@@ -304,7 +304,7 @@ def _checked_suts(report: Report) -> str:
                 escape(str(row["era"])),
                 escape(f"{len(real)}: {', '.join(real)}"),
                 escape(doors_driven(row) or "no source"),
-                escape(door_lines_said(row)),
+                escape(door_lines_run(row) or "not measured"),
             ]
         )
     headers = [
@@ -320,15 +320,6 @@ def _checked_suts(report: Report) -> str:
         for row in report.real_code_drops.to_dict("records")
     )
     return lost + _table(headers, rows, table_id="suts")
-
-
-def door_lines_said(row: dict) -> str:
-    """Its pool write doors' lines run of those that can run here, from a --coverage run."""
-    run = row.get("door_lines_run")
-    if run is None or pd.isna(run):
-        return "not measured"
-    reachable = int(run) + int(row["door_lines_not_reached"])
-    return f"{int(run)} of {reachable} ({int(row['door_lines_cpu_unreachable'])} cannot run here)"
 
 
 def _page(title: str, body: str) -> str:

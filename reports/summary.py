@@ -234,6 +234,16 @@ def doors_driven(row: Mapping[str, object]) -> str:
     return f"{int(driven)} of {int(doors)}"
 
 
+def door_lines_run(row: Mapping[str, object]) -> str:
+    """A `sut` row's write doors' lines run of those that can run here, and those that cannot,
+    from a `kvh run --coverage`; "" for a run that did not measure them (None, or NaN)."""
+    run = row.get("door_lines_run")
+    if run is None or run != run:
+        return ""
+    reachable = int(run) + int(row["door_lines_not_reached"])
+    return f"{int(run)} of {reachable} ({int(row['door_lines_cpu_unreachable'])} cannot run here)"
+
+
 def sut_line(row: Mapping[str, object]) -> str:
     """One loaded SUT of a run: its version and era, the backends its own release code runs and
     those that ran as their model (with why), and its write doors driven."""

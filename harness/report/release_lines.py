@@ -16,7 +16,7 @@ import json
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from harness.sut.probe.write_doors import (
     NEEDS_DEVICE,
@@ -51,43 +51,43 @@ class FileLines:
     functions: list[FunctionLines]
 
 
-def release_lines(folder: Path, root: str) -> list[FileLines]:
-    """Every measured write-path file of the release under `root` (the folder holding its
-    `sglang`) with a function to list, from the workers' data in `folder` (combined here)."""
+def _measured(folder: Path) -> Any:
+    """The workers' data in `folder`, combined into one coverage.py data set."""
     import coverage
 
     measured = coverage.Coverage(data_file=str(folder / DATA_FILE), config_file=False)
     measured.combine([str(folder)], keep=True)
-    data = measured.get_data()
-    flags = _flags(folder)
-    package = Path(root).resolve() / "sglang"
+    return measured
+
+
+def release_lines(measured: Any, flags: dict[str, dict[str, bool]], root: str) -> list[FileLines]:
+    """Every measured write-path file of the release under `root` (the folder holding its
+    `sglang`) with a function to list; `flags`: each module's machine flags, by its file."""
+    from coverage.exceptions import CoverageException
+
+    root = str(Path(root).resolve())
     # The write doors as the census finds them (set_*buffer* methods of the pool classes), and
     # their files even where no check entered them: their lines are lines the run did not reach.
     doors = {
         (door.file, f"{door.cls}.{door.method}"): _needs_other_hardware(door)
-        for door in write_doors(package.parent, ())
+        for door in write_doors(Path(root), ())
     }
-    pools = {str(package.parent / file) for file, _ in doors}
+    pools = {f"{root}/{file}" for file, _ in doors}
     files = []
-    for path in sorted(set(data.measured_files()) | pools):
-        relative = _relative(path)
-        if relative is None or not path.startswith(f"{package}/") or not Path(path).is_file():
+    for path in sorted(set(measured.get_data().measured_files()) | pools):
+        if not path.startswith(f"{root}/sglang/") or not Path(path).is_file():
             continue
         try:
             _, statements, _, missing, _ = measured.analysis2(path)
-        except coverage.exceptions.CoverageException:  # not Python this interpreter parses
+        except CoverageException:  # not Python this interpreter parses
             continue
+        relative = path[len(root) + 1 :]  # from `sglang/` on, as the census names files
         ran = set(statements) - set(missing)
         here = {name: why for (file, name), why in doors.items() if file == relative}
         functions = _functions(Path(path), set(statements), ran, flags.get(path, {}), here)
         if functions:
             files.append(FileLines(relative, len(statements), len(ran), functions))
     return files
-
-
-def _relative(path: str) -> Optional[str]:
-    at = path.rfind("/sglang/")
-    return None if at < 0 else path[at + 1 :]
 
 
 def _flags(folder: Path) -> dict[str, dict[str, bool]]:
@@ -203,7 +203,8 @@ def write_release_lines(
     spec and the folder holding its `sglang`."""
     from reports.atomic import write_text_atomic
 
-    by_sut = {spec: release_lines(folder, root) for spec, root in roots.items()}
+    measured, flags = _measured(folder), _flags(folder)
+    by_sut = {spec: release_lines(measured, flags, root) for spec, root in roots.items()}
     path = out / f"release-lines-{run_id}.json"
     written = {spec: [asdict(file) for file in files] for spec, files in by_sut.items()}
     write_text_atomic(path, json.dumps({"run_id": run_id, "suts": written}))

@@ -12,6 +12,7 @@ import importlib.util
 import json
 import os
 import sys
+from contextlib import suppress
 from pathlib import Path
 from typing import Optional
 
@@ -31,7 +32,9 @@ class LineMeter:
         # flags"; triton._C.libtriton's submodules: ModuleNotFoundError): a write that imports
         # one lazily must find it imported already.
         import torch  # noqa: F401
-        import triton.compiler  # noqa: F401
+
+        with suppress(ImportError):  # a machine without triton has none to import late either
+            import triton.compiler  # noqa: F401
 
         self.folder, self.started = folder, False
         # As directories: coverage.py leaves a package it finds in site-packages out as

@@ -163,7 +163,7 @@ def main(arguments: argparse.Namespace) -> int:
 
     alone = arguments.jobs == 1 and not arguments.in_process
     coverage = coverage_folder(arguments)
-    started = start_user_workers(arguments.sut or [], coverage) if alone else {}
+    started = start_user_workers(arguments.sut or [], coverage, arguments.pool) if alone else {}
     try:
         return _main(arguments, started)
     finally:

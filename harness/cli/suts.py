@@ -22,6 +22,16 @@ def _doors(root: str, offered: Optional[tuple[str, ...]] = None) -> tuple[Door, 
     return tuple(write_doors(Path(root), offered or offered_classes(Path(root))))
 
 
+def _offered_to_every_kind(loaded) -> Optional[tuple[str, ...]]:
+    """The classes its loader offers, and of those it did not try (no pool kind of the run
+    asked for them) the ones its source says it would: its doors driven are the SUT's, whatever
+    kinds the run plans."""
+    if not loaded.untried or loaded.offered is None:
+        return loaded.offered
+    by_source = offered_classes(Path(loaded.root))
+    return tuple(sorted({*loaded.offered, *(c for c in loaded.untried if c in by_source)}))
+
+
 def sut_record(sut: SutChoice) -> Optional[dict]:
     """The `sut` row of a loaded foreign SUT: version, era, the backends its own release code
     runs and those that ran as their model with why, and its write doors driven of all (None for
@@ -29,7 +39,7 @@ def sut_record(sut: SutChoice) -> Optional[dict]:
     loaded = sut.loaded
     if loaded is None:
         return None
-    doors = _doors(loaded.root, loaded.offered) if loaded.root else ()
+    doors = _doors(loaded.root, _offered_to_every_kind(loaded)) if loaded.root else ()
     driven, total = counts(doors) if doors else (None, None)
     return {
         "sut": sut.spec,
@@ -73,7 +83,7 @@ def describe_sut(sut: SutChoice) -> list[str]:
     if not loaded.root:
         lines.append("  no package source to check its call sites against: they run as modelled")
         return lines
-    doors = _doors(loaded.root, loaded.offered)
+    doors = _doors(loaded.root, _offered_to_every_kind(loaded))
     lines.append(f"  {driven_count(doors)}, {cpu_count(doors)} (kvh sut check lists them)")
     total = len(BACKEND_MODELS) * len(sut.eras)
     lines.append(

@@ -1,8 +1,8 @@
 """A SUT worker: loads one SUT in its own process (its own sys.path), answers protocol requests.
 
-Run as `python -m harness.cli.worker --sut SPEC [--prefix DIR] [--coverage DIR]`. The protocol
-owns the original stdout; fd 1 is pointed at stderr so that whatever the SUT prints cannot
-corrupt it.
+Run as `python -m harness.cli.worker --sut SPEC [--prefix DIR] [--coverage DIR] [--pools KINDS]`.
+The protocol owns the original stdout; fd 1 is pointed at stderr so that whatever the SUT prints
+cannot corrupt it.
 """
 
 from __future__ import annotations
@@ -48,22 +48,25 @@ def held_scenario(request: dict, held: dict) -> Any:
     return held.get(key)
 
 
-def serve(spec: str, prefix: str | None, coverage: str | None = None) -> int:
+def serve(
+    spec: str, prefix: str | None, coverage: str | None = None, kinds: list[str] | None = None
+) -> int:
     """`coverage`: a folder to measure the release's write-path lines into (kvh run --coverage,
-    harness/run/release_lines.py), from once the SUT has loaded until the worker ends."""
+    harness/run/release_lines.py), from once the SUT has loaded until the worker ends. `kinds`:
+    the pool kinds the run plans (None: every kind; harness/sut/load/optional_pools.py)."""
     meter = None
     if coverage:
         from harness.run.release_lines import LineMeter
 
         meter = LineMeter(Path(coverage), prefix)
     try:
-        return _serve(spec, prefix, meter)
+        return _serve(spec, prefix, meter, kinds)
     finally:
         if meter is not None:
             meter.save()
 
 
-def _serve(spec: str, prefix: str | None, meter: Any = None) -> int:
+def _serve(spec: str, prefix: str | None, meter: Any = None, kinds: list[str] | None = None) -> int:
     out = _protocol_stream()
     keep_freed_memory()  # a release's pools are built per execution: their memory is reused
 
@@ -73,7 +76,7 @@ def _serve(spec: str, prefix: str | None, meter: Any = None) -> int:
     try:
         from harness.sut.load.loader import load_foreign  # after the protocol owns stdout
 
-        loaded = load_foreign(spec, prefix)
+        loaded = load_foreign(spec, prefix, kinds)
     except Exception as error:  # reported to the parent, which says why the SUT did not load
         cause = error.__cause__ or error
         reply(
@@ -159,5 +162,6 @@ if __name__ == "__main__":
     parser.add_argument("--sut", required=True)
     parser.add_argument("--prefix")
     parser.add_argument("--coverage")
+    parser.add_argument("--pools", type=lambda text: text.split(","))  # the run's pool kinds
     arguments = parser.parse_args()
-    sys.exit(serve(arguments.sut, arguments.prefix, arguments.coverage))
+    sys.exit(serve(arguments.sut, arguments.prefix, arguments.coverage, arguments.pools))

@@ -50,3 +50,9 @@ class RunOptions:
     # The folder a release's worker measures its write path's lines into (--coverage,
     # harness/run/release_lines.py); None: not measured.
     coverage: Optional[Path] = None
+
+    @property
+    def planned_kinds(self) -> Optional[list[str]]:
+        """The pool kinds the run plans where it plans fewer than every kind (None: every kind):
+        a release's loader tries only their optional pools (harness/sut/load/optional_pools.py)."""
+        return None if set(self.pools) >= set(POOL_KINDS) else list(self.pools)

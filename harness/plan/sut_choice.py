@@ -60,17 +60,21 @@ def load_sut(
     started: Optional[IsolatedSut] = None,
     release_in_process: bool = False,
     coverage: Optional[Path] = None,
+    kinds: Optional[list[str]] = None,
 ) -> LoadedSut:
     """A foreign SUT in a worker process of its own: an installed SGLang release, or a user's
     module or file, so that whatever it does (exit, crash, hang, KeyboardInterrupt) is a
     finding or a limit, never kvh's exit code. `in_process` loads a module or file here
     instead (`kvh run --in-process`, for a debugger), and `release_in_process` a release.
-    `started`: its worker, started already."""
+    `started`: its worker, started already. `kinds`: the pool kinds the run plans (None: every
+    kind), which a release's loader tries its optional pools for."""
     if is_isolated_spec(spec):
-        return load_isolated_here(spec) if release_in_process else load_isolated(spec, coverage)
+        if release_in_process:
+            return load_isolated_here(spec, kinds)
+        return load_isolated(spec, coverage, kinds)
     if in_process:
-        return load_foreign(spec)
-    return load_in_worker(spec, started, coverage)
+        return load_foreign(spec, kinds=kinds)
+    return load_in_worker(spec, started, coverage, kinds)
 
 
 def close_suts(suts: list[SutChoice]) -> None:
@@ -91,7 +95,12 @@ def _foreign_choice(
     """Load and probe a foreign SUT; a failure is kept as the choice's load_error."""
     try:
         loaded = load_sut(
-            spec, options.in_process, started, options.release_in_process, options.coverage
+            spec,
+            options.in_process,
+            started,
+            options.release_in_process,
+            options.coverage,
+            options.planned_kinds,
         )
     except SutLoadError as error:
         return SutChoice(spec, ("-",), load_error=str(error))

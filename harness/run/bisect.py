@@ -90,7 +90,7 @@ def probe_of(spec: str, scenario: Scenario, backend: Backend, mode: str, label: 
     `backend`'s call site in the era its capabilities fit: its behaviour is the outcome, the
     divergences and the first oracle. `label` names it (default: `spec`). A SUT that does not
     load (SutLoadError), fits no era or whose check is skipped (ValueError) raises."""
-    loaded = load_sut(spec)
+    loaded = load_sut(spec, kinds=[scenario.geometry.kind.name])  # the one kind it writes
     if loaded.era is None:
         raise ValueError(loaded.unfit_reason)
     candidate = Candidate(

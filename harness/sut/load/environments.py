@@ -129,9 +129,12 @@ def checked_out(spec: str) -> str:
     return git_commits.materialise(spec) if git_commits.is_git_spec(spec) else spec
 
 
-def load_isolated(spec: str, coverage: Optional[Path] = None) -> LoadedSut:
+def load_isolated(
+    spec: str, coverage: Optional[Path] = None, kinds: Optional[list[str]] = None
+) -> LoadedSut:
     """Start the worker of an installed isolated SUT and ask it for its era and version
-    (`coverage`: the folder it measures its write path's lines into)."""
+    (`coverage`: the folder it measures its write path's lines into; `kinds`: the pool kinds the
+    run plans, None for every kind)."""
     from harness.sut.worker.client import IsolatedSut
 
     spec = checked_out(spec)
@@ -139,12 +142,12 @@ def load_isolated(spec: str, coverage: Optional[Path] = None) -> LoadedSut:
     if reason:
         raise SutLoadError(reason)
     folder = installed(spec)
-    worker = IsolatedSut("sglang", prefix=str(folder), coverage=_folder(coverage))
+    worker = IsolatedSut("sglang", prefix=str(folder), coverage=_folder(coverage), kinds=kinds)
     worker.hello_or_error()
     return LoadedSut.from_dict({**worker.described, "spec": spec}, worker)
 
 
-def load_isolated_here(spec: str) -> LoadedSut:
+def load_isolated_here(spec: str, kinds: Optional[list[str]] = None) -> LoadedSut:
     """An installed isolated SUT loaded in this process (`kvh run --in-process`: for a debugger,
     or in a disposable judge forked for one copy of a release, harness/run/forked_judges.py).
     Its folder goes first on sys.path; the loader refuses when this process already holds
@@ -157,10 +160,12 @@ def load_isolated_here(spec: str) -> LoadedSut:
     reason = not_ready_reason(spec)
     if reason:
         raise SutLoadError(reason)
-    return replace(load_foreign("sglang", str(installed(spec))), spec=spec)
+    return replace(load_foreign("sglang", str(installed(spec)), kinds), spec=spec)
 
 
-def user_worker(spec: str, coverage: Optional[Path] = None) -> IsolatedSut:
+def user_worker(
+    spec: str, coverage: Optional[Path] = None, kinds: Optional[list[str]] = None
+) -> IsolatedSut:
     """The worker, not yet started, of a user's module or `.py` file (a file by its absolute
     path: the worker runs from the repository); this process's folder is on its import path, so
     a dotted module resolves as it would here. A SUT that cannot be found is a SutLoadError."""
@@ -174,6 +179,7 @@ def user_worker(spec: str, coverage: Optional[Path] = None) -> IsolatedSut:
         str(path.resolve()) if path.is_file() else spec,
         import_paths=(os.getcwd(),),
         coverage=_folder(coverage),
+        kinds=kinds,
     )
 
 
@@ -181,7 +187,9 @@ def _folder(coverage: Optional[Path]) -> Optional[str]:
     return None if coverage is None else str(coverage.resolve())
 
 
-def start_user_workers(specs: list[str], coverage: Optional[Path] = None) -> dict[str, IsolatedSut]:
+def start_user_workers(
+    specs: list[str], coverage: Optional[Path] = None, kinds: Optional[list[str]] = None
+) -> dict[str, IsolatedSut]:
     """Start the worker of each user's module or file among `specs` now, without waiting for it:
     `kvh run` does so before its own imports, so both processes import torch at once."""
     workers = {}
@@ -189,7 +197,7 @@ def start_user_workers(specs: list[str], coverage: Optional[Path] = None) -> dic
         if parse_builtin(spec) is not None or is_isolated_spec(spec):
             continue
         try:
-            worker = user_worker(spec, coverage)
+            worker = user_worker(spec, coverage, kinds)
         except SutLoadError:  # not found: the run says so when it loads it
             continue
         worker.spawn()
@@ -198,11 +206,14 @@ def start_user_workers(specs: list[str], coverage: Optional[Path] = None) -> dic
 
 
 def load_in_worker(
-    spec: str, worker: Optional[IsolatedSut] = None, coverage: Optional[Path] = None
+    spec: str,
+    worker: Optional[IsolatedSut] = None,
+    coverage: Optional[Path] = None,
+    kinds: Optional[list[str]] = None,
 ) -> LoadedSut:
     """A user's module or `.py` file loaded in its worker (`worker`, if already started), and
     what the worker says it loaded."""
-    worker = worker or user_worker(spec, coverage)
+    worker = worker or user_worker(spec, coverage, kinds)
     worker.hello_or_error()
     return LoadedSut.from_dict({**worker.described, "spec": spec}, worker)
 

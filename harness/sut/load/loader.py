@@ -11,7 +11,7 @@ import importlib.util
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Collection, Optional
 
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.probe.capabilities import Capabilities
@@ -42,6 +42,9 @@ class LoadedSut:
     # (class, why the SUT does not have it at all): a release's optional pool it lacks or has in
     # another design. Its kind's cells cannot apply (reports/outcome.py SkipKind.NOT_OFFERED).
     absent: tuple[tuple[str, str], ...] = ()
+    # Optional pool classes its loader did not try, as no pool kind of the run asks for them
+    # (harness/sut/load/optional_pools.py): not offered to this run, but not known to fail here.
+    untried: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """What a worker tells its parent of the SUT it loaded (its hello), as plain JSON values;
@@ -58,6 +61,7 @@ class LoadedSut:
             "real_code_missing": [list(pair) for pair in self.real_code_missing],
             "offered": None if self.offered is None else list(self.offered),
             "unoffered": [list(pair) for pair in self.unoffered],
+            "untried": list(self.untried),
             "absent": [list(pair) for pair in self.absent],
         }
 
@@ -81,6 +85,7 @@ class LoadedSut:
             offered=None if offered is None else tuple(offered),
             unoffered=tuple(map(tuple, values.get("unoffered", ()))),
             absent=tuple(map(tuple, values.get("absent", ()))),
+            untried=tuple(values.get("untried", ())),
         )
 
     def offers(self, name: str) -> bool:
@@ -144,24 +149,29 @@ def unfound(spec: str) -> str:
     return "" if found else f"SUT {spec!r} failed to import: No module named {top!r}"
 
 
-def load_foreign(spec: str, prefix: Optional[str] = None) -> LoadedSut:
+def load_foreign(
+    spec: str, prefix: Optional[str] = None, kinds: Optional[Collection[str]] = None
+) -> LoadedSut:
     """Load `sglang`, a .py file or a dotted module, and probe its capabilities and era. `prefix`
-    (a SUT worker's environment folder) goes in front of sys.path."""
+    (a SUT worker's environment folder) goes in front of sys.path. `kinds`: the pool kinds the
+    run plans (None: every kind), for a release's optional pools (optional_pools.py)."""
     real_code_missing: dict[str, str] = {}
     unoffered: dict[str, str] = {}
     absent: dict[str, str] = {}
+    untried: tuple[str, ...] = ()
     try:
         if prefix and spec != "sglang":  # sglang's loader checks that the import is the prefix's
             sys.path.insert(0, prefix)
         if spec == "sglang":
             from harness.sut.load.sglang_loader import load_release
 
-            release = load_release(prefix)
-            module, real_code_missing, unoffered, absent = (
+            release = load_release(prefix, kinds)
+            module, real_code_missing, unoffered, absent, untried = (
                 release.module,
                 release.real_code_missing,
                 release.unoffered,
                 release.absent,
+                release.untried,
             )
         elif spec.endswith(".py") or Path(spec).exists():
             reason = unfound(spec)
@@ -196,4 +206,5 @@ def load_foreign(spec: str, prefix: Optional[str] = None) -> LoadedSut:
         offered=offered_pool_classes(module),
         unoffered=tuple(unoffered.items()),
         absent=tuple(absent.items()),
+        untried=untried,
     )

@@ -13,7 +13,7 @@ import inspect
 import re
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
-from typing import Mapping
+from typing import Collection, Mapping, Optional
 
 import torch
 
@@ -25,6 +25,7 @@ from harness.sut.load.release_constructors import NotTheDesign
 from harness.sut.load.sglang_standins import StandIn
 from harness.sut.probe.detect import REQUIRED_NAMES
 from harness.sut.probe.door_behaviour import refuses_unmarked
+from pools.kinds.registry import KINDS
 
 
 def _marked(module: ModuleType, class_name: str, mark: str) -> bool:
@@ -91,15 +92,22 @@ def _why_not(pool: OptionalPool, module: ModuleType, gpu_only: Mapping[str, Stan
 
 
 def offer_optional_pools(
-    namespace: SimpleNamespace, gpu_only: Mapping[str, StandIn]
-) -> tuple[dict[str, str], dict[str, str]]:
+    namespace: SimpleNamespace,
+    gpu_only: Mapping[str, StandIn],
+    kinds: Optional[Collection[str]] = None,
+) -> tuple[dict[str, str], dict[str, str], tuple[str, ...]]:
     """Set each optional pool the imported release has and that constructs here on the loader's
     namespace (`gpu_only`: the GPU-only packages a trial write may stand in). Returns why each
     one it has is not offered here, and why each one it does not have (no module, no class,
     another design) is absent (class name -> reason): for the latter the kind cannot apply,
-    which the plan counts apart from skips."""
+    which the plan counts apart from skips. `kinds`: the pool kinds the run plans (None: every
+    kind); a class whose trial writes and that none of them asks for is not tried (0.5.23's FP4
+    trial compiles the release's quantiser, about 3 s of every load) and not offered: the third
+    value names those."""
+    asked = None if kinds is None else {KINDS[name].sglang_class for name in kinds if name in KINDS}
     missing: dict[str, str] = {}
     absent: dict[str, str] = {}
+    untried: list[str] = []
     for pool in OPTIONAL_POOLS:
         try:
             module = importlib.import_module(pool.module)
@@ -116,6 +124,10 @@ def offer_optional_pools(
         if why_absent:
             absent[pool.name] = why_absent
             continue
+        if asked is not None and pool.trial_write_layer is not None and pool.name not in asked:
+            untried.append(pool.name)
+            missing[pool.name] = f"its {pool.name} was not tried: no kind of the run asks for it"
+            continue
         try:
             why = _why_not(pool, module, gpu_only)
         except NotTheDesign as error:
@@ -125,7 +137,7 @@ def offer_optional_pools(
             missing[pool.name] = why
         else:
             setattr(namespace, pool.name, pool.build(module))
-    return missing, absent
+    return missing, absent, tuple(untried)
 
 
 def offered_classes(root: Path) -> tuple[str, ...]:

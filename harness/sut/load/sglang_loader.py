@@ -19,7 +19,7 @@ import sys
 import types
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Collection, Optional
 
 # Before any release kernel is decorated: on a machine without a GPU the release's Triton
 # kernels are interpreted too (TRITON_INTERPRET=1), as the harness's own are, so a door whose
@@ -150,6 +150,7 @@ class LoadedRelease:
     real_code_missing: dict[str, str]  # backend name -> why its class did not import
     unoffered: dict[str, str]  # optional pool class -> why the loader does not offer it
     absent: dict[str, str]  # optional pool class the release does not have -> why
+    untried: tuple[str, ...] = ()  # optional pool classes no pool kind of the run asked for
 
 
 def load_sglang(sys_path_prefix: str | None = None) -> types.SimpleNamespace:
@@ -157,7 +158,9 @@ def load_sglang(sys_path_prefix: str | None = None) -> types.SimpleNamespace:
     return load_release(sys_path_prefix).module
 
 
-def load_release(sys_path_prefix: str | None = None) -> LoadedRelease:
+def load_release(
+    sys_path_prefix: str | None = None, kinds: Optional[Collection[str]] = None
+) -> LoadedRelease:
     """Import sglang's token-to-KV pools for use on CPU.
 
     Returns a namespace with MHATokenToKVPool, MLATokenToKVPool, SWAKVPool,
@@ -215,13 +218,13 @@ def load_release(sys_path_prefix: str | None = None) -> LoadedRelease:
     bind = release_plan_binder()
     if bind is not None:
         ns.bind_write_plan = bind
-    unoffered, absent = offer_optional_pools(ns, gpu_only)
+    unoffered, absent, untried = offer_optional_pools(ns, gpu_only, kinds)
     # A trial write may have stood in a GPU-only package the import did not need.
     ns.stood_in += tuple(
         top for top in sglang_standins.stood_in(gpu_only) if top not in (*already, *ns.stood_in)
     )
     ns.real_backends, real_code_missing = _real_backends()
-    return LoadedRelease(ns, real_code_missing, unoffered, absent)
+    return LoadedRelease(ns, real_code_missing, unoffered, absent, untried)
 
 
 def _release_forward_batch() -> type | None:

@@ -238,6 +238,8 @@ def census_file(path: Path, relative: str) -> tuple[WriteCall, ...]:
 def census_text(text: str, relative: str) -> tuple[WriteCall, ...]:
     """The write calls of one file's text. Kept by text: a campaign's judges, forked from one
     process (harness/run/forked_judges.py), re-read only the files their copy changed."""
+    if not any(door in text for door in WRITE_DOORS):
+        return ()  # every call it keeps names a door, directly or in a helper's body
     tree = ast.parse(text)
     functions = _functions(tree)
     helpers = {

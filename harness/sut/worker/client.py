@@ -65,8 +65,10 @@ class IsolatedSut:
         grace_s: float = 30.0,
         import_paths: tuple[str, ...] = (),
         coverage: Optional[str] = None,
+        kinds: Optional[list[str]] = None,
     ):
         self.spec, self.prefix, self.python = spec, prefix, python
+        self.kinds = kinds  # the pool kinds the run plans (None: every kind)
         self.coverage = coverage  # a folder the worker measures the release's lines into
         self.import_paths = import_paths  # after the repository on the worker's PYTHONPATH
         # The worker enforces the per-scenario limit itself; grace_s covers what it cannot
@@ -110,6 +112,8 @@ class IsolatedSut:
             command += ["--prefix", self.prefix]
         if self.coverage:
             command += ["--coverage", self.coverage]
+        if self.kinds is not None:
+            command += ["--pools", ",".join(self.kinds)]
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join(

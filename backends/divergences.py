@@ -118,7 +118,7 @@ def every_forward(scenario: Scenario) -> frozenset[int]:
 
 
 def _every_layer(scenario: Scenario, forward: int) -> frozenset[int]:
-    return frozenset(range(scenario.geometry.layer_num))
+    return frozenset(scenario.geometry.layer_ids)
 
 
 def _first_forward(scenario: Scenario) -> frozenset[int]:

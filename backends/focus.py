@@ -33,6 +33,7 @@ BUILTIN_SCENARIOS = (
     "prefix-valid-scaled",
     "micro-batches",
     "remap-reuse",
+    "pipeline-rank",
 )
 """Every name scenarios.defaults.default_scenarios gives (tests/test_backends.py checks it)."""
 

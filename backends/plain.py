@@ -43,7 +43,7 @@ from scenarios.model import (
 PLAIN_FOCUS = {
     "extend": BUILTIN_SCENARIOS[:6]
     + ("small-param-none", "small-cross", "reach", "extreme-scaled", "special-values")
-    + ("stale-full-loc", "nan-padding", "unmarked-loc")
+    + ("stale-full-loc", "nan-padding", "unmarked-loc", "pipeline-rank")
     + LOC_LIVES
 }
 """`plain` and `plain_mla`: the pool-sized set, plus what the small set adds to it."""

@@ -146,7 +146,18 @@ def default_scenarios(pool: str, dtype: str, seed: int) -> list[Scenario]:
         + _edges(rng, g, pool, dtype, seed + 11)
         + (_loc_lives(_small_geometry(pool, dtype), seed + 19) if g.kind.swa else [])
         + (_draft_commits(rng, g, seed + 17, scaled_input) if _commits_drafts(g) else [])
+        + ([_pipeline_rank(rng, g, seed + 21)] if g.kind.pipeline_rank else [])
     )
+
+
+def _pipeline_rank(rng: random.Random, g: Geometry, seed: int) -> Scenario:
+    """A pipeline-parallel rank past the first: the pool keeps layers 3 to 6 of the model, so a
+    door that indexes a layer's buffer by its global id, or subtracts start_layer twice, writes
+    another layer's rows or none; a prefill, then a decode step on two of its layers."""
+    ranked = replace(g, start_layer=3)
+    prefill, step = allocate(rng, g.size, g.page_size, 20), allocate(rng, g.size, g.page_size, 1)
+    forwards = [Forward(prefill), Forward(step, layers=[4, 6])]
+    return _scenario(rng, ranked, forwards, "pipeline-rank", seed)
 
 
 def _commits_drafts(g: Geometry) -> bool:

@@ -107,6 +107,10 @@ class Geometry:
     sparse_layer_ids: list[int] = field(default_factory=list)
     k_only_layer_ids: list[int] = field(default_factory=list)
     index_head_dim: int = 0
+    # The model's first layer this pool keeps: a pipeline-parallel rank past the first keeps
+    # layers start_layer .. start_layer + layer_num - 1, each written by its global id
+    # (PoolKind.pipeline_rank kinds only).
+    start_layer: int = 0
 
     @property
     def kind(self) -> PoolKind:
@@ -129,7 +133,12 @@ class Geometry:
     @property
     def kv_layer_ids(self) -> list[int]:
         """The layers that keep K/V in the pool: all but the linear-attention ones."""
-        return [layer for layer in range(self.layer_num) if layer not in self.linear_layer_ids]
+        return [layer for layer in self.layer_ids if layer not in self.linear_layer_ids]
+
+    @property
+    def layer_ids(self) -> range:
+        """The model's layers the pool keeps, by their global ids."""
+        return range(self.start_layer, self.start_layer + self.layer_num)
 
     @property
     def full_layer_ids(self) -> list[int]:

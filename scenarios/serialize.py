@@ -125,6 +125,11 @@ def validate(scenario: Scenario) -> None:
         )
     if g.size < 1 or g.page_size < 1 or g.layer_num < 1:
         raise ScenarioError("size, page_size and layer_num must be positive")
+    if g.start_layer and (g.start_layer < 0 or not g.kind.pipeline_rank):
+        raise ScenarioError(
+            f"start_layer {g.start_layer}: only a pipeline rank's pool starts past layer 0, "
+            "and only a token-major MHA or MLA pool is one"
+        )
     problem = layout_problem(g)
     if problem:
         raise ScenarioError(problem)
@@ -160,8 +165,10 @@ def validate(scenario: Scenario) -> None:
         if forward.narrow is not None and not 0 <= forward.narrow <= len(forward.loc):
             raise ScenarioError(f"{where}.narrow={forward.narrow} outside [0, {len(forward.loc)}]")
         for layer in scenario.layers_of(forward) + forward.cross_layers:
-            if not 0 <= layer < g.layer_num:
-                raise ScenarioError(f"{where}: layer {layer} outside [0, {g.layer_num})")
+            if layer not in g.layer_ids:
+                raise ScenarioError(
+                    f"{where}: layer {layer} outside [{g.start_layer}, {g.layer_ids.stop})"
+                )
             if layer in g.linear_layer_ids:
                 raise ScenarioError(f"{where}: layer {layer} is a linear layer, with no KV cache")
         if forward.cross_layers:

@@ -113,4 +113,3 @@ def pytest_terminal_summary(terminalreporter) -> None:
                     f"{name.replace('_', ' ')} sample ({report.outcome}): "
                     f"{CAMPAIGN_SAMPLES[name]} {value}"
                 )
-

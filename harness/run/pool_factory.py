@@ -263,6 +263,8 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
     if not g.kind.swa:
         cls = _pool_class(module, g.pool)
         shape = _mla_kwargs(scenario) if g.kind.latent else _mha_kwargs(cls, scenario)
+        if g.start_layer:  # a pipeline rank's pool, as SGLang's model runner builds it
+            shape.update(start_layer=g.start_layer, end_layer=g.layer_ids[-1])
         return cls(size=g.size, dtype=dtype, layer_num=g.layer_num, **common, **shape)
     swa_kwargs: dict = dict(
         size=g.size,

@@ -138,7 +138,7 @@ def owned_layers(g: Geometry) -> range:
     """The layers a layer-split pool's rank keeps (get_layer_shard_range): a contiguous share,
     the first `layers % size` ranks one layer more; every layer on other pool kinds."""
     if not g.kind.layer_split:
-        return range(g.layer_num)
+        return g.layer_ids
     base, rest = divmod(g.layer_num, LAYER_SHARD_SIZE)
     start = LAYER_SHARD_RANK * base + min(LAYER_SHARD_RANK, rest)
     return range(start, start + base + (1 if LAYER_SHARD_RANK < rest else 0))

@@ -43,6 +43,9 @@ class PoolKind:
     dsv4: bool = False  # DeepSeek V4 main-KV: one K-only latent row on 64-token pages
     nvfp4_page_rows: bool = False  # MiniMax M3 NVFP4: page rows of packed K, V and index K
     full_loc_by_design: bool = False  # full layers write at a given full_loc, not at loc
+    # A pipeline-parallel rank's pool is built past layer 0 (start_layer, end_layer): its doors
+    # index each layer's buffer at layer_id - start_layer (Geometry.start_layer).
+    pipeline_rank: bool = False
     # Its fixed geometry, as the scenario strategies and defaults draw it:
     v_as_k: bool = False  # V is as wide as K (its constructor takes no V width of its own)
     rope_required: bool = False  # an MLA row whose rope part is never empty
@@ -89,6 +92,8 @@ class PoolKind:
             problems.append("an MLA row has no V width")
         if self.page_multiple < 1:
             problems.append("page_multiple is 1 or more")
+        if self.pipeline_rank and self.family != "token-major":
+            problems.append("a pipeline rank's pool is token-major (its start_layer offsets rows)")
         if not self.keeps_kv and not self.dsa_index:
             problems.append("a kind that keeps no K/V must keep indexer keys")
         if problems:

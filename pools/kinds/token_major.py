@@ -10,9 +10,12 @@ MHA = PoolKind(
     1,
     base=True,
     doors=("set_kv_buffer", "set_kv_buffer_prefix_valid"),  # the latter: dspark's draft commit
+    pipeline_rank=True,
 )
 
-MLA = PoolKind("mla", "MLATokenToKVPool", "token-major", 2, base=True, latent=True)
+MLA = PoolKind(
+    "mla", "MLATokenToKVPool", "token-major", 2, base=True, latent=True, pipeline_rank=True
+)
 
 SWA_MHA = PoolKind("swa_mha", "SWAKVPool", "token-major", 3, base=True, swa=True)
 

@@ -127,8 +127,8 @@ def validate(scenario: Scenario) -> None:
         raise ScenarioError("size, page_size and layer_num must be positive")
     if g.start_layer and (g.start_layer < 0 or not g.kind.pipeline_rank):
         raise ScenarioError(
-            f"start_layer {g.start_layer}: only a pipeline rank's pool starts past layer 0, "
-            "and only a token-major MHA or MLA pool is one"
+            f"start_layer {g.start_layer}: only a pipeline rank's pool starts past layer 0 "
+            "(PoolKind.pipeline_rank: MHA, MLA and HND)"
         )
     problem = layout_problem(g)
     if problem:

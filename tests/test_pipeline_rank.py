@@ -23,7 +23,7 @@ def _ranked(pool: str):
 
 def test_the_default_set_writes_a_later_rank_s_pool_of_every_kind_that_can_be_one() -> None:
     ranked = [name for name, kind in KINDS.items() if kind.pipeline_rank]
-    assert set(ranked) >= {"mha", "mla"}
+    assert set(ranked) >= {"mha", "mla", "mha_hnd"}
     for pool in ranked:
         scenario = _ranked(pool)
         assert scenario.geometry.start_layer == 3 and scenario.geometry.kv_layer_ids == [3, 4, 5, 6]

@@ -71,6 +71,11 @@ def _dsa_kwargs(scenario: Scenario) -> dict:
     return dict(index_head_dim=DSA_INDEX_HEAD_DIM, kv_cache_dim=g.kv_lora_rank + g.qk_rope_head_dim)
 
 
+def _pipeline_rank(g: Any) -> dict:
+    """A later pipeline rank's layers, as SGLang's model runner builds its pool ({} at layer 0)."""
+    return dict(start_layer=g.start_layer, end_layer=g.layer_ids[-1]) if g.start_layer else {}
+
+
 def _layout_pool(module: Any, scenario: Scenario, device: str) -> Any:
     g = scenario.geometry
     kind = LAYOUT_KINDS[g.pool]
@@ -78,6 +83,7 @@ def _layout_pool(module: Any, scenario: Scenario, device: str) -> Any:
     # FP4 pools: the geometry's dtype is the caller's; the pool's own dtype is packed e2m1.
     dtype = FP4_DTYPE if kind.fp4 else dtype_spec(g.dtype).dtype
     shape = _mla_kwargs(scenario) if kind.is_mla else _mha_kwargs(cls, scenario)
+    shape.update(_pipeline_rank(g))
     return cls(
         size=g.size,
         dtype=dtype,
@@ -263,8 +269,7 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
     if not g.kind.swa:
         cls = _pool_class(module, g.pool)
         shape = _mla_kwargs(scenario) if g.kind.latent else _mha_kwargs(cls, scenario)
-        if g.start_layer:  # a pipeline rank's pool, as SGLang's model runner builds it
-            shape.update(start_layer=g.start_layer, end_layer=g.layer_ids[-1])
+        shape.update(_pipeline_rank(g))
         return cls(size=g.size, dtype=dtype, layer_num=g.layer_num, **common, **shape)
     swa_kwargs: dict = dict(
         size=g.size,

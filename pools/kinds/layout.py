@@ -62,6 +62,7 @@ MHA_HND = PoolKind(
     page_major=True,
     geometry_rules=(whole_pages,),
     buffers=layout(("k", "k_buffer", page_major_rows), ("v", "v_buffer", page_major_rows)),
+    pipeline_rank=True,  # its HND branch indexes k_buffer and v_buffer at layer_id - start_layer
 )
 
 NPU_MHA = PoolKind(

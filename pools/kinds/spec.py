@@ -92,8 +92,8 @@ class PoolKind:
             problems.append("an MLA row has no V width")
         if self.page_multiple < 1:
             problems.append("page_multiple is 1 or more")
-        if self.pipeline_rank and self.family != "token-major":
-            problems.append("a pipeline rank's pool is token-major (its start_layer offsets rows)")
+        if self.pipeline_rank and self.family not in ("token-major", "layout"):
+            problems.append("a pipeline rank's pool is a token-major or layout one")
         if not self.keeps_kv and not self.dsa_index:
             problems.append("a kind that keeps no K/V must keep indexer keys")
         if problems:

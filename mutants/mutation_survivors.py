@@ -13,6 +13,7 @@ mutated line as the diff shows it, so a record written for one release cannot ex
 release's mutant that happens to share an occurrence number.
 """
 
+# ruff: noqa: E501 - the records quote each mutated line of the release whole
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -74,6 +75,174 @@ SURVIVORS: tuple[Survivor, ...] = _alike(
     ) + (
         (f"{_POOL}Mul_Add:53", _MLA_BOUND.replace(" * ", " + ", 1)),
     ),
+)  # fmt: skip
+
+# The door campaign's other survivors on 0.5.23 (docs/mutation/sglang-0.5.23-doors.json), read.
+_M, _U = "srt/mem_cache/memory_pool.py:core/", "srt/mem_cache/unified_memory_pool.py:core/"
+_ASYNC_ASSERT_LOWER = (
+    "the mutated number is the lower bound handed to maybe_detect_oob, which returns before "
+    "reading either bound unless SGLANG_ENABLE_ASYNC_ASSERT is set (off by default; kvh judges the "
+    "release as it ships): no write the release makes depends on it"
+)
+_DTYPE_IDENTITY = (
+    "`!=` replaced by `is not` between two torch.dtype values: torch keeps one object per dtype, "
+    "so the two agree on every pair the door compares"
+)
+_HND_CUDA_LAUNCHER = (
+    "the HND door's CUDA branch (memory_pool.py 2966-2976, `if _is_cuda and ...: "
+    "launch_reshape_and_cache_flash(...)`): `_is_cuda` is False on a CPU, so the test's later "
+    "operands are never evaluated and the launcher's arguments never built; the `and` to `or` "
+    "mutants send a write whose K and V are equally wide and contiguous to that CUDA kernel, "
+    "which only a CUDA device runs (kvh's HND scenarios keep V narrower: the CPU path runs)"
+)
+_DCP_WRITE = (
+    "the decode-context-parallel write (memory_pool.py 2938-2960: the dcp_kv_mask the Triton "
+    "backend passes under --dcp-size > 1, stored by masked_set_kv_buffer_kernel; and the MLA "
+    "door's DCP assert, 4957-4961): no scenario models a DCP rank, so no check passes a mask or "
+    "enables DCP. A DCP rank's scenario and a backend driver that computes the mask would close it"
+)
+_QUANTIZED_MHA = (
+    "the MHA door's quantized-KV path (memory_pool.py 2912-2924, is_quantized_kv_cache: a pool "
+    "built with a KV-cache quantization method): kvh builds MHATokenToKVPool without one (its FP4 "
+    "kinds are MHATokenToKVPoolFP4's), so no check reaches it"
+)
+_UNIFIED_SWA_DEFAULT_SCALES = (
+    "the default k_scale and v_scale (1.0) of UnifiedSWAKVPool.set_kv_buffer, which it hands its "
+    "sub-pools to divide by on a cast: only `plain` writes the unified SWA kind, and it passes its "
+    "scales (None where unscaled), so no check omits them as the Triton backend does when both "
+    "are None. A backend whose call omits the scales writing this kind would close it"
+)
+SURVIVORS += (
+    ()
+    + _alike(
+        "sglang==0.5.23", EQUIVALENT, _ASYNC_ASSERT_LOWER,
+        (
+        (_M + 'NumberReplacer:446', 'maybe_detect_oob(loc, 1, self.size + self.page_size, "set_kv_buffer (MHA)")'),
+        (_M + 'NumberReplacer:447', 'maybe_detect_oob(loc, -1, self.size + self.page_size, "set_kv_buffer (MHA)")'),
+        (_M + 'NumberReplacer:664', 'maybe_detect_oob(loc, 1, self.size + self.page_size, "set_kv_buffer (MLA)")'),
+        (_M + 'NumberReplacer:665', 'maybe_detect_oob(loc, -1, self.size + self.page_size, "set_kv_buffer (MLA)")'),
+        (_M + 'NumberReplacer:670', 'loc, 1,'),
+        (_M + 'NumberReplacer:671', 'loc, -1,'),
+        ),
+    )
+    + _alike(
+        "sglang==0.5.23", EQUIVALENT, _DTYPE_IDENTITY,
+        (
+        (_M + 'ReplaceComparisonOperator_NotEq_IsNot:15', 'if cache_k.dtype is not self.dtype:'),
+        (_M + 'ReplaceComparisonOperator_NotEq_IsNot:16', 'if self.store_dtype is not self.dtype:'),
+        (_M + 'ReplaceComparisonOperator_NotEq_IsNot:34', 'if cache_k.dtype is not self.dtype:'),
+        (_M + 'ReplaceComparisonOperator_NotEq_IsNot:35', 'if self.store_dtype is not self.dtype:'),
+        ),
+    )
+    + _alike(
+        "sglang==0.5.23", OUT_OF_REACH, _HND_CUDA_LAUNCHER,
+        (
+        (_M + 'ReplaceAndWithOr:59', 'or self.head_dim == self.v_head_dim'),
+        (_M + 'ReplaceComparisonOperator_Eq_Gt:42', 'and self.head_dim > self.v_head_dim'),
+        (_M + 'ReplaceComparisonOperator_Eq_GtE:42', 'and self.head_dim >= self.v_head_dim'),
+        (_M + 'ReplaceComparisonOperator_Eq_Is:21', 'and self.head_dim is self.v_head_dim'),
+        (_M + 'ReplaceComparisonOperator_Eq_IsNot:21', 'and self.head_dim is not self.v_head_dim'),
+        (_M + 'ReplaceComparisonOperator_Eq_Lt:42', 'and self.head_dim < self.v_head_dim'),
+        (_M + 'ReplaceComparisonOperator_Eq_LtE:42', 'and self.head_dim <= self.v_head_dim'),
+        (_M + 'ReplaceComparisonOperator_Eq_NotEq:42', 'and self.head_dim != self.v_head_dim'),
+        (_M + 'NumberReplacer:462', 'and cache_k.stride()[ 2:] == cache_v.stride()[1:] == (self.head_dim, 1)'),
+        (_M + 'NumberReplacer:463', 'and cache_k.stride()[ 0:] == cache_v.stride()[1:] == (self.head_dim, 1)'),
+        (_M + 'NumberReplacer:464', 'and cache_k.stride()[1:] == cache_v.stride()[ 2:] == (self.head_dim, 1)'),
+        (_M + 'NumberReplacer:465', 'and cache_k.stride()[1:] == cache_v.stride()[ 0:] == (self.head_dim, 1)'),
+        (_M + 'NumberReplacer:466', 'and cache_k.stride()[1:] == cache_v.stride()[1:] == (self.head_dim, 2)'),
+        (_M + 'NumberReplacer:467', 'and cache_k.stride()[1:] == cache_v.stride()[1:] == (self.head_dim, 0)'),
+        (_M + 'ReplaceAndWithOr:60', 'or cache_k.stride()[1:] == cache_v.stride()[1:] == (self.head_dim, 1)'),
+        (_M + 'ReplaceComparisonOperator_Eq_Gt:43', 'and cache_k.stride()[1:] > cache_v.stride()[1:] == (self.head_dim, 1)'),
+        (_M + 'ReplaceComparisonOperator_Eq_Gt:44', 'and cache_k.stride()[1:] == cache_v.stride()[1:] > (self.head_dim, 1)'),
+        (_M + 'ReplaceComparisonOperator_Eq_GtE:43', 'and cache_k.stride()[1:] >= cache_v.stride()[1:] == (self.head_dim, 1)'),
+        (_M + 'ReplaceComparisonOperator_Eq_GtE:44', 'and cache_k.stride()[1:] == cache_v.stride()[1:] >= (self.head_dim, 1)'),
+        (_M + 'ReplaceComparisonOperator_Eq_Is:22', 'and cache_k.stride()[1:] is cache_v.stride()[1:] == (self.head_dim, 1)'),
+        (_M + 'ReplaceComparisonOperator_Eq_Is:23', 'and cache_k.stride()[1:] == cache_v.stride()[1:] is (self.head_dim, 1)'),
+        (_M + 'ReplaceComparisonOperator_Eq_IsNot:22', 'and cache_k.stride()[1:] is not cache_v.stride()[1:] == (self.head_dim, 1)'),
+        (_M + 'ReplaceComparisonOperator_Eq_IsNot:23', 'and cache_k.stride()[1:] == cache_v.stride()[1:] is not (self.head_dim, 1)'),
+        (_M + 'ReplaceComparisonOperator_Eq_Lt:43', 'and cache_k.stride()[1:] < cache_v.stride()[1:] == (self.head_dim, 1)'),
+        (_M + 'ReplaceComparisonOperator_Eq_Lt:44', 'and cache_k.stride()[1:] == cache_v.stride()[1:] < (self.head_dim, 1)'),
+        (_M + 'ReplaceComparisonOperator_Eq_LtE:43', 'and cache_k.stride()[1:] <= cache_v.stride()[1:] == (self.head_dim, 1)'),
+        (_M + 'ReplaceComparisonOperator_Eq_LtE:44', 'and cache_k.stride()[1:] == cache_v.stride()[1:] <= (self.head_dim, 1)'),
+        (_M + 'ReplaceComparisonOperator_Eq_NotEq:43', 'and cache_k.stride()[1:] != cache_v.stride()[1:] == (self.head_dim, 1)'),
+        (_M + 'ReplaceComparisonOperator_Eq_NotEq:44', 'and cache_k.stride()[1:] == cache_v.stride()[1:] != (self.head_dim, 1)'),
+        (_M + 'NumberReplacer:468', 'k_buf.permute( 1, 2, 1, 3),'),
+        (_M + 'NumberReplacer:469', 'k_buf.permute( -1, 2, 1, 3),'),
+        (_M + 'NumberReplacer:470', 'k_buf.permute(0, 3, 1, 3),'),
+        (_M + 'NumberReplacer:471', 'k_buf.permute(0, 1, 1, 3),'),
+        (_M + 'NumberReplacer:472', 'k_buf.permute(0, 2, 2, 3),'),
+        (_M + 'NumberReplacer:473', 'k_buf.permute(0, 2, 0, 3),'),
+        (_M + 'NumberReplacer:474', 'k_buf.permute(0, 2, 1, 4),'),
+        (_M + 'NumberReplacer:475', 'k_buf.permute(0, 2, 1, 2),'),
+        (_M + 'NumberReplacer:476', 'v_buf.permute( 1, 2, 1, 3),'),
+        (_M + 'NumberReplacer:477', 'v_buf.permute( -1, 2, 1, 3),'),
+        (_M + 'NumberReplacer:478', 'v_buf.permute(0, 3, 1, 3),'),
+        (_M + 'NumberReplacer:479', 'v_buf.permute(0, 1, 1, 3),'),
+        (_M + 'NumberReplacer:480', 'v_buf.permute(0, 2, 2, 3),'),
+        (_M + 'NumberReplacer:481', 'v_buf.permute(0, 2, 0, 3),'),
+        (_M + 'NumberReplacer:482', 'v_buf.permute(0, 2, 1, 4),'),
+        (_M + 'NumberReplacer:483', 'v_buf.permute(0, 2, 1, 2),'),
+        ),
+    )
+    + _alike(
+        "sglang==0.5.23", GAP, _DCP_WRITE,
+        (
+        (_M + 'ReplaceBinaryOperator_Sub_Add:20', 'k_buf = self.k_buffer[layer_id + self.start_layer]'),
+        (_M + 'ReplaceBinaryOperator_Sub_BitAnd:20', 'k_buf = self.k_buffer[layer_id & self.start_layer]'),
+        (_M + 'ReplaceBinaryOperator_Sub_BitOr:20', 'k_buf = self.k_buffer[layer_id | self.start_layer]'),
+        (_M + 'ReplaceBinaryOperator_Sub_BitXor:20', 'k_buf = self.k_buffer[layer_id ^ self.start_layer]'),
+        (_M + 'ReplaceBinaryOperator_Sub_Div:20', 'k_buf = self.k_buffer[layer_id / self.start_layer]'),
+        (_M + 'ReplaceBinaryOperator_Sub_FloorDiv:20', 'k_buf = self.k_buffer[layer_id // self.start_layer]'),
+        (_M + 'ReplaceBinaryOperator_Sub_LShift:20', 'k_buf = self.k_buffer[layer_id << self.start_layer]'),
+        (_M + 'ReplaceBinaryOperator_Sub_Mod:20', 'k_buf = self.k_buffer[layer_id % self.start_layer]'),
+        (_M + 'ReplaceBinaryOperator_Sub_Mul:20', 'k_buf = self.k_buffer[layer_id * self.start_layer]'),
+        (_M + 'ReplaceBinaryOperator_Sub_Pow:20', 'k_buf = self.k_buffer[layer_id ** self.start_layer]'),
+        (_M + 'ReplaceBinaryOperator_Sub_RShift:20', 'k_buf = self.k_buffer[layer_id >> self.start_layer]'),
+        (_M + 'ReplaceBinaryOperator_Sub_Add:21', 'v_buf = self.v_buffer[layer_id + self.start_layer]'),
+        (_M + 'ReplaceBinaryOperator_Sub_BitAnd:21', 'v_buf = self.v_buffer[layer_id & self.start_layer]'),
+        (_M + 'ReplaceBinaryOperator_Sub_BitOr:21', 'v_buf = self.v_buffer[layer_id | self.start_layer]'),
+        (_M + 'ReplaceBinaryOperator_Sub_BitXor:21', 'v_buf = self.v_buffer[layer_id ^ self.start_layer]'),
+        (_M + 'ReplaceBinaryOperator_Sub_Div:21', 'v_buf = self.v_buffer[layer_id / self.start_layer]'),
+        (_M + 'ReplaceBinaryOperator_Sub_FloorDiv:21', 'v_buf = self.v_buffer[layer_id // self.start_layer]'),
+        (_M + 'ReplaceBinaryOperator_Sub_LShift:21', 'v_buf = self.v_buffer[layer_id << self.start_layer]'),
+        (_M + 'ReplaceBinaryOperator_Sub_Mod:21', 'v_buf = self.v_buffer[layer_id % self.start_layer]'),
+        (_M + 'ReplaceBinaryOperator_Sub_Mul:21', 'v_buf = self.v_buffer[layer_id * self.start_layer]'),
+        (_M + 'ReplaceBinaryOperator_Sub_Pow:21', 'v_buf = self.v_buffer[layer_id ** self.start_layer]'),
+        (_M + 'ReplaceBinaryOperator_Sub_RShift:21', 'v_buf = self.v_buffer[layer_id >> self.start_layer]'),
+        (_M + 'NumberReplacer:448', 'D, 129,'),
+        (_M + 'NumberReplacer:449', 'D, 127,'),
+        (_M + 'NumberReplacer:450', 'cache_k.stride( 1),'),
+        (_M + 'NumberReplacer:451', 'cache_k.stride( -1),'),
+        (_M + 'NumberReplacer:452', 'cache_k.stride( 2),'),
+        (_M + 'NumberReplacer:453', 'cache_k.stride( 0),'),
+        (_M + 'NumberReplacer:454', 'cache_v.stride( 1),'),
+        (_M + 'NumberReplacer:455', 'cache_v.stride( -1),'),
+        (_M + 'NumberReplacer:456', 'cache_v.stride( 2),'),
+        (_M + 'NumberReplacer:457', 'cache_v.stride( 0),'),
+        (_M + 'NumberReplacer:458', 'k_buf.stride( 1),'),
+        (_M + 'NumberReplacer:459', 'k_buf.stride( -1),'),
+        (_M + 'NumberReplacer:460', 'v_buf.stride( 1),'),
+        (_M + 'NumberReplacer:461', 'v_buf.stride( -1),'),
+        (_M + 'ReplaceOrWithAnd:28', 'and self.dcp_replicated'),
+        ),
+    )
+    + _alike(
+        "sglang==0.5.23", GAP, _QUANTIZED_MHA,
+        (
+        (_M + 'AddNot:222', 'if not dcp_kv_mask is not None:'),
+        (_M + 'ReplaceComparisonOperator_IsNot_Is:61', 'if dcp_kv_mask is None:'),
+        ),
+    )
+    + _alike(
+        "sglang==0.5.23", GAP, _UNIFIED_SWA_DEFAULT_SCALES,
+        (
+        (_U + 'NumberReplacer:220', 'k_scale: float = 2.0,'),
+        (_U + 'NumberReplacer:221', 'k_scale: float = 0.0,'),
+        (_U + 'NumberReplacer:222', 'v_scale: float = 2.0,'),
+        (_U + 'NumberReplacer:223', 'v_scale: float = 0.0,'),
+        ),
+    )
+
 )  # fmt: skip
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Optional
 
 from harness.plan.sut_choice import SutChoice
+from harness.sut.load.loader import LoadedSut
 from harness.sut.load.optional_pools import offered_classes
 from harness.sut.probe.census_call_sites import BACKEND_MODELS
 from harness.sut.probe.detect import describe, missing_constructors
@@ -22,7 +23,7 @@ def _doors(root: str, offered: Optional[tuple[str, ...]] = None) -> tuple[Door, 
     return tuple(write_doors(Path(root), offered or offered_classes(Path(root))))
 
 
-def _offered_to_every_kind(loaded) -> Optional[tuple[str, ...]]:
+def _offered_to_every_kind(loaded: LoadedSut) -> Optional[tuple[str, ...]]:
     """The classes its loader offers, and of those it did not try (no pool kind of the run
     asked for them) the ones its source says it would: its doors driven are the SUT's, whatever
     kinds the run plans."""

@@ -184,8 +184,9 @@ def _execute(
     stopped = False
     result = Execution(backend=backend.name)
     place, pool = ErrorPlace(BUILDING), None
-    functions = ReleaseTrail(enabled=trail and candidate.foreign)
-    run_write = functions.recording(backend.run_write)  # as it is, where not recording
+    # Built only where it records: the builtin pools and the judge run the write as it is.
+    functions = ReleaseTrail(enabled=True) if trail and candidate.foreign else None
+    run_write = functions.recording(backend.run_write) if functions else backend.run_write
     try:
         with time_limit(timeout_s):
             # A reusable pool comes back with the canary in every buffer (pool_cache.py).
@@ -232,7 +233,7 @@ def _execute(
         cause = harness_cause(error)
         result.error_cause = cause.name if cause is not None else ""
         _snapshot_after_raise(result, pool, scenario, place)
-    result.release_trail = tuple(functions.functions)
+    result.release_trail = tuple(functions.functions) if functions else ()
     return result, stopped
 
 

@@ -20,7 +20,7 @@ WRITES = []
 
 class {FP4_CLASS}:
     def __init__(self, **kwargs):
-        pass
+        self.built_with = kwargs
 
     def set_kv_buffer(self, layer, loc, k, v):
         WRITES.append(int(loc[0]))

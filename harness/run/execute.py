@@ -184,9 +184,8 @@ def _execute(
     stopped = False
     result = Execution(backend=backend.name)
     place, pool = ErrorPlace(BUILDING), None
-    # Built only where it records: the builtin pools and the judge run the write as it is.
-    functions = ReleaseTrail(enabled=True) if trail and candidate.foreign else None
-    run_write = functions.recording(backend.run_write) if functions else backend.run_write
+    functions = ReleaseTrail(enabled=trail and candidate.foreign)
+    run_write = functions.recording(backend.run_write)  # as it is, where not recording
     try:
         with time_limit(timeout_s):
             # A reusable pool comes back with the canary in every buffer (pool_cache.py).
@@ -233,7 +232,7 @@ def _execute(
         cause = harness_cause(error)
         result.error_cause = cause.name if cause is not None else ""
         _snapshot_after_raise(result, pool, scenario, place)
-    result.release_trail = tuple(functions.functions) if functions else ()
+    result.release_trail = tuple(functions.functions)
     return result, stopped
 
 

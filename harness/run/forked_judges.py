@@ -102,6 +102,10 @@ class Judges:
         this process already holds from another file than the learnt run's (this environment's
         transformers where the release folder brings its own) is a RuntimeError: a judge would
         run with it."""
+        # First, as the loader's first import: Triton's @jit reads TRITON_INTERPRET when it
+        # decorates, and a language function decorated compiled here (triton.language's cdiv)
+        # cannot be called from a release kernel a judge then decorates interpreted.
+        import pools.builtin.engines.triton_mode  # noqa: F401
         from harness.sut.load import sglang_standins
         from harness.sut.probe.census import census
 

@@ -25,6 +25,8 @@ class ForwardBatch:
     # The loc before narrowing: what init_forward_metadata translates to SWA slots (the model's
     # Metadata.swa_out_cache_loc); backends/real_code.py hands it to a release's own backend.
     padded_out_cache_loc: Optional[torch.Tensor] = None
+    # Each token's position in its request (Forward.positions), where the scenario gives them.
+    positions: Optional[torch.Tensor] = None
 
 
 @dataclass
@@ -86,6 +88,10 @@ class WriteRequest:
     index_k: Optional[torch.Tensor] = None
     index_k_scale: Optional[torch.Tensor] = None
     is_mla: bool = False
+    # The decode-context-parallel group the backend serves in (get_parallel().attn_dcp_size and
+    # attn_dcp_rank in 0.5.23): a DCP rank's pool (Geometry.dcp_size, dcp_rank).
+    dcp_size: int = 1
+    dcp_rank: int = 0
     use_sliding_window_kv_pool: bool = False
     save_kv_cache: bool = True
     extras: dict = field(default_factory=dict)

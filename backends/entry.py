@@ -22,6 +22,7 @@ from pools.builtin.eras import ERAS
 from pools.dtypes import DTYPES
 from pools.kinds.spec import names
 from pools.kinds.token_major import MHA, MLA, SWA_MHA
+from reports.outcome import SkipKind
 from scenarios.model import Scenario
 
 WriteFn = Callable[[WriteRequest, str, str], None]  # (request, era, mode)
@@ -40,6 +41,22 @@ DRAFT_COMMIT = BackendSkip(
     "writes every token",
     skips.never,
 )  # the attribute register_backend sets on a write function
+
+DCP_RANK = BackendSkip(
+    "dcp-rank",
+    "scenarios of a decode-context-parallel rank's pool (Geometry.dcp_size > 1)",
+    "only a call site that writes a DCP rank's share (triton_dcp) divides the loc by the group "
+    "and masks the tokens of other ranks; every other one writes every token at its loc",
+    skips.never,
+    kind=SkipKind.BY_DESIGN,
+)
+NOT_A_DCP_RANK = BackendSkip(
+    "not-a-dcp-rank",
+    "scenarios of a pool that is no decode-context-parallel rank (Geometry.dcp_size == 1)",
+    "triton_dcp is triton's write under --dcp-size > 1; with one rank it is triton's own",
+    skips.never,
+    kind=SkipKind.BY_DESIGN,
+)
 
 
 @dataclass(frozen=True)
@@ -86,6 +103,9 @@ class Backend:
     # Its call site commits a speculative draft's rows (Forward.commit_lens); every other call
     # site writes every token, so a scenario with a draft commit is skipped there (DRAFT_COMMIT).
     writes_draft_commits: bool = False
+    # Its call site writes a decode-context-parallel rank's share (Geometry.dcp_size > 1), and
+    # only that; every other call site skips those scenarios (DCP_RANK).
+    writes_dcp_rank: bool = False
 
     def run_write(self, req: WriteRequest, era: str, mode: str) -> Optional[str]:
         """One write: the release's own backend code where the SUT carries it (returning where it
@@ -129,6 +149,8 @@ class Backend:
             forward.commit_lens is not None for forward in scenario.forwards
         ):
             return DRAFT_COMMIT
+        if (scenario.geometry.dcp_size > 1) != self.writes_dcp_rank:
+            return DCP_RANK if not self.writes_dcp_rank else NOT_A_DCP_RANK
         return next((skip for skip in self.skips if skip.applies(scenario, mode)), None)
 
     def as_dict(self) -> dict:

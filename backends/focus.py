@@ -34,6 +34,8 @@ BUILTIN_SCENARIOS = (
     "micro-batches",
     "remap-reuse",
     "pipeline-rank",
+    "dcp-rank",
+    "dcp-rank-scaled",
 )
 """Every name scenarios.defaults.default_scenarios gives (tests/test_backends.py checks it)."""
 

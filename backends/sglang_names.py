@@ -184,6 +184,13 @@ NAMES: tuple[ReleaseName, ...] = (
         f"ReqToTokenPool.{REQ_TO_TOKEN}", "field", "public", "that pool's table, given as None"
     ),
     ReleaseName(
+        "ForwardBatch.positions",
+        "field",
+        "public",
+        "each token's position in its request (Forward.positions): triton masks a DCP rank's "
+        "write by it",
+    ),
+    ReleaseName(
         f"ForwardBatch.{ABSENT_ATTENTION_OUTPUT}",
         "field",
         "fallback",

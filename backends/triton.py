@@ -136,6 +136,22 @@ CENSUS = CallSiteModel(
 )
 
 
+REAL_CODE = RealCode(
+    "sglang.srt.layers.attention.triton_backend",
+    "TritonAttnBackend",
+    # The DCP group its __init__ reads from get_parallel(): one rank, but under triton_dcp.
+    fields=lambda req, mode: {
+        "dcp_size": req.dcp_size,
+        "dcp_rank": req.dcp_rank,
+        "is_draft_runner": False,
+        "use_dense_fp8_chunked_prefill": False,
+    },
+    # 0.5.15-0.5.20 carry the unified pool's physical full loc (KVWriteLoc.full_loc) in the
+    # metadata: None for a pool that is not unified, as their init_forward_metadata sets it.
+    metadata=lambda req, mode: {"out_cache_loc_full_physical": None},
+)
+
+
 @register_backend(
     name="triton",
     order=20,
@@ -147,18 +163,7 @@ CENSUS = CallSiteModel(
     # path of #34765), and decode divides the caller's k in place.
     dtypes=BF16_AND_FP8,
     mla_input="latent",
-    real_code=RealCode(
-        "sglang.srt.layers.attention.triton_backend",
-        "TritonAttnBackend",
-        fields=lambda req, mode: {
-            "dcp_size": 1,
-            "is_draft_runner": False,
-            "use_dense_fp8_chunked_prefill": False,
-        },
-        # 0.5.15-0.5.20 carry the unified pool's physical full loc (KVWriteLoc.full_loc) in the
-        # metadata: None for a pool that is not unified, as their init_forward_metadata sets it.
-        metadata=lambda req, mode: {"out_cache_loc_full_physical": None},
-    ),
+    real_code=REAL_CODE,
     summary="out_cache_loc only; extend clones (MHA) or divides a clone (MLA); decode divides the "
     "caller's MLA k in place",
     skips=(

@@ -2,7 +2,8 @@
 to len(loc) in __post_init__ (PR #29460), with the for_batch / for_layer constructors, all shared
 from pools.write_loc (SGLang's API surface, pinned to the installed SGLang by
 tests/test_write_loc_sglang.py). The doors are 0.5.14's with the 3-value unwrap; SWAKVPool reads
-loc and swa_loc and, as 0.5.23's does, never full_loc."""
+loc and swa_loc and, as 0.5.23's does, never full_loc. The MHA door takes a DCP rank's mask of
+the tokens it stores (dcp_kv_mask)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,32 @@ __all__ = ["KVWriteLoc", "MHATokenToKVPool", "MLATokenToKVPool", "SWAKVPool", "u
 
 class MHATokenToKVPool(base_bundled.MHATokenToKVPool):
     unwrap = staticmethod(unwrap_write_loc)
+
+    def set_kv_buffer(
+        self,
+        layer: Any,
+        loc_info: Any,
+        cache_k: torch.Tensor,
+        cache_v: torch.Tensor,
+        k_scale: Any = None,
+        v_scale: Any = None,
+        layer_id_override: Optional[int] = None,
+        dcp_kv_mask: Optional[torch.Tensor] = None,
+    ) -> None:
+        """0.5.14's door, and a DCP rank's mask: every token divided and cast, the kept ones
+        stored."""
+        if dcp_kv_mask is None:
+            super().set_kv_buffer(
+                layer, loc_info, cache_k, cache_v, k_scale, v_scale, layer_id_override
+            )
+            return
+        tokens = cache_k.shape[0]
+        kept = dcp_kv_mask[:tokens] != 0
+        loc = self._loc(loc_info)[:tokens][kept]
+        index = self._index(layer, layer_id_override)
+        self._divide(cache_k, cache_v, k_scale, v_scale)
+        self._put(self.k_buffer[index], loc, self._cast(cache_k)[kept])
+        self._put(self.v_buffer[index], loc, self._cast(cache_v)[kept])
 
     def set_kv_buffer_prefix_valid(
         self,

@@ -367,6 +367,15 @@ _OWN: tuple[Mutant, ...] = (
         "slip: set_kv_buffer_prefix_valid ignores commit_lens; rejected draft tokens are written",
         dtypes=FP8,  # the regression draft-commit-fp8 is the draft commit every profile runs
     ),
+    # a decode-context-parallel rank's write
+    Mutant(
+        "dcp_mask_ignored",
+        "dcp-rank",
+        "current",
+        MHA,
+        ("triton_dcp",),
+        "slip: the MHA door drops dcp_kv_mask; a DCP rank stores the other ranks' tokens",
+    ),
 )
 # Each fault once more through the backends a later census claimed (mutants/reused.py).
 CATALOG: tuple[Mutant, ...] = _OWN + REUSED

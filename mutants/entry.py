@@ -17,6 +17,7 @@ FAULT_CLASSES = (
     "translation-cache",
     "cp-gather",
     "draft-commit",
+    "dcp-rank",
 )
 
 

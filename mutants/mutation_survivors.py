@@ -34,9 +34,11 @@ class Survivor:
     closed_by: str = ""  # for a gap: the scenario, oracle or driver that now kills it
 
 
-def _alike(release: str, kind: str, reason: str, mutants: tuple[tuple[str, str], ...]):
+def _alike(
+    release: str, kind: str, reason: str, mutants: tuple[tuple[str, str], ...], closed_by: str = ""
+):
     """Records of one reason for several mutants, each as (id, mutated line)."""
-    return tuple(Survivor(release, id, mutated, kind, reason) for id, mutated in mutants)
+    return tuple(Survivor(release, id, mutated, kind, reason, closed_by) for id, mutated in mutants)
 
 
 _POOL = "srt/mem_cache/memory_pool.py:core/ReplaceBinaryOperator_"
@@ -97,20 +99,35 @@ _HND_CUDA_LAUNCHER = (
 )
 _DCP_WRITE = (
     "the decode-context-parallel write (memory_pool.py 2938-2960: the dcp_kv_mask the Triton "
-    "backend passes under --dcp-size > 1, stored by masked_set_kv_buffer_kernel; and the MLA "
-    "door's DCP assert, 4957-4961): no scenario models a DCP rank, so no check passes a mask or "
-    "enables DCP. A DCP rank's scenario and a backend driver that computes the mask would close it"
+    "backend passes under --dcp-size > 1, stored by masked_set_kv_buffer_kernel): no scenario "
+    "modelled a DCP rank, so no check passed a mask"
+)
+_DCP_CLOSED = (
+    "the DCP rank's scenarios dcp-rank and dcp-rank-scaled (rank 1 of 2 on a pipeline rank, two "
+    "heads) through the triton_dcp call site, which drives 0.5.23's TritonAttnBackend with "
+    "dcp_size 2 (backends/triton_dcp.py): every one killed in session 12's campaign"
+)
+_MLA_DCP_ASSERT = (
+    "the MLA door's DCP assert (memory_pool.py 4957-4961, `write_loc_is_dcp_resolved or "
+    "dcp_replicated or not get_parallel().dcp_enabled`): kvh pins DCP off on every release "
+    "(sglang_loader._disable_dcp), so the last operand is True and the `or` to `and` mutant "
+    "passes; an MLA pool built dcp_replicated or with a resolved loc under an enabled DCP group "
+    "would close it"
 )
 _QUANTIZED_MHA = (
     "the MHA door's quantized-KV path (memory_pool.py 2912-2924, is_quantized_kv_cache: a pool "
     "built with a KV-cache quantization method): kvh builds MHATokenToKVPool without one (its FP4 "
-    "kinds are MHATokenToKVPoolFP4's), so no check reaches it"
+    "kinds are MHATokenToKVPoolFP4's), so no check reaches it. A CPU server with an fp8_e4m3 "
+    "cache builds it with CPUFP8KVCacheMethod (kv_cache_configurator.py 452-455, intel_amx only): "
+    "a kind built that way would close it"
 )
 _UNIFIED_SWA_DEFAULT_SCALES = (
     "the default k_scale and v_scale (1.0) of UnifiedSWAKVPool.set_kv_buffer, which it hands its "
     "sub-pools to divide by on a cast: only `plain` writes the unified SWA kind, and it passes its "
     "scales (None where unscaled), so no check omits them as the Triton backend does when both "
-    "are None. A backend whose call omits the scales writing this kind would close it"
+    "are None. A backend whose call omits the scales writing this kind would close it: triton's "
+    "release class on this kind translates the SWA loc through the pool's allocators "
+    "(translate_loc_from_full_to_swa asserts attach_allocators), which kvh does not build"
 )
 SURVIVORS += (
     ()
@@ -223,8 +240,12 @@ SURVIVORS += (
         (_M + 'NumberReplacer:459', 'k_buf.stride( -1),'),
         (_M + 'NumberReplacer:460', 'v_buf.stride( 1),'),
         (_M + 'NumberReplacer:461', 'v_buf.stride( -1),'),
-        (_M + 'ReplaceOrWithAnd:28', 'and self.dcp_replicated'),
         ),
+        closed_by=_DCP_CLOSED,
+    )
+    + _alike(
+        "sglang==0.5.23", GAP, _MLA_DCP_ASSERT,
+        ((_M + 'ReplaceOrWithAnd:28', 'and self.dcp_replicated'),),
     )
     + _alike(
         "sglang==0.5.23", GAP, _QUANTIZED_MHA,

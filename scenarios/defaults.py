@@ -147,6 +147,7 @@ def default_scenarios(pool: str, dtype: str, seed: int) -> list[Scenario]:
         + (_loc_lives(_small_geometry(pool, dtype), seed + 19) if g.kind.swa else [])
         + (_draft_commits(rng, g, seed + 17, scaled_input) if _commits_drafts(g) else [])
         + ([_pipeline_rank(rng, g, seed + 21)] if g.kind.pipeline_rank else [])
+        + (_dcp_rank(rng, g, seed + 22, scaled_input) if g.kind.dcp_rank else [])
     )
 
 
@@ -158,6 +159,36 @@ def _pipeline_rank(rng: random.Random, g: Geometry, seed: int) -> Scenario:
     prefill, step = allocate(rng, g.size, g.page_size, 20), allocate(rng, g.size, g.page_size, 1)
     forwards = [Forward(prefill), Forward(step, layers=[4, 6])]
     return _scenario(rng, ranked, forwards, "pipeline-rank", seed)
+
+
+def _dcp_rank(rng: random.Random, g: Geometry, seed: int, scaled_input: str) -> list[Scenario]:
+    """Rank 1 of a decode-context-parallel pair, on a pipeline rank (layers 3 to 6): a 20-token
+    prefill whose odd positions are the rank's, each at global id 2 * row + position % 2; a
+    decode step of two tokens on layers 4 and 6, one of them the rank's; and a batch that carries
+    no positions, whose every token the rank writes at id // 2. K and V are column slices of one
+    tensor (strided rows) unscaled, and divided on the way to a cast scaled; heads 2 and V as
+    wide as K (the masked kernel copies V with K's row shape)."""
+    ranked = replace(g, start_layer=3, dcp_size=2, dcp_rank=1, v_head_dim=None)
+
+    def forward(positions: list[int], **fields) -> Forward:
+        rows = allocate(rng, g.size, g.page_size, len(positions))
+        loc = [2 * row + position % 2 for row, position in zip(rows, positions)]
+        return Forward(loc, positions=positions, **fields)
+
+    forwards = [
+        forward(list(range(20))),
+        forward([20, 33], layers=[4, 6]),
+        replace(forward([5, 8, 13]), positions=None),
+    ]
+    scaled = dict(
+        input_dtype=scaled_input, k_scale=Scale("float", 0.5), v_scale=Scale("tensor", 2.0)
+    )
+    return [
+        _scenario(rng, ranked, forwards, "dcp-rank", seed, fused_qkv=True),
+        _scenario(
+            rng, ranked, [replace(f) for f in forwards], "dcp-rank-scaled", seed + 1, **scaled
+        ),
+    ]
 
 
 def _commits_drafts(g: Geometry) -> bool:

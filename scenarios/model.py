@@ -111,6 +111,11 @@ class Geometry:
     # layers start_layer .. start_layer + layer_num - 1, each written by its global id
     # (PoolKind.pipeline_rank kinds only).
     start_layer: int = 0
+    # A decode-context-parallel rank's pool (PoolKind.dcp_rank kinds only): of dcp_size ranks,
+    # this is rank dcp_rank. The loc holds global token ids; the rank keeps a token whose
+    # position is its own (position % dcp_size == dcp_rank) at row id // dcp_size.
+    dcp_size: int = 1
+    dcp_rank: int = 0
 
     @property
     def kind(self) -> PoolKind:
@@ -188,6 +193,10 @@ class Forward:
     # equal width, and only each row's first commit_lens[r] tokens are written
     # (MHATokenToKVPool.set_kv_buffer_prefix_valid). None: every token is written.
     commit_lens: Optional[list[int]] = None
+    # Each token's position in its request, as ForwardBatch.positions carries it: on a DCP rank
+    # (Geometry.dcp_size > 1) which tokens the rank keeps. None: the batch carries none, and a
+    # DCP rank's write masks nothing.
+    positions: Optional[list[int]] = None
 
     @property
     def tokens(self) -> int:

@@ -130,6 +130,7 @@ def validate(scenario: Scenario) -> None:
             f"start_layer {g.start_layer}: only a pipeline rank's pool starts past layer 0 "
             "(PoolKind.pipeline_rank: MHA, MLA and HND)"
         )
+    _check_dcp_rank(g)
     problem = layout_problem(g)
     if problem:
         raise ScenarioError(problem)
@@ -179,6 +180,7 @@ def validate(scenario: Scenario) -> None:
             _check_slots(forward.encoder_loc, g.loc_slots, f"{where}.encoder_loc")
         _check_view(forward, where)
         _check_commit(forward, where)
+        _check_positions(g, forward, where)
         if forward.remap is not None:
             _check_remap(scenario, forward.remap, f"{where}.remap")
 
@@ -222,6 +224,32 @@ def _check_sparse(g: Geometry) -> None:
         raise ScenarioError("a MiniMax sparse pool with sparse layers needs index_head_dim >= 1")
     if g.v_head_dim not in (None, g.head_dim):
         raise ScenarioError("a MiniMax sparse pool stores V with head_dim")
+
+
+def _check_dcp_rank(g: Geometry) -> None:
+    if g.dcp_size == 1 and g.dcp_rank == 0:
+        return
+    if not g.kind.dcp_rank or g.dcp_size < 2 or not 0 <= g.dcp_rank < g.dcp_size:
+        raise ScenarioError(
+            f"dcp_size {g.dcp_size}, dcp_rank {g.dcp_rank}: a DCP rank is one of 2 or more ranks, "
+            "and only a token-major MHA pool is one (PoolKind.dcp_rank)"
+        )
+    if g.v_head_dim not in (None, g.head_dim):
+        # SGLang's masked_set_kv_buffer_kernel copies head_num * head_dim values of V too.
+        raise ScenarioError("a DCP rank's pool stores V with head_dim: v_head_dim must equal it")
+
+
+def _check_positions(g: Geometry, forward: Forward, where: str) -> None:
+    if forward.positions is None:
+        return
+    if g.dcp_size == 1:
+        raise ScenarioError(f"{where}.positions: only a DCP rank's write reads positions")
+    if len(forward.positions) != len(forward.loc) or any(p < 0 for p in forward.positions):
+        raise ScenarioError(f"{where}.positions needs one position of 0 or more per loc entry")
+    if forward.narrow is not None or forward.cross_layers or forward.commit_lens is not None:
+        raise ScenarioError(
+            f"{where}: a DCP rank's forward is neither narrowed, cross-attention nor a draft commit"
+        )
 
 
 def _check_commit(forward: Forward, where: str) -> None:

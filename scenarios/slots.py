@@ -66,14 +66,16 @@ def qsa_plan(forward: Forward, loc_dtype: torch.dtype, device: str) -> dict[str,
 def write_slots(scenario: Scenario, forward: Forward, layer_id: int) -> list[Optional[int]]:
     """The slots a correct pool writes for this (forward, layer), in token order; None for a
     token the call does not write (a draft token past its row's commit length, a token of a page
-    another page-interleave rank owns, any token of a layer another layer-split rank keeps)."""
+    another page-interleave rank owns, any token of a layer another layer-split rank keeps, a
+    token at another DCP rank's position)."""
     source = forward.encoder_loc if layer_id in forward.cross_layers else forward.loc
     slots = source[: forward.tokens]
     mapping = None  # the full-to-SWA mapping in effect, which only a SWA layer's ids go through
     if layer_id in scenario.geometry.swa_layer_ids:
         index = next(i for i, f in enumerate(scenario.forwards) if f is forward)
         mapping = scenario.mapping_at(index)
-    rows = landing_rows(scenario.geometry, layer_id, slots, mapping)
+    positions = None if forward.positions is None else forward.positions[: forward.tokens]
+    rows = landing_rows(scenario.geometry, layer_id, slots, mapping, positions)
     if forward.commit_lens is not None:  # only each row's committed prefix
         width = len(forward.loc) // len(forward.commit_lens)
         lens = forward.commit_lens

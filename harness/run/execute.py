@@ -128,6 +128,9 @@ def write_request(
         token_to_kv_pool=pool,
         physical=not scenario.unmarked_loc,
         padded_out_cache_loc=locs["loc"],
+        positions=None
+        if forward.positions is None
+        else torch.tensor(forward.positions[: forward.tokens], device=device),
     )
     return WriteRequest(
         api=module,
@@ -145,6 +148,8 @@ def write_request(
         index_k=tensors.get("index_k"),
         index_k_scale=tensors.get("index_k_scale"),
         is_mla=g.kind.latent,
+        dcp_size=g.dcp_size,
+        dcp_rank=g.dcp_rank,
         use_sliding_window_kv_pool=g.kind.swa,
     )
 

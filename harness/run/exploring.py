@@ -35,6 +35,7 @@ from scenarios.profiles import Profile
 from scenarios.reach import reach_scenario
 from scenarios.regressions import regression_scenarios
 from scenarios.strategies import scenarios as scenario_strategy
+from scenarios.strategies.dcp import dcp_ranks
 
 
 @dataclass
@@ -133,6 +134,8 @@ def explore_run(
         strategy = scenario_strategy(
             cell.pool, cell.dtype, exploring.special_values, profile.pool_bytes
         )
+        if cell.backend.writes_dcp_rank:  # its only scenarios are a DCP rank's
+            strategy = dcp_ranks(strategy)
 
         def check(s):
             return check_cell(

@@ -115,6 +115,37 @@ class MHAStorage(TokenPoolStorage):
             self.store_dtype,
         )
 
+    def _store_masked(
+        self,
+        layer: Any,
+        loc: torch.Tensor,
+        cache_k: torch.Tensor,
+        cache_v: torch.Tensor,
+        k_scale: Scale,
+        v_scale: Scale,
+        mask: torch.Tensor,
+    ) -> None:
+        """A DCP rank's write (SGLang 0.5.23, dcp_kv_mask): every token divided and cast as an
+        unmasked write's, then only the tokens the mask keeps stored."""
+        if cache_k.dtype != self.dtype:  # in place, on the caller's tensors, as the door does
+            if k_scale is not None:
+                cache_k.div_(k_scale)
+            if v_scale is not None:
+                cache_v.div_(v_scale)
+        kept = mask[: cache_k.shape[0]] != 0
+        index = layer.layer_id - self.start_layer
+        self.engine.store_kv(
+            self.k_buffer[index],
+            self.v_buffer[index],
+            loc[: cache_k.shape[0]][kept],
+            cache_k[kept],
+            cache_v[kept],
+            None,
+            None,
+            self.dtype,
+            self.store_dtype,
+        )
+
     def set_kv_buffer_prefix_valid(
         self,
         layer: Any,

@@ -15,7 +15,8 @@ SWAKVPool's doors hand on `loc` and the swa_loc they were given (if any), and th
   0.5.23's SWAKVPool unwraps `loc, swa_loc, _`, so its full layers write at loc whatever full_loc
   says (only HybridLinearKVPool and the unified pools read it).
 The SWA pool's default scales are 1.0, the other pools' None. No era refuses a loc that is not
-marked physical: the pools modelled here are not unified ones.
+marked physical: the pools modelled here are not unified ones. The current MHA door takes a DCP
+rank's mask of the tokens it stores (dcp_kv_mask).
 
 `KVWriteLoc` and `unwrap_write_loc` are SGLang's API surface, shared openly from pools.write_loc
 (tests/test_write_loc_sglang.py pins them to the installed SGLang); everything else is the judge's.
@@ -158,6 +159,27 @@ class UnwrappingMHA:
         self._store(layer, loc, cache_k, cache_v, k_scale, v_scale, layer_id_override)
 
 
+class CurrentMHA(UnwrappingMHA):
+    def set_kv_buffer(
+        self,
+        layer: Any,
+        loc_info: Any,
+        cache_k: torch.Tensor,
+        cache_v: torch.Tensor,
+        k_scale: Any = None,
+        v_scale: Any = None,
+        layer_id_override: Optional[int] = None,
+        dcp_kv_mask: Optional[torch.Tensor] = None,
+    ) -> None:
+        """0.5.23 takes a DCP rank's mask (triton under --dcp-size > 1): the scales divide and
+        the cast covers every token, then only the tokens the mask keeps are stored."""
+        loc, *_ = self.unwrap(loc_info)
+        if dcp_kv_mask is None:
+            self._store(layer, loc, cache_k, cache_v, k_scale, v_scale, layer_id_override)
+        else:
+            self._store_masked(layer, loc, cache_k, cache_v, k_scale, v_scale, dcp_kv_mask)
+
+
 class UnwrappingMLA:
     unwrap: Callable[[Any], tuple]
 
@@ -235,7 +257,7 @@ ERA_FRONTS: dict[str, EraFront] = {
         ),
         EraFront(
             "current",
-            UnwrappingMHA,
+            CurrentMHA,
             UnwrappingMLA,
             UnwrappingSWA,
             CurrentWriteLoc,

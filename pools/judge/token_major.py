@@ -18,7 +18,7 @@ import torch
 from pools.dtypes import store_dtype_of
 from pools.judge.casts import bits_of, bits_view, cast_bits
 from pools.judge.divide import divide_in_place
-from pools.judge.token_writes import write_columns, write_rows
+from pools.judge.token_writes import UndefinedBehaviour, write_columns, write_rows
 
 # The slot CUDA-graph padding rows write (SGLang's reserved_skip_index default).
 RESERVED_SLOT = 0
@@ -133,6 +133,33 @@ class MHAJudgePool(JudgeTokenPool):
         self._divide(cache_k, cache_v, k_scale, v_scale)
         self._write(k_buffer, loc, self._stored(cache_k), "k")
         self._write(v_buffer, loc, self._stored(cache_v), "v")
+
+    def _store_masked(
+        self,
+        layer: Any,
+        loc: torch.Tensor,
+        cache_k: torch.Tensor,
+        cache_v: torch.Tensor,
+        k_scale: Any,
+        v_scale: Any,
+        mask: torch.Tensor,
+    ) -> None:
+        """SGLang 0.5.23's masked_set_kv_buffer_kernel: one program per row of cache_k, which
+        stores row i at loc[i] where mask[i] is not 0. It reads loc and mask past their end, V
+        with K's row shape and a slot without bounds: the judge names no bytes for those."""
+        tokens = cache_k.shape[0]
+        if loc.shape[0] < tokens or mask.shape[0] < tokens or cache_v.shape != cache_k.shape:
+            raise UndefinedBehaviour(
+                "a DCP rank's masked write reads loc, the mask and V by cache_k's rows"
+            )
+        index = layer.layer_id - self.start_layer
+        self._divide(cache_k, cache_v, k_scale, v_scale)
+        kept = mask[:tokens].cpu() != 0
+        slots = loc[:tokens].cpu()[kept]
+        if ((slots < 0) | (slots >= self.k_buffer[index].shape[0])).any():
+            raise UndefinedBehaviour("a DCP rank's masked write stores past its buffer unchecked")
+        self._write(self.k_buffer[index], slots, self._stored(cache_k)[kept.numpy()], "k")
+        self._write(self.v_buffer[index], slots, self._stored(cache_v)[kept.numpy()], "v")
 
     def _write(self, buffer: torch.Tensor, loc: torch.Tensor, rows: np.ndarray, part: str) -> None:
         write_rows(bits_view(buffer), loc, rows)

@@ -27,20 +27,28 @@ Geometry = Any  # scenarios.model.Geometry, a layer above this one
 
 def loc_slots(g: Geometry) -> int:
     """How many token ids a loc may hold: the pool's size + page_size rows, or on a
-    page-interleave pool every rank's (a rank's rows are 1/PAGE_SHARD_SIZE of the ids)."""
+    page-interleave pool every rank's (a rank's rows are 1/PAGE_SHARD_SIZE of the ids); on a
+    DCP rank's pool the global ids of every rank (id // dcp_size is the rank's row)."""
     rows = g.size + g.page_size
-    return rows * PAGE_SHARD_SIZE if g.kind.page_interleave else rows
+    return rows * (PAGE_SHARD_SIZE if g.kind.page_interleave else g.dcp_size)
 
 
 def landing_rows(
-    g: Geometry, layer_id: int, slots: Sequence[int], swa_mapping: Optional[Sequence[int]]
+    g: Geometry,
+    layer_id: int,
+    slots: Sequence[int],
+    swa_mapping: Optional[Sequence[int]],
+    positions: Optional[Sequence[int]] = None,
 ) -> list[Optional[int]]:
     """The row each token id of `slots` takes in the layer's buffers, in token order; None for a
     token this pool's rank does not keep (a page another page-interleave rank owns, any token of
-    a layer another layer-split rank keeps). `swa_mapping`: the full-to-SWA mapping in effect,
-    which a SWA layer's ids go through."""
+    a layer another layer-split rank keeps, a token at another DCP rank's position).
+    `swa_mapping`: the full-to-SWA mapping in effect, which a SWA layer's ids go through;
+    `positions`: each token's position in its request, where the batch carries them."""
     if layer_id not in owned_layers(g):
         return [None] * len(slots)
+    if g.dcp_size > 1:
+        return dcp_rows(g, slots, positions)
     if g.kind.swa and layer_id in g.swa_layer_ids:
         return [swa_mapping[slot] for slot in slots]
     if g.kind.hisparse:
@@ -48,6 +56,20 @@ def landing_rows(
     if g.kind.page_interleave:
         return [page_interleave_row(g, slot) for slot in slots]
     return list(slots)
+
+
+def dcp_rows(
+    g: Geometry, slots: Sequence[int], positions: Optional[Sequence[int]]
+) -> list[Optional[int]]:
+    """A DCP rank's rows: global id // dcp_size, for the tokens whose position is the rank's
+    (position % dcp_size == dcp_rank). A batch without positions masks nothing: SGLang's triton
+    backend then hands the door the batch's dcp_kv_mask, which only a ROCm batch carries."""
+    if positions is None:
+        return [slot // g.dcp_size for slot in slots]
+    return [
+        slot // g.dcp_size if position % g.dcp_size == g.dcp_rank else None
+        for slot, position in zip(slots, positions)
+    ]
 
 
 def index_key_rows(g: Geometry, layer_id: int, slots: Sequence[int]) -> list[Optional[int]]:

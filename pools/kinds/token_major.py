@@ -11,6 +11,7 @@ MHA = PoolKind(
     base=True,
     doors=("set_kv_buffer", "set_kv_buffer_prefix_valid"),  # the latter: dspark's draft commit
     pipeline_rank=True,
+    dcp_rank=True,  # triton's write under --dcp-size > 1 (backends/triton_dcp.py)
 )
 
 MLA = PoolKind(

@@ -58,6 +58,8 @@ class Capabilities:
     mla_skips_reserved_slot: bool | None = None
     # MHATokenToKVPool has set_kv_buffer_prefix_valid (a speculative draft's commit, 0.5.14 on)
     prefix_valid_door: bool | None = None
+    # MHATokenToKVPool.set_kv_buffer takes a DCP rank's dcp_kv_mask (0.5.23; triton_dcp's door)
+    dcp_mask_door: bool | None = None
     # QSATokenToKVPool takes qsa_indexer_dtype: its compressed keys may be fp8 (0.5.22 on; 0.5.20
     # and 0.5.21 keep them bf16). Decided on the loaded class, where the loader offers it
     qsa_indexer_dtype: bool | None = None
@@ -297,6 +299,12 @@ def probe(module: Any) -> Capabilities:
         attempt("prefix_valid_divides_caller", lambda: _prefix_valid_divides_caller(module))
     else:
         unknown.append(("prefix_valid_divides_caller", "no set_kv_buffer_prefix_valid"))
+    attempt(
+        "dcp_mask_door",
+        lambda: (
+            "dcp_kv_mask" in inspect.signature(module.MHATokenToKVPool.set_kv_buffer).parameters
+        ),
+    )
     for name, (class_name, how) in OFFERED_CLASS_PROBES.items():
         cls = getattr(module, class_name, None)
         if cls is None:

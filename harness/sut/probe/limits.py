@@ -77,6 +77,19 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         cannot_apply=True,
     ),
     SutLimit(
+        "no-dcp-mask-door",
+        "dcp_mask_door",
+        False,
+        names(MHA),
+        (),
+        r"dcp_kv_mask",
+        "MHATokenToKVPool.set_kv_buffer takes no dcp_kv_mask (of the releases measured, 0.5.9 to "
+        "0.5.14 and sglang-kt 0.7.2; 0.5.23 has it): triton writes no decode-context-parallel "
+        "rank's share through it",
+        backends=("triton_dcp",),
+        cannot_apply=True,
+    ),
+    SutLimit(
         "no-swa-over-mla",
         "swa_over_mla",
         False,

@@ -1,0 +1,114 @@
+"""A decode-context-parallel rank's write (triton under --dcp-size > 1, backends/triton_dcp.py):
+the rank keeps the tokens whose position is its own, at id // dcp_size, through the MHA door's
+dcp_kv_mask. The door campaign's 37 survivors of 0.5.23's masked path (memory_pool.py
+2938-2960) were a gap: no scenario was a DCP rank's."""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import torch
+
+from backends.registry import backend_named
+from harness.run.bisect import probe_of
+from harness.run.release_copy import release_folder, sparse_copy
+from pools.builtin.sut import builtin_module
+from pools.judge import judge_module
+from pools.judge.token_writes import UndefinedBehaviour
+from pools.kinds.registry import KINDS
+from scenarios.defaults import default_scenarios
+from scenarios.serialize import ScenarioError, validate
+from scenarios.slots import write_slots
+
+
+def _dcp(pool: str = "mha", name: str = "dcp-rank"):
+    return next(s for s in default_scenarios(pool, "bf16", 0) if s.name == name)
+
+
+def test_the_default_set_writes_a_dcp_rank_of_every_kind_that_can_be_one() -> None:
+    ranked = [name for name, kind in KINDS.items() if kind.dcp_rank]
+    assert ranked == ["mha"]
+    scenario = _dcp()
+    validate(scenario)
+    g = scenario.geometry
+    assert (g.dcp_size, g.dcp_rank, g.start_layer) == (2, 1, 3)
+    prefill, step, unpositioned = scenario.forwards
+    # Odd positions are rank 1's, each at its row id // 2; a batch without positions masks none.
+    rows = write_slots(scenario, prefill, 3)
+    assert [row is None for row in rows] == [p % 2 == 0 for p in prefill.positions]
+    assert [r for r in rows if r is not None] == [
+        s // 2 for s, p in zip(prefill.loc, prefill.positions) if p % 2
+    ]
+    assert write_slots(scenario, step, 4) == [None, step.loc[1] // 2]
+    assert write_slots(scenario, unpositioned, 5) == [s // 2 for s in unpositioned.loc]
+    assert all(
+        s.name not in ("dcp-rank", "dcp-rank-scaled") for s in default_scenarios("mla", "bf16", 0)
+    )
+
+
+def test_a_dcp_rank_is_refused_where_no_masked_write_exists() -> None:
+    scenario = _dcp()
+    mla = next(s for s in default_scenarios("mla", "bf16", 0) if s.name == "prefill")
+    with pytest.raises(ScenarioError, match="DCP rank"):
+        validate(replace(mla, geometry=replace(mla.geometry, dcp_size=2)))
+    with pytest.raises(ScenarioError, match="v_head_dim"):
+        validate(replace(scenario, geometry=replace(scenario.geometry, v_head_dim=16)))
+    with pytest.raises(ScenarioError, match="one position"):
+        validate(replace(scenario, forwards=[replace(scenario.forwards[0], positions=[1])]))
+    prefill = next(s for s in default_scenarios("mha", "bf16", 0) if s.name == "prefill")
+    positioned = replace(prefill.forwards[0], positions=[0] * len(prefill.forwards[0].loc))
+    with pytest.raises(ScenarioError, match="only a DCP rank"):
+        validate(replace(prefill, forwards=[positioned]))
+
+
+@pytest.mark.parametrize("module", [judge_module("current"), builtin_module("current", "torch")],
+                         ids=["judge", "builtin"])  # fmt: skip
+def test_the_masked_door_divides_every_token_and_stores_the_kept_ones(module) -> None:
+    pool = module.MHATokenToKVPool(
+        size=8, page_size=1, dtype=torch.float8_e4m3fn, head_num=2, head_dim=16, layer_num=1,
+        device="cpu", enable_memory_saver=False,
+    )  # fmt: skip
+    layer = type("Layer", (), {"layer_id": 0, "is_cross_attention": False})()
+    k, v = torch.full((3, 2, 16), 4.0), torch.full((3, 2, 16), 8.0)
+    loc = module.KVWriteLoc(torch.tensor([5, 6, 7]), physical=True)
+    pool.set_kv_buffer(layer, loc, k, v, 2.0, 4.0, dcp_kv_mask=torch.tensor([True, False, True]))
+    stored = pool.get_key_buffer(0).float()
+    assert (stored[[5, 7]] == 2.0).all() and (stored[6] == 0).all()
+    assert (k == 2.0).all() and (v == 2.0).all()  # the caller's tensors, every token divided
+
+
+def test_the_judge_names_no_bytes_for_a_masked_slot_past_the_buffer() -> None:
+    module = judge_module("current")
+    pool = module.MHATokenToKVPool(
+        size=4, page_size=1, dtype=torch.bfloat16, head_num=1, head_dim=16, layer_num=1,
+        device="cpu", enable_memory_saver=False,
+    )  # fmt: skip
+    layer = type("Layer", (), {"layer_id": 0, "is_cross_attention": False})()
+    k = torch.ones(2, 1, 16, dtype=torch.bfloat16)
+    with pytest.raises(UndefinedBehaviour, match="past its buffer"):
+        pool.set_kv_buffer(
+            layer, torch.tensor([1, 9]), k, k.clone(), dcp_kv_mask=torch.tensor([1, 1])
+        )
+
+
+@pytest.mark.sglang
+def test_the_release_s_masked_write_passes_and_a_fault_in_it_is_a_finding(tmp_path: Path):
+    """0.5.23's TritonAttnBackend under dcp_size 2 writes through masked_set_kv_buffer_kernel
+    (interpreted here); a copy whose kernel call reads K's token stride as its head stride (one
+    of the campaign's survivors) writes other rows. Extend only: decode reaches the same door
+    call (the default --sut run judges both modes)."""
+    if importlib.util.find_spec("sglang") is None:
+        pytest.skip("sglang is not installed here")
+    triton_dcp, scenario = backend_named("triton_dcp"), _dcp()
+    assert not probe_of("sglang", scenario, triton_dcp, "extend").finding
+    pool = Path("sglang/srt/mem_cache/memory_pool.py")
+    copy = sparse_copy(release_folder("sglang"), tmp_path / "release", [pool], with_siblings=False)
+    text = (copy / pool).read_text()
+    call = text.index("masked_set_kv_buffer_kernel[(N,)](")
+    stride = text.index("cache_k.stride(0),", call)
+    (copy / pool).unlink()
+    (copy / pool).write_text(text[:stride] + "cache_k.stride(1)," + text[stride + 18 :])
+    assert probe_of(f"sglang@{copy}", scenario, triton_dcp, "extend").finding

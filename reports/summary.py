@@ -14,6 +14,8 @@ from reports.outcome import APART, Outcome, SkipKind, normalised, skip_kind_of
 from reports.records import text_of
 
 NO_CHECKS = "(no checks)"
+# The verdict of a run whose plan held no check: every cell left out by design or not offered.
+NOTHING_CHECKED = "NOTHING CHECKED"
 # The outcomes a check row can have, in the order the counts are printed.
 CHECK_OUTCOMES = (
     Outcome.PASS,
@@ -192,11 +194,14 @@ def verdict(
     """INTERRUPTED when a signal stopped the run (`interrupted`: what finished and what did not;
     the counts are of the checks that finished, findings included); otherwise FAIL when a
     candidate or a call-site model itself (the era table) has a finding; otherwise INCOMPLETE when a
-    named SUT was not run (`not_run`: why, one line each), else PASS. Rows a declared trim of
+    named SUT was not run (`not_run`: why, one line each); otherwise NOTHING CHECKED when the
+    plan held no check at all (a PASS is earned only by comparisons that could have failed), else
+    PASS. Rows a declared trim of
     the plan left out (SkipKind.BY_DESIGN) and rows of pool kinds the SUT does not offer
     (SkipKind.NOT_OFFERED) are said apart and not counted as checks."""
     checks, by_design, not_offered = counted(frame)
     outcomes = checks["outcome"].tolist() if len(checks) else []
+    model_outcomes = list(model_outcomes)
     model_findings = counts(model_outcomes)[Outcome.FINDING]
     if interrupted is not None:
         planned = (
@@ -208,8 +213,10 @@ def verdict(
         )
     elif counts(outcomes)[Outcome.FINDING] or model_findings:
         head = "FAIL"
+    elif not_run:
+        head = "INCOMPLETE"
     else:
-        head = "INCOMPLETE" if not_run else "PASS"
+        head = NOTHING_CHECKED if not outcomes and not model_outcomes else "PASS"
     against_model = (
         f"; {model_findings} findings against the call-site models" if model_findings else ""
     )

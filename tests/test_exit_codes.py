@@ -240,6 +240,20 @@ def test_the_verdict_of_an_interrupted_run_says_what_did_not_finish() -> None:
     assert verdict(frame).startswith("FAIL: 3 checks")
 
 
+def test_a_run_that_plans_no_check_is_nothing_checked_and_exit_2(tmp_path: Path, capsys) -> None:
+    """triton_dcp's call site exists in the current era only: asked for the legacy era alone,
+    the run holds no check, and says so instead of a PASS over nothing."""
+    argv = ["run", "--pool", "mha", "--dtype", "bf16", "--backend", "triton_dcp"]
+    assert main([*argv, "--era", "legacy", "--out", str(tmp_path / "none")]) == EXIT_USAGE
+    captured = capsys.readouterr()
+    assert "NOTHING CHECKED: 0 checks" in captured.out
+    assert "planned no check" in captured.err and "Traceback" not in captured.err
+    shard = ["--era", "legacy", "--shard", "1/2", "--out", str(tmp_path / "share")]
+    assert main([*argv, *shard]) == 0  # one share of a run: the run says whether any held one
+    assert main([*argv, "--out", str(tmp_path / "some")]) == 0
+    assert "PASS: 8 checks" in capsys.readouterr().out
+
+
 def test_sigterm_inside_hypothesis_comes_out_as_the_same_interrupt() -> None:
     import signal
 

@@ -238,4 +238,11 @@ def _report(
     for line in summary.stdout:
         print(line)
     print(f"summary: {summary_path}; each job's results under {options.out}/jobs")
-    return interrupted_exit_code(stop) if stop is not None else _worst([job.code for job in jobs])
+    if stop is not None:
+        return interrupted_exit_code(stop)
+    code = _worst([job.code for job in jobs])
+    if code == EXIT_OK and summary.nothing_checked and options.shard is None:
+        print("kvh: the selection planned no check in any job, so nothing was judged",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
+    return code

@@ -389,6 +389,15 @@ def _run(
             return interrupted_exit_code(stop)
         if summary.findings:
             return EXIT_FINDINGS
+        # A shard's share may hold no check; the run it is a share of says whether any did.
+        if summary.nothing_checked and not not_loaded and options.shard is None:
+            print(
+                "kvh: the selection planned no check, so nothing was judged: no combination of "
+                "it applies to the SUT (a backend of other eras, a kind not offered), or every "
+                "one is left out by design (counted above)",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
         return EXIT_USAGE if not_loaded else EXIT_OK
     finally:
         held.release()

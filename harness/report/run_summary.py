@@ -21,7 +21,13 @@ from harness.report.families import pool_families
 from harness.report.skip_lines import skip_lines
 from reports.outcome import Outcome
 from reports.records import records_frame, text_of
-from reports.summary import Interruption, SummaryInput, era_table_line, summary_markdown_table
+from reports.summary import (
+    NOTHING_CHECKED,
+    Interruption,
+    SummaryInput,
+    era_table_line,
+    summary_markdown_table,
+)
 from reports.summary_screen import summary_markdown
 
 # Findings printed to stdout; summary.md lists them all.
@@ -50,6 +56,7 @@ class RunSummary:
     markdown: str  # summary.md
     stdout: list[str]  # the lines the verb prints, each one print()
     findings: int  # the rows with a finding, era-table rows included
+    nothing_checked: bool = False  # the plan held no check (the verdict NOTHING CHECKED)
 
 
 def _of_kind(kind: str, frame: pd.DataFrame) -> pd.DataFrame:
@@ -130,5 +137,6 @@ def run_summary(
     if exploration is not None:
         stdout.append(exploration)
     stdout += [f"NOT RUN {reason}" for reason in run.not_run]
-    stdout += [summary.verdict(), era_table_line(model_outcomes)]
-    return RunSummary(markdown, stdout, len(findings))
+    verdict = summary.verdict()
+    stdout += [verdict, era_table_line(model_outcomes)]
+    return RunSummary(markdown, stdout, len(findings), verdict.startswith(NOTHING_CHECKED))

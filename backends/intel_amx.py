@@ -38,6 +38,8 @@ from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, MHA_POOLS, register_
 from backends.era_calls import BARE, decoder_swa, kv_cache_is_fp8, kv_write, write_loc
 from backends.real_code import RealCode, swa_translation
 from backends.skips import BackendSkip, cross_attention, decode_on, fp8_cache, never, swa_pool
+from pools.kinds.layout import MHA_CPU_FP8
+from pools.kinds.spec import names
 
 
 def _kernel_store(req: WriteRequest, loc: torch.Tensor) -> None:
@@ -170,9 +172,12 @@ CENSUS = CallSiteModel(
     ),
     order=90,
     device_type="cpu",
-    pool_kinds=MHA_POOLS,
+    # mha_cpu_fp8: the pool a CPU server with an fp8_e4m3 cache builds, which intel_amx serves.
+    pool_kinds=MHA_POOLS + names(MHA_CPU_FP8),
     modes=EXTEND_AND_DECODE,
     dtypes=BF16_AND_FP8,
+    kind_dtypes={MHA_CPU_FP8.name: ("fp8_e4m3",)},
+    kind_dtypes_reason="a CPU server quantizes its cache (CPUFP8KVCacheMethod) only in fp8_e4m3",
     divergences=(FP8_SCALE_FLOAT,),
     census=CENSUS,
     summary="extend: no scales until 0.5.23 (k_scale_float on fp8); decode: the attention kernel "

@@ -21,6 +21,7 @@ from pools.kinds.hybrid import (
 )
 from pools.kinds.layout import (
     MHA_AITER5D,
+    MHA_CPU_FP8,
     MHA_FP4,
     MHA_HND,
     MLA_FP4,
@@ -49,7 +50,7 @@ PLAIN_FOCUS = {
 """`plain` and `plain_mla`: the pool-sized set, plus what the small set adds to it."""
 
 PLAIN_LAYOUT_KINDS = names(
-    MHA_FP4, MLA_FP4, MHA_HND, NPU_MHA, MHA_AITER5D, UNIFIED_MHA, UNIFIED_MLA
+    MHA_FP4, MLA_FP4, MHA_HND, NPU_MHA, MHA_AITER5D, UNIFIED_MHA, UNIFIED_MLA, MHA_CPU_FP8
 )
 """The layout kinds `plain` writes through set_kv_buffer (npu_mla means (nope, rope) there)."""
 
@@ -73,7 +74,7 @@ SUBSET_KINDS = (
 
 
 PLAIN_KIND_DTYPES = {
-    kind: ("bf16",) if kind in LAYOUT_KINDS and LAYOUT_KINDS[kind].fp4 else LAYOUT_DTYPES
+    kind: (LAYOUT_KINDS[kind].dtypes if kind in LAYOUT_KINDS else ()) or LAYOUT_DTYPES
     for kind in SUBSET_KINDS
 }
 """The dtypes the subset kinds are judged on through `plain` and `plain_mla`: no other cell of
@@ -81,14 +82,15 @@ theirs is planned."""
 PLAIN_KIND_DTYPES_REASON = (
     "the layout and unified SWA kinds test where a slot's bytes land, the hybrid linear kinds "
     "which layer and loc a write reaches and the page-interleave kinds which tokens a rank keeps, "
-    "and where; every cast is covered by the base kinds, and an FP4 pool's dtype is packed e2m1 "
-    "whatever the caller's (docs/notes/layout-dtypes.md)"
+    "and where; every cast is covered by the base kinds, an FP4 pool's dtype is packed e2m1 "
+    "whatever the caller's, and a CPU server quantizes its cache only in fp8_e4m3 "
+    "(docs/notes/layout-dtypes.md)"
 )
 
 # Where the value oracle judges the canonical calls: every pool kind but FP4, whose bytes the
 # fp4_bound oracle judges against the input (harness/compare/values.py collects these).
 PLAIN_VALUES = ValueScope(
-    names(MHA, SWA_MHA, MHA_HND, NPU_MHA, MHA_AITER5D, UNIFIED_MHA)
+    names(MHA, SWA_MHA, MHA_HND, NPU_MHA, MHA_AITER5D, UNIFIED_MHA, MHA_CPU_FP8)
     + UNIFIED_SWA_KINDS
     + names(MLA, SWA_MLA, UNIFIED_MLA)
     + HYBRID_LINEAR_KINDS

@@ -64,7 +64,14 @@ POOL_CONSTRUCTOR_KEYWORDS = (
     "size_swa", "enable_memory_saver", "index_head_dim", "kv_cache_dim", "mamba_pool", "runner",
     "use_mla", "use_dsa", "name", "grow_direction", "kv_cache_dtype", "total_bytes",
     "sub_pool_specs", "unified_buffer", "draft_region", "fused_draft", "host_allocator",
+    "quant_method",
 )  # fmt: skip
+# Where a release keeps its KV-cache quantization methods, the function that builds one by the
+# name --kv-cache-dtype gives it, and the name of a CPU server's fp8_e4m3 recipe (0.5.23's
+# kv_cache_configurator asks for it on a CPU): the mha_cpu_fp8 kind's pool is built with it.
+KV_CACHE_QUANT_METHODS = "sglang.srt.layers.quantization.fp4_kv_cache_quant_method"
+KV_CACHE_QUANT_FACTORY = "get_kv_cache_quant_method"
+CPU_FP8_RECIPE = "cpu_fp8_e4m3"
 # A pool's read API, which SGLang's attention backends call: the harness reads a pool's buffers
 # through it to compare their bytes (harness/run/pool_buffers.py, harness/run/execute.py,
 # backends/retraction_restore.py), and sizes a unified pool's buffer by its sub-pools' entry.
@@ -182,6 +189,13 @@ NAMES: tuple[ReleaseName, ...] = (
     ),
     ReleaseName(
         f"ReqToTokenPool.{REQ_TO_TOKEN}", "field", "public", "that pool's table, given as None"
+    ),
+    ReleaseName(KV_CACHE_QUANT_METHODS, "module", "public", "the KV-cache quantization methods"),
+    ReleaseName(
+        KV_CACHE_QUANT_FACTORY,
+        "function",
+        "public",
+        f"builds the method --kv-cache-dtype names ({CPU_FP8_RECIPE} for mha_cpu_fp8)",
     ),
     ReleaseName(
         "ForwardBatch.positions",

@@ -117,9 +117,13 @@ _MLA_DCP_ASSERT = (
 _QUANTIZED_MHA = (
     "the MHA door's quantized-KV path (memory_pool.py 2912-2924, is_quantized_kv_cache: a pool "
     "built with a KV-cache quantization method): kvh builds MHATokenToKVPool without one (its FP4 "
-    "kinds are MHATokenToKVPoolFP4's), so no check reaches it. A CPU server with an fp8_e4m3 "
-    "cache builds it with CPUFP8KVCacheMethod (kv_cache_configurator.py 452-455, intel_amx only): "
-    "a kind built that way would close it"
+    "kinds are MHATokenToKVPoolFP4's), so no check reached it. A CPU server with an fp8_e4m3 "
+    "cache builds it with CPUFP8KVCacheMethod (kv_cache_configurator.py 452-455, intel_amx only)"
+)
+_QUANTIZED_CLOSED = (
+    "the mha_cpu_fp8 kind (a CPU server's fp8_e4m3 cache: the release's MHATokenToKVPool built "
+    "with its CPUFP8KVCacheMethod, pools/kinds/layout.py) through plain: both killed in session "
+    "12's campaign, every write raising"
 )
 _UNIFIED_SWA_DEFAULT_SCALES = (
     "the default k_scale and v_scale (1.0) of UnifiedSWAKVPool.set_kv_buffer, which it hands its "
@@ -253,6 +257,7 @@ SURVIVORS += (
         (_M + 'AddNot:222', 'if not dcp_kv_mask is not None:'),
         (_M + 'ReplaceComparisonOperator_IsNot_Is:61', 'if dcp_kv_mask is None:'),
         ),
+        closed_by=_QUANTIZED_CLOSED,
     )
     + _alike(
         "sglang==0.5.23", GAP, _UNIFIED_SWA_DEFAULT_SCALES,

@@ -27,17 +27,14 @@ def run(module, era: str, engine: str, backend: str, scenario) -> Execution:
 
 
 def covered(pools):
-    """(scenario, backend) for every builtin scenario the registry runs on plain/plain_mla."""
+    """(scenario, backend) for every builtin scenario the registry runs on plain/plain_mla: only
+    the (kind, dtype) cells a backend plans (Backend.judges)."""
     for pool in pools:
         for dtype in DTYPES:
             for scenario in default_scenarios(pool, dtype, seed=0):
                 for name in VALUE_SCOPE:
                     backend = BACKENDS[name]
-                    if (
-                        pool in backend.pool_kinds
-                        and dtype in backend.dtypes
-                        and backend.skip_for(scenario, "extend") is None
-                    ):
+                    if backend.judges(pool, dtype) and backend.skip_for(scenario, "extend") is None:
                         yield scenario, name
 
 

@@ -122,6 +122,19 @@ UNIFIED_MLA = PoolKind(
     ),
 )
 
+# A CPU server's fp8_e4m3 cache (0.5.23: kv_cache_configurator builds MHATokenToKVPool with
+# CPUFP8KVCacheMethod, for intel_amx): the door's quantized path divides a copy of k and v by the
+# scales (1.0 where None), never the caller's, and stores fp8 e4m3 rows; V is as wide as K.
+MHA_CPU_FP8 = PoolKind(
+    "mha_cpu_fp8",
+    "MHATokenToKVPoolCPUFP8",
+    "layout",
+    32,
+    eras=CURRENT,
+    v_as_k=True,
+    buffers=layout(("k", "k_buffer", kept), ("v", "v_buffer", kept)),
+)
+
 RECORDS = (
     MHA_FP4,
     MLA_FP4,
@@ -131,4 +144,5 @@ RECORDS = (
     MHA_AITER5D,
     UNIFIED_MHA,
     UNIFIED_MLA,
+    MHA_CPU_FP8,
 )

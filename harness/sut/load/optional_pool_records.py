@@ -13,6 +13,7 @@ import torch
 from backends.sglang_names import PHYSICAL_CHECK_NAMES
 from harness.sut.load.release_constructors import (
     aiter5d_mha,
+    cpu_fp8_mha,
     hnd_mha,
     layer_split_dsa,
     page_interleave,
@@ -139,6 +140,15 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         dict(_MHA_TRIAL, dtype=torch.bfloat16),
         trial_write_layer=0,
         source_words=("SGLANG_USE_HND_KVCACHE",),
+    ),
+    OptionalPool(  # MHATokenToKVPool with a CPU server's fp8_e4m3 quant method (0.5.23 on)
+        "MHATokenToKVPoolCPUFP8",
+        MEMORY_POOL,
+        ("MHATokenToKVPool",),
+        cpu_fp8_mha,
+        dict(_MHA_TRIAL, dtype=torch.float8_e4m3fn),
+        trial_write_layer=0,
+        source_words=("quant_method",),
     ),
     OptionalPool(  # MHATokenToKVPool under its ROCm AITER 5-D layout switches
         "MHATokenToKVPoolAiter5D",

@@ -7,12 +7,15 @@ while it constructs, the MHA pool under its head-major layout switch.
 
 from __future__ import annotations
 
+import importlib
 import os
 from types import ModuleType, SimpleNamespace
 from typing import Any, Callable
 from unittest.mock import patch
 
 import torch
+
+from backends.sglang_names import CPU_FP8_RECIPE, KV_CACHE_QUANT_FACTORY, KV_CACHE_QUANT_METHODS
 
 
 def _store_dtype(dtype: Any) -> Any:
@@ -291,6 +294,27 @@ def hnd_mha(memory_pool: ModuleType) -> Callable[..., Any]:
         return pool
 
     return MHATokenToKVPoolHND
+
+
+def cpu_fp8_mha(memory_pool: ModuleType) -> Callable[..., Any]:
+    """The release's MHATokenToKVPool as a CPU server with an fp8_e4m3 cache builds it (the
+    mha_cpu_fp8 kind): quant_method the release's own CPU FP8 recipe, as its
+    kv_cache_configurator asks for it. A release without the recipe, or whose pool takes no
+    quant_method, raises NotTheDesign: the kind cannot apply there."""
+    base = memory_pool.MHATokenToKVPool
+
+    def MHATokenToKVPoolCPUFP8(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - the kind's name
+        try:
+            methods = importlib.import_module(KV_CACHE_QUANT_METHODS)
+            method = getattr(methods, KV_CACHE_QUANT_FACTORY)(CPU_FP8_RECIPE)
+        except (ImportError, AttributeError, ValueError) as error:
+            raise NotTheDesign(f"this release has no {CPU_FP8_RECIPE} KV-cache method: {error}")
+        try:
+            return base(*args, quant_method=method, **kwargs)
+        except TypeError as error:
+            raise NotTheDesign(f"this release's MHATokenToKVPool takes no quant_method: {error}")
+
+    return MHATokenToKVPoolCPUFP8
 
 
 # SGLang's switches for MHATokenToKVPool's SHUFFLE 5-D layout (ROCm AITER), where a release has

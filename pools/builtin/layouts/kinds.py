@@ -12,11 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pools.builtin.fp4.fp4_storage import MHAFP4Storage, MLAFP4Storage
+from pools.builtin.layouts.cpu_fp8 import CPUFP8Storage
 from pools.builtin.layouts.layout_storage import Aiter5DStorage, HNDStorage
 from pools.builtin.layouts.npu import NPUMHAStorage, NPUMLAStorage
 from pools.builtin.layouts.unified import UnifiedMHAStorage, UnifiedMLAStorage
 from pools.kinds.layout import (
     MHA_AITER5D,
+    MHA_CPU_FP8,
     MHA_FP4,
     MHA_HND,
     MLA_FP4,
@@ -36,6 +38,10 @@ class LayoutKind:
     era_class: str  # MHATokenToKVPool or MLATokenToKVPool
     layout: str  # the capability matrix's layout axis
     fp4: bool = False
+    # The only geometry dtypes its cells are planned with: an FP4 pool stores packed e2m1 whatever
+    # the caller's (bf16 alone), a CPU server quantizes its cache only in fp8_e4m3; () where any
+    # layout dtype is one.
+    dtypes: tuple[str, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -65,16 +71,18 @@ def served_eras(pool: str, eras: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(era for era in eras if era in served)
 
 
+BF16 = ("bf16",)
 LAYOUT_KINDS: dict[str, LayoutKind] = {
     kind.kind: kind
     for kind in (
-        LayoutKind(MHA_FP4, MHAFP4Storage, "MHATokenToKVPool", "nhd", fp4=True),
-        LayoutKind(MLA_FP4, MLAFP4Storage, "MLATokenToKVPool", "nhd", fp4=True),
+        LayoutKind(MHA_FP4, MHAFP4Storage, "MHATokenToKVPool", "nhd", fp4=True, dtypes=BF16),
+        LayoutKind(MLA_FP4, MLAFP4Storage, "MLATokenToKVPool", "nhd", fp4=True, dtypes=BF16),
         LayoutKind(MHA_HND, HNDStorage, "MHATokenToKVPool", "hnd"),
         LayoutKind(NPU_MHA, NPUMHAStorage, "MHATokenToKVPool", "npu"),
         LayoutKind(NPU_MLA, NPUMLAStorage, "MLATokenToKVPool", "npu"),
         LayoutKind(MHA_AITER5D, Aiter5DStorage, "MHATokenToKVPool", "aiter5d"),
         LayoutKind(UNIFIED_MHA, UnifiedMHAStorage, "MHATokenToKVPool", "unified"),
         LayoutKind(UNIFIED_MLA, UnifiedMLAStorage, "MLATokenToKVPool", "unified"),
+        LayoutKind(MHA_CPU_FP8, CPUFP8Storage, "MHATokenToKVPool", "nhd", dtypes=("fp8_e4m3",)),
     )
 }

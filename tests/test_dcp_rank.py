@@ -20,8 +20,11 @@ from pools.judge import judge_module
 from pools.judge.token_writes import UndefinedBehaviour
 from pools.kinds.registry import KINDS
 from scenarios.defaults import default_scenarios
+from scenarios.profiles import profile_named
+from scenarios.reach import reach_scenario
 from scenarios.serialize import ScenarioError, validate
 from scenarios.slots import write_slots
+from scenarios.strategies.dcp import pinned_dcp_rank
 
 
 def _dcp(pool: str = "mha", name: str = "dcp-rank"):
@@ -47,6 +50,22 @@ def test_the_default_set_writes_a_dcp_rank_of_every_kind_that_can_be_one() -> No
     assert all(
         s.name not in ("dcp-rank", "dcp-rank-scaled") for s in default_scenarios("mla", "bf16", 0)
     )
+
+
+def test_the_exploring_run_s_reach_scenario_is_a_dcp_rank_s_for_triton_dcp() -> None:
+    """Its pinned top-of-pool scenario, made rank 1 of 2 (scenarios/strategies/dcp.py): the rank
+    keeps every other token, at the row the scenario gave it, up to slot 2^17."""
+    reach = reach_scenario("mha", "bf16", profile_named("ci").pool_bytes, 0)
+    ranked = pinned_dcp_rank(reach)
+    validate(ranked)
+    assert (ranked.geometry.dcp_size, ranked.geometry.dcp_rank) == (2, 1)
+    for before, after in zip(reach.forwards, ranked.forwards):
+        rows = write_slots(ranked, after, ranked.geometry.layer_ids[0])
+        kept = [slot if index % 2 else None for index, slot in enumerate(before.loc)]
+        assert rows == kept[: after.tokens]
+    kept_rows = {row for f in ranked.forwards for row in write_slots(ranked, f, 0)} - {None}
+    assert max(kept_rows) > 2**17
+    assert pinned_dcp_rank(next(iter(default_scenarios("mla", "bf16", 0)))).geometry.dcp_size == 1
 
 
 def test_a_dcp_rank_is_refused_where_no_masked_write_exists() -> None:

@@ -35,7 +35,7 @@ from scenarios.profiles import Profile
 from scenarios.reach import reach_scenario
 from scenarios.regressions import regression_scenarios
 from scenarios.strategies import scenarios as scenario_strategy
-from scenarios.strategies.dcp import dcp_ranks
+from scenarios.strategies.dcp import dcp_ranks, pinned_dcp_rank
 
 
 @dataclass
@@ -119,6 +119,8 @@ def explore_run(
         budget = cell_budget(profile.run_seconds, len(cells), time.monotonic() - started, index)
         regressions = regression_scenarios(cell.pool, cell.dtype)
         reach = [reach_scenario(cell.pool, cell.dtype, profile.pool_bytes, options.seed)]
+        if cell.backend.writes_dcp_rank:  # its only scenarios are a DCP rank's
+            reach = [pinned_dcp_rank(scenario) for scenario in reach]
         pinned = regressions + reach
         candidates = cell_candidates(cell, suts, options, pinned, on_result)
         pinned_started = time.monotonic()

@@ -88,6 +88,7 @@ class WriteRequest:
     index_k: Optional[torch.Tensor] = None
     index_k_scale: Optional[torch.Tensor] = None
     is_mla: bool = False
+    pool_kind: str = ""  # the pool's kind (pools/kinds/), by name
     # The decode-context-parallel group the backend serves in (get_parallel().attn_dcp_size and
     # attn_dcp_rank in 0.5.23): a DCP rank's pool (Geometry.dcp_size, dcp_rank).
     dcp_size: int = 1

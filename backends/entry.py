@@ -111,7 +111,11 @@ class Backend:
         """One write: the release's own backend code where the SUT carries it (returning where it
         called the write door), else the model."""
         real = self.real_code
-        cls = real_class(req, self.name) if real is not None and real.runs_in(mode) else None
+        cls = (
+            real_class(req, self.name)
+            if real is not None and real.runs_in(mode, req.pool_kind)
+            else None
+        )
         if cls is None:
             self.write(req, era, mode)
         elif req.save_kv_cache:  # with save_kv_cache=False no backend calls a write door
@@ -125,7 +129,11 @@ class Backend:
         release's backend class where the SUT carries it (made ready once, so only its forward
         from entry to the door's return repeats), else "call-site model"."""
         real = self.real_code
-        cls = real_class(req, self.name) if real is not None and real.runs_in(mode) else None
+        cls = (
+            real_class(req, self.name)
+            if real is not None and real.runs_in(mode, req.pool_kind)
+            else None
+        )
         if cls is None:
             return (lambda: self.write(req, era, mode)), "call-site model"
         if not req.save_kv_cache:

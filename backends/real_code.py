@@ -106,10 +106,12 @@ class RealCode:
     # The backend's modes its release code runs in (empty: all); the others run the model, for
     # `why_model`.
     modes: tuple[str, ...] = ()
+    # Pool kinds whose cells run the model in every mode, for `why_model`.
+    model_kinds: tuple[str, ...] = ()
     why_model: str = ""
 
-    def runs_in(self, mode: str) -> bool:
-        return not self.modes or mode in self.modes
+    def runs_in(self, mode: str, pool: str = "") -> bool:
+        return (not self.modes or mode in self.modes) and pool not in self.model_kinds
 
     @property
     def where(self) -> str:

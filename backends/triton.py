@@ -26,6 +26,8 @@ from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS
 from backends.era_calls import FOR_BATCH, bare_loc, kv_write, layer_scales, scale_args, write_loc
 from backends.real_code import RealCode
 from backends.skips import BackendSkip, never, no_cross_attention
+from pools.kinds.composite import SWA_UNIFIED
+from pools.kinds.spec import names
 
 # The if tests that choose each modelled write call, per era, as the releases' files have
 # them (harness/sut/probe/census_branches.py; derived from 0.5.12, 0.5.13, 0.5.14, 0.5.23).
@@ -149,6 +151,10 @@ REAL_CODE = RealCode(
     # 0.5.15-0.5.20 carry the unified pool's physical full loc (KVWriteLoc.full_loc) in the
     # metadata: None for a pool that is not unified, as their init_forward_metadata sets it.
     metadata=lambda req, mode: {"out_cache_loc_full_physical": None},
+    model_kinds=names(SWA_UNIFIED),
+    why_model="swa_unified: the release's class takes the window layers' loc from the unified "
+    "pool's allocators (translate_loc_from_full_to_swa asserts attach_allocators), which kvh does "
+    "not build; the call-site model writes the release's pool",
 )
 
 
@@ -157,7 +163,9 @@ REAL_CODE = RealCode(
     order=20,
     census=CENSUS,
     device_type="cuda",
-    pool_kinds=MHA_POOLS + MLA_POOLS,
+    # swa_unified: the call that omits the scales when both are None (0.5.23) reaches
+    # UnifiedSWAKVPool's defaults, which no other call site does.
+    pool_kinds=MHA_POOLS + MLA_POOLS + names(SWA_UNIFIED),
     modes=EXTEND_AND_DECODE,
     # fp8 too: the MLA extend divides a clone of k by k_scale before the pool's fp8 cast (the
     # path of #34765), and decode divides the caller's k in place.

@@ -125,13 +125,17 @@ _QUANTIZED_CLOSED = (
     "with its CPUFP8KVCacheMethod, pools/kinds/layout.py) through plain: both killed in session "
     "12's campaign, every write raising"
 )
+_UNIFIED_SWA_CLOSED = (
+    "triton's call site on the unified SWA kind (backends/triton.py; the model writes the "
+    "release's pool, since the release's class reads the window loc from allocators kvh does not "
+    "build): its call omits the scales when both are None, so the defaults divide on a cast; all "
+    "4 killed in session 12's campaign"
+)
 _UNIFIED_SWA_DEFAULT_SCALES = (
     "the default k_scale and v_scale (1.0) of UnifiedSWAKVPool.set_kv_buffer, which it hands its "
-    "sub-pools to divide by on a cast: only `plain` writes the unified SWA kind, and it passes its "
-    "scales (None where unscaled), so no check omits them as the Triton backend does when both "
-    "are None. A backend whose call omits the scales writing this kind would close it: triton's "
-    "release class on this kind translates the SWA loc through the pool's allocators "
-    "(translate_loc_from_full_to_swa asserts attach_allocators), which kvh does not build"
+    "sub-pools to divide by on a cast: only `plain` wrote the unified SWA kind, and it passes its "
+    "scales (None where unscaled), so no check omitted them as the Triton backend does when both "
+    "are None"
 )
 SURVIVORS += (
     ()
@@ -267,6 +271,7 @@ SURVIVORS += (
         (_U + 'NumberReplacer:222', 'v_scale: float = 2.0,'),
         (_U + 'NumberReplacer:223', 'v_scale: float = 0.0,'),
         ),
+        closed_by=_UNIFIED_SWA_CLOSED,
     )
 
 )  # fmt: skip

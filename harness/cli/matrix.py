@@ -112,6 +112,8 @@ def real_code_rows(loaded: LoadedSut) -> list[dict]:
             runs, why = "release code", f"{real.where}; modes {','.join(modes)}"
             if len(modes) < len(backend.modes):
                 why += f"; the model in the others: {real.why_model}"
+            elif real.model_kinds:
+                why += f"; the model on {','.join(real.model_kinds)}: {real.why_model}"
         elif backend.name in missing:
             runs, why = "model", missing[backend.name]
         elif backend.census is None:

@@ -154,7 +154,7 @@ def _foreign_candidates(
     limit = (
         limit_before(loaded.capabilities, pool, device_type(device), backend.name) if pool else None
     )
-    real_code = backend.name in loaded.real_code and _real_code_runs(backend, mode)
+    real_code = backend.name in loaded.real_code and _real_code_runs(backend, mode, pool)
     # The release's own code speaks its own convention whatever --era forces: it is judged
     # against the model of the era its capabilities probe as.
     eras = (loaded.era,) if real_code and loaded.era else sut.eras
@@ -218,7 +218,7 @@ def _applicable(backend: Backend, pool: Optional[str], eras: tuple[str, ...]) ->
     return tuple(era for era in eras if era in served)
 
 
-def _real_code_runs(backend: Backend, mode: str) -> bool:
-    """Whether the release's own code writes this backend's `mode` cells: then a call site the
-    census finds changed is judged by its bytes instead of skipped."""
-    return backend.real_code is not None and backend.real_code.runs_in(mode)
+def _real_code_runs(backend: Backend, mode: str, pool: Optional[str]) -> bool:
+    """Whether the release's own code writes this backend's `mode` cells of `pool` pools: then a
+    call site the census finds changed is judged by its bytes instead of skipped."""
+    return backend.real_code is not None and backend.real_code.runs_in(mode, pool or "")

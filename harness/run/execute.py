@@ -148,6 +148,7 @@ def write_request(
         index_k=tensors.get("index_k"),
         index_k_scale=tensors.get("index_k_scale"),
         is_mla=g.kind.latent,
+        pool_kind=g.pool,
         dcp_size=g.dcp_size,
         dcp_rank=g.dcp_rank,
         use_sliding_window_kv_pool=g.kind.swa,

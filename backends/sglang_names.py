@@ -70,6 +70,9 @@ POOL_CONSTRUCTOR_KEYWORDS = (
 # name --kv-cache-dtype gives it, and the name of a CPU server's fp8_e4m3 recipe (0.5.23's
 # kv_cache_configurator asks for it on a CPU): the mha_cpu_fp8 kind's pool is built with it.
 KV_CACHE_QUANT_METHODS = "sglang.srt.layers.quantization.fp4_kv_cache_quant_method"
+# The MHA door's keyword for a decode-context-parallel rank's mask of the tokens it keeps
+# (0.5.23; triton passes it under --dcp-size > 1).
+DCP_MASK = "dcp_kv_mask"
 KV_CACHE_QUANT_FACTORY = "get_kv_cache_quant_method"
 CPU_FP8_RECIPE = "cpu_fp8_e4m3"
 # A pool's read API, which SGLang's attention backends call: the harness reads a pool's buffers
@@ -191,6 +194,13 @@ NAMES: tuple[ReleaseName, ...] = (
         f"ReqToTokenPool.{REQ_TO_TOKEN}", "field", "public", "that pool's table, given as None"
     ),
     ReleaseName(KV_CACHE_QUANT_METHODS, "module", "public", "the KV-cache quantization methods"),
+    ReleaseName(
+        DCP_MASK,
+        "keyword",
+        "public",
+        "MHATokenToKVPool.set_kv_buffer's DCP rank mask: triton_dcp passes it; the capability "
+        "dcp_mask_door is whether the door takes it",
+    ),
     ReleaseName(
         KV_CACHE_QUANT_FACTORY,
         "function",

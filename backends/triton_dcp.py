@@ -20,6 +20,7 @@ import torch
 from backends.context import WriteRequest
 from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, register_backend
 from backends.era_calls import FOR_BATCH, layer_scales, scale_args, write_loc
+from backends.sglang_names import DCP_MASK
 from backends.skips import no_cross_attention
 from backends.triton import REAL_CODE
 from backends.write_loc_fields import write_loc_fields
@@ -41,9 +42,10 @@ def rank_loc(req: WriteRequest, era: str) -> Any:
     )
 
 
-def rank_mask(req: WriteRequest, loc: torch.Tensor) -> Optional[torch.Tensor]:
+def rank_mask(req: WriteRequest) -> Optional[torch.Tensor]:
+    """positions % dcp_size == dcp_rank where the batch has a position per loc."""
     positions = req.forward_batch.positions
-    if positions is not None and positions.numel() == loc.numel():
+    if positions is not None and positions.numel() == req.forward_batch.out_cache_loc.numel():
         return positions % req.dcp_size == req.dcp_rank
     return None  # the batch's dcp_kv_mask: a ROCm batch's only
 
@@ -67,7 +69,7 @@ def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return
     loc = rank_loc(req, era)
-    mask = {"dcp_kv_mask": rank_mask(req, req.forward_batch.out_cache_loc)}
+    mask = {DCP_MASK: rank_mask(req)}
     k_scale, v_scale = layer_scales(req)
     if mode == "decode":
         scales = scale_args(k_scale, v_scale)

@@ -24,6 +24,21 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
+def unless_nothing_checked(code: int, nothing_checked: bool, sharded: bool) -> int:
+    """`code`, or EXIT_USAGE with one line on stderr where a run that would exit 0 planned no
+    check at all: a PASS is earned only by checks that could have failed. One share of a --shard
+    run keeps its code: the run it is a share of says whether any share held a check."""
+    if code != EXIT_OK or not nothing_checked or sharded:
+        return code
+    print(
+        "kvh: the selection planned no check, so nothing was judged: no combination of it "
+        "applies to the SUT (a backend of other eras, a kind not offered), or every one is left "
+        "out by design (counted above)",
+        file=sys.stderr,
+    )
+    return EXIT_USAGE
+
+
 def signal_of(interrupt: KeyboardInterrupt) -> str:
     """SIGTERM for an Interrupted(SIGTERM), else SIGINT (a plain KeyboardInterrupt is Ctrl-C)."""
     return signal.Signals(getattr(interrupt, "signum", signal.SIGINT)).name

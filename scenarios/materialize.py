@@ -247,8 +247,9 @@ class ForwardStaging:
 
     def begin(self, forward_index: int) -> dict[str, Any]:
         """Apply the forward's remap, then return its loc, encoder loc, their SWA locs, the
-        stale full_loc the canonical call passes (None unless the scenario has one) and a QSA
-        pool's indexer plan, the same for every layer (scenarios.slots.qsa_plan; else None)."""
+        stale full_loc the canonical call passes (None unless the scenario has one), a QSA
+        pool's indexer plan, the same for every layer (scenarios.slots.qsa_plan; else None), and
+        the written tokens' positions where the scenario gives them (else None)."""
         forward = self.scenario.forwards[forward_index]
         if forward.remap is not None:
             self._remap(forward.remap.updates, forward.remap.in_place)
@@ -280,6 +281,9 @@ class ForwardStaging:
             "qsa_plan": qsa_plan(forward, loc.dtype, self.device)
             if self.scenario.geometry.kind.qsa
             else None,
+            "positions": None
+            if forward.positions is None
+            else torch.tensor(forward.positions[: forward.tokens], device=self.device),
         }
 
     def _remap(self, updates: list[list[int]], in_place: bool) -> None:

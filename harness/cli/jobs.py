@@ -38,6 +38,7 @@ from harness.exit_codes import (
     EXIT_USAGE,
     interrupted_exit_code,
     signal_of,
+    unless_nothing_checked,
 )
 from harness.plan.run_options import RunOptions
 from harness.plan.sharding import Shard
@@ -240,9 +241,5 @@ def _report(
     print(f"summary: {summary_path}; each job's results under {options.out}/jobs")
     if stop is not None:
         return interrupted_exit_code(stop)
-    code = _worst([job.code for job in jobs])
-    if code == EXIT_OK and summary.nothing_checked and options.shard is None:
-        print("kvh: the selection planned no check in any job, so nothing was judged",
-              file=sys.stderr)  # fmt: skip
-        return EXIT_USAGE
-    return code
+    codes = [job.code for job in jobs]
+    return unless_nothing_checked(_worst(codes), summary.nothing_checked, options.shard is not None)

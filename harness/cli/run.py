@@ -261,6 +261,7 @@ def _run(
         EXIT_USAGE,
         HeldSignals,
         interrupted_exit_code,
+        unless_nothing_checked,
     )
     from harness.plan.sut_choice import close_suts, resolve_suts
     from harness.report.cell_result import ERA_TABLE_SUT, CellResult
@@ -389,15 +390,10 @@ def _run(
             return interrupted_exit_code(stop)
         if summary.findings:
             return EXIT_FINDINGS
-        # A shard's share may hold no check; the run it is a share of says whether any did.
-        if summary.nothing_checked and not not_loaded and options.shard is None:
-            print(
-                "kvh: the selection planned no check, so nothing was judged: no combination of "
-                "it applies to the SUT (a backend of other eras, a kind not offered), or every "
-                "one is left out by design (counted above)",
-                file=sys.stderr,
-            )
-            return EXIT_USAGE
-        return EXIT_USAGE if not_loaded else EXIT_OK
+        return unless_nothing_checked(
+            EXIT_USAGE if not_loaded else EXIT_OK,
+            summary.nothing_checked,
+            options.shard is not None,
+        )
     finally:
         held.release()

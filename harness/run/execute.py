@@ -128,9 +128,7 @@ def write_request(
         token_to_kv_pool=pool,
         physical=not scenario.unmarked_loc,
         padded_out_cache_loc=locs["loc"],
-        positions=None
-        if forward.positions is None
-        else torch.tensor(forward.positions[: forward.tokens], device=device),
+        positions=locs["positions"],
     )
     return WriteRequest(
         api=module,

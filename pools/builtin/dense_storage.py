@@ -133,17 +133,9 @@ class MHAStorage(TokenPoolStorage):
             if v_scale is not None:
                 cache_v.div_(v_scale)
         kept = mask[: cache_k.shape[0]] != 0
-        index = layer.layer_id - self.start_layer
-        self.engine.store_kv(
-            self.k_buffer[index],
-            self.v_buffer[index],
-            loc[: cache_k.shape[0]][kept],
-            cache_k[kept],
-            cache_v[kept],
-            None,
-            None,
-            self.dtype,
-            self.store_dtype,
+        # The kept rows, divided already, reach the store without scales: it only casts them.
+        self._store(
+            layer, loc[: cache_k.shape[0]][kept], cache_k[kept], cache_v[kept], None, None, None
         )
 
     def set_kv_buffer_prefix_valid(

@@ -152,14 +152,13 @@ class MHAJudgePool(JudgeTokenPool):
             raise UndefinedBehaviour(
                 "a DCP rank's masked write reads loc, the mask and V by cache_k's rows"
             )
-        index = layer.layer_id - self.start_layer
-        self._divide(cache_k, cache_v, k_scale, v_scale)
         kept = mask[:tokens].cpu() != 0
         slots = loc[:tokens].cpu()[kept]
-        if ((slots < 0) | (slots >= self.k_buffer[index].shape[0])).any():
+        if ((slots < 0) | (slots >= self.size + self.page_size)).any():
             raise UndefinedBehaviour("a DCP rank's masked write stores past its buffer unchecked")
-        self._write(self.k_buffer[index], slots, self._stored(cache_k)[kept.numpy()], "k")
-        self._write(self.v_buffer[index], slots, self._stored(cache_v)[kept.numpy()], "v")
+        self._divide(cache_k, cache_v, k_scale, v_scale)
+        # The kept rows, divided already, are stored without scales: only cast.
+        self._store(layer, slots, cache_k[kept], cache_v[kept], None, None, None)
 
     def _write(self, buffer: torch.Tensor, loc: torch.Tensor, rows: np.ndarray, part: str) -> None:
         write_rows(bits_view(buffer), loc, rows)

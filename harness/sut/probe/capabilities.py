@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+from backends.sglang_names import DCP_MASK
 from backends.write_loc_fields import write_loc_fields
 from harness.sut.probe.door_behaviour import hisparse_dsa_unwraps, mla_unwraps, physical_check
 from harness.sut.probe.source_probe import (
@@ -301,9 +302,7 @@ def probe(module: Any) -> Capabilities:
         unknown.append(("prefix_valid_divides_caller", "no set_kv_buffer_prefix_valid"))
     attempt(
         "dcp_mask_door",
-        lambda: (
-            "dcp_kv_mask" in inspect.signature(module.MHATokenToKVPool.set_kv_buffer).parameters
-        ),
+        lambda: DCP_MASK in inspect.signature(module.MHATokenToKVPool.set_kv_buffer).parameters,
     )
     for name, (class_name, how) in OFFERED_CLASS_PROBES.items():
         cls = getattr(module, class_name, None)

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
+from backends.sglang_names import DCP_MASK
 from harness.compare.error_causes import cause_named
 from harness.compare.findings import Finding
 from harness.compare.snapshot import Execution
@@ -82,7 +83,7 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         False,
         names(MHA),
         (),
-        r"dcp_kv_mask",
+        DCP_MASK,
         "MHATokenToKVPool.set_kv_buffer takes no dcp_kv_mask (of the releases measured, 0.5.9 to "
         "0.5.14 and sglang-kt 0.7.2; 0.5.23 has it): triton writes no decode-context-parallel "
         "rank's share through it",

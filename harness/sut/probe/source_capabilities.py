@@ -9,7 +9,7 @@ import ast
 from pathlib import Path
 from typing import Any
 
-from backends.sglang_names import PHYSICAL_CHECK_NAMES
+from backends.sglang_names import DCP_MASK, PHYSICAL_CHECK_NAMES
 from harness.sut.probe.capabilities import (
     OFFERED_CLASS_PROBES,
     PROBED,
@@ -99,7 +99,7 @@ def probe_source(package_root: Path) -> Capabilities:
         "cuts_to_loc_len": bool(write_loc) and _cuts_in_source(write_loc),
         "unwrap_arity": _unwrap_arity_in_source(pool_tree),
         "swa_loc_keyword": "swa_loc" in _params(swa.get("set_kv_buffer")),
-        "dcp_mask_door": "dcp_kv_mask"
+        "dcp_mask_door": DCP_MASK
         in _params(_methods(pools.get("MHATokenToKVPool")).get("set_kv_buffer")),
         "swa_over_mla": bool(
             {"full_kv_pool_kwargs", "swa_kv_pool_kwargs"} & set(_params(swa.get("__init__")))

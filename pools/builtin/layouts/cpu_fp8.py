@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 import torch
 
-from pools.builtin.dense_storage import MHAStorage, _layer_index
+from pools.builtin.dense_storage import MHAStorage
 from pools.builtin.engines.base import Scale
 
 
@@ -24,15 +24,7 @@ class CPUFP8Storage(MHAStorage):
         v_scale: Scale,
         layer_id_override: Optional[int],
     ) -> None:
-        index = _layer_index(layer, layer_id_override) - self.start_layer
-        self.engine.store_kv(
-            self.k_buffer[index],
-            self.v_buffer[index],
-            loc,
-            cache_k / (1.0 if k_scale is None else k_scale),
-            cache_v / (1.0 if v_scale is None else v_scale),
-            None,
-            None,
-            self.dtype,
-            self.store_dtype,
-        )
+        # The divided copies reach the store without scales: it only casts them.
+        k = cache_k / (1.0 if k_scale is None else k_scale)
+        v = cache_v / (1.0 if v_scale is None else v_scale)
+        super()._store(layer, loc, k, v, None, None, layer_id_override)

@@ -137,3 +137,40 @@ def test_names_helpers_and_conditionals_are_followed(tmp_path):
     assert helper.variants == (
         Shape("set_kv_buffer", "for_batch", "out_cache_loc", None, scales=("None", "None")),
     )
+
+
+TRITON = "sglang/srt/layers/attention/triton_backend.py"
+
+
+@pytest.mark.sglang
+@needs_release
+def test_a_renamed_write_helper_gives_the_same_census(installed_census, tmp_path):
+    """A helper is known by what it does: the installed release's triton file with its write
+    helper renamed is read as the same call sites (a rename once made its door a call site of
+    its own, with a parameter for its loc, and skipped 16 cells)."""
+    helper = next(call.via for call in installed_census.calls[TRITON] if call.via)
+    renamed = (ROOT / TRITON).read_text().replace(helper, "_store_new_tokens")
+    assert renamed != (ROOT / TRITON).read_text()
+    copy = tmp_path / "triton_backend.py"
+    copy.write_text(renamed)
+
+    def shapes(calls):
+        return [(call.function, call.variants, call.branch) for call in calls]
+
+    assert shapes(census_file(copy, TRITON)) == shapes(installed_census.calls[TRITON])
+
+
+def test_a_forward_path_that_reads_its_loc_off_the_batch_is_no_helper(tmp_path):
+    source = tmp_path / "backend.py"
+    source.write_text(
+        textwrap.dedent("""
+        class Backend:
+            def _forward_paged(self, layer, forward_batch, k, v):
+                self.token_to_kv_pool.set_kv_buffer(layer, forward_batch.out_cache_loc, k, v)
+
+            def forward_decode(self, layer, forward_batch, k, v):
+                return self._forward_paged(layer, forward_batch, k, v)
+    """)
+    )
+    (call,) = census_file(source, "backend.py")
+    assert (call.function, call.via) == ("Backend._forward_paged", "")

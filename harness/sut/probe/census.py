@@ -7,8 +7,9 @@ targets, the SWA loc and whether it goes as the `swa_loc=` keyword, and the scal
 followed to their assignments in the enclosing function, and calls to a file's own write helpers
 (`self._set_kv_buffer(...)`) are expanded with their arguments. A conditional gives one variant
 per branch. Each call also carries the chain of `if` tests that chooses it
-(harness.sut.probe.census_branches). harness/sut/probe/census_compare.py then checks shapes
-and branches against `harness.sut.probe.census_call_sites`.
+(harness.sut.probe.census_branches). A helper is known by what it does (another function of the
+file calls it with the loc it writes), never by its name. harness/sut/probe/census_compare.py
+then checks shapes and branches against `harness.sut.probe.census_call_sites`.
 """
 
 from __future__ import annotations
@@ -230,6 +231,52 @@ def _bind(helper: ast.FunctionDef, call: ast.Call) -> dict[str, list[ast.expr]]:
     return bound
 
 
+def _parameters(function: ast.FunctionDef) -> set[str]:
+    args = function.args
+    return {arg.arg for arg in args.posonlyargs + args.args + args.kwonlyargs} - {"self"}
+
+
+def _forwards_its_loc(function: ast.FunctionDef, door: ast.Call) -> bool:
+    """The door's loc is one of the function's parameters, bare or as KVWriteLoc's first
+    argument: the caller chose it. A forward path reads it off the batch (an attribute)."""
+    loc = door.args[1] if len(door.args) > 1 else _keyword(door, "loc")
+    if loc is None:
+        return False
+    scope = _Scope(function, door.lineno, {})
+    parameters = _parameters(function)
+    for value, _ in _resolve(loc, scope):
+        func = value.func if isinstance(value, ast.Call) else None
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if name in ("KVWriteLoc", "for_layer", "for_batch"):
+            first = value.args[0] if value.args else _keyword(value, "loc")
+            value = _resolve(first, scope)[0][0] if first is not None else value
+        if isinstance(value, ast.Name) and value.id in parameters:
+            return True
+    return False
+
+
+def _write_helpers(
+    tree: ast.Module, functions: list[tuple[str, ast.FunctionDef]]
+) -> dict[str, ast.FunctionDef]:
+    """A file's own write helpers, known by what they do, not by their name (a rename must not
+    change the census): called by the file's other code, and writing a loc their caller hands
+    them."""
+    called = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and getattr(func.value, "id", None) == "self":
+                called.add(func.attr)
+            elif isinstance(func, ast.Name):
+                called.add(func.id)
+    return {
+        function.name: function
+        for _, function in functions
+        if function.name in called
+        if any(_is_door(n) and _forwards_its_loc(function, n) for n in ast.walk(function))
+    }
+
+
 def census_file(path: Path, relative: str) -> tuple[WriteCall, ...]:
     return census_text(path.read_text(), relative)
 
@@ -242,12 +289,7 @@ def census_text(text: str, relative: str) -> tuple[WriteCall, ...]:
         return ()  # every call it keeps names a door, directly or in a helper's body
     tree = ast.parse(text)
     functions = _functions(tree)
-    helpers = {
-        qualified.rsplit(".", 1)[-1]: node
-        for qualified, node in functions
-        if "set_kv_buffer" in node.name or "set_mla_kv_buffer" in node.name
-        if "fused" not in node.name and any(_is_door(n) for n in ast.walk(node))
-    }
+    helpers = _write_helpers(tree, functions)
     calls = []
     for qualified, function in functions:
         if function.name in helpers:

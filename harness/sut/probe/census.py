@@ -256,14 +256,14 @@ def _forwards_its_loc(function: ast.FunctionDef, door: ast.Call) -> bool:
 
 
 def _write_helpers(
-    tree: ast.Module, functions: list[tuple[str, ast.FunctionDef]]
+    functions: list[tuple[str, ast.FunctionDef]], calls_in: dict[int, list[ast.Call]]
 ) -> dict[str, ast.FunctionDef]:
     """A file's own write helpers, known by what they do, not by their name (a rename must not
-    change the census): called by the file's other code, and writing a loc their caller hands
-    them."""
+    change the census): called by the file's other functions, and writing a loc their caller
+    hands them."""
     called = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
+    for _, function in functions:
+        for node in calls_in[id(function)]:
             func = node.func
             if isinstance(func, ast.Attribute) and getattr(func.value, "id", None) == "self":
                 called.add(func.attr)
@@ -273,7 +273,7 @@ def _write_helpers(
         function.name: function
         for _, function in functions
         if function.name in called
-        if any(_is_door(n) and _forwards_its_loc(function, n) for n in ast.walk(function))
+        if any(_is_door(n) and _forwards_its_loc(function, n) for n in calls_in[id(function)])
     }
 
 
@@ -287,17 +287,22 @@ def census_text(text: str, relative: str) -> tuple[WriteCall, ...]:
     process (harness/run/forked_judges.py), re-read only the files their copy changed."""
     if not any(door in text for door in WRITE_DOORS):
         return ()  # every call it keeps names a door, directly or in a helper's body
-    tree = ast.parse(text)
-    functions = _functions(tree)
-    helpers = _write_helpers(tree, functions)
+    functions = _functions(ast.parse(text))
+    # Each function walked once: its calls are all the census reads of it.
+    calls_in = {
+        id(function): [node for node in ast.walk(function) if isinstance(node, ast.Call)]
+        for _, function in functions
+    }
+    helpers = _write_helpers(functions, calls_in)
     calls = []
     for qualified, function in functions:
         if function.name in helpers:
             continue  # reached through its callers, with their arguments
+        writes = [n for n in calls_in[id(function)] if _is_door(n) or _helper_name(n, helpers)]
+        if not writes:
+            continue
         conditions = Conditions(function)
-        for node in ast.walk(function):
-            if not isinstance(node, ast.Call):
-                continue
+        for node in writes:
             scope = _Scope(function, node.lineno, {})
             if _is_door(node):
                 calls.append(
@@ -314,7 +319,7 @@ def census_text(text: str, relative: str) -> tuple[WriteCall, ...]:
                 helper = helpers[name]
                 variants = [
                     shape
-                    for inner in ast.walk(helper)
+                    for inner in calls_in[id(helper)]
                     if _is_door(inner)
                     for shape in _door_shapes(
                         inner, _Scope(helper, inner.lineno, _bind(helper, node), scope)

@@ -34,6 +34,10 @@ class LineMeter:
         import torch  # noqa: F401
 
         with suppress(ImportError):  # a machine without triton has none to import late either
+            # The interpreter switch first, as the loader imports it: triton.language's own
+            # kernels decorated compiled make a release kernel interpreted later raise
+            # "Cannot call @triton.jit'd outside of the scope of a kernel".
+            import pools.builtin.engines.triton_mode  # noqa: F401
             import triton.compiler  # noqa: F401
 
         self.folder, self.started = folder, False

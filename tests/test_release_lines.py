@@ -1,6 +1,6 @@
 """`kvh run --coverage`: which lines of the release's write path the run's checks executed, per
 file and function, with the lines that cannot run on this machine said apart by the branch test
-that rules them out (decided by the module's own globals as this machine set them, never by
+that rules them out (or the branch before them that returns) (decided by the module's own globals as this machine set them, never by
 name). Driven through the installed release, as a nightly job would."""
 
 from __future__ import annotations
@@ -41,6 +41,33 @@ def test_a_branch_is_ruled_out_only_where_the_module_s_globals_decide_its_test()
     # not its elif; `self.use_hnd or _is_hip` needs the instance, so it is not decided.
     assert sorted(unreachable) == [4, 5, 7]
     assert "_is_cuda = False" in unreachable[4] and "_is_cpu = True" in unreachable[7]
+
+
+EARLY_RETURN = """
+def door(self, loc):
+    check(loc)
+    if not (_is_cuda or _is_hip):
+        if self.empty:
+            return
+        store(loc)
+        return
+    launch(loc)
+    if self.fast:
+        return
+    tiled(loc)
+"""
+
+
+def test_the_lines_after_a_branch_that_returns_on_this_machine_cannot_run_here() -> None:
+    """0.5.23's set_kv_buffer_prefix_valid: its CPU branch returns, so the CUDA path after it
+    cannot run on a CPU; a branch the instance decides (`self.fast`) rules out nothing."""
+    function = ast.parse(textwrap.dedent(EARLY_RETURN)).body[0]
+    unreachable = _cpu_unreachable(function, {"_is_cuda": False, "_is_hip": False})
+    assert sorted(unreachable) == [9, 10, 11, 12]
+    assert "a branch that returns" in unreachable[9] and "_is_hip = False" in unreachable[9]
+    # The same on a GPU machine: the CPU branch is the one ruled out, and nothing after it.
+    on_gpu = _cpu_unreachable(function, {"_is_cuda": True, "_is_hip": False})
+    assert sorted(on_gpu) == [5, 6, 7, 8]
 
 
 def test_coverage_without_a_release_or_with_jobs_is_a_usage_error(tmp_path: Path) -> None:

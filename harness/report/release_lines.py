@@ -144,23 +144,35 @@ def _defined(tree: ast.Module, prefix: str = ""):
 
 
 def _cpu_unreachable(function: ast.AST, flags: dict[str, bool]) -> dict[int, str]:
-    """The lines of `function` under a branch its test rules out here: a test of the module's
-    boolean globals (and, or, not) that they decide, as this machine set them."""
+    """The lines of `function` under a branch its test rules out here (a test of the module's
+    boolean globals, with and, or, not, that they decide as this machine set them), and the lines
+    after an `if` whose branch taken here always returns or raises."""
     lines: dict[int, str] = {}
-    for node in ast.walk(function):
-        if not isinstance(node, ast.If):
-            continue
-        value = _decided(node.test, flags)
-        if value is None:
-            continue
-        dead = node.orelse if value else node.body
-        test = ast.unparse(node.test)
-        test = test if len(test) <= TEST_SHOWN else test[: TEST_SHOWN - 3] + "..."
-        why = f"`if {test}` is {value} on this machine ({_said(node.test, flags)})"
-        for statement in dead:
-            for line in range(statement.lineno, statement.end_lineno + 1):
-                lines.setdefault(line, why)
+    for block in _blocks(function):
+        for index, node in enumerate(block):
+            if not isinstance(node, ast.If) or (value := _decided(node.test, flags)) is None:
+                continue
+            test = ast.unparse(node.test)
+            test = test if len(test) <= TEST_SHOWN else test[: TEST_SHOWN - 3] + "..."
+            said = f"`if {test}` is {value} on this machine ({_said(node.test, flags)})"
+            taken = node.body if value else node.orelse
+            dead = [(node.orelse if value else node.body, said)]
+            if taken and isinstance(taken[-1], (ast.Return, ast.Raise)):
+                dead.append((block[index + 1 :], f"after {said}, a branch that returns"))
+            for statements, why in dead:
+                for statement in statements:
+                    for line in range(statement.lineno, statement.end_lineno + 1):
+                        lines.setdefault(line, why)
     return lines
+
+
+def _blocks(function: ast.AST):
+    """Every statement list of `function` (bodies, else branches, handlers, finally blocks)."""
+    for node in ast.walk(function):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                yield block
 
 
 def _decided(test: ast.expr, flags: dict[str, bool]) -> Optional[bool]:

@@ -169,8 +169,8 @@ def _cpu_unreachable(function: ast.AST, flags: dict[str, bool]) -> dict[int, str
 def _blocks(function: ast.AST):
     """Every statement list of `function` (bodies, else branches, handlers, finally blocks)."""
     for node in ast.walk(function):
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(node, field, None)
+        for part in ("body", "orelse", "finalbody"):
+            block = getattr(node, part, None)
             if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
                 yield block
 

@@ -1,7 +1,8 @@
 """`kvh run --coverage`: which lines of the release's write path the run's checks executed, per
 file and function, with the lines that cannot run on this machine said apart by the branch test
-that rules them out (or the branch before them that returns) (decided by the module's own globals as this machine set them, never by
-name). Driven through the installed release, as a nightly job would."""
+that rules them out, or the branch before them that returns (decided by the module's own globals
+as this machine set them, never by name). Driven through the installed release, as a nightly job
+would."""
 
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ class LineMeter:
             # The interpreter switch first, as the loader imports it: triton.language's own
             # kernels decorated compiled make a release kernel interpreted later raise
             # "Cannot call @triton.jit'd outside of the scope of a kernel".
-            import pools.builtin.engines.triton_mode  # noqa: F401
+            import pools.builtin.engines.triton_mode  # noqa: F401,I001
             import triton.compiler  # noqa: F401
 
         self.folder, self.started = folder, False

@@ -107,15 +107,18 @@ class Backend:
     # only that; every other call site skips those scenarios (DCP_RANK).
     writes_dcp_rank: bool = False
 
+    def _release_class(self, req: WriteRequest, mode: str) -> Any:
+        """The release's backend class for this (mode, pool kind), where the SUT carries it and
+        its RealCode runs there; else None (the model writes)."""
+        real = self.real_code
+        if real is None or not real.runs_in(mode, req.pool_kind):
+            return None
+        return real_class(req, self.name)
+
     def run_write(self, req: WriteRequest, era: str, mode: str) -> Optional[str]:
         """One write: the release's own backend code where the SUT carries it (returning where it
         called the write door), else the model."""
-        real = self.real_code
-        cls = (
-            real_class(req, self.name)
-            if real is not None and real.runs_in(mode, req.pool_kind)
-            else None
-        )
+        real, cls = self.real_code, self._release_class(req, mode)
         if cls is None:
             self.write(req, era, mode)
         elif req.save_kv_cache:  # with save_kv_cache=False no backend calls a write door
@@ -128,12 +131,7 @@ class Backend:
         """The write `run_write` makes, ready to be repeated (`kvh bench`), and what it runs: the
         release's backend class where the SUT carries it (made ready once, so only its forward
         from entry to the door's return repeats), else "call-site model"."""
-        real = self.real_code
-        cls = (
-            real_class(req, self.name)
-            if real is not None and real.runs_in(mode, req.pool_kind)
-            else None
-        )
+        real, cls = self.real_code, self._release_class(req, mode)
         if cls is None:
             return (lambda: self.write(req, era, mode)), "call-site model"
         if not req.save_kv_cache:

@@ -47,9 +47,15 @@ pool, or the pool's own translation, is what a memo keyed on the loc tensor gets
 EXTEND_FOCUS = ("small-scaled", "small-param-none", "small-narrowed", "small-cross") + LOC_LIVES
 """The builtin scenarios a backend runs in extend: every branch of its call sites, two layers."""
 
+PIPELINE_RANK = ("pipeline-rank",)
+"""A pipeline rank's pool (layers 3 to 6; the kinds whose record says pipeline_rank): every
+backend runs it in extend, since the door indexes its layer buffer by the layer the call hands
+it, and at layer 0 `layer_id - start_layer` agrees with `+`, `|`, `^` and `>>`. On 0.5.14 only
+fa3's call wrote the MLA (nope, rope) door with a loc it unwraps: plain_mla's raises there."""
+
 FOCUS = {
-    "extend": EXTEND_FOCUS,
-    "extend_ragged": EXTEND_FOCUS,
+    "extend": EXTEND_FOCUS + PIPELINE_RANK,
+    "extend_ragged": EXTEND_FOCUS + PIPELINE_RANK,
     "decode": ("small-decode",) + LOC_LIVES,
 }
 """A backend's default focus per mode (decode has no cross-attention write)."""

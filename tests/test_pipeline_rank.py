@@ -14,7 +14,7 @@ from harness.run.bisect import probe_of
 from pools.kinds.registry import KINDS
 from scenarios.defaults import default_scenarios
 from scenarios.serialize import ScenarioError, validate
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, run_kvh
 
 
 def _ranked(pool: str):
@@ -43,3 +43,13 @@ def test_a_door_that_indexes_by_the_global_layer_id_is_a_finding_on_a_later_rank
     assert probe_of(fault, _ranked("mha"), plain, "extend").finding
     prefill = next(s for s in default_scenarios("mha", "bf16", 0) if s.name == "prefill")
     assert not probe_of(fault, prefill, plain, "extend").finding  # rank 0: the same rows
+
+
+def test_a_backend_s_call_writes_a_later_rank_in_the_default_run(tmp_path) -> None:
+    """Every backend runs the later rank in extend (backends/focus.py PIPELINE_RANK): on 0.5.14
+    only fa3's call reached the MLA (nope, rope) door with a loc it unwraps, and the door's
+    `layer_id - self.start_layer` mutants survived while no backend but plain ran past layer 0."""
+    flags = ("--pool", "mha", "--backend", "fa3", "--dtype", "bf16", "--out", str(tmp_path))
+    done = run_kvh("run", "--sut", str(FIXTURES / "pipeline_rank_global_index.py"), *flags)
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "fa3:extend@cpu `pipeline-rank`" in done.stdout

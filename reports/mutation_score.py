@@ -2,7 +2,7 @@
 the campaign prints, the dashboard's "what kvh would not notice" section and its history.
 
 Each row is one mutant, with its status (harness/run/release_mutation.py STATUSES) and, for a
-survivor, the class its record gives it (mutants/mutation_survivors.py, stamped on the row when it
+survivor, the class its record gives it (mutants/survivors_*.py, stamped on the row when it
 is written, so a stored score does not change when the registry does): score = kills / (kills +
 survivors - equivalent - out of reach). A LIMITED mutant (a harness-caused skip or error) and one
 cosmic-ray no longer applies are counted apart, in neither term.
@@ -17,7 +17,7 @@ from typing import Iterable, Optional
 import pandas as pd
 
 KILLS = ("killed", "killed_ci", "killed_at_load")
-# A survivor's classes (mutants/mutation_survivors.py CLASSES), and a survivor no record explains.
+# A survivor's classes (mutants/survivor_record.py CLASSES), and a survivor no record explains.
 EXPLAINED = {"equivalent": "equivalent", "out of reach on a CPU": "out_of_reach"}
 GAP, UNEXPLAINED = "gap", "unexplained"
 

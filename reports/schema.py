@@ -223,7 +223,7 @@ KINDS: dict[str, RecordKind] = {
             "campaign: mutant is its id (file, cosmic-ray operator, occurrence), status one of "
             "killed, killed_ci, killed_at_load, survived, limited, not_applied; door whether the "
             "function is a pool's write door; survivor_class and survivor_reason a survivor's "
-            "record in mutants/mutation_survivors.py when the row was written (docs/mutants.md)",
+            "record in mutants/survivors_*.py when the row was written (docs/mutants.md)",
         ),  # fmt: skip
         RecordKind(
             "coverage",

@@ -8,7 +8,7 @@ same arguments left (and, where it left nothing, prints the score without judgin
 unmodified release again). Writes `release-mutation.json` to --out atomically, at the end and when
 stopped, and at the end the `mutation` rows of the results store there (`kvh report OUT` shows
 the score). Exit 0 when every mutant judged was killed or its survival is explained by a record
-of mutants/mutation_survivors.py as equivalent or out of reach, 1 otherwise.
+of mutants/survivors_*.py as equivalent or out of reach, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from harness.exit_codes import (
     interrupted_exit_code,
     signal_of,
 )
-from harness.run.release_copy import release_folder
+from harness.run.release_copy import release_folder, release_named
 from harness.run.release_mutation import STATUSES, MutationResult, campaign, prepared
 from harness.run.release_renames import sample
 from mutants.generated import GeneratedMutant, generated_mutants
@@ -167,7 +167,8 @@ def main(arguments: argparse.Namespace, universe) -> int:
             out, finished, started, before.get("scope", {}), before.get("seconds", 0.0), ""
         )
         finished.close()
-        return _scored([stamped(record, spec) for record in records], spec)
+        release = release_named(spec)
+        return _scored([stamped(record, spec, release) for record in records], spec)
     try:
         reference, judges = prepared(spec, universe, out / "work", say, arguments.cold, kvh)
     except RuntimeError as error:
@@ -218,7 +219,8 @@ def main(arguments: argparse.Namespace, universe) -> int:
     records = _write(out, book, started, placed, time.monotonic() - start, "")
     book.close()
     # The store's `mutation` rows, which `kvh report OUT` shows with the score's history.
-    rows = [stamped(record, spec) for record in records]
+    release = release_named(spec)
+    rows = [stamped(record, spec, release) for record in records]
     append(out, records_frame(KIND, rows), KIND, run_meta("cpu", arguments.seed, "", spec))
     print(f"mutation campaign over {spec} in {(time.monotonic() - start) / 60:.1f} min")
     return _scored(rows, spec)

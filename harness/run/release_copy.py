@@ -4,6 +4,7 @@ mirror whose edited files and the folders on their way are its own."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import os
 import shutil
@@ -24,6 +25,20 @@ def release_folder(spec: str) -> Path:
     if folder is None:
         raise ValueError(f"SUT {spec} is not installed; run: kvh sut install {spec}")
     return folder
+
+
+def release_named(spec: str) -> str:
+    """`sglang==X` for a spec whose folder carries the distribution's metadata (`sglang` here, a
+    cached release, a folder holding `sglang-X.dist-info`), else the spec: survivors' records are
+    kept per release version, and `sglang` is whichever release this environment has."""
+    if spec.startswith("sglang=="):
+        return spec
+    try:
+        folder = release_folder(spec)
+    except ValueError:
+        return spec
+    found = [d for d in importlib.metadata.distributions(path=[str(folder)]) if d.name == "sglang"]
+    return f"sglang=={found[0].version}" if found else spec
 
 
 def _link_or_copy(source: str, dest: str) -> None:

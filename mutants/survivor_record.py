@@ -1,0 +1,62 @@
+"""A survivor's record: why a generated mutant of a release survives, as data that the score
+(reports/mutation_score.py) and its report both read (records per release: mutants/survivors_*.py).
+
+- EQUIVALENT: no input can tell the mutant from the release; the reason says why.
+- OUT_OF_REACH: the mutated code runs only where this machine cannot (a GPU-only branch or
+  kernel); the reason names the branch.
+- GAP: kvh should have noticed. A gap stays listed, with what closed it (the scenario, oracle or
+  backend driver), so that a later campaign shows the kill; an open gap counts against the score.
+
+A record names its mutant by the campaign's id (file, cosmic-ray operator, occurrence) and by the
+mutated line as the diff shows it, so a record written for one release cannot excuse another
+release's mutant that happens to share an occurrence number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+EQUIVALENT, OUT_OF_REACH, GAP = "equivalent", "out of reach on a CPU", "gap"
+CLASSES = (EQUIVALENT, OUT_OF_REACH, GAP)
+
+
+@dataclass(frozen=True)
+class Survivor:
+    release: str  # "sglang==0.5.23"
+    id: str  # the campaign's mutant id: "srt/mem_cache/memory_pool.py:core/NumberReplacer:12"
+    mutated: str  # the diff's added line, stripped: "+    if x > 1:" without the "+"
+    kind: str  # one of CLASSES
+    reason: str
+    closed_by: str = ""  # for a gap: the scenario, oracle or driver that now kills it
+
+
+def alike(
+    release: str, kind: str, reason: str, mutants: tuple[tuple[str, str], ...], closed_by: str = ""
+) -> tuple[Survivor, ...]:
+    """Records of one reason for several mutants, each as (id, mutated line)."""
+    return tuple(Survivor(release, id, mutated, kind, reason, closed_by) for id, mutated in mutants)
+
+
+# Every operator cosmic-ray puts in place of `+` (ReplaceBinaryOperator_Add_*), as Python writes it.
+ADD_REPLACED = (
+    ("Sub", "-"), ("Mul", "*"), ("Div", "/"), ("FloorDiv", "//"), ("Mod", "%"), ("Pow", "**"),
+    ("LShift", "<<"), ("RShift", ">>"), ("BitOr", "|"), ("BitAnd", "&"), ("BitXor", "^"),
+)  # fmt: skip
+
+# The reasons several releases' doors share. The out-of-bounds probe maybe_detect_oob
+# (utils/async_probe.py) returns before it reads its bounds unless SGLANG_ENABLE_ASYNC_ASSERT is
+# set, which kvh leaves as the release ships it (unset): no scenario reaches them.
+ASYNC_ASSERT_BOUND = (
+    "the mutated expression is the upper bound handed to maybe_detect_oob, which returns before "
+    "reading it unless SGLANG_ENABLE_ASYNC_ASSERT is set (off by default; kvh judges the release "
+    "as it ships): no write the release makes depends on it"
+)
+ASYNC_ASSERT_LOWER = (
+    "the mutated number is the lower bound handed to maybe_detect_oob, which returns before "
+    "reading either bound unless SGLANG_ENABLE_ASYNC_ASSERT is set (off by default; kvh judges the "
+    "release as it ships): no write the release makes depends on it"
+)
+DTYPE_IDENTITY = (
+    "`!=` replaced by `is not` between two torch.dtype values: torch keeps one object per dtype, "
+    "so the two agree on every pair the door compares"
+)

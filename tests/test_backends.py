@@ -124,7 +124,8 @@ def test_context_parallel_write_equals_the_single_rank_write():
 
 
 def test_backends_run_their_focus_and_declared_skips_hold_reasons():
-    from backends.focus import BUILTIN_SCENARIOS, FOCUS, LOC_LIVES
+    from backends.focus import BUILTIN_SCENARIOS, FOCUS, LOC_LIVES, PIPELINE_RANK
+    from pools.kinds.registry import KINDS
     from scenarios.defaults import default_scenarios
 
     for pool in ("mha", "mla", "swa_mha"):
@@ -132,6 +133,8 @@ def test_backends_run_their_focus_and_declared_skips_hold_reasons():
         assert names <= set(BUILTIN_SCENARIOS)
         # Only the SWA kinds live through remaps and shared loc storage (tests/test_loc_lives.py).
         unbuilt = {"small-cross"} | (set() if pool.startswith("swa_") else set(LOC_LIVES))
+        # Only a kind a later pipeline rank's pool can be builds one (test_pipeline_rank.py).
+        unbuilt |= set() if KINDS[pool].pipeline_rank else set(PIPELINE_RANK)
         assert {name for names in FOCUS.values() for name in names} - unbuilt <= names
     by_name = {s.name: s for s in default_scenarios("swa_mha", "bf16", 0)}
     triton = BACKENDS["triton"]

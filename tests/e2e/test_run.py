@@ -102,20 +102,11 @@ def test_planted_fault_exits_1_and_its_repro_replays_the_same_finding(
 
 @pytest.mark.slow
 def test_hanging_sut_becomes_a_finding(tmp_path, fixture_sut):
+    """One scenario: each hang costs the timeout and a fresh worker (18 s over the builtin set)."""
     result = run_kvh(
-        "run",
-        "--sut",
-        fixture_sut("hangs"),
-        "--pool",
-        "mha",
-        "--dtype",
-        "bf16",
-        "--backend",
-        "plain",
-        "--timeout",
-        "0.5",
-        "--out",
-        str(tmp_path / "out"),
+        *("run", "--sut", fixture_sut("hangs"), "--pool", "mha", "--dtype", "bf16"),
+        *("--backend", "plain", "--scenario", scenario_file(tmp_path), "--timeout", "0.5"),
+        *("--out", str(tmp_path / "out")),
     )
     assert result.returncode == 1 and "SutTimeout" in result.stdout
 

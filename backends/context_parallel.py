@@ -102,8 +102,11 @@ CENSUS = CallSiteModel(
 @register_backend(
     name="cp",
     order=140,
-    real_code_gap="no backend class: the CP write is a helper (layers/utils/cp_utils.py) that "
-    "all-gathers k/v over a process group before the pool call; harness/cp runs it across "
+    real_code_gap="no backend class: the CP write all-gathers k/v over the CP process group "
+    "before the pool call (0.5.12-0.5.14 layers/utils/cp_utils.py cp_allgather_and_save_kv_cache; "
+    "0.5.23 layers/cp/zigzag.py ZigzagCPStrategy.materialize_full_kv, whose group and zigzag "
+    "metadata come from the server's CP setup, while its cp_utils.py keeps a shim that raises "
+    "'Prefill CP on NPU/MUSA is deprecated' at line 9); harness/cp runs the model across "
     "processes (kvh cp)",
     census=CENSUS,
     device_type="cuda",

@@ -9,8 +9,9 @@ from mutants.release_renames import DOOR_PREFIX, DOOR_WORD
 from mutants.survivor_record import Survivor
 from mutants.survivors_0_5_14 import SURVIVORS_0_5_14
 from mutants.survivors_0_5_23 import SURVIVORS_0_5_23
+from mutants.survivors_0_5_23_scope import SURVIVORS_0_5_23_SCOPE
 
-SURVIVORS: tuple[Survivor, ...] = SURVIVORS_0_5_23 + SURVIVORS_0_5_14
+SURVIVORS: tuple[Survivor, ...] = SURVIVORS_0_5_23 + SURVIVORS_0_5_23_SCOPE + SURVIVORS_0_5_14
 
 
 def classified(release: str, id: str, diff: str) -> Survivor | None:

@@ -4,6 +4,10 @@
 - EQUIVALENT: no input can tell the mutant from the release; the reason says why.
 - OUT_OF_REACH: the mutated code runs only where this machine cannot (a GPU-only branch or
   kernel); the reason names the branch.
+- OUTSIDE_THE_WRITE: the mutated line is the attention math of a forward, which reads the cache
+  and writes none of it: after the write door, where kvh's release driver stops the forward
+  (backends/real_code.py), or before it but feeding only the attention output. The issue's
+  scope is a forward from its entry to the door, so these are not scored.
 - GAP: kvh should have noticed. A gap stays listed, with what closed it (the scenario, oracle or
   backend driver), so that a later campaign shows the kill; an open gap counts against the score.
 
@@ -17,7 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 EQUIVALENT, OUT_OF_REACH, GAP = "equivalent", "out of reach on a CPU", "gap"
-CLASSES = (EQUIVALENT, OUT_OF_REACH, GAP)
+OUTSIDE_THE_WRITE = "outside the write path"
+CLASSES = (EQUIVALENT, OUT_OF_REACH, OUTSIDE_THE_WRITE, GAP)
 
 
 @dataclass(frozen=True)

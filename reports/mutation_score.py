@@ -4,8 +4,9 @@ the campaign prints, the dashboard's "what kvh would not notice" section and its
 Each row is one mutant, with its status (harness/run/release_mutation.py STATUSES) and, for a
 survivor, the class its record gives it (mutants/survivors_*.py, stamped on the row when it
 is written, so a stored score does not change when the registry does): score = kills / (kills +
-survivors - equivalent - out of reach). A LIMITED mutant (a harness-caused skip or error) and one
-cosmic-ray no longer applies are counted apart, in neither term.
+survivors - equivalent - out of reach - outside the write path). A LIMITED mutant (a
+harness-caused skip or error) and one cosmic-ray no longer applies are counted apart, in neither
+term.
 """
 
 from __future__ import annotations
@@ -18,7 +19,11 @@ import pandas as pd
 
 KILLS = ("killed", "killed_ci", "killed_at_load")
 # A survivor's classes (mutants/survivor_record.py CLASSES), and a survivor no record explains.
-EXPLAINED = {"equivalent": "equivalent", "out of reach on a CPU": "out_of_reach"}
+EXPLAINED = {
+    "equivalent": "equivalent",
+    "out of reach on a CPU": "out_of_reach",
+    "outside the write path": "outside_write",
+}
 GAP, UNEXPLAINED = "gap", "unexplained"
 
 
@@ -34,8 +39,9 @@ def summary(rows: Iterable[dict], where: Optional[str] = None) -> dict:
             kind = row.get("survivor_class") or UNEXPLAINED
             counts[EXPLAINED.get(kind, kind)] += 1
     kills = sum(counts[s] for s in KILLS)
-    scored = kills + counts["survived"] - counts["equivalent"] - counts["out_of_reach"]
-    keys = ("mutants", *KILLS, "survived", "equivalent", "out_of_reach", GAP, UNEXPLAINED,
+    explained = sum(counts[name] for name in EXPLAINED.values())
+    scored = kills + counts["survived"] - explained
+    keys = ("mutants", *KILLS, "survived", *EXPLAINED.values(), GAP, UNEXPLAINED,
             "limited", "not_applied")  # fmt: skip
     return {**{k: counts[k] for k in keys}, "scored": scored,
             "score": kills / scored if scored else None}  # fmt: skip
@@ -67,7 +73,7 @@ def score_lines(rows: list[dict], release: str) -> list[str]:
     ]
     for where in _places(rows):
         row = summary(rows, where)
-        explained = row["equivalent"] + row["out_of_reach"]
+        explained = sum(row[name] for name in EXPLAINED.values())
         lines.append(
             f"| {where} | {row['mutants']} | {row['killed']} | {row['killed_ci']} | "
             f"{row['killed_at_load']} | {row['survived']} | {explained} | "

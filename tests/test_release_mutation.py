@@ -123,17 +123,19 @@ def test_the_score_counts_kills_over_what_is_neither_equivalent_nor_out_of_reach
                 "operator": "core/NumberReplacer", "status": status, "line": 1,
                 "diff": "+    x = 1", "cells": {"pools": ["mha"]}}  # fmt: skip
 
-    statuses = ("killed", "killed_ci", "survived", "survived", "limited")
+    statuses = ("killed", "killed_ci", "survived", "survived", "limited", "survived")
     rows = [stamped(record(s), "sglang==0") for s in statuses]
     rows[3]["survivor_class"] = "equivalent"
+    rows[5]["survivor_class"] = "outside the write path"  # attention math: not scored either
     got = summary(rows)
     assert (got["scored"], got["limited"], got["unexplained"]) == (3, 1, 1)
+    assert got["outside_write"] == 1
     assert got["score"] == pytest.approx(2 / 3)
     assert (
         rows[0]["door"] and rows[0]["mutant"] == "f.py:killed:0" and rows[0]["cells"] == "mha x  x "
     )
     printed = "\n".join(score_lines(rows, "sglang==0"))
-    assert "66.7% (3 scored of 5 mutants)" in printed and "**unexplained**" in printed
+    assert "66.7% (3 scored of 6 mutants)" in printed and "**unexplained**" in printed
     assert is_door("memory_pool.py MHATokenToKVPool.set_kv_buffer")
     assert is_door("swa_memory_pool.py SWAKVPool.set_mla_kv_buffer")
     assert not is_door("triton_backend.py TritonAttnBackend._set_kv_buffer")

@@ -63,8 +63,12 @@ _DRAFT_SWA_ASSERT = (
 _KEY_READER_DTYPE = (
     "MHATokenToKVPool._get_key_buffer's `store_dtype != dtype` (memory_pool.py 2848): kvh reads "
     "a pool's bytes through get_key_buffer and compares bytes, so a reader that returns the raw "
-    "uint8 storage instead of its fp8 view (and a bf16 view of bf16 storage) passes; an oracle "
-    "on the reader's dtype, the pool's, would close it"
+    "uint8 storage instead of its fp8 view (and a bf16 view of bf16 storage) passed"
+)
+_READER_DTYPE_CLOSED = (
+    "the reader_dtype oracle (harness/compare/oracles.py): the dtype SGLang's K/V reader returns "
+    "is compared with the judge's (tests/test_reader_dtype.py); killed when judged again in "
+    "session 14"
 )
 
 SURVIVORS_0_5_23_SCOPE: tuple[Survivor, ...] = (
@@ -109,5 +113,5 @@ SURVIVORS_0_5_23_SCOPE: tuple[Survivor, ...] = (
     ))
     + alike(RELEASE, GAP, _KEY_READER_DTYPE, (
         (_M + "ReplaceComparisonOperator_NotEq_Eq:15", "if self.store_dtype == self.dtype:"),
-    ))
+    ), closed_by=_READER_DTYPE_CLOSED)
 )  # fmt: skip

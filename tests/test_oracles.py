@@ -93,6 +93,17 @@ def test_shape_oracle_catches_a_short_buffer(case):
     assert [f.buffer for f in findings_of("shape", case, broken)] == ["L1.k"]
 
 
+def test_reader_dtype_oracle_catches_a_reader_returning_the_raw_storage(case):
+    """Bytes alike, read as another dtype: what an attention backend gets from get_key_buffer."""
+    baseline = case[1]
+    assert baseline.reader_dtypes["L0.k"] == "torch.bfloat16"  # SGLang's reader of a K buffer
+    broken = copy.deepcopy(baseline)
+    broken.reader_dtypes["L0.k"] = "torch.uint8"
+    scenario, _, expected = case
+    assert [f.buffer for f in judge(scenario, baseline, broken, expected)] == ["L0.k"]
+    assert findings_of("reader_dtype", case, broken)[0].oracle == "reader_dtype"
+
+
 def test_judge_skips_byte_oracles_when_the_candidate_raised(case):
     scenario, baseline, expected = case
     broken = copy.deepcopy(baseline)

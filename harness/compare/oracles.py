@@ -149,6 +149,16 @@ def _shapes(scenario, baseline, candidate, expected) -> list[Finding]:
     return findings
 
 
+def _reader_dtypes(scenario, baseline, candidate, expected) -> list[Finding]:
+    """Bytes alike can still be read as another dtype (the raw uint8 storage of an fp8 cache):
+    an attention backend reads the cache through the reader, so its dtype is compared too."""
+    return [
+        Finding("reader_dtype", f"buffer reader returns {got} != baseline {want}", buffer=name)
+        for name, want in baseline.reader_dtypes.items()
+        if (got := candidate.reader_dtypes.get(name)) is not None and got != want
+    ]
+
+
 def _written_bytes(scenario, baseline, candidate, expected) -> list[Finding]:
     findings = []
     for name, writers in expected.items():
@@ -331,6 +341,12 @@ ORACLES: tuple[Oracle, ...] = (
         when=BOTH_RAISED,
     ),
     Oracle("shape", "every buffer has the baseline's shape", _shapes, buffers_only=True),
+    Oracle(
+        "reader_dtype",
+        "every buffer read through SGLang's K/V reader (get_key_buffer, get_value_buffer) is "
+        "returned in the baseline's dtype",
+        _reader_dtypes,
+    ),
     Oracle(
         "bytes",
         "bytes of every written slot equal the baseline's, bitwise",

@@ -70,6 +70,9 @@ class Execution:
     release_trail: tuple[str, ...] = ()
     # The buffers whose reserved slot 0 the store's policy kept (a judge's run says so).
     kept_sinks: frozenset[str] = frozenset()
+    # name -> the dtype the pool's reader returns ("torch.float8_e4m3fn"): an attention backend
+    # reads the cache through it, so a reader that hands back the raw storage differs.
+    reader_dtypes: dict[str, str] = field(default_factory=dict)
 
 
 def as_bytes(tensor: torch.Tensor) -> torch.Tensor:

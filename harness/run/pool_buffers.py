@@ -36,6 +36,17 @@ def buffer_bytes(pool: Any, scenario: Scenario) -> dict[str, torch.Tensor]:
     }
 
 
+def reader_dtypes(pool: Any, scenario: Scenario) -> dict[str, str]:
+    """The dtype SGLang's K/V reader (get_key_buffer, get_value_buffer) returns, by buffer name;
+    a buffer read as an attribute (a layout kind's storage) says nothing of a reader."""
+    return {
+        buffer.name: str(buffer.read(pool).dtype)
+        for layer_id in scenario.geometry.kv_layer_ids
+        for buffer in layer_buffers(scenario, layer_id)
+        if buffer.sglang_reader
+    }
+
+
 def kept_sinks(pool: Any, scenario: Scenario) -> frozenset[str]:
     """The buffers whose reserved slot the pool's store skipped, by name: only the judge's pools
     say so (pools/judge/token_major.py, and its hybrid pools for their sub-pools), and only a

@@ -34,6 +34,9 @@ class LayerBuffer:
     name: str  # "L{layer}.{part}": what the snapshot and every finding call it
     read: Callable[[Pool], torch.Tensor]  # the layer's buffer as the pool keeps it
     slot_rows: SlotRows = kept  # that buffer as one row per slot: (slots, ...), row s slot s's
+    # Read through SGLang's K/V reader (get_key_buffer, get_value_buffer), which an attention
+    # backend reads the cache by, rather than an attribute: its dtype is part of the verdict.
+    sglang_reader: bool = False
 
     def rows(self, pool: Pool) -> torch.Tensor:
         return self.slot_rows(self.read(pool))
@@ -60,8 +63,11 @@ def token_major(g: Geometry, layer_id: int) -> tuple[LayerBuffer, ...]:
         key = LayerBuffer(
             _name(layer_id, "kv" if g.kind.latent else "k"),
             lambda pool: pool.get_key_buffer(layer_id),
+            sglang_reader=True,
         )
-        value = LayerBuffer(_name(layer_id, "v"), lambda pool: pool.get_value_buffer(layer_id))
+        value = LayerBuffer(
+            _name(layer_id, "v"), lambda pool: pool.get_value_buffer(layer_id), sglang_reader=True
+        )
         kv = (key,) if g.kind.latent else (key, value)
     return kv + index_buffers(g, layer_id)
 

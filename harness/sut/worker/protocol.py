@@ -81,6 +81,7 @@ def encode_execution(execution: Execution, wanted: Wanted) -> dict:
         "error_cause": execution.error_cause,  # decided in the worker, where it raised
         "write_ns": execution.write_ns,
         "release_sites": list(execution.release_sites),
+        "reader_dtypes": execution.reader_dtypes,
     }
 
 
@@ -96,6 +97,7 @@ def decode_execution(message: dict, known: Optional[Execution] = None) -> Execut
         error_cause=message.get("error_cause", ""),
         write_ns=int(message["write_ns"]),
         release_sites=tuple(message.get("release_sites", ())),
+        reader_dtypes=dict(message.get("reader_dtypes", {})),
     )
     for field, target in (("buffers", result.buffers), ("caller", result.caller)):
         for name, encoded in message[field].items():

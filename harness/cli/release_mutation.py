@@ -8,7 +8,7 @@ same arguments left (and, where it left nothing, prints the score without judgin
 unmodified release again). Writes `release-mutation.json` to --out atomically, at the end and when
 stopped, and at the end the `mutation` rows of the results store there (`kvh report OUT` shows
 the score). Exit 0 when every mutant judged was killed or its survival is explained by a record
-of mutants/survivors_*.py as equivalent or out of reach, 1 otherwise.
+of mutants/survivors_*.py as equivalent, out of reach or outside the write path, 1 otherwise.
 """
 
 from __future__ import annotations

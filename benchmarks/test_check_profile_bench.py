@@ -32,7 +32,7 @@ STEPS = {
     "  pool: built and filled, or reuse proved": ("harness.run.execute", "take_pool"),
     "  staging: forward tensors": ("harness.run.execute", "ForwardStaging"),
     "  staging: write requests": ("harness.run.execute", "write_request"),
-    "  snapshot": ("harness.run.execute", "buffer_bytes"),
+    "  snapshot": ("harness.run.execute", "snapshot"),
     "expected writes": ("harness.run.baselines", "expected_writes"),
     "comparison": ("harness.run.cells", "decide"),
 }

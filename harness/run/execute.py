@@ -28,7 +28,7 @@ from harness.compare.snapshot import (
     as_bytes,
 )
 from harness.plan.candidate import Candidate
-from harness.run.pool_buffers import buffer_bytes, fill_canary, kept_sinks, reader_dtypes
+from harness.run.pool_buffers import buffer_bytes, fill_canary, kept_sinks, snapshot
 from harness.run.pool_cache import keep_pool, take_pool
 from harness.run.pool_factory import build_pool
 from harness.run.release_trail import ReleaseTrail
@@ -224,8 +224,7 @@ def _execute(
                     result.write_ns += time.perf_counter_ns() - started
                     result.caller.update(caller_bytes(request, forward_index))
             place = ErrorPlace(READING)
-            result.buffers = buffer_bytes(pool, scenario)
-            result.reader_dtypes = reader_dtypes(pool, scenario)
+            result.buffers, result.reader_dtypes = snapshot(pool, scenario)
             result.kept_sinks = kept_sinks(pool, scenario)
         keep_pool(lease, scenario)  # a run that raised drops its pool: its state is unknown
     except Exception as error:  # a SUT failure is data, never a harness crash

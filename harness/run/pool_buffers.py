@@ -27,24 +27,24 @@ def fill_canary(pool: Any, scenario: Scenario) -> None:
         buffer.view(torch.uint8).fill_(CANARY)
 
 
+def snapshot(pool: Any, scenario: Scenario) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
+    """Every buffer of every layer as CPU bytes, by name, and the dtype SGLang's K/V reader
+    (get_key_buffer, get_value_buffer) returns for each buffer read through it: one read of each.
+    A buffer read as an attribute (a layout kind's storage) says nothing of a reader."""
+    buffers: dict[str, torch.Tensor] = {}
+    dtypes: dict[str, str] = {}
+    for layer_id in scenario.geometry.kv_layer_ids:
+        for buffer in layer_buffers(scenario, layer_id):
+            read = buffer.read(pool)
+            buffers[buffer.name] = as_bytes(buffer.slot_rows(read))
+            if buffer.sglang_reader:
+                dtypes[buffer.name] = str(read.dtype)
+    return buffers, dtypes
+
+
 def buffer_bytes(pool: Any, scenario: Scenario) -> dict[str, torch.Tensor]:
     """Every buffer of every layer as CPU bytes, by name."""
-    return {
-        buffer.name: as_bytes(buffer.rows(pool))
-        for layer_id in scenario.geometry.kv_layer_ids
-        for buffer in layer_buffers(scenario, layer_id)
-    }
-
-
-def reader_dtypes(pool: Any, scenario: Scenario) -> dict[str, str]:
-    """The dtype SGLang's K/V reader (get_key_buffer, get_value_buffer) returns, by buffer name;
-    a buffer read as an attribute (a layout kind's storage) says nothing of a reader."""
-    return {
-        buffer.name: str(buffer.read(pool).dtype)
-        for layer_id in scenario.geometry.kv_layer_ids
-        for buffer in layer_buffers(scenario, layer_id)
-        if buffer.sglang_reader
-    }
+    return snapshot(pool, scenario)[0]
 
 
 def kept_sinks(pool: Any, scenario: Scenario) -> frozenset[str]:

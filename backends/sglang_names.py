@@ -36,14 +36,17 @@ class ReleaseName:
 
 FORWARD_BATCH_INFO = "sglang.srt.model_executor.forward_batch_info"
 KV_INDEX_TRANSLATOR = "sglang.srt.mem_cache.kv_index_translator"
-# The packages of a release's write path, whose lines `kvh run --coverage` measures: pools,
+# The packages of a release's write path, whose lines `kvh run --coverage` reports: pools,
 # KVWriteLoc and the write-loc plan (mem_cache), the attention backends (layers.attention,
-# hardware_backend) and the context-parallel write (layers.utils).
+# hardware_backend), the context-parallel write (layers.utils), the MLA pool's store kernels
+# (kernels.ops.kvcache, 0.5.23) and the KV cache quantizers' stores (layers.quantization).
 WRITE_PATH_PACKAGES = (
     "sglang.srt.mem_cache",
     "sglang.srt.layers.attention",
     "sglang.srt.hardware_backend",
     "sglang.srt.layers.utils",
+    "sglang.kernels.ops.kvcache",
+    "sglang.srt.layers.quantization",
 )
 # Where SGLang's git checkout keeps the Python package (`sglang@git:PATH#REV` judges that folder
 # of a commit, harness/sut/load/git_commits.py).

@@ -6,23 +6,31 @@ and what they mean in mutants/survivor_record.py.
 from __future__ import annotations
 
 from mutants.release_renames import DOOR_PREFIX, DOOR_WORD
-from mutants.survivor_record import Survivor
+from mutants.survivor_record import OUT_OF_REACH, Stretch, Survivor
 from mutants.survivors_0_5_14 import SURVIVORS_0_5_14
 from mutants.survivors_0_5_23 import SURVIVORS_0_5_23
+from mutants.survivors_0_5_23_full import STRETCHES_0_5_23, SURVIVORS_0_5_23_FULL
 from mutants.survivors_0_5_23_scope import SURVIVORS_0_5_23_SCOPE
+from reports.mutation_score import NOT_KILLED, UNREACHED
 
-SURVIVORS: tuple[Survivor, ...] = SURVIVORS_0_5_23 + SURVIVORS_0_5_23_SCOPE + SURVIVORS_0_5_14
+SURVIVORS: tuple[Survivor, ...] = (
+    SURVIVORS_0_5_23 + SURVIVORS_0_5_23_SCOPE + SURVIVORS_0_5_23_FULL + SURVIVORS_0_5_14
+)
+STRETCHES: tuple[Stretch, ...] = STRETCHES_0_5_23
 
 
 def classified(release: str, id: str, diff: str) -> Survivor | None:
-    """The record that explains the survivor `id` of `release` whose diff is `diff`, if any."""
+    """The record that explains the survivor `id` of `release` whose diff is `diff`, if any (a
+    mutant judged and not killed, or an unreached one that a record names by itself)."""
     added = [
         line[1:].strip()
         for line in diff.splitlines()
         if line.startswith("+") and not line.startswith("+++")
     ]
     for record in SURVIVORS:
-        if record.release == release and record.id == id and record.mutated in added:
+        # A mutant that only removes a line (RemoveDecorator) adds none: its record says "".
+        said = record.mutated in added if added else not record.mutated
+        if record.release == release and record.id == id and said:
             return record
     return None
 
@@ -38,6 +46,20 @@ def is_door(function: str) -> bool:
     )  # fmt: skip
 
 
+def unreached_class(release: str, record: dict) -> tuple[str, str] | None:
+    """(class, reason) of an UNREACHED mutant from what was measured (its statement cannot run on
+    this machine) or from a stretch read in the release (STRETCHES), if either says."""
+    if record.get("cannot_run_here"):
+        return (
+            OUT_OF_REACH,
+            f"its statement cannot run on this machine: {record['cannot_run_here']}",
+        )
+    for stretch in STRETCHES:
+        if stretch.holds(release, record["function"], record["line"]):
+            return stretch.kind, stretch.reason
+    return None
+
+
 def stamped(record: dict, sut: str, release: str | None = None) -> dict:
     """A campaign's record of `sut` as a `mutation` row: whether it is a door's, and a survivor's
     class and reason from the records of `release` (`sglang==X`; default the sut) ("" where none
@@ -45,9 +67,13 @@ def stamped(record: dict, sut: str, release: str | None = None) -> dict:
     release = release or sut
     found = (
         classified(release, record["id"], record.get("diff", ""))
-        if record["status"] == "survived"
+        if record["status"] in NOT_KILLED
         else None
     )
+    said = (found.kind, found.reason + (f" (closed by {found.closed_by})" if found.closed_by
+                                        else "")) if found else None  # fmt: skip
+    if said is None and record["status"] == UNREACHED:
+        said = unreached_class(release, record)
     row = {k: v for k, v in record.items() if k not in ("id", "cells")}
     return {
         **row,
@@ -56,7 +82,6 @@ def stamped(record: dict, sut: str, release: str | None = None) -> dict:
         "door": is_door(record["function"]),
         "cells": " x ".join(",".join(record.get("cells", {}).get(k, ())) for k in
                             ("pools", "dtypes", "backends")),
-        "survivor_class": found.kind if found else "",
-        "survivor_reason": (found.reason + (f" (closed by {found.closed_by})" if found.closed_by
-                                            else "")) if found else "",
+        "survivor_class": said[0] if said else "",
+        "survivor_reason": said[1] if said else "",
     }  # fmt: skip

@@ -29,10 +29,31 @@ CLASSES = (EQUIVALENT, OUT_OF_REACH, OUTSIDE_THE_WRITE, GAP)
 class Survivor:
     release: str  # "sglang==0.5.23"
     id: str  # the campaign's mutant id: "srt/mem_cache/memory_pool.py:core/NumberReplacer:12"
-    mutated: str  # the diff's added line, stripped: "+    if x > 1:" without the "+"
+    mutated: str  # the diff's added line, stripped ("+    if x > 1:" without the "+"); "" if none
     kind: str  # one of CLASSES
     reason: str
     closed_by: str = ""  # for a gap: the scenario, oracle or driver that now kills it
+
+
+@dataclass(frozen=True)
+class Stretch:
+    """One reason for every UNREACHED mutant (a statement no check of the unmodified release ran,
+    harness/run/mutant_reach.py) whose line lies in `first`..`last` of `function`: written by
+    reading that stretch of the release, for code kvh's checks do not run as a whole (the
+    attention math after a forward's write, a branch no scenario takes). A mutant that a check
+    did run is never excused by a stretch."""
+
+    release: str
+    function: str  # as a trail names it: "triton_backend.py TritonAttnBackend.forward_extend"
+    first: int
+    last: int
+    kind: str  # one of CLASSES
+    reason: str
+
+    def holds(self, release: str, function: str, line: int) -> bool:
+        return (release, function) == (self.release, self.function) and (
+            self.first <= line <= self.last
+        )
 
 
 def alike(

@@ -2,11 +2,11 @@
 the campaign prints, the dashboard's "what kvh would not notice" section and its history.
 
 Each row is one mutant, with its status (harness/run/release_mutation.py STATUSES) and, for a
-survivor, the class its record gives it (mutants/survivors_*.py, stamped on the row when it
-is written, so a stored score does not change when the registry does): score = kills / (kills +
-survivors - equivalent - out of reach - outside the write path). A LIMITED mutant (a
-harness-caused skip or error) and one cosmic-ray no longer applies are counted apart, in neither
-term.
+survivor (judged and not killed, or UNREACHED: a statement no check ran), the class its record
+gives it (mutants/survivors_*.py, stamped on the row when it is written, so a stored score does
+not change when the registry does): score = kills / (kills + survivors - equivalent - out of
+reach - outside the write path). A LIMITED mutant (a harness-caused skip or error) and one
+cosmic-ray no longer applies are counted apart, in neither term.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ EXPLAINED = {
     "outside the write path": "outside_write",
 }
 GAP, UNEXPLAINED = "gap", "unexplained"
+UNREACHED = "unreached"  # harness/run/release_mutation.py STATUSES
+NOT_KILLED = ("survived", UNREACHED)
 
 
 def summary(rows: Iterable[dict], where: Optional[str] = None) -> dict:
@@ -35,13 +37,13 @@ def summary(rows: Iterable[dict], where: Optional[str] = None) -> dict:
             continue
         counts["mutants"] += 1
         counts[row["status"]] += 1
-        if row["status"] == "survived":
+        if row["status"] in NOT_KILLED:
             kind = row.get("survivor_class") or UNEXPLAINED
             counts[EXPLAINED.get(kind, kind)] += 1
     kills = sum(counts[s] for s in KILLS)
     explained = sum(counts[name] for name in EXPLAINED.values())
-    scored = kills + counts["survived"] - explained
-    keys = ("mutants", *KILLS, "survived", *EXPLAINED.values(), GAP, UNEXPLAINED,
+    scored = kills + sum(counts[s] for s in NOT_KILLED) - explained
+    keys = ("mutants", *KILLS, *NOT_KILLED, *EXPLAINED.values(), GAP, UNEXPLAINED,
             "limited", "not_applied")  # fmt: skip
     return {**{k: counts[k] for k in keys}, "scored": scored,
             "score": kills / scored if scored else None}  # fmt: skip
@@ -68,28 +70,43 @@ def score_lines(rows: list[dict], release: str) -> list[str]:
         "",
         f"write doors: {percent(door['score'])} ({door['scored']} scored of {door['mutants']})",
         "",
-        "| where | mutants | killed | killed_ci | killed_at_load | survived | explained | score |",
-        "|---|---|---|---|---|---|---|---|",
+        "| where | mutants | killed | killed_ci | killed_at_load | survived | unreached "
+        "| explained | score |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for where in _places(rows):
         row = summary(rows, where)
         explained = sum(row[name] for name in EXPLAINED.values())
         lines.append(
             f"| {where} | {row['mutants']} | {row['killed']} | {row['killed_ci']} | "
-            f"{row['killed_at_load']} | {row['survived']} | {explained} | "
+            f"{row['killed_at_load']} | {row['survived']} | {row['unreached']} | {explained} | "
             f"{percent(row['score'])} |"
         )
-    survivors = [r for r in rows if r["status"] == "survived"]
-    if survivors:
+    groups = survivor_groups(rows)
+    if groups:
         lines += ["", "### What kvh would not notice", ""]
-    for row in survivors:
-        reason = f": {row['survivor_reason']}" if row.get("survivor_reason") else ""
-        lines += [
-            f"- `{row['mutant']}` in {row['function']} (line {row['line']}): "
-            f"**{row.get('survivor_class') or UNEXPLAINED}**{reason}",
-            "", "```diff", str(row.get("diff") or ""), "```", "",
-        ]  # fmt: skip
+    for (kind, reason), survivors in groups.items():
+        lines += [f"#### {kind}: {len(survivors)}" + (f" ({reason})" if reason else ""), ""]
+        for row in survivors:
+            lines += [
+                f"- `{row['mutant']}` in {row['function']} (line {row['line']}, {row['status']})",
+                "", "```diff", str(row.get("diff") or ""), "```", "",
+            ]  # fmt: skip
     return lines
+
+
+def survivor_groups(rows: list[dict]) -> dict[tuple[str, str], list[dict]]:
+    """The mutants not killed, by (class, reason): those no record explains and the gaps first,
+    so that what needs reading leads."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for row in rows:
+        if row["status"] in NOT_KILLED:
+            kind = row.get("survivor_class") or UNEXPLAINED
+            groups.setdefault((kind, str(row.get("survivor_reason") or "")), []).append(row)
+    leading = (UNEXPLAINED, GAP)
+    return dict(
+        sorted(groups.items(), key=lambda item: (item[0][0] not in leading, item[0][0], item[0][1]))
+    )
 
 
 def newest_campaign(frame: pd.DataFrame) -> list[dict]:
@@ -121,24 +138,29 @@ def mutation_html(frame: pd.DataFrame) -> str:
         whole, door = summary(rows), summary([r for r in rows if r.get("door")])
         table = "".join(
             f"<tr><td>{escape(w)}</td><td>{s['mutants']}</td><td>{s['killed'] + s['killed_ci']}"
-            f"</td><td>{s['killed_at_load']}</td><td>{s['survived']}</td>"
-            f"<td>{s['equivalent'] + s['out_of_reach']}</td><td>{percent(s['score'])}</td></tr>"
+            f"</td><td>{s['killed_at_load']}</td><td>{s['survived']}</td><td>{s['unreached']}"
+            f"</td><td>{sum(s[name] for name in EXPLAINED.values())}</td>"
+            f"<td>{percent(s['score'])}</td></tr>"
             for w in _places(rows)
             for s in [summary(rows, w)]
         )
         survivors = "".join(
-            f"<li><code>{escape(r['mutant'])}</code> in {escape(r['function'])}: "
-            f"<b>{escape(r.get('survivor_class') or UNEXPLAINED)}</b> "
-            f"{escape(str(r.get('survivor_reason') or ''))}<pre>{escape(str(r.get('diff')))}"
-            "</pre></li>"
-            for r in rows
-            if r["status"] == "survived"
+            f"<li><b>{escape(kind)}</b>: {len(group)} {escape(reason)}<details><summary>"
+            "their diffs</summary><ul>"
+            + "".join(
+                f"<li><code>{escape(r['mutant'])}</code> in {escape(r['function'])} "
+                f"({escape(r['status'])})<pre>{escape(str(r.get('diff')))}</pre></li>"
+                for r in group
+            )
+            + "</ul></details></li>"
+            for (kind, reason), group in survivor_groups(rows).items()
         )
         parts.append(
             f"<h3>{escape(sut)}: {percent(whole['score'])} of {whole['scored']} scored "
             f"({whole['mutants']} mutants; write doors {percent(door['score'])})</h3>"
             "<table><thead><tr><th>where</th><th>mutants</th><th>killed</th>"
-            "<th>killed at load</th><th>survived</th><th>explained</th><th>score</th></tr>"
+            "<th>killed at load</th><th>survived</th><th>unreached</th><th>explained</th>"
+            "<th>score</th></tr>"
             f"</thead><tbody>{table}</tbody></table>"
             + (f"<h4>What kvh would not notice</h4><ul>{survivors}</ul>" if survivors else "")
         )

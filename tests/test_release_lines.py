@@ -71,11 +71,15 @@ def test_the_lines_after_a_branch_that_returns_on_this_machine_cannot_run_here()
     assert sorted(on_gpu) == [5, 6, 7, 8]
 
 
-def test_coverage_without_a_release_or_with_jobs_is_a_usage_error(tmp_path: Path) -> None:
+def test_coverage_without_a_release_with_jobs_or_with_trail_is_a_usage_error(
+    tmp_path: Path,
+) -> None:
     alone = run_kvh("run", "--coverage", "--out", str(tmp_path))
     assert alone.returncode == 2 and "name one with --sut" in alone.stderr
     jobs = run_kvh("run", "--sut", "sglang", "--coverage", "--jobs", "2", "--out", str(tmp_path))
     assert jobs.returncode == 2 and "leave out --jobs" in jobs.stderr
+    trail = run_kvh("run", "--sut", "sglang", "--coverage", "--trail", "--out", str(tmp_path))
+    assert trail.returncode == 2 and "run them apart" in trail.stderr
     assert not any(tmp_path.iterdir())  # nothing written
 
 

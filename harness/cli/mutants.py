@@ -92,6 +92,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "judging only the mutants it had not decided",
     )
     parser.add_argument(
+        "--carry",
+        type=Path,
+        metavar="CAMPAIGN_JSON",
+        help="with --mutate: take the decisions that another campaign of the same release over "
+        "the same universe stored (its release-mutation.json) for the mutants both drew, instead "
+        "of judging them again (a door campaign's, into the whole scope's)",
+    )
+    parser.add_argument(
         "--sample",
         type=positive_int,
         help="with --renames or --mutate: judge this many names or mutants, drawn with --seed "
@@ -109,6 +117,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --renames or --mutate: judge each copy with a cold `kvh run` instead of a "
         "fork of a warm process (harness/run/forked_judges.py); slower, for when the warm "
         "control differs",
+    )
+    parser.add_argument(
+        "--judge-unreached",
+        action="store_true",
+        help="with --mutate: judge every mutant at both stages, without first measuring (with "
+        "coverage.py) which statements the unmodified release runs; by default a mutant whose "
+        "statement no check ran at a stage is not judged there (harness/run/mutant_reach.py)",
     )
     universe = (("--pool", "pool kinds"), ("--dtype", "dtypes"), ("--backend", "backends"))
     for option, what in universe:

@@ -110,6 +110,25 @@ def _work_result(result: MutationResult):
     )
 
 
+def _carried(path: Path, started: dict, left: list[GeneratedMutant]) -> list[MutationResult]:
+    """The decisions `path` (a campaign's RECORDS) holds for mutants of `left`: the same id and
+    line, from a campaign of the same release over the same universe (a UsageError otherwise)."""
+    try:
+        stored = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise UsageError(f"--carry {path}: not a campaign's {RECORDS}: {error}") from None
+    for key in ("release", "universe"):
+        if stored.get(key) != started[key]:
+            raise UsageError(f"--carry {path}: a campaign with another {key} ({stored.get(key)})")
+    by_id = {record["id"]: record for record in stored.get("records", [])}
+    fields = set(MutationResult.__dataclass_fields__)
+    return [
+        MutationResult(**{k: v for k, v in by_id[m.id].items() if k in fields})
+        for m in left
+        if m.id in by_id and by_id[m.id]["line"] == m.line
+    ]
+
+
 def _say(result: MutationResult, done: int, total: int) -> None:
     stage = f" at --profile {result.profile}" if result.profile else ""
     print(
@@ -170,7 +189,9 @@ def main(arguments: argparse.Namespace, universe) -> int:
         release = release_named(spec)
         return _scored([stamped(record, spec, release) for record in records], spec)
     try:
-        reference, judges = prepared(spec, universe, out / "work", say, arguments.cold, kvh)
+        reference, judges, reach = prepared(
+            spec, universe, out / "work", say, arguments.cold, kvh, not arguments.judge_unreached
+        )
     except RuntimeError as error:
         raise UsageError(str(error)) from None
     reached = set().union(*reference.trails.values()) if reference.trails else set()
@@ -206,9 +227,17 @@ def main(arguments: argparse.Namespace, universe) -> int:
         counted[0] += 1
         _say(result, counted[0], len(drawn))
 
+    if arguments.carry:
+        carried = _carried(arguments.carry, started, left)
+        say(f"--carry: {len(carried)} decisions taken from {arguments.carry}")
+        for result in carried:
+            done(result)
+        taken = {result.id for result in carried}
+        left = [m for m in left if m.id not in taken]
+
     try:
         with StopSignals():
-            campaign(spec, left, reference, judges, out / "work", arguments.jobs, done)
+            campaign(spec, left, reference, judges, out / "work", arguments.jobs, done, reach)
     except KeyboardInterrupt as interrupt:
         stopped = signal_of(interrupt)
         _write(out, book, started, placed, time.monotonic() - start, stopped)

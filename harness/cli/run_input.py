@@ -77,6 +77,10 @@ def coverage_folder(arguments: argparse.Namespace) -> Optional[Path]:
         raise UsageError("--coverage measures in the SUT's worker: leave out --in-process")
     if arguments.jobs > 1:
         raise UsageError("--coverage measures one worker's run: leave out --jobs")
+    if getattr(arguments, "trail", False):
+        # Both trace the worker, and Python keeps one trace function: the trail steps aside for
+        # coverage.py (harness/run/release_trail.py), so its rows would name no function.
+        raise UsageError("--coverage and --trail both trace the release: run them apart")
     return arguments.out / DATA_FOLDER
 
 

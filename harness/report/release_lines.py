@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from backends.sglang_names import WRITE_PATH_PACKAGES
 from harness.sut.probe.write_doors import (
     NEEDS_DEVICE,
     NO_CONSTRUCT,
@@ -31,6 +32,8 @@ DATA_FILE = ".coverage"  # coverage.py adds a suffix per process
 FLAGS_PREFIX = "flags-"
 FORWARD = re.compile(r"forward_\w+")
 TEST_SHOWN = 72  # characters of a branch's test quoted as its reason
+# The files the summary lists, from `sglang/` on (the workers measure the whole package).
+WRITE_PATH_FOLDERS = tuple(name.replace(".", "/") + "/" for name in WRITE_PATH_PACKAGES)
 
 
 @dataclass
@@ -60,9 +63,15 @@ def _measured(folder: Path) -> Any:
     return measured
 
 
-def release_lines(measured: Any, flags: dict[str, dict[str, bool]], root: str) -> list[FileLines]:
+def release_lines(
+    measured: Any,
+    flags: dict[str, dict[str, bool]],
+    root: str,
+    folders: Optional[tuple[str, ...]] = WRITE_PATH_FOLDERS,
+) -> list[FileLines]:
     """Every measured write-path file of the release under `root` (the folder holding its
-    `sglang`) with a function to list; `flags`: each module's machine flags, by its file."""
+    `sglang`) with a function to list (`folders`: those the summary keeps to; None: every
+    measured file); `flags`: each module's machine flags, by its file."""
     from coverage.exceptions import CoverageException
 
     root = str(Path(root).resolve())
@@ -76,6 +85,8 @@ def release_lines(measured: Any, flags: dict[str, dict[str, bool]], root: str) -
     files = []
     for path in sorted(set(measured.get_data().measured_files()) | pools):
         if not path.startswith(f"{root}/sglang/") or not Path(path).is_file():
+            continue
+        if folders is not None and not path[len(root) + 1 :].startswith(folders):
             continue
         try:
             _, statements, _, missing, _ = measured.analysis2(path)

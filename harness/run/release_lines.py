@@ -1,6 +1,7 @@
-"""Which lines of a release's write path a run's checks execute (`kvh run --coverage`): coverage.py
-in the SUT's worker, on from the release's load to the worker's end, over the packages that hold
-the pools, KVWriteLoc and its plan, and the attention backends. Each worker (a restarted one too)
+"""Which lines of a release a run's checks execute (`kvh run --coverage`): coverage.py in the SUT's
+worker, on from the release's load to the worker's end, over the whole `sglang` package (the
+summary keeps to the write path's packages; the mutation campaign reads every file it mutates,
+harness/run/release_mutation.py). Each worker (a restarted one too)
 writes a data file of its own into the run's folder, and beside it the boolean globals each
 measured module set when it was imported here (`_is_cuda` and the like): what decides that a
 branch cannot run on this machine (harness/report/release_lines.py reads both). A worker killed
@@ -16,12 +17,13 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Optional
 
-from backends.sglang_names import WRITE_PATH_PACKAGES
 from harness.report.release_lines import DATA_FILE, FLAGS_PREFIX
+
+RELEASE_PACKAGE = "sglang."
 
 
 class LineMeter:
-    """coverage.py over the write path of the sglang package the worker imports (under `prefix`,
+    """coverage.py over the sglang package the worker imports (under `prefix`,
     else the installed one), writing into `folder`. The worker starts it once the release has
     loaded, so what the loader's own trials and probes run is not counted."""
 
@@ -47,7 +49,7 @@ class LineMeter:
         self._measure = coverage.Coverage(
             data_file=str(folder / DATA_FILE),
             data_suffix=True,
-            source=[str(package.joinpath(*name.split(".")[1:])) for name in WRITE_PATH_PACKAGES],
+            source=[str(package)],
             config_file=False,
         )
 
@@ -80,12 +82,12 @@ def _package(prefix: Optional[str]) -> Path:
 
 
 def machine_flags() -> dict[str, dict[str, bool]]:
-    """Each imported write-path module's private boolean globals, by its file: how this machine
-    set them at import (a branch under one that is False here cannot run here)."""
+    """Each imported release module's private boolean globals, by its file: how this machine set
+    them at import (a branch under one that is False here cannot run here)."""
     flags: dict[str, dict[str, bool]] = {}
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
-        if not name.startswith(WRITE_PATH_PACKAGES) or not path:
+        if not name.startswith(RELEASE_PACKAGE) or not path:
             continue
         values = {
             key: value

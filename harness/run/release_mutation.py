@@ -6,7 +6,9 @@ campaign does, harness/run/release_renames.py): its rows give each cell's trail,
 the plan a mutant's run is held to. Each mutant is then a fork of a warm process
 (harness/run/forked_judges.py) that copies the release, applies the one edit with cosmic-ray and
 judges the copy as `sglang@DIR` at the builtin scenarios (no profile); a mutant that survives
-that is judged again at `--profile ci` on the same cells.
+that is judged again at `--profile ci` on the same cells. A mutant whose statement the unmodified
+release never ran at a stage is not judged there (harness/run/mutant_reach.py): coverage.py
+measures what it ran over the universe at both stages, and a statement neither ran is UNREACHED.
 
 What a mutant comes to (STATUSES) is decided from what the run wrote, never from its output's
 wording alone, except a load failure, which the loader says in one line. A harness-caused raise
@@ -27,6 +29,7 @@ from typing import Callable, Optional
 
 from harness.compare.error_causes import CAUSES_BY_NAME
 from harness.run.forked_judges import Judges
+from harness.run.mutant_reach import CI_ONLY, FIRST, UNREACHED, Reach, measured_reach
 from harness.run.release_copy import release_folder, sparse_copy
 from harness.run.release_renames import judged_slice, prepared_judges, universe_baseline
 from harness.run.release_source import Slice, SliceResult, plan_difference, read_slice, slice_argv
@@ -39,6 +42,7 @@ STATUSES = {
     KILLED_CI: "no finding at the builtin scenarios, a finding at --profile ci",
     KILLED_AT_LOAD: "the copy does not import, or every check it ran is a finding",
     SURVIVED: "a pass with the release's plan, row for row, at both profiles",
+    UNREACHED: "no check of the unmodified release ran its statement, at either profile",
     LIMITED: "no verdict of the release: a harness-caused skip or error (never a kill)",
     NOT_APPLIED: "cosmic-ray no longer applies it to the release's text",
 }
@@ -68,6 +72,7 @@ class MutationResult:
     plan_differences: int = 0
     seconds: float = 0.0
     detail: str = ""
+    cannot_run_here: str = ""  # UNREACHED: why its statement cannot run on this machine, if so
 
     @property
     def killed(self) -> bool:
@@ -95,9 +100,11 @@ def mutate_then_judge(
     release: str,
     scratch: Path,
     trails: dict[tuple[str, str, str], set[str]],
+    stage: int = 0,
 ) -> Optional[list[str]]:
     """In a judge's child: copy the release, apply `mutant`, write what changed to
-    `scratch/MUTATED`, and give the argv that judges the copy (None where it did not apply)."""
+    `scratch/MUTATED`, and give the argv that judges the copy at `stage` (None where it did not
+    apply)."""
     source = release_folder(release)
     edited = Path("sglang") / mutant.file
     copy = sparse_copy(source, scratch / "release", [edited], with_siblings=release != "sglang")
@@ -111,7 +118,26 @@ def mutate_then_judge(
         path.write_text(after)
         said["diff"] = _diff(before, after, str(edited))
     (scratch / MUTATED).write_text(json.dumps(said))
-    return _stage_argv(copy, cells, scratch / "out-0", STAGES[0]) if said["applied"] else None
+    argv = _stage_argv(copy, cells, scratch / f"out-{stage}", STAGES[stage])
+    return argv if said["applied"] else None
+
+
+def unreached(mutant: GeneratedMutant, release: str, trails, line: int, why: str) -> MutationResult:
+    """The record of a mutant whose statement (first line `line`) no check of the unmodified
+    release ran at either stage: its diff, and no judge."""
+    edited = Path("sglang") / mutant.file
+    before = (release_folder(release) / edited).read_text()
+    after = mutated_text(before, mutant)
+    applied = bool(after) and after != before
+    return MutationResult(
+        mutant.id, mutant.file, mutant.function, mutant.operator, mutant.occurrence, mutant.line,
+        UNREACHED if applied else NOT_APPLIED,
+        diff=_diff(before, after, str(edited)) if applied else "",
+        cells=asdict(judged_slice({mutant.function}, trails, NO_CELLS)),
+        detail=f"no check of the unmodified release ran its statement (line {line}) at the "
+        "builtin scenarios or at --profile ci" if applied else "cosmic-ray applied no change",
+        cannot_run_here=why if applied else "",
+    )  # fmt: skip
 
 
 def status_of(
@@ -170,9 +196,10 @@ def campaign(
     work: Path,
     jobs: int,
     done: Callable[[MutationResult], None],
+    reach: Optional[Reach] = None,
 ) -> None:
-    """Judge each of `mutants` (up to `jobs` at once), calling `done` with each one's result as
-    it is decided."""
+    """Judge each of `mutants` (up to `jobs` at once) at the stages `reach` says can reach it
+    (every stage where None), calling `done` with each one's result as it is decided."""
     pending: dict[int, _Pending] = {}
     queue = list(mutants)
 
@@ -219,31 +246,47 @@ def campaign(
         done(decided)
 
     for mutant in queue:
+        where, line, why = reach.of(mutant) if reach else (FIRST, mutant.line, "")
+        if where == UNREACHED:
+            done(unreached(mutant, release, reference.trails, line, why))
+            continue
+        stage = 1 if where == CI_ONLY else 0
         while len(pending) >= jobs:
             finish_one()
         scratch = work / f"mutant-{hashlib.sha1(mutant.id.encode()).hexdigest()[:12]}"
         shutil.rmtree(scratch, ignore_errors=True)
         scratch.mkdir(parents=True)
 
-        def task(mutant=mutant, scratch=scratch):
-            return mutate_then_judge(mutant, release, scratch, reference.trails)
+        def task(mutant=mutant, scratch=scratch, stage=stage):
+            return mutate_then_judge(mutant, release, scratch, reference.trails, stage)
 
-        pending[judges.start(task, scratch / "judge-0.log")] = _Pending(
-            mutant, scratch, 0, time.monotonic()
+        pending[judges.start(task, scratch / f"judge-{stage}.log")] = _Pending(
+            mutant, scratch, stage, time.monotonic()
         )
     while pending:
         finish_one()
 
 
 def prepared(
-    release: str, universe: Slice, work: Path, say: Callable[[str], None], cold: bool, entry
-) -> tuple[SliceResult, Judges]:
-    """The unmodified release over the universe with its trails, and judges for its mutants."""
+    release: str,
+    universe: Slice,
+    work: Path,
+    say: Callable[[str], None],
+    cold: bool,
+    entry,
+    measure_reach: bool = True,
+) -> tuple[SliceResult, Judges, Optional[Reach]]:
+    """The unmodified release over the universe with its trails, judges for its mutants, and
+    (with `measure_reach`) the statements it ran at each stage."""
     shutil.rmtree(work, ignore_errors=True)  # a run reads every record under its folders
     work.mkdir(parents=True)
     say(f"judging the unmodified {release} over the universe with --trail")
     reference = universe_baseline(release, universe, work)
     if reference.verdict == "ERROR":
         raise RuntimeError(f"the unmodified {release} gave no verdict: {reference.detail}")
+    reach = None
+    if measure_reach:
+        say(f"measuring which statements the unmodified {release} runs at each stage (--coverage)")
+        reach = measured_reach(release, universe, work, STAGES)
     judges = prepared_judges(release, universe, reference, work, cold or entry is None, say, entry)
-    return reference, judges
+    return reference, judges, reach

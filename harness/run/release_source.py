@@ -236,10 +236,12 @@ def slice_argv(spec: str, cells: Slice, out: Path, trail: bool = False) -> list[
     ]  # fmt: skip
 
 
-def run_slice(spec: str, cells: Slice, out: Path, trail: bool = False) -> SliceResult:
-    """`kvh run` over the slice (slice_argv) in a child process."""
+def run_slice(
+    spec: str, cells: Slice, out: Path, trail: bool = False, extra: tuple[str, ...] = ()
+) -> SliceResult:
+    """`kvh run` over the slice (slice_argv, then `extra`) in a child process."""
     start = time.monotonic()
-    command = [sys.executable, "-m", "harness", *slice_argv(spec, cells, out, trail)]
+    command = [sys.executable, "-m", "harness", *slice_argv(spec, cells, out, trail), *extra]
     done = subprocess.run(command, capture_output=True, text=True)
     return read_slice(done.returncode, done.stderr or done.stdout, out, time.monotonic() - start)
 

@@ -1,0 +1,320 @@
+"""The full campaign over 0.5.23's whole scope (docs/mutation/sglang-0.5.23-scope.json): the
+stretches of the release that no check runs, each read (mutants/survivor_record.py Stretch), and
+the records of the mutants it judged that survived, each read against the release. Line numbers
+are 0.5.23's; the seeded sample's records are in mutants/survivors_0_5_23_scope.py."""
+
+# ruff: noqa: E501 - the records quote each mutated line of the release whole
+from __future__ import annotations
+
+from mutants.survivor_record import (
+    EQUIVALENT,
+    GAP,
+    OUT_OF_REACH,
+    OUTSIDE_THE_WRITE,
+    Stretch,
+    Survivor,
+    alike,
+)
+
+RELEASE = "sglang==0.5.23"
+_FA3 = "srt/layers/attention/flashattention_backend.py:core/"
+_TRITON = "srt/layers/attention/triton_backend.py:core/"
+_FLASHINFER = "srt/layers/attention/flashinfer_backend.py:core/"
+_M = "srt/mem_cache/memory_pool.py:core/"
+
+_LAYER_WAIT_READ = (
+    "the wait on the layer-wise host-to-device loading counter that only HiCache's controller "
+    "registers (managers/cache_controller.py, its LayerLoadingEvent device events); none is "
+    "registered without a GPU host cache, so the wait never runs"
+)
+
+_CP_WRITE = (
+    "the context-parallel write (is_cp_active): get_cp_strategy().materialize_full_kv / "
+    "materialize_full_mla_kv all-gathers k and v across CP ranks before it writes; kvh drives "
+    "no CP rank in a backend's forward (its CP write is judged by `kvh cp` through the model, "
+    "docs/distributed.md), so no check reaches it"
+)
+_K_READ_BACK = (
+    "a forward called with k and v None, which reads the layer's rows back from the cache "
+    "(the IQuestLoopCoder path) before the write at its end; kvh's scenarios always hand k and v"
+)
+
+_SAVE_DEFAULT = (
+    "the default of a forward's save_kv_cache parameter: every caller of an attention backend's "
+    "forward_extend or forward_decode in the release passes it (AttentionBackend.forward, "
+    "base_attn_backend.py 328-361; tbo_backend.py hands on its caller's arguments), so the "
+    "default is never read"
+)
+_DEBUG_DECORATOR = (
+    "@debug_kernel_api removed: at the release's default kernel API log level (0) the decorator "
+    "returns the function itself (kernels/kernel_api_logging.py 408-411)"
+)
+_SCORE_MOD = (
+    "the refusal of a score_mod on an FA implementation other than 4: the mutated operand is read "
+    "only when a score_mod is given, and kvh hands the forward none, so a forward that writes "
+    "where the release refuses (or refuses where it writes) goes unseen"
+)
+_SAVE_FALSE = (
+    "`and` to `or` in the forward's decision to write: kvh always calls the forward with "
+    "save_kv_cache=True (and k given), where both agree; a forward told not to save (a layer "
+    "whose K/V another layer wrote) is not driven"
+)
+_RAGGED_ATTENTION = (
+    "the ragged prefill's attention: causal and the choice between the no-prefix ragged wrapper "
+    "and the ragged-plus-paged merge decide only the attention output o; the write at 1505-1516 "
+    "reads k, v and the loc, not them"
+)
+_ENUM_IDENTITY = (
+    "`==` replaced by `is` between AttentionType members: an Enum keeps one object per member, "
+    "so the two agree on every pair"
+)
+_ENCODER_ONLY = (
+    "the test that skips the write for an encoder-only layer of a model that is not a diffusion "
+    "LM: kvh's layers have no attention type, so both sides of the mutated `not` agree"
+)
+_WRAPPER_INDEX = (
+    "which prefill or decode wrapper a layer's attention runs with: the wrapper computes the "
+    "attention output only; the write does not use it"
+)
+_OOB_PROBE_ON = (
+    "the out-of-bounds probe turned on: it asserts every loc lies in [0, size + page_size), which "
+    "each loc kvh hands the doors does; a negative loc, which torch's indexing wraps where the "
+    "probe would raise, is not among kvh's release scenarios"
+)
+_ENV_PARSE = (
+    "the handler of an environment value that does not parse: kvh sets none of the release's "
+    "environment fields"
+)
+SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
+    ()
+    + alike(RELEASE, EQUIVALENT, _SAVE_DEFAULT, (
+        (_FA3 + "ReplaceTrueWithFalse:7", "save_kv_cache=False,"),
+        (_FA3 + "ReplaceTrueWithFalse:13", "save_kv_cache=False,"),
+        (_FLASHINFER + "ReplaceTrueWithFalse:12", "save_kv_cache=False,"),
+        (_FLASHINFER + "ReplaceTrueWithFalse:14", "save_kv_cache=False,"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _DEBUG_DECORATOR, (
+        (_FLASHINFER + "RemoveDecorator:5", ""),
+        (_FLASHINFER + "RemoveDecorator:6", ""),
+    ))
+    + alike(RELEASE, GAP, _SCORE_MOD, (
+        (_FA3 + "NumberReplacer:312", "if score_mod is not None and self.fa_impl_ver != 5:"),
+        (_FA3 + "NumberReplacer:313", "if score_mod is not None and self.fa_impl_ver != 3:"),
+        (_FA3 + "ReplaceComparisonOperator_NotEq_Eq:9", "if score_mod is not None and self.fa_impl_ver == 4:"),
+        (_FA3 + "ReplaceComparisonOperator_NotEq_Gt:9", "if score_mod is not None and self.fa_impl_ver > 4:"),
+        (_FA3 + "ReplaceComparisonOperator_NotEq_GtE:9", "if score_mod is not None and self.fa_impl_ver >= 4:"),
+        (_FA3 + "ReplaceComparisonOperator_NotEq_Lt:9", "if score_mod is not None and self.fa_impl_ver < 4:"),
+        (_FA3 + "ReplaceComparisonOperator_NotEq_LtE:9", "if score_mod is not None and self.fa_impl_ver <= 4:"),
+        (_FA3 + "NumberReplacer:400", "if score_mod is not None and self.fa_impl_ver != 5:"),
+        (_FA3 + "NumberReplacer:401", "if score_mod is not None and self.fa_impl_ver != 3:"),
+        (_FA3 + "ReplaceComparisonOperator_NotEq_Eq:12", "if score_mod is not None and self.fa_impl_ver == 4:"),
+        (_FA3 + "ReplaceComparisonOperator_NotEq_Gt:12", "if score_mod is not None and self.fa_impl_ver > 4:"),
+        (_FA3 + "ReplaceComparisonOperator_NotEq_GtE:12", "if score_mod is not None and self.fa_impl_ver >= 4:"),
+        (_FA3 + "ReplaceComparisonOperator_NotEq_Lt:12", "if score_mod is not None and self.fa_impl_ver < 4:"),
+        (_FA3 + "ReplaceComparisonOperator_NotEq_LtE:12", "if score_mod is not None and self.fa_impl_ver <= 4:"),
+    ))
+    + alike(RELEASE, GAP, _SAVE_FALSE, (
+        (_FA3 + "ReplaceAndWithOr:46", "if save_kv_cache or not self.fa_skip_kv_cache:"),
+        (_FLASHINFER + "ReplaceAndWithOr:37", "if k is not None or save_kv_cache:"),
+    ))
+    + alike(RELEASE, GAP, _K_READ_BACK, (
+        (_FLASHINFER + "AddNot:91", "if not k is None and v is None:"),
+        (_FLASHINFER + "ReplaceAndWithOr:40", "if k is None or v is None:"),
+        (_FLASHINFER + "ReplaceComparisonOperator_Is_IsNot:14", "if k is not None and v is None:"),
+        (_FLASHINFER + "ReplaceComparisonOperator_Is_IsNot:15", "if k is None and v is not None:"),
+    ))
+    + alike(RELEASE, OUTSIDE_THE_WRITE, _RAGGED_ATTENTION, (
+        (_FLASHINFER + "ReplaceTrueWithFalse:13", "causal = False"),
+        (_FLASHINFER + "AddNot:93", "if not ("),
+        (_FLASHINFER + "ReplaceComparisonOperator_Eq_Is:13", "or layer.attn_type is AttentionType.ENCODER_ONLY"),
+        (_FLASHINFER + "ReplaceComparisonOperator_Eq_IsNot:13", "or layer.attn_type is not AttentionType.ENCODER_ONLY"),
+        (_FLASHINFER + "ReplaceComparisonOperator_Eq_NotEq:18", "or layer.attn_type != AttentionType.ENCODER_ONLY"),
+        (_FLASHINFER + "ReplaceOrWithAnd:11", "and layer.attn_type == AttentionType.ENCODER_ONLY"),
+        (_FLASHINFER + "ReplaceFalseWithTrue:23", "causal = True"),
+        (_FLASHINFER + "AddNot:95", "if not self.forward_metadata.extend_no_prefix:"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _ENUM_IDENTITY, (
+        (_FLASHINFER + "ReplaceComparisonOperator_Eq_Is:14", "if not self.is_dllm_model and layer.attn_type is AttentionType.ENCODER_ONLY:"),
+    ))
+    + alike(RELEASE, GAP, _ENCODER_ONLY, (
+        (_FLASHINFER + "AddNot:94", "if not not self.is_dllm_model and layer.attn_type == AttentionType.ENCODER_ONLY:"),
+        (_FLASHINFER + "ReplaceUnaryOperator_Delete_Not:21", "if  self.is_dllm_model and layer.attn_type == AttentionType.ENCODER_ONLY:"),
+    ))
+    + alike(RELEASE, OUTSIDE_THE_WRITE, _WRAPPER_INDEX, (
+        (_FLASHINFER + "ReplaceComparisonOperator_Eq_GtE:20", "if self.num_wrappers >= 1:"),
+        (_FLASHINFER + "ReplaceComparisonOperator_Eq_LtE:20", "if self.num_wrappers <= 1:"),
+        (_FLASHINFER + "NumberReplacer:202", "return 1"),
+        (_FLASHINFER + "NumberReplacer:203", "return -1"),
+    ))
+    + alike(RELEASE, GAP, _CP_WRITE, (
+        ("srt/layers/cp/base.py:core/AddNot:12", "if not _STRATEGY is None:"),
+        ("srt/layers/cp/base.py:core/ReplaceComparisonOperator_Is_IsNot:0", "if _STRATEGY is not None:"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Gt:8", "self > ForwardMode.EXTEND"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Lt:8", "self < ForwardMode.EXTEND"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_LtE:8", "self <= ForwardMode.EXTEND"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_NotEq:8", "self != ForwardMode.EXTEND"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Gt:9", "or self > ForwardMode.MIXED"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Lt:9", "or self < ForwardMode.MIXED"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_LtE:9", "or self <= ForwardMode.MIXED"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_NotEq:9", "or self != ForwardMode.MIXED"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Gt:10", "self > ForwardMode.DRAFT_EXTEND_V2"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Lt:10", "self < ForwardMode.DRAFT_EXTEND_V2"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_LtE:10", "self <= ForwardMode.DRAFT_EXTEND_V2"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_NotEq:10", "self != ForwardMode.DRAFT_EXTEND_V2"),
+    ))
+    + alike(RELEASE, GAP, _OOB_PROBE_ON, (
+        ("srt/utils/async_probe.py:core/AddNot:18", "if not not envs.SGLANG_ENABLE_ASYNC_ASSERT.get():"),
+        ("srt/utils/async_probe.py:core/ReplaceUnaryOperator_Delete_Not:8", "if  envs.SGLANG_ENABLE_ASYNC_ASSERT.get():"),
+    ))
+    + alike(RELEASE, GAP, _ENV_PARSE, (
+        ("srt/environ.py:core/ExceptionReplacer:1", "except CosmicRayTestingException as e:"),
+    ))
+)  # fmt: skip
+
+# Stretches of 0.5.23 that no check runs, each read (mutants/survivor_record.py Stretch). The
+# line after which each forward's door returns is where kvh's release driver stops it.
+_FA3_F = "flashattention_backend.py FlashAttentionBackend."
+_TRITON_F = "triton_backend.py TritonAttnBackend."
+_FLASHINFER_F = "flashinfer_backend.py FlashInferAttnBackend."
+_TORCH_NATIVE_F = "torch_native_backend.py TorchNativeAttnBackend."
+
+
+def _after(function: str, door_end: int, last: int) -> Stretch:
+    return Stretch(
+        RELEASE, function, door_end + 1, last, OUTSIDE_THE_WRITE,
+        f"after the forward's write, which ends at line {door_end}: kvh's release driver stops "
+        "the forward once the door returns (backends/real_code.py); what follows reads the cache "
+        "for the attention output and writes none of it",
+    )  # fmt: skip
+
+
+STRETCHES_0_5_23: tuple[Stretch, ...] = (
+    _after(_FA3_F + "forward_extend", 1549, 2069),
+    _after(_FA3_F + "forward_decode", 2121, 2421),
+    _after(_TRITON_F + "forward_extend", 1743, 1916),
+    _after(_TRITON_F + "forward_decode", 2351, 2501),
+    _after(_FLASHINFER_F + "forward_decode", 1547, 1576),
+    _after(_TORCH_NATIVE_F + "forward_extend", 301, 336),
+    _after(_TORCH_NATIVE_F + "forward_decode", 369, 398),
+    # Its paged branch writes at 1400-1410, then runs the paged attention; the ragged branch
+    # writes at 1505-1516 and returns the attention output at 1518.
+    _after(_FLASHINFER_F + "forward_extend", 1410, 1439),
+    _after(_FLASHINFER_F + "forward_extend", 1516, 1518),
+    Stretch(
+        RELEASE,
+        _FLASHINFER_F + "forward_extend",
+        1474,
+        1503,
+        OUTSIDE_THE_WRITE,
+        "the ragged branch's attention over a cached prefix (extend_no_prefix False): the "
+        "ragged and paged wrappers' outputs merged into o, which the write at 1505-1516 "
+        "does not read",
+    ),
+    Stretch(
+        RELEASE,
+        _FLASHINFER_F + "_get_wrapper_idx",
+        1582,
+        1587,
+        OUTSIDE_THE_WRITE,
+        "which prefill or decode wrapper a layer's attention runs with, where the backend "
+        "keeps two (sliding-window or cross-attention dispatch): the wrapper computes the "
+        "attention output only; the write does not use it",
+    ),
+    Stretch(RELEASE, _FA3_F + "forward_extend", 1509, 1532, GAP, _CP_WRITE),
+    Stretch(RELEASE, _TRITON_F + "forward_extend", 1700, 1711, GAP, _K_READ_BACK),
+    Stretch(RELEASE, _FLASHINFER_F + "forward_extend", 1445, 1450, GAP, _K_READ_BACK),
+    Stretch(
+        RELEASE,
+        _TRITON_F + "forward_decode",
+        2314,
+        2324,
+        GAP,
+        "the draft runner's check of a speculative step's swa_loc length; kvh drives no "
+        "draft runner",
+    ),
+    Stretch(
+        RELEASE,
+        _FLASHINFER_F + "forward_extend",
+        1380,
+        1392,
+        GAP,
+        "the prefill through a dequantizing workspace (an FP4 cache whose attention access "
+        "is DEQUANT_WORKSPACE); kvh drives flashinfer over no FP4 cache",
+    ),
+    Stretch(
+        RELEASE,
+        _FLASHINFER_F + "forward_extend",
+        1457,
+        1458,
+        GAP,
+        "an encoder-only layer of a model that is not a diffusion LM, whose forward skips the "
+        "write; kvh's scenarios have no encoder-only layer",
+    ),
+    Stretch(
+        RELEASE,
+        "mla_buffer.py _set_mla_kv_buffer_impl",
+        217,
+        280,
+        OUT_OF_REACH,
+        "the SM90 JIT CUDA and Triton MLA scatters: the CPU platform (srt/platforms/cpu.py) "
+        "keeps PlatformCapabilities' default supports_triton=False, so the function takes "
+        "the torch scatter at 205-215 and returns (measured: those lines ran in every MLA "
+        "check); only a platform that declares supports_triton runs 217-280",
+    ),
+    Stretch(
+        RELEASE,
+        "mla_buffer.py set_mla_kv_buffer_naive",
+        152,
+        153,
+        GAP,
+        "the decode-context-parallel (DCP) selection of an MLA rank's own slots: kvh's MLA "
+        "pools are built with dcp_world_size 1 (the MLA DCP gap of the door campaign)",
+    ),
+    Stretch(
+        RELEASE,
+        "memory_pool.py MHATokenToKVPool._quantized_scales",
+        3037,
+        3044,
+        OUT_OF_REACH,
+        "the per-layer global scales of a quant method with k_scales_gpu, which only "
+        "NVFP4KVCacheMethod has (fp4_kv_cache_quant_method.py 468); the census measured that "
+        "NVFP4's quantiser needs SM90+ (harness/sut/probe/write_doors.py)",
+    ),
+    *(
+        Stretch(RELEASE, function, first, last, OUT_OF_REACH, _LAYER_WAIT_READ)
+        for function, first, last in (
+            ("memory_pool.py MHATokenToKVPool.get_key_buffer", 2857, 2857),
+            ("memory_pool.py MHATokenToKVPool.get_value_buffer", 2878, 2878),
+            ("swa_memory_pool.py SWAKVPool._wait_for_layer", 167, 167),
+        )
+    ),
+    Stretch(
+        RELEASE,
+        "async_probe.py maybe_detect_oob",
+        192,
+        201,
+        EQUIVALENT,
+        "the probe's body after `if not envs.SGLANG_ENABLE_ASYNC_ASSERT.get(): return`: a "
+        "debugging switch, off as the release ships and as kvh judges it (as the door "
+        "campaign's bound records say), so the probe returns before these lines",
+    ),
+    Stretch(RELEASE, "utils.py is_cp_active", 125, 133, GAP, _CP_WRITE),
+    Stretch(RELEASE, "base.py get_cp_strategy", 320, 330, GAP, _CP_WRITE),
+    Stretch(
+        RELEASE,
+        "runtime_context.py ParallelContext._read",
+        390,
+        402,
+        GAP,
+        "the refusals of a parallel name nobody published (no config, an unwritten derived "
+        "width): kvh's release state publishes the parallel config every read finds",
+    ),
+    Stretch(
+        RELEASE,
+        "environ.py EnvField.get",
+        71,
+        73,
+        GAP,
+        "an environment field explicitly set to None (envs.X.set(None)); kvh sets none",
+    ),
+)

@@ -218,12 +218,15 @@ KINDS: dict[str, RecordKind] = {
                 "detail",
                 "survivor_class",
                 "survivor_reason",
+                "cannot_run_here",
             ),
             description="one row per generated mutant of a `kvh mutants --sut X --mutate` "
             "campaign: mutant is its id (file, cosmic-ray operator, occurrence), status one of "
-            "killed, killed_ci, killed_at_load, survived, limited, not_applied; door whether the "
-            "function is a pool's write door; survivor_class and survivor_reason a survivor's "
-            "record in mutants/survivors_*.py when the row was written (docs/mutants.md)",
+            "killed, killed_ci, killed_at_load, survived, unreached, limited, not_applied; door "
+            "whether the function is a pool's write door; survivor_class and survivor_reason a "
+            "survivor's record in mutants/survivors_*.py, or for an unreached mutant what was "
+            "measured or read of its line, when the row was written; cannot_run_here why an "
+            "unreached mutant's statement cannot run on this machine (docs/mutants.md)",
         ),  # fmt: skip
         RecordKind(
             "coverage",

@@ -9,6 +9,7 @@ import ast
 import importlib.metadata
 import importlib.util
 import json
+import signal
 import textwrap
 from pathlib import Path
 
@@ -387,3 +388,33 @@ def test_survivors_of_the_installed_release_are_read_against_its_version(tmp_pat
                 "function": "memory_pool.py MHATokenToKVPool.set_kv_buffer"}  # fmt: skip
     row = stamped(survived, "sglang", release_named("sglang"))
     assert row["sut"] == "sglang" and row["survivor_class"] == record.kind
+
+
+def test_a_judge_a_signal_stops_says_so_and_the_campaign_stops_undecided(tmp_path: Path) -> None:
+    """A CI timeout's SIGTERM reaches the whole process group, the judges first: a judge stopped
+    so exits 143, and the campaign takes it as its own stop, not as its mutant's LIMITED."""
+    from harness.exit_codes import EXIT_TERMINATED, Interrupted
+    from harness.run.forked_judges import Judges
+    from harness.run.release_mutation import campaign
+    from harness.run.release_source import SliceResult
+
+    judges = Judges(tmp_path)
+
+    def stopped() -> None:
+        raise Interrupted(signal.SIGTERM)
+
+    judges.start(stopped, tmp_path / "judge.log")
+    assert judges.wait_any()[1] == EXIT_TERMINATED
+
+    class StoppedJudges(Judges):
+        def start(self, argv, log: Path) -> int:
+            return super().start(stopped, log)
+
+    decided = []
+    mutant = GeneratedMutant("srt/p.py", "p.py f", "core/X", 0, 1, 0, (1, 1))
+    reference = SliceResult("PASS", 0, (), 1, 0, (), 0.0, "")
+    with pytest.raises(Interrupted):
+        campaign(
+            "sglang", [mutant], reference, StoppedJudges(tmp_path), tmp_path, 1, decided.append
+        )
+    assert decided == []

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Union
 
+from harness.exit_codes import interrupted_exit_code
+
 # One torch thread a judge: a campaign runs `jobs` judges side by side (a worker does the same).
 JUDGE_THREADS = 1
 # A judge runs in-process: its per-scenario limit (SIGALRM) cannot end a hang inside C code, so
@@ -158,6 +160,8 @@ class Judges:
 
                     torch.set_num_threads(JUDGE_THREADS)
                     rc = self.entry([argv[0], "--in-process", *argv[1:]])
+            except KeyboardInterrupt as interrupt:  # a signal stopped it: so its exit code says
+                rc = interrupted_exit_code(interrupt)
             except BaseException:  # noqa: BLE001 - the parent reads the log; rc 3 is no verdict
                 import traceback
 

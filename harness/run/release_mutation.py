@@ -22,12 +22,14 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import signal
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
 from harness.compare.error_causes import CAUSES_BY_NAME
+from harness.exit_codes import EXIT_INTERRUPTED, EXIT_TERMINATED, Interrupted
 from harness.run.forked_judges import Judges
 from harness.run.mutant_reach import CI_ONLY, FIRST, UNREACHED, Reach, measured_reach
 from harness.run.release_copy import release_folder, sparse_copy
@@ -47,6 +49,7 @@ STATUSES = {
     NOT_APPLIED: "cosmic-ray no longer applies it to the release's text",
 }
 KILLS = (KILLED, KILLED_CI, KILLED_AT_LOAD)
+STOPPED = (EXIT_INTERRUPTED, EXIT_TERMINATED, -signal.SIGINT, -signal.SIGTERM)  # a judge's exit
 # The stages, each a profile (None: the builtin deterministic scenarios).
 STAGES: tuple[Optional[str], ...] = (None, "ci")
 NO_CELLS = Slice((), (), ())
@@ -214,6 +217,12 @@ def campaign(
     def finish_one() -> None:
         pid, rc, output = judges.wait_any()
         job = pending.pop(pid)
+        if rc in STOPPED:
+            # The judge was stopped, not its mutant judged: a signal to the whole process group
+            # (a CI timeout's SIGTERM) reaches the judges first. The campaign stops as the
+            # signal asks, leaving the mutant undecided for --resume.
+            shutil.rmtree(job.scratch, ignore_errors=True)
+            raise Interrupted(signal.SIGTERM if rc == EXIT_TERMINATED else signal.SIGINT)
         told = job.scratch / MUTATED
         if not job.said:
             job.said = json.loads(told.read_text()) if told.is_file() else {}

@@ -85,6 +85,16 @@ _ENV_PARSE = (
     "the handler of an environment value that does not parse: kvh sets none of the release's "
     "environment fields"
 )
+_CUDA_SIZE_LIMIT = (
+    "the size limit _store_kv_layer hands _set_kv_buffer_impl, read only by its "
+    "`if (_is_cuda or _is_hip) and can_use_store_cache(...)` branch (the CUDA store_cache "
+    "kernel's bound); a CPU takes the indexed assignment"
+)
+_CHUNK_BITS = (
+    "`+` replaced by `|` or `^` in the masked DCP kernel's `c * CHUNK + offs`: CHUNK is 128 (the "
+    "door's launch, memory_pool.py 2952) and offs = tl.arange(0, CHUNK) lies below it, so the "
+    "multiple of 128 and offs share no bit and the three agree"
+)
 SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
     ()
     + alike(RELEASE, EQUIVALENT, _SAVE_DEFAULT, (
@@ -168,6 +178,38 @@ SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
     ))
     + alike(RELEASE, GAP, _ENV_PARSE, (
         ("srt/environ.py:core/ExceptionReplacer:1", "except CosmicRayTestingException as e:"),
+    ))
+    + alike(RELEASE, GAP, _CP_WRITE, (
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceFalseWithTrue:9", "def is_context_parallel_extend(self, include_draft_extend_v2: bool = True):"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_GtE:8", "self >= ForwardMode.EXTEND"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Is:8", "self is ForwardMode.EXTEND"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_IsNot:8", "self is not ForwardMode.EXTEND"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_GtE:9", "or self >= ForwardMode.MIXED"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Is:9", "or self is ForwardMode.MIXED"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_IsNot:9", "or self is not ForwardMode.MIXED"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceOrWithAnd:8", "and self == ForwardMode.MIXED"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceOrWithAnd:9", "and ("),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_GtE:10", "self >= ForwardMode.DRAFT_EXTEND_V2"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Is:10", "self is ForwardMode.DRAFT_EXTEND_V2"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_IsNot:10", "self is not ForwardMode.DRAFT_EXTEND_V2"),
+        ("srt/model_executor/forward_batch_info.py:core/AddNot:12", "if not include_draft_extend_v2"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceFalseWithTrue:10", "else True"),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _CUDA_SIZE_LIMIT, (
+        (_M + "ReplaceBinaryOperator_Add_BitAnd:38", "size_limit=self.size & self.page_size,"),
+        (_M + "ReplaceBinaryOperator_Add_BitOr:38", "size_limit=self.size | self.page_size,"),
+        (_M + "ReplaceBinaryOperator_Add_BitXor:38", "size_limit=self.size ^ self.page_size,"),
+        (_M + "ReplaceBinaryOperator_Add_Div:38", "size_limit=self.size / self.page_size,"),
+        (_M + "ReplaceBinaryOperator_Add_FloorDiv:38", "size_limit=self.size // self.page_size,"),
+        (_M + "ReplaceBinaryOperator_Add_LShift:38", "size_limit=self.size << self.page_size,"),
+        (_M + "ReplaceBinaryOperator_Add_Mul:38", "size_limit=self.size * self.page_size,"),
+        (_M + "ReplaceBinaryOperator_Add_Pow:38", "size_limit=self.size ** self.page_size,"),
+        (_M + "ReplaceBinaryOperator_Add_RShift:38", "size_limit=self.size >> self.page_size,"),
+        (_M + "ReplaceBinaryOperator_Add_Sub:38", "size_limit=self.size - self.page_size,"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _CHUNK_BITS, (
+        (_M + "ReplaceBinaryOperator_Add_BitOr:82", "idx = c * CHUNK | offs"),
+        (_M + "ReplaceBinaryOperator_Add_BitXor:82", "idx = c * CHUNK ^ offs"),
     ))
 )  # fmt: skip
 

@@ -132,6 +132,7 @@ MHA_CPU_FP8 = PoolKind(
     32,
     eras=CURRENT,
     v_as_k=True,
+    pipeline_rank=True,  # its quantized path indexes k_buffer at layer_id - start_layer
     buffers=layout(("k", "k_buffer", kept), ("v", "v_buffer", kept)),
 )
 

@@ -95,6 +95,16 @@ _CHUNK_BITS = (
     "door's launch, memory_pool.py 2952) and offs = tl.arange(0, CHUNK) lies below it, so the "
     "multiple of 128 and offs share no bit and the three agree"
 )
+_CUDA_ROW_BYTES = (
+    "a row's byte width, read only by _set_kv_buffer_impl's `if (_is_cuda or _is_hip) and "
+    "can_use_store_cache(...)` branch (memory_pool.py 175-185, the CUDA store_cache kernel); a "
+    "CPU takes the indexed assignment"
+)
+_KEYWORD_MARKER = (
+    "the keyword-only marker `*` replaced by the positional-only `/`: the release's 45 callers "
+    "pass the batch (and the layer) by position and swa_loc and full_loc by keyword, which both "
+    "signatures accept alike"
+)
 SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
     ()
     + alike(RELEASE, EQUIVALENT, _SAVE_DEFAULT, (
@@ -210,6 +220,24 @@ SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
     + alike(RELEASE, EQUIVALENT, _CHUNK_BITS, (
         (_M + "ReplaceBinaryOperator_Add_BitOr:82", "idx = c * CHUNK | offs"),
         (_M + "ReplaceBinaryOperator_Add_BitXor:82", "idx = c * CHUNK ^ offs"),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _CUDA_ROW_BYTES, (
+        (_M + "ReplaceBinaryOperator_Mul_Add:3", "row_bytes = row_dim + store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_Div:3", "row_bytes = row_dim / store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_FloorDiv:3", "row_bytes = row_dim // store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_Mod:3", "row_bytes = row_dim % store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_Pow:3", "row_bytes = row_dim ** store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_Sub:3", "row_bytes = row_dim - store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_Add:4", "v_row_bytes = v_row_dim + store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_Div:4", "v_row_bytes = v_row_dim / store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_FloorDiv:4", "v_row_bytes = v_row_dim // store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_Mod:4", "v_row_bytes = v_row_dim % store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_Pow:4", "v_row_bytes = v_row_dim ** store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_Sub:4", "v_row_bytes = v_row_dim - store_dtype.itemsize"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _KEYWORD_MARKER, (
+        (_M + "ReplaceBinaryOperator_Mul_Div:20", "/,"),
+        (_M + "ReplaceBinaryOperator_Mul_Div:21", "/,"),
     ))
 )  # fmt: skip
 

@@ -222,7 +222,7 @@ def test_a_mutant_s_statement_is_the_innermost_one_in_a_function_body(tmp_path: 
     assert reach.of(GeneratedMutant("q.py", "q.py f", "core/X", 0, 1, 0, (1, 1)))[0] == FIRST
 
 
-def test_carry_takes_a_stored_campaign_s_decisions_of_the_same_release_and_universe(
+def test_carry_takes_a_campaign_s_decisions_of_its_universe_and_kills_of_a_part_of_it(
     tmp_path: Path,
 ) -> None:
     from harness.cli.release_mutation import _carried
@@ -244,6 +244,12 @@ def test_carry_takes_a_stored_campaign_s_decisions_of_the_same_release_and_unive
     other = {**started, "universe": {"pools": ["mla"]}}
     with pytest.raises(Exception, match="another universe"):
         _carried(stored, other, [mutant(0, 3)])
+    # From a campaign over a part of the universe, only its kills.
+    wider = {**started, "universe": {"pools": ["mha", "mla"]}}
+    assert [c.id for c in _carried(stored, wider, [mutant(0, 3)])] == [record["id"]]
+    stored.write_text(json.dumps({**started, "records": [{**record, "status": "survived"}]}))
+    assert _carried(stored, wider, [mutant(0, 3)]) == []
+    assert len(_carried(stored, started, [mutant(0, 3)])) == 1
 
 
 def test_kvh_report_shows_the_score_its_survivors_and_its_history(tmp_path: Path) -> None:

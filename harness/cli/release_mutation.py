@@ -30,7 +30,7 @@ from harness.exit_codes import (
     signal_of,
 )
 from harness.run.release_copy import release_folder, release_named
-from harness.run.release_mutation import STATUSES, MutationResult, campaign, prepared
+from harness.run.release_mutation import KILLS, STATUSES, MutationResult, campaign, prepared
 from harness.run.release_renames import sample
 from mutants.generated import GeneratedMutant, generated_mutants
 from mutants.mutation_survivors import stamped
@@ -111,21 +111,28 @@ def _work_result(result: MutationResult):
 
 
 def _carried(path: Path, started: dict, left: list[GeneratedMutant]) -> list[MutationResult]:
-    """The decisions `path` (a campaign's RECORDS) holds for mutants of `left`: the same id and
-    line, from a campaign of the same release over the same universe (a UsageError otherwise)."""
+    """The decisions `path` (a campaign's RECORDS) holds for mutants of `left` (the same id and
+    line): every one from a campaign of the same release over the same universe, and only the
+    kills from one over a part of it (a finding on some of the cells is a finding of the whole;
+    a survival there says nothing of the other cells). A UsageError for anything else."""
     try:
         stored = json.loads(path.read_text())
     except (OSError, ValueError) as error:
         raise UsageError(f"--carry {path}: not a campaign's {RECORDS}: {error}") from None
-    for key in ("release", "universe"):
-        if stored.get(key) != started[key]:
-            raise UsageError(f"--carry {path}: a campaign with another {key} ({stored.get(key)})")
+    if stored.get("release") != started["release"]:
+        raise UsageError(f"--carry {path}: a campaign of another release ({stored.get('release')})")
+    theirs, ours = stored.get("universe") or {}, started["universe"]
+    whole = theirs == ours
+    if not whole and not all(set(theirs.get(k) or ()) <= set(ours[k]) for k in ours):
+        raise UsageError(f"--carry {path}: a campaign with another universe ({theirs})")
     by_id = {record["id"]: record for record in stored.get("records", [])}
     fields = set(MutationResult.__dataclass_fields__)
     return [
         MutationResult(**{k: v for k, v in by_id[m.id].items() if k in fields})
         for m in left
-        if m.id in by_id and by_id[m.id]["line"] == m.line
+        if m.id in by_id
+        and by_id[m.id]["line"] == m.line
+        and (whole or by_id[m.id]["status"] in KILLS)
     ]
 
 

@@ -54,7 +54,7 @@ class FileLines:
     functions: list[FunctionLines]
 
 
-def _measured(folder: Path) -> Any:
+def measured_data(folder: Path) -> Any:
     """The workers' data in `folder`, combined into one coverage.py data set."""
     import coverage
 
@@ -101,7 +101,8 @@ def release_lines(
     return files
 
 
-def _flags(folder: Path) -> dict[str, dict[str, bool]]:
+def measured_flags(folder: Path) -> dict[str, dict[str, bool]]:
+    """Every worker's machine flags in `folder` (harness/run/release_lines.py), by module file."""
     merged: dict[str, dict[str, bool]] = {}
     for file in sorted(folder.glob(f"{FLAGS_PREFIX}*.json")):
         for path, values in json.loads(file.read_text()).items():
@@ -226,7 +227,7 @@ def write_release_lines(
     spec and the folder holding its `sglang`."""
     from reports.atomic import write_text_atomic
 
-    measured, flags = _measured(folder), _flags(folder)
+    measured, flags = measured_data(folder), measured_flags(folder)
     by_sut = {spec: release_lines(measured, flags, root) for spec, root in roots.items()}
     path = out / f"release-lines-{run_id}.json"
     written = {spec: [asdict(file) for file in files] for spec, files in by_sut.items()}

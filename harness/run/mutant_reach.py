@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from harness.report.release_lines import DATA_FOLDER, _flags, _measured, release_lines
+from harness.report.release_lines import DATA_FOLDER, measured_data, measured_flags, release_lines
 from harness.run.release_copy import release_folder
 from harness.run.release_source import Slice, run_slice
 from mutants.generated import GeneratedMutant
@@ -43,7 +43,9 @@ def ran(out: Path, root: Path) -> Ran:
     folder holding its `sglang`)."""
     folder = out / DATA_FOLDER
     measured = Ran()
-    for file in release_lines(_measured(folder), _flags(folder), str(root), folders=None):
+    for file in release_lines(
+        measured_data(folder), measured_flags(folder), str(root), folders=None
+    ):
         relative = file.file.partition("/")[2]
         for function in file.functions:
             measured.run.setdefault(relative, set()).update(function.run)

@@ -117,6 +117,64 @@ SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
         (_FLASHINFER + "RemoveDecorator:5", ""),
         (_FLASHINFER + "RemoveDecorator:6", ""),
     ))
+    + alike(RELEASE, EQUIVALENT, _ENUM_IDENTITY, (
+        (_FLASHINFER + "ReplaceComparisonOperator_Eq_Is:14", "if not self.is_dllm_model and layer.attn_type is AttentionType.ENCODER_ONLY:"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _KEYWORD_MARKER, (
+        (_M + "ReplaceBinaryOperator_Mul_Div:20", "/,"),
+        (_M + "ReplaceBinaryOperator_Mul_Div:21", "/,"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _CHUNK_BITS, (
+        (_M + "ReplaceBinaryOperator_Add_BitOr:82", "idx = c * CHUNK | offs"),
+        (_M + "ReplaceBinaryOperator_Add_BitXor:82", "idx = c * CHUNK ^ offs"),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _CUDA_SIZE_LIMIT, (
+        (_M + "ReplaceBinaryOperator_Add_BitAnd:38", "size_limit=self.size & self.page_size,"),
+        (_M + "ReplaceBinaryOperator_Add_BitOr:38", "size_limit=self.size | self.page_size,"),
+        (_M + "ReplaceBinaryOperator_Add_BitXor:38", "size_limit=self.size ^ self.page_size,"),
+        (_M + "ReplaceBinaryOperator_Add_Div:38", "size_limit=self.size / self.page_size,"),
+        (_M + "ReplaceBinaryOperator_Add_FloorDiv:38", "size_limit=self.size // self.page_size,"),
+        (_M + "ReplaceBinaryOperator_Add_LShift:38", "size_limit=self.size << self.page_size,"),
+        (_M + "ReplaceBinaryOperator_Add_Mul:38", "size_limit=self.size * self.page_size,"),
+        (_M + "ReplaceBinaryOperator_Add_Pow:38", "size_limit=self.size ** self.page_size,"),
+        (_M + "ReplaceBinaryOperator_Add_RShift:38", "size_limit=self.size >> self.page_size,"),
+        (_M + "ReplaceBinaryOperator_Add_Sub:38", "size_limit=self.size - self.page_size,"),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _CUDA_ROW_BYTES, (
+        (_M + "ReplaceBinaryOperator_Mul_Add:3", "row_bytes = row_dim + store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_BitOr:3", "row_bytes = row_dim | store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_Div:3", "row_bytes = row_dim / store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_FloorDiv:3", "row_bytes = row_dim // store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_LShift:3", "row_bytes = row_dim << store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_Mod:3", "row_bytes = row_dim % store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_Pow:3", "row_bytes = row_dim ** store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_RShift:3", "row_bytes = row_dim >> store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_Sub:3", "row_bytes = row_dim - store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_Add:4", "v_row_bytes = v_row_dim + store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_BitOr:4", "v_row_bytes = v_row_dim | store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_Div:4", "v_row_bytes = v_row_dim / store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_FloorDiv:4", "v_row_bytes = v_row_dim // store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_Mod:4", "v_row_bytes = v_row_dim % store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_Pow:4", "v_row_bytes = v_row_dim ** store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_RShift:4", "v_row_bytes = v_row_dim >> store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_Sub:4", "v_row_bytes = v_row_dim - store_dtype.itemsize"),
+    ))
+    + alike(RELEASE, OUTSIDE_THE_WRITE, _RAGGED_ATTENTION, (
+        (_FLASHINFER + "ReplaceTrueWithFalse:13", "causal = False"),
+        (_FLASHINFER + "AddNot:93", "if not ("),
+        (_FLASHINFER + "ReplaceComparisonOperator_Eq_Is:13", "or layer.attn_type is AttentionType.ENCODER_ONLY"),
+        (_FLASHINFER + "ReplaceComparisonOperator_Eq_IsNot:13", "or layer.attn_type is not AttentionType.ENCODER_ONLY"),
+        (_FLASHINFER + "ReplaceComparisonOperator_Eq_NotEq:18", "or layer.attn_type != AttentionType.ENCODER_ONLY"),
+        (_FLASHINFER + "ReplaceOrWithAnd:11", "and layer.attn_type == AttentionType.ENCODER_ONLY"),
+        (_FLASHINFER + "ReplaceFalseWithTrue:23", "causal = True"),
+        (_FLASHINFER + "AddNot:95", "if not self.forward_metadata.extend_no_prefix:"),
+    ))
+    + alike(RELEASE, OUTSIDE_THE_WRITE, _WRAPPER_INDEX, (
+        (_FLASHINFER + "ReplaceComparisonOperator_Eq_GtE:20", "if self.num_wrappers >= 1:"),
+        (_FLASHINFER + "ReplaceComparisonOperator_Eq_LtE:20", "if self.num_wrappers <= 1:"),
+        (_FLASHINFER + "NumberReplacer:202", "return 1"),
+        (_FLASHINFER + "NumberReplacer:203", "return -1"),
+    ))
     + alike(RELEASE, GAP, _SCORE_MOD, (
         (_FA3 + "NumberReplacer:312", "if score_mod is not None and self.fa_impl_ver != 5:"),
         (_FA3 + "NumberReplacer:313", "if score_mod is not None and self.fa_impl_ver != 3:"),
@@ -143,44 +201,39 @@ SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
         (_FLASHINFER + "ReplaceComparisonOperator_Is_IsNot:14", "if k is not None and v is None:"),
         (_FLASHINFER + "ReplaceComparisonOperator_Is_IsNot:15", "if k is None and v is not None:"),
     ))
-    + alike(RELEASE, OUTSIDE_THE_WRITE, _RAGGED_ATTENTION, (
-        (_FLASHINFER + "ReplaceTrueWithFalse:13", "causal = False"),
-        (_FLASHINFER + "AddNot:93", "if not ("),
-        (_FLASHINFER + "ReplaceComparisonOperator_Eq_Is:13", "or layer.attn_type is AttentionType.ENCODER_ONLY"),
-        (_FLASHINFER + "ReplaceComparisonOperator_Eq_IsNot:13", "or layer.attn_type is not AttentionType.ENCODER_ONLY"),
-        (_FLASHINFER + "ReplaceComparisonOperator_Eq_NotEq:18", "or layer.attn_type != AttentionType.ENCODER_ONLY"),
-        (_FLASHINFER + "ReplaceOrWithAnd:11", "and layer.attn_type == AttentionType.ENCODER_ONLY"),
-        (_FLASHINFER + "ReplaceFalseWithTrue:23", "causal = True"),
-        (_FLASHINFER + "AddNot:95", "if not self.forward_metadata.extend_no_prefix:"),
-    ))
-    + alike(RELEASE, EQUIVALENT, _ENUM_IDENTITY, (
-        (_FLASHINFER + "ReplaceComparisonOperator_Eq_Is:14", "if not self.is_dllm_model and layer.attn_type is AttentionType.ENCODER_ONLY:"),
-    ))
     + alike(RELEASE, GAP, _ENCODER_ONLY, (
         (_FLASHINFER + "AddNot:94", "if not not self.is_dllm_model and layer.attn_type == AttentionType.ENCODER_ONLY:"),
         (_FLASHINFER + "ReplaceUnaryOperator_Delete_Not:21", "if  self.is_dllm_model and layer.attn_type == AttentionType.ENCODER_ONLY:"),
     ))
-    + alike(RELEASE, OUTSIDE_THE_WRITE, _WRAPPER_INDEX, (
-        (_FLASHINFER + "ReplaceComparisonOperator_Eq_GtE:20", "if self.num_wrappers >= 1:"),
-        (_FLASHINFER + "ReplaceComparisonOperator_Eq_LtE:20", "if self.num_wrappers <= 1:"),
-        (_FLASHINFER + "NumberReplacer:202", "return 1"),
-        (_FLASHINFER + "NumberReplacer:203", "return -1"),
-    ))
     + alike(RELEASE, GAP, _CP_WRITE, (
         ("srt/layers/cp/base.py:core/AddNot:12", "if not _STRATEGY is None:"),
         ("srt/layers/cp/base.py:core/ReplaceComparisonOperator_Is_IsNot:0", "if _STRATEGY is not None:"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceFalseWithTrue:9", "def is_context_parallel_extend(self, include_draft_extend_v2: bool = True):"),
         ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Gt:8", "self > ForwardMode.EXTEND"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_GtE:8", "self >= ForwardMode.EXTEND"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Is:8", "self is ForwardMode.EXTEND"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_IsNot:8", "self is not ForwardMode.EXTEND"),
         ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Lt:8", "self < ForwardMode.EXTEND"),
         ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_LtE:8", "self <= ForwardMode.EXTEND"),
         ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_NotEq:8", "self != ForwardMode.EXTEND"),
         ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Gt:9", "or self > ForwardMode.MIXED"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_GtE:9", "or self >= ForwardMode.MIXED"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Is:9", "or self is ForwardMode.MIXED"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_IsNot:9", "or self is not ForwardMode.MIXED"),
         ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Lt:9", "or self < ForwardMode.MIXED"),
         ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_LtE:9", "or self <= ForwardMode.MIXED"),
         ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_NotEq:9", "or self != ForwardMode.MIXED"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceOrWithAnd:8", "and self == ForwardMode.MIXED"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceOrWithAnd:9", "and ("),
         ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Gt:10", "self > ForwardMode.DRAFT_EXTEND_V2"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_GtE:10", "self >= ForwardMode.DRAFT_EXTEND_V2"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Is:10", "self is ForwardMode.DRAFT_EXTEND_V2"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_IsNot:10", "self is not ForwardMode.DRAFT_EXTEND_V2"),
         ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Lt:10", "self < ForwardMode.DRAFT_EXTEND_V2"),
         ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_LtE:10", "self <= ForwardMode.DRAFT_EXTEND_V2"),
         ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_NotEq:10", "self != ForwardMode.DRAFT_EXTEND_V2"),
+        ("srt/model_executor/forward_batch_info.py:core/AddNot:12", "if not include_draft_extend_v2"),
+        ("srt/model_executor/forward_batch_info.py:core/ReplaceFalseWithTrue:10", "else True"),
     ))
     + alike(RELEASE, GAP, _OOB_PROBE_ON, (
         ("srt/utils/async_probe.py:core/AddNot:18", "if not not envs.SGLANG_ENABLE_ASYNC_ASSERT.get():"),
@@ -188,56 +241,6 @@ SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
     ))
     + alike(RELEASE, GAP, _ENV_PARSE, (
         ("srt/environ.py:core/ExceptionReplacer:1", "except CosmicRayTestingException as e:"),
-    ))
-    + alike(RELEASE, GAP, _CP_WRITE, (
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceFalseWithTrue:9", "def is_context_parallel_extend(self, include_draft_extend_v2: bool = True):"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_GtE:8", "self >= ForwardMode.EXTEND"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Is:8", "self is ForwardMode.EXTEND"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_IsNot:8", "self is not ForwardMode.EXTEND"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_GtE:9", "or self >= ForwardMode.MIXED"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Is:9", "or self is ForwardMode.MIXED"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_IsNot:9", "or self is not ForwardMode.MIXED"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceOrWithAnd:8", "and self == ForwardMode.MIXED"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceOrWithAnd:9", "and ("),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_GtE:10", "self >= ForwardMode.DRAFT_EXTEND_V2"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Is:10", "self is ForwardMode.DRAFT_EXTEND_V2"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_IsNot:10", "self is not ForwardMode.DRAFT_EXTEND_V2"),
-        ("srt/model_executor/forward_batch_info.py:core/AddNot:12", "if not include_draft_extend_v2"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceFalseWithTrue:10", "else True"),
-    ))
-    + alike(RELEASE, OUT_OF_REACH, _CUDA_SIZE_LIMIT, (
-        (_M + "ReplaceBinaryOperator_Add_BitAnd:38", "size_limit=self.size & self.page_size,"),
-        (_M + "ReplaceBinaryOperator_Add_BitOr:38", "size_limit=self.size | self.page_size,"),
-        (_M + "ReplaceBinaryOperator_Add_BitXor:38", "size_limit=self.size ^ self.page_size,"),
-        (_M + "ReplaceBinaryOperator_Add_Div:38", "size_limit=self.size / self.page_size,"),
-        (_M + "ReplaceBinaryOperator_Add_FloorDiv:38", "size_limit=self.size // self.page_size,"),
-        (_M + "ReplaceBinaryOperator_Add_LShift:38", "size_limit=self.size << self.page_size,"),
-        (_M + "ReplaceBinaryOperator_Add_Mul:38", "size_limit=self.size * self.page_size,"),
-        (_M + "ReplaceBinaryOperator_Add_Pow:38", "size_limit=self.size ** self.page_size,"),
-        (_M + "ReplaceBinaryOperator_Add_RShift:38", "size_limit=self.size >> self.page_size,"),
-        (_M + "ReplaceBinaryOperator_Add_Sub:38", "size_limit=self.size - self.page_size,"),
-    ))
-    + alike(RELEASE, EQUIVALENT, _CHUNK_BITS, (
-        (_M + "ReplaceBinaryOperator_Add_BitOr:82", "idx = c * CHUNK | offs"),
-        (_M + "ReplaceBinaryOperator_Add_BitXor:82", "idx = c * CHUNK ^ offs"),
-    ))
-    + alike(RELEASE, OUT_OF_REACH, _CUDA_ROW_BYTES, (
-        (_M + "ReplaceBinaryOperator_Mul_Add:3", "row_bytes = row_dim + store_dtype.itemsize"),
-        (_M + "ReplaceBinaryOperator_Mul_Div:3", "row_bytes = row_dim / store_dtype.itemsize"),
-        (_M + "ReplaceBinaryOperator_Mul_FloorDiv:3", "row_bytes = row_dim // store_dtype.itemsize"),
-        (_M + "ReplaceBinaryOperator_Mul_Mod:3", "row_bytes = row_dim % store_dtype.itemsize"),
-        (_M + "ReplaceBinaryOperator_Mul_Pow:3", "row_bytes = row_dim ** store_dtype.itemsize"),
-        (_M + "ReplaceBinaryOperator_Mul_Sub:3", "row_bytes = row_dim - store_dtype.itemsize"),
-        (_M + "ReplaceBinaryOperator_Mul_Add:4", "v_row_bytes = v_row_dim + store_dtype.itemsize"),
-        (_M + "ReplaceBinaryOperator_Mul_Div:4", "v_row_bytes = v_row_dim / store_dtype.itemsize"),
-        (_M + "ReplaceBinaryOperator_Mul_FloorDiv:4", "v_row_bytes = v_row_dim // store_dtype.itemsize"),
-        (_M + "ReplaceBinaryOperator_Mul_Mod:4", "v_row_bytes = v_row_dim % store_dtype.itemsize"),
-        (_M + "ReplaceBinaryOperator_Mul_Pow:4", "v_row_bytes = v_row_dim ** store_dtype.itemsize"),
-        (_M + "ReplaceBinaryOperator_Mul_Sub:4", "v_row_bytes = v_row_dim - store_dtype.itemsize"),
-    ))
-    + alike(RELEASE, EQUIVALENT, _KEYWORD_MARKER, (
-        (_M + "ReplaceBinaryOperator_Mul_Div:20", "/,"),
-        (_M + "ReplaceBinaryOperator_Mul_Div:21", "/,"),
     ))
 )  # fmt: skip
 

@@ -424,3 +424,42 @@ def test_a_judge_a_signal_stops_says_so_and_the_campaign_stops_undecided(tmp_pat
             "sglang", [mutant], reference, StoppedJudges(tmp_path), tmp_path, 1, decided.append
         )
     assert decided == []
+
+
+def test_a_warm_judge_the_release_crashes_is_judged_again_cold(tmp_path: Path) -> None:
+    """A warm judge runs the mutant's copy in its own process: a crash there (an interpreted
+    kernel's stray pointer) ends the judge, so the stage is judged again cold, where the copy runs
+    in its SUT worker and kvh run reports the crash as a finding."""
+    import faulthandler
+    import os
+
+    from harness.run.forked_judges import Judges
+    from harness.run.release_mutation import MUTATED, campaign, crashed
+    from harness.run.release_source import SliceResult
+
+    assert crashed(-signal.SIGSEGV) and crashed(-signal.SIGABRT)
+    assert not crashed(-signal.SIGKILL) and not crashed(-signal.SIGTERM) and not crashed(1)
+    cold_starts = []
+
+    class CrashingJudges(Judges):
+        def start(self, argv, log: Path, cold=None) -> int:
+            if cold:
+                cold_starts.append(argv)
+                return super().start(lambda: None, log)  # ends 0, unjudged
+            scratch = log.parent
+
+            def crash() -> None:
+                cells = {"pools": ["mha"], "dtypes": ["bf16"], "backends": ["plain"]}
+                said = {"applied": True, "cells": cells, "diff": "+    x = 1"}
+                (scratch / MUTATED).write_text(json.dumps(said))
+                faulthandler.disable()  # pytest's would print the crash on the test's output
+                os.kill(os.getpid(), signal.SIGSEGV)
+
+            return super().start(crash, log)
+
+    decided = []
+    mutant = GeneratedMutant("srt/p.py", "p.py f", "core/X", 0, 1, 0, (1, 1))
+    reference = SliceResult("PASS", 0, (), 1, 0, (), 0.0, "")
+    campaign("sglang", [mutant], reference, CrashingJudges(tmp_path), tmp_path, 1, decided.append)
+    assert len(cold_starts) == 1 and cold_starts[0][:2] == ["run", "--sut"]
+    assert [d.status for d in decided] == ["limited"]  # the cold judge here wrote no verdict

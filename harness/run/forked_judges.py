@@ -133,10 +133,17 @@ class Judges:
         # collections do not copy the pages it shares with this process.
         gc.freeze()
 
-    def start(self, argv: Union[list[str], Callable[[], Optional[list[str]]]], log: Path) -> int:
+    def start(
+        self,
+        argv: Union[list[str], Callable[[], Optional[list[str]]]],
+        log: Path,
+        cold: Optional[bool] = None,
+    ) -> int:
         """A child running `kvh ARGV` (with --in-process when warm), its output in `log`. ARGV
         may be a function the child calls first (the campaign's rename of its copy, so renames
-        run side by side as judges do); when it returns None the child ends with 0, unjudged."""
+        run side by side as judges do); when it returns None the child ends with 0, unjudged.
+        `cold`: this child cold or warm (default: as the set is)."""
+        cold = self.cold if cold is None else cold
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -153,7 +160,7 @@ class Judges:
                 argv = argv() if callable(argv) else argv
                 if argv is None:
                     rc = 0
-                elif self.cold:
+                elif cold:
                     os.execv(sys.executable, [sys.executable, "-m", "harness", *argv])
                 else:
                     import torch

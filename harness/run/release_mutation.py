@@ -182,6 +182,12 @@ def status_of(
     return SURVIVED, detail, len(differences)
 
 
+def crashed(rc: int) -> bool:
+    """A judge's exit by a signal of its own (SIGSEGV, SIGABRT, SIGBUS...): not the overdue
+    judge's SIGKILL, nor a stop's SIGINT or SIGTERM."""
+    return rc < 0 and rc not in STOPPED and rc != -signal.SIGKILL
+
+
 @dataclass
 class _Pending:
     mutant: GeneratedMutant
@@ -189,6 +195,7 @@ class _Pending:
     stage: int
     started: float
     said: dict = field(default_factory=dict)
+    cold: bool = False  # judged again cold, after its warm judge crashed
 
 
 def campaign(
@@ -234,6 +241,16 @@ def campaign(
         else:
             cells = Slice(*(tuple(job.said["cells"][k]) for k in ("pools", "dtypes", "backends")))
             out = job.scratch / f"out-{job.stage}"
+            if crashed(rc) and not (judges.cold or job.cold):
+                # A warm judge runs the copy in its own process, so the release's crash (an
+                # interpreted kernel's stray pointer) ended the judge: judged again cold, the copy
+                # runs in its SUT worker, whose crash kvh run reports as a finding, as it would.
+                job.cold = True
+                shutil.rmtree(out, ignore_errors=True)
+                argv = _stage_argv(job.scratch / "release", cells, out, STAGES[job.stage])
+                log = job.scratch / f"judge-{job.stage}-cold.log"
+                pending[judges.start(argv, log, cold=True)] = job
+                return
             judged = read_slice(rc, output, out, time.monotonic() - job.started)
             held_to = reference if STAGES[job.stage] is None else None
             status, detail, differing = status_of(judged, held_to, cells, output)

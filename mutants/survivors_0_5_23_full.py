@@ -105,6 +105,12 @@ _KEYWORD_MARKER = (
     "pass the batch (and the layer) by position and swa_loc and full_loc by keyword, which both "
     "signatures accept alike"
 )
+_FLAG_SHORT_CIRCUIT = (
+    "the mutated operand follows module flags this machine set False, so it is never evaluated: "
+    "`_is_xpu and` (the XPU store), `_is_cpu and _cpu_has_amx_support and` (the AMX store "
+    "needs SGLANG_USE_CPU_ENGINE=1 and a CPU with AMX, which this one lacks: the module's "
+    "`_cpu_has_amx_support` is False here), `_is_hip and` (the HIP DSA FP8 store)"
+)
 SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
     ()
     + alike(RELEASE, EQUIVALENT, _SAVE_DEFAULT, (
@@ -142,7 +148,9 @@ SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
     ))
     + alike(RELEASE, OUT_OF_REACH, _CUDA_ROW_BYTES, (
         (_M + "ReplaceBinaryOperator_Mul_Add:3", "row_bytes = row_dim + store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_BitAnd:3", "row_bytes = row_dim & store_dtype.itemsize"),
         (_M + "ReplaceBinaryOperator_Mul_BitOr:3", "row_bytes = row_dim | store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_BitXor:3", "row_bytes = row_dim ^ store_dtype.itemsize"),
         (_M + "ReplaceBinaryOperator_Mul_Div:3", "row_bytes = row_dim / store_dtype.itemsize"),
         (_M + "ReplaceBinaryOperator_Mul_FloorDiv:3", "row_bytes = row_dim // store_dtype.itemsize"),
         (_M + "ReplaceBinaryOperator_Mul_LShift:3", "row_bytes = row_dim << store_dtype.itemsize"),
@@ -151,7 +159,9 @@ SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
         (_M + "ReplaceBinaryOperator_Mul_RShift:3", "row_bytes = row_dim >> store_dtype.itemsize"),
         (_M + "ReplaceBinaryOperator_Mul_Sub:3", "row_bytes = row_dim - store_dtype.itemsize"),
         (_M + "ReplaceBinaryOperator_Mul_Add:4", "v_row_bytes = v_row_dim + store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_BitAnd:4", "v_row_bytes = v_row_dim & store_dtype.itemsize"),
         (_M + "ReplaceBinaryOperator_Mul_BitOr:4", "v_row_bytes = v_row_dim | store_dtype.itemsize"),
+        (_M + "ReplaceBinaryOperator_Mul_BitXor:4", "v_row_bytes = v_row_dim ^ store_dtype.itemsize"),
         (_M + "ReplaceBinaryOperator_Mul_Div:4", "v_row_bytes = v_row_dim / store_dtype.itemsize"),
         (_M + "ReplaceBinaryOperator_Mul_FloorDiv:4", "v_row_bytes = v_row_dim // store_dtype.itemsize"),
         (_M + "ReplaceBinaryOperator_Mul_Mod:4", "v_row_bytes = v_row_dim % store_dtype.itemsize"),
@@ -241,6 +251,11 @@ SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
     ))
     + alike(RELEASE, GAP, _ENV_PARSE, (
         ("srt/environ.py:core/ExceptionReplacer:1", "except CosmicRayTestingException as e:"),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _FLAG_SHORT_CIRCUIT, (
+        (_M + "ReplaceComparisonOperator_Eq_NotEq:1", "if _is_xpu and v_row_dim != row_dim:"),
+        (_M + "ReplaceComparisonOperator_Eq_NotEq:2", "if _is_cpu and _cpu_has_amx_support and v_row_dim != row_dim:"),
+        (_M + "ReplaceComparisonOperator_Eq_NotEq:58", "if _is_hip and self.use_dsa and self.dtype != fp8_dtype:"),
     ))
 )  # fmt: skip
 

@@ -111,6 +111,30 @@ _FLAG_SHORT_CIRCUIT = (
     "needs SGLANG_USE_CPU_ENGINE=1 and a CPU with AMX, which this one lacks: the module's "
     "`_cpu_has_amx_support` is False here), `_is_hip and` (the HIP DSA FP8 store)"
 )
+_LAYOUT_ORDER = (
+    '`==` to `>`, `>=` or `is` against "vectorized_5d": every pool built here has the "nhd" '
+    "layout, for which all four are False; only aiter's 5-D pool (ROCm: the census measured "
+    "that it does not construct here) has the layout where they differ"
+)
+_FULL_LOC_LONGER = (
+    "KVWriteLoc's cut of a full_loc longer than its loc (a piecewise or DP-padded layer that "
+    "narrows loc after the metadata resolved full_loc): kvh hands full_loc as long as loc"
+)
+_MIXED_QUANT = (
+    "which quant method a hybrid pool reports when its sides carry different ones (the first "
+    "that is not unquantized): kvh builds both sides of a hybrid pool with one dtype, so each "
+    "pool has one method and every mutated test returns it"
+)
+_LOC_CUT = (
+    "`!=` to `>`, `>=` or `is not` in KVWriteLoc's cut of swa_loc or full_loc to the loc's "
+    "length: slicing a tensor to a length it does not exceed returns it whole, so cutting where "
+    "the lengths differ, where the other loc is longer, where it is at least as long, or where "
+    "the two lengths are not one int object gives the same locs"
+)
+_MASK_NONZERO = (
+    "`!= 0` to `> 0` on the masked DCP kernel's mask: it is a bool tensor, loaded as 0 or 1, "
+    "where the two agree"
+)
 SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
     ()
     + alike(RELEASE, EQUIVALENT, _SAVE_DEFAULT, (
@@ -253,9 +277,54 @@ SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
         ("srt/environ.py:core/ExceptionReplacer:1", "except CosmicRayTestingException as e:"),
     ))
     + alike(RELEASE, OUT_OF_REACH, _FLAG_SHORT_CIRCUIT, (
+        (_M + "ReplaceComparisonOperator_Eq_Gt:1", "if _is_xpu and v_row_dim > row_dim:"),
+        (_M + "ReplaceComparisonOperator_Eq_GtE:1", "if _is_xpu and v_row_dim >= row_dim:"),
+        (_M + "ReplaceComparisonOperator_Eq_Is:1", "if _is_xpu and v_row_dim is row_dim:"),
+        (_M + "ReplaceComparisonOperator_Eq_IsNot:1", "if _is_xpu and v_row_dim is not row_dim:"),
+        (_M + "ReplaceComparisonOperator_Eq_Lt:1", "if _is_xpu and v_row_dim < row_dim:"),
+        (_M + "ReplaceComparisonOperator_Eq_LtE:1", "if _is_xpu and v_row_dim <= row_dim:"),
         (_M + "ReplaceComparisonOperator_Eq_NotEq:1", "if _is_xpu and v_row_dim != row_dim:"),
+        (_M + "ReplaceComparisonOperator_Eq_Gt:2", "if _is_cpu and _cpu_has_amx_support and v_row_dim > row_dim:"),
+        (_M + "ReplaceComparisonOperator_Eq_GtE:2", "if _is_cpu and _cpu_has_amx_support and v_row_dim >= row_dim:"),
+        (_M + "ReplaceComparisonOperator_Eq_Is:2", "if _is_cpu and _cpu_has_amx_support and v_row_dim is row_dim:"),
+        (_M + "ReplaceComparisonOperator_Eq_IsNot:2", "if _is_cpu and _cpu_has_amx_support and v_row_dim is not row_dim:"),
+        (_M + "ReplaceComparisonOperator_Eq_Lt:2", "if _is_cpu and _cpu_has_amx_support and v_row_dim < row_dim:"),
+        (_M + "ReplaceComparisonOperator_Eq_LtE:2", "if _is_cpu and _cpu_has_amx_support and v_row_dim <= row_dim:"),
         (_M + "ReplaceComparisonOperator_Eq_NotEq:2", "if _is_cpu and _cpu_has_amx_support and v_row_dim != row_dim:"),
+        (_M + "ReplaceComparisonOperator_Eq_Gt:58", "if _is_hip and self.use_dsa and self.dtype > fp8_dtype:"),
+        (_M + "ReplaceComparisonOperator_Eq_GtE:58", "if _is_hip and self.use_dsa and self.dtype >= fp8_dtype:"),
+        (_M + "ReplaceComparisonOperator_Eq_IsNot:32", "if _is_hip and self.use_dsa and self.dtype is not fp8_dtype:"),
+        (_M + "ReplaceComparisonOperator_Eq_Lt:58", "if _is_hip and self.use_dsa and self.dtype < fp8_dtype:"),
+        (_M + "ReplaceComparisonOperator_Eq_LtE:58", "if _is_hip and self.use_dsa and self.dtype <= fp8_dtype:"),
         (_M + "ReplaceComparisonOperator_Eq_NotEq:58", "if _is_hip and self.use_dsa and self.dtype != fp8_dtype:"),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _LAYOUT_ORDER, (
+        (_M + "ReplaceComparisonOperator_Eq_Gt:45", "if self.kv_cache_layout > \"vectorized_5d\":"),
+        (_M + "ReplaceComparisonOperator_Eq_GtE:45", "if self.kv_cache_layout >= \"vectorized_5d\":"),
+        (_M + "ReplaceComparisonOperator_Eq_Is:24", "if self.kv_cache_layout is \"vectorized_5d\":"),
+    ))
+    + alike(RELEASE, GAP, _FULL_LOC_LONGER, (
+        (_M + "ReplaceComparisonOperator_NotEq_Eq:7", "if self.full_loc is not None and self.full_loc.shape[0] == self.loc.shape[0]:"),
+        (_M + "ReplaceComparisonOperator_NotEq_Is:5", "if self.full_loc is not None and self.full_loc.shape[0] is self.loc.shape[0]:"),
+        (_M + "ReplaceComparisonOperator_NotEq_Lt:7", "if self.full_loc is not None and self.full_loc.shape[0] < self.loc.shape[0]:"),
+        (_M + "ReplaceComparisonOperator_NotEq_LtE:7", "if self.full_loc is not None and self.full_loc.shape[0] <= self.loc.shape[0]:"),
+    ))
+    + alike(RELEASE, GAP, _MIXED_QUANT, (
+        (_M + "ReplaceComparisonOperator_NotEq_Eq:8", "if getattr(quant_method, \"name\", None) == \"unquantized\":"),
+        (_M + "ReplaceComparisonOperator_NotEq_Gt:8", "if getattr(quant_method, \"name\", None) > \"unquantized\":"),
+        (_M + "ReplaceComparisonOperator_NotEq_GtE:8", "if getattr(quant_method, \"name\", None) >= \"unquantized\":"),
+        (_M + "ReplaceComparisonOperator_NotEq_Is:6", "if getattr(quant_method, \"name\", None) is \"unquantized\":"),
+        (_M + "ReplaceComparisonOperator_NotEq_Lt:8", "if getattr(quant_method, \"name\", None) < \"unquantized\":"),
+        (_M + "ReplaceComparisonOperator_NotEq_LtE:8", "if getattr(quant_method, \"name\", None) <= \"unquantized\":"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _LOC_CUT, (
+        (_M + "ReplaceComparisonOperator_NotEq_Gt:6", "if self.swa_loc is not None and self.swa_loc.shape[0] > self.loc.shape[0]:"),
+        (_M + "ReplaceComparisonOperator_NotEq_GtE:6", "if self.swa_loc is not None and self.swa_loc.shape[0] >= self.loc.shape[0]:"),
+        (_M + "ReplaceComparisonOperator_NotEq_Gt:7", "if self.full_loc is not None and self.full_loc.shape[0] > self.loc.shape[0]:"),
+        (_M + "ReplaceComparisonOperator_NotEq_GtE:7", "if self.full_loc is not None and self.full_loc.shape[0] >= self.loc.shape[0]:"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _MASK_NONZERO, (
+        (_M + "ReplaceComparisonOperator_NotEq_Gt:50", "do_write = tl.load(mask_ptr + pid) > 0"),
     ))
 )  # fmt: skip
 

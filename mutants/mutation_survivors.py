@@ -6,10 +6,11 @@ and what they mean in mutants/survivor_record.py.
 from __future__ import annotations
 
 from mutants.release_renames import DOOR_PREFIX, DOOR_WORD
+from mutants.stretches_0_5_23 import STRETCHES_0_5_23
 from mutants.survivor_record import OUT_OF_REACH, Stretch, Survivor
 from mutants.survivors_0_5_14 import SURVIVORS_0_5_14
 from mutants.survivors_0_5_23 import SURVIVORS_0_5_23
-from mutants.survivors_0_5_23_full import STRETCHES_0_5_23, SURVIVORS_0_5_23_FULL
+from mutants.survivors_0_5_23_full import SURVIVORS_0_5_23_FULL
 from mutants.survivors_0_5_23_scope import SURVIVORS_0_5_23_SCOPE
 from reports.mutation_score import NOT_KILLED, UNREACHED
 

@@ -8,6 +8,7 @@ the profile's byte budget: a 2^17-slot pool of 16-byte rows is 2 MiB.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 
 from hypothesis import strategies as st
 
@@ -36,6 +37,7 @@ from scenarios.model import (
     UNIFIED_SWA_KINDS,
     Geometry,
 )
+from scenarios.strategies.built_once import sampled
 
 PAGE_SIZES = (1, 16, 64, 128)
 HEAD_NUMS = (1, 2, 4, 8, 32)
@@ -77,6 +79,7 @@ def _row_bytes(g: Geometry) -> int:
     return width * dtype_spec(g.dtype).store_dtype.itemsize
 
 
+@lru_cache(maxsize=None)  # one strategy object per argument (built_once.py)
 @st.composite
 def layer_patterns(draw: st.DrawFn, swa: bool) -> list[bool]:
     """Is-SWA flag per layer: for a hybrid pool, SWA and full layers interleaved in any pattern
@@ -241,6 +244,7 @@ def _mla_shapes(pool: str) -> tuple[tuple[int, int], ...]:
     return MLA_SHAPES
 
 
+@lru_cache(maxsize=None)  # one strategy object per argument (built_once.py)
 @st.composite
 def geometries(draw: st.DrawFn, pool: str, dtype: str, pool_bytes: int = POOL_BYTES) -> Geometry:
     """A geometry; one draw in three is a large pool (large_geometry: its last slot past 2^15,
@@ -253,13 +257,13 @@ def geometries(draw: st.DrawFn, pool: str, dtype: str, pool_bytes: int = POOL_BY
     swa_layer_ids, linear_layer_ids = _sides(pool, pattern)
     shape: dict = {}
     if pool in MLA_POOL_KINDS:  # every MLA shape is an FP4 block (16) multiple
-        shape["kv_lora_rank"], shape["qk_rope_head_dim"] = draw(st.sampled_from(_mla_shapes(pool)))
+        shape["kv_lora_rank"], shape["qk_rope_head_dim"] = draw(sampled(_mla_shapes(pool)))
     else:
-        shape["head_num"] = draw(st.sampled_from(HEAD_NUMS))
-        shape["head_dim"] = draw(st.sampled_from(HEAD_DIMS))
+        shape["head_num"] = draw(sampled(HEAD_NUMS))
+        shape["head_dim"] = draw(sampled(HEAD_DIMS))
         if pool in NVFP4_PAGE_ROW_KINDS:
             shape["head_dim"] = NVFP4_HEAD_DIM
-        v_head_dim = draw(st.sampled_from(V_HEAD_DIMS))
+        v_head_dim = draw(sampled(V_HEAD_DIMS))
         shape["v_head_dim"] = (
             v_head_dim if v_head_dim != shape["head_dim"] and not KINDS[pool].v_as_k else None
         )
@@ -268,13 +272,13 @@ def geometries(draw: st.DrawFn, pool: str, dtype: str, pool_bytes: int = POOL_BY
         k_only = draw(
             st.lists(st.booleans(), min_size=pattern.count(True), max_size=pattern.count(True))
         )
-        sparse = _sparse(pool, pattern, k_only, draw(st.sampled_from(INDEX_HEAD_DIMS)))
+        sparse = _sparse(pool, pattern, k_only, draw(sampled(INDEX_HEAD_DIMS)))
     # page_size == head_num is its own case: a transposed page-major write looks right there.
-    page_size = draw(st.sampled_from(PAGE_SIZES + ("head_num",)))
+    page_size = draw(sampled(PAGE_SIZES + ("head_num",)))
     page_size = _page_size(pool, shape.get("head_num", 1) if page_size == "head_num" else page_size)
-    if draw(st.sampled_from((False, False, True))):
-        reach = draw(st.sampled_from(REACH + REACH[-1:]))  # 2^17 twice as often
-        large_page_size = draw(st.sampled_from(PAGE_SIZES))
+    if draw(sampled((False, False, True))):
+        reach = draw(sampled(REACH + REACH[-1:]))  # 2^17 twice as often
+        large_page_size = draw(sampled(PAGE_SIZES))
         extra_pages = draw(st.integers(0, 3))
         large = large_geometry(pool, dtype, reach, large_page_size, pool_bytes, extra_pages)
         if not large.swa_layer_ids:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from scenarios.lifecycle import PoolLife, View
 from scenarios.model import FULL_LOC_KINDS, Scenario
+from scenarios.strategies.built_once import integer_or_just, none_or_integer, sampled
 from scenarios.strategies.data import data_fields
 from scenarios.strategies.geometry import POOL_BYTES, geometries
 
@@ -45,7 +46,7 @@ def token_counts(life: PoolLife, rid: int) -> st.SearchStrategy[int]:
     tail, often missed by an off-by-one); shrinks to one token."""
     length = life.requests[rid].length if rid in life.requests else 0
     to_page_tail = life.geometry.page_size - length % life.geometry.page_size
-    return st.one_of(st.integers(1, MAX_EXTEND), st.just(to_page_tail))
+    return integer_or_just(1, MAX_EXTEND, to_page_tail)
 
 
 @st.composite
@@ -54,7 +55,7 @@ def batch(draw: st.DrawFn, life: PoolLife, next_rid: int) -> list[int]:
     loc: list[int] = []
     for index in range(draw(st.integers(1, MAX_REQUESTS))):
         live = sorted(life.requests)
-        rid = draw(st.sampled_from([next_rid + index, *live]))
+        rid = draw(sampled((next_rid + index, *live)))
         if rid not in life.requests:
             prefix = draw(st.integers(0, MAX_PREFIX))  # a cached prefix: slots, not written now
             if prefix:
@@ -70,10 +71,9 @@ def between_forwards(draw: st.DrawFn, life: PoolLife) -> None:
     """Free a request, or slide its SWA window, or neither."""
     if not life.requests:
         return
-    action = draw(
-        st.sampled_from(("none", "free", "evict") if life.geometry.kind.swa else ("none", "free"))
-    )
-    rid = draw(st.sampled_from(sorted(life.requests)))
+    actions = ("none", "free", "evict") if life.geometry.kind.swa else ("none", "free")
+    action = draw(sampled(actions))
+    rid = draw(sampled(tuple(sorted(life.requests))))
     if action == "free":
         life.free(rid)
     elif action == "evict":
@@ -83,7 +83,7 @@ def between_forwards(draw: st.DrawFn, life: PoolLife) -> None:
 @st.composite
 def record_forward(draw: st.DrawFn, life: PoolLife, loc: list[int]) -> None:
     g = life.geometry
-    layout = draw(st.sampled_from(LAYOUTS))
+    layout = draw(sampled(LAYOUTS))
     in_place = draw(st.booleans())
     if layout == "micro" and len(loc) > 1:
         # Two micro-batches of one batch, slicing one storage (two-batch overlap).
@@ -99,7 +99,7 @@ def record_forward(draw: st.DrawFn, life: PoolLife, loc: list[int]) -> None:
     else:
         view = View()
     padding = draw(st.integers(0, MAX_PADDING))
-    narrow = draw(st.one_of(st.none(), st.integers(1, len(loc) + padding)))
+    narrow = draw(none_or_integer(1, len(loc) + padding))
     cross: tuple[int, ...] = ()
     encoder = None
     if not (g.kind.latent or g.kind.sparse_index or g.kind.qsa or g.kind.nvfp4_page_rows) and draw(
@@ -107,7 +107,7 @@ def record_forward(draw: st.DrawFn, life: PoolLife, loc: list[int]) -> None:
     ):
         # Encoder-decoder models have no sliding-window layers: cross-attention is on full layers
         # (fa3 and others pair the encoder loc with the decoder's SWA loc, by design).
-        cross = tuple(draw(st.lists(st.sampled_from(g.full_layer_ids), min_size=1, unique=True)))
+        cross = tuple(draw(st.lists(sampled(tuple(g.full_layer_ids)), min_size=1, unique=True)))
         encoder = life.grow(-1 - len(life.forwards), len(loc), draw(page_picks()), window=0)
         encoder += [0] * (len(loc) - len(encoder))  # a full pool leaves the rest padded
     life.forward(
@@ -148,5 +148,5 @@ def scenarios(
     # predict the caller's tensors after a scaled write there (measured at --profile ci).
     unscaled = fields["k_scale"].kind == "none" and fields["v_scale"].kind == "none"
     fields["nan_padding"] = draw(st.booleans()) and unscaled
-    fields["unmarked_loc"] = draw(st.sampled_from((False, False, False, True)))
+    fields["unmarked_loc"] = draw(sampled((False, False, False, True)))
     return life.scenario(draw(st.integers(0, 2**32 - 1)), f"hypothesis-{pool}-{dtype}", **fields)

@@ -14,6 +14,7 @@ from mutants.survivor_record import (
     Survivor,
     alike,
 )
+from mutants.survivors_0_5_23_scope import ALT_STREAM
 
 RELEASE = "sglang==0.5.23"
 _FA3 = "srt/layers/attention/flashattention_backend.py:core/"
@@ -128,6 +129,48 @@ _LOC_CUT = (
 _MASK_NONZERO = (
     "`!= 0` to `> 0` on the masked DCP kernel's mask: it is a bool tensor, loaded as 0 or 1, "
     "where the two agree"
+)
+_DTYPE_IDENTITY = (
+    "`!=` to `is not` between two torch dtypes: torch keeps one dtype object per dtype "
+    "(torch.bfloat16 is torch.bfloat16), so the two agree on every pair"
+)
+_NAME_IDENTITY = (
+    '`!=` to `is not` against "unquantized": every quant method\'s name is a class attribute '
+    "written as a literal (fp4_kv_cache_quant_method.py 350, 390, 449, 778), and CPython interns "
+    "identifier-like string constants, so equal names are one object and the two agree"
+)
+_EMPTY_ROPE = (
+    "`> 0` to `!= 0` or `>= 0` on the rope part's numel(): a numel is never negative, and a "
+    "rope with no element converted to another dtype or viewed as the store dtype still has no "
+    "element, so the scatter writes the same bytes"
+)
+_GRID_N = (
+    "`>=` to `==` or `>` in the masked DCP kernel's `if pid >= N: return`: it is launched on a "
+    "grid of exactly N programs (memory_pool.py 2942, `[(N,)]`), so pid < N in every program "
+    "and all three guards are False"
+)
+_GRID_N_IS = (
+    "`>=` to `is` in the masked DCP kernel's `if pid >= N`: in the Triton interpreter this "
+    "machine runs, pid is a tensor and never the int N, so the guard is False as the original's "
+    "is on its grid of N programs; whether compiled Triton accepts `is` there is a GPU question"
+)
+_NVFP4_SCALES = (
+    "the per-layer global scales of a quant method with k_scales_gpu, which only "
+    "NVFP4KVCacheMethod has (fp4_kv_cache_quant_method.py 468); the census measured that "
+    "NVFP4's quantiser needs SM90+ (harness/sut/probe/write_doors.py), so kvh's quant methods "
+    "lack it and the `and` is False whichever test of k_scale comes first"
+)
+_V_ROW_DIM = (
+    "v_row_dim's default: every caller of _set_kv_buffer_impl passes v_row_dim (a None would "
+    "raise at `v_row_dim * store_dtype.itemsize`), so the mutant sets it to row_dim; it is read "
+    "only by the CUDA store_cache, XPU and AMX branches (memory_pool.py 175-205), never by a "
+    "CPU's indexed assignment"
+)
+_JIT_STORE = (
+    "`(_is_cuda or _is_hip)` negated: on a CPU can_use_store_cache is then called, tries to "
+    "build the CUDA JIT store_cache kernel, fails and returns False (kernels/ops/kvcache/"
+    "kvcache.py 52-66), so the indexed assignment runs as before; on a CUDA machine the mutant "
+    "would skip store_cache"
 )
 SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
     ()
@@ -316,6 +359,43 @@ SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
         (_M + "ReplaceComparisonOperator_NotEq_GtE:6", "if self.swa_loc is not None and self.swa_loc.shape[0] >= self.loc.shape[0]:"),
         (_M + "ReplaceComparisonOperator_NotEq_Gt:7", "if self.full_loc is not None and self.full_loc.shape[0] > self.loc.shape[0]:"),
         (_M + "ReplaceComparisonOperator_NotEq_GtE:7", "if self.full_loc is not None and self.full_loc.shape[0] >= self.loc.shape[0]:"),
+        (_M + "ReplaceComparisonOperator_NotEq_IsNot:4", "if self.swa_loc is not None and self.swa_loc.shape[0] is not self.loc.shape[0]:"),
+        (_M + "ReplaceComparisonOperator_NotEq_IsNot:5", "if self.full_loc is not None and self.full_loc.shape[0] is not self.loc.shape[0]:"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _DTYPE_IDENTITY, (
+        (_M + "ReplaceComparisonOperator_NotEq_IsNot:13", "if self.store_dtype is not self.dtype:"),
+        (_M + "ReplaceComparisonOperator_NotEq_IsNot:14", "if self.store_dtype is not self.dtype:"),
+        (_M + "ReplaceComparisonOperator_NotEq_IsNot:36", "if cache_k_nope.dtype is not self.dtype:"),
+        (_M + "ReplaceComparisonOperator_NotEq_IsNot:37", "if self.store_dtype is not self.dtype:"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _NAME_IDENTITY, (
+        (_M + "ReplaceComparisonOperator_NotEq_IsNot:6", 'if getattr(quant_method, "name", None) is not "unquantized":'),
+    ))
+    + alike(RELEASE, EQUIVALENT, _EMPTY_ROPE, (
+        (_M + "ReplaceComparisonOperator_Gt_NotEq:7", "if cache_k_rope is not None and cache_k_rope.numel() != 0:"),
+        (_M + "ReplaceComparisonOperator_Gt_NotEq:8", "if cache_k_rope is not None and cache_k_rope.numel() != 0:"),
+        (_M + "ReplaceComparisonOperator_Gt_GtE:7", "if cache_k_rope is not None and cache_k_rope.numel() >= 0:"),
+        (_M + "ReplaceComparisonOperator_Gt_GtE:8", "if cache_k_rope is not None and cache_k_rope.numel() >= 0:"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _GRID_N, (
+        (_M + "ReplaceComparisonOperator_GtE_Eq:9", "if pid == N:"),
+        (_M + "ReplaceComparisonOperator_GtE_Gt:9", "if pid > N:"),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _GRID_N_IS, (
+        (_M + "ReplaceComparisonOperator_GtE_Is:3", "if pid is N:"),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _NVFP4_SCALES, (
+        (_M + "ReplaceComparisonOperator_Is_IsNot:20", 'if k_scale is not None and hasattr(self.quant_method, "k_scales_gpu"):'),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _V_ROW_DIM, (
+        (_M + "ReplaceComparisonOperator_Is_IsNot:1", "v_row_dim = row_dim if v_row_dim is not None else v_row_dim"),
+        (_M + "AddNot:3", "v_row_dim = row_dim if not v_row_dim is None else v_row_dim"),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _JIT_STORE, (
+        (_M + "AddNot:4", "if not (_is_cuda or _is_hip) and can_use_store_cache(row_bytes, v_row_bytes):"),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, ALT_STREAM, (
+        (_M + "ReplaceComparisonOperator_IsNot_Is:0", "if get_is_capture_mode() and alt_stream is None:"),
     ))
     + alike(RELEASE, EQUIVALENT, _MASK_NONZERO, (
         (_M + "ReplaceComparisonOperator_NotEq_Gt:50", "do_write = tl.load(mask_ptr + pid) > 0"),

@@ -40,7 +40,7 @@ _CUDA_STORE = (
     "branch (memory_pool.py 175-185: the CUDA store_cache kernel's row bytes and size limit); a "
     "CPU takes the indexed assignment"
 )
-_ALT_STREAM = (
+ALT_STREAM = (
     "alt_stream is a CUDA stream, built only where _is_cuda or the platform is CUDA-alike "
     "(memory_pool.py 2297-2301) and None here, and capture mode is a CUDA graph's: `or` and `and` "
     "are both False on a CPU"
@@ -99,7 +99,7 @@ SURVIVORS_0_5_23_SCOPE: tuple[Survivor, ...] = (
         (_M + "ReplaceBinaryOperator_Mul_LShift:4", "v_row_bytes = v_row_dim << store_dtype.itemsize"),
         (_M + "ReplaceBinaryOperator_Add_Mod:38", "size_limit=self.size % self.page_size,"),
     ))
-    + alike(RELEASE, OUT_OF_REACH, _ALT_STREAM, (
+    + alike(RELEASE, OUT_OF_REACH, ALT_STREAM, (
         (_M + "ReplaceAndWithOr:8", "if get_is_capture_mode() or alt_stream is not None:"),
     ))
     + alike(RELEASE, OUT_OF_REACH, _HIP_DSA_FP8, (

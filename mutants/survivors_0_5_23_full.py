@@ -167,10 +167,44 @@ _V_ROW_DIM = (
     "CPU's indexed assignment"
 )
 _JIT_STORE = (
-    "`(_is_cuda or _is_hip)` negated: on a CPU can_use_store_cache is then called, tries to "
-    "build the CUDA JIT store_cache kernel, fails and returns False (kernels/ops/kvcache/"
-    "kvcache.py 52-66), so the indexed assignment runs as before; on a CUDA machine the mutant "
-    "would skip store_cache"
+    "the CUDA store_cache test `(_is_cuda or _is_hip) and can_use_store_cache(...)` with its "
+    "flags negated, joined by `and` or the test joined by `or`: on a CPU both flags are False, "
+    "and can_use_store_cache, where it is called, tries to build the CUDA JIT kernel, fails and "
+    "returns False (kernels/ops/kvcache/kvcache.py 52-66), so the indexed assignment runs as "
+    "before; on a CUDA machine the mutants would skip store_cache"
+)
+_CPU_ENGINE_FLAGS = (
+    "the AMX store's test `_is_cpu and _cpu_has_amx_support and ...` with `_is_cpu` negated or "
+    "joined by `or`: `_is_cpu` is SGLang's CPU-engine switch (utils/common.py 221-224: "
+    "SGLANG_USE_CPU_ENGINE=1), which kvh leaves unset, and this CPU has no AMX, so both tests "
+    "are False; a CPU engine on an AMX machine would take torch.ops.sgl_kernel.store_cache_cpu"
+)
+_MLA_DCP = (
+    "the MLA pool's decode-context-parallel rule (write_loc_is_dcp_resolved, dcp_replicated): "
+    "kvh builds its MLA pools at a DCP size of 1, where a widened loc spans one row and the "
+    "sharded scatter writes as the plain one; a DCP rank's MLA pool would tell them apart (the "
+    "door campaign's MLA DCP gap)"
+)
+_MLA_DSA = (
+    "the MLA pool's DSA branches (use_dsa, dsa_kv_cache_store_fp8, and the HIP DSA FP8 store): "
+    "the campaign's universe builds no DSA pool (kvh's DSA kinds run the census-checked dsa "
+    "model), so use_dsa is False on every pool it writes and each mutated test agrees"
+)
+_QUANT_FALLTHROUGH = (
+    "`continue` to `break` past a pool with no quant method in get_kv_cache_quant_method: only "
+    "a composite pool's own entry has none (SWAKVPool keeps its methods on its sub-pools), and "
+    "kvh asks no composite pool for its quant method: flashinfer's __init__, which does "
+    "(flashinfer_backend.py 351), is not run by its driver"
+)
+_CPU_FP8_READER = (
+    "`and` to `or` in the K/V reader's dequantizing test: only a quantized pool differs, and "
+    "kvh reads the CPU FP8 pool's buffers as storage attributes (pools/kinds/layout.py), not "
+    "through get_key_buffer / get_value_buffer, so a reader that dequantizes where the release "
+    "hands the raw fp8 rows goes unseen"
+)
+_ONE_DIMENSIONAL_LOC = (
+    "`shape[0]` to `shape[-1]` in KVWriteLoc's cut: a loc, swa_loc and full_loc are "
+    "one-dimensional, so the two name the same length"
 )
 SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
     ()
@@ -399,5 +433,47 @@ SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
     ))
     + alike(RELEASE, EQUIVALENT, _MASK_NONZERO, (
         (_M + "ReplaceComparisonOperator_NotEq_Gt:50", "do_write = tl.load(mask_ptr + pid) > 0"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _ONE_DIMENSIONAL_LOC, (
+        (_M + "NumberReplacer:337", "if self.swa_loc is not None and self.swa_loc.shape[ -1] != self.loc.shape[0]:"),
+        (_M + "NumberReplacer:339", "if self.swa_loc is not None and self.swa_loc.shape[0] != self.loc.shape[ -1]:"),
+        (_M + "NumberReplacer:341", "self.swa_loc = self.swa_loc[: self.loc.shape[ -1]]"),
+        (_M + "NumberReplacer:343", "if self.full_loc is not None and self.full_loc.shape[ -1] != self.loc.shape[0]:"),
+        (_M + "NumberReplacer:345", "if self.full_loc is not None and self.full_loc.shape[0] != self.loc.shape[ -1]:"),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _CPU_ENGINE_FLAGS, (
+        (_M + "AddNot:6", "if not _is_cpu and _cpu_has_amx_support and v_row_dim == row_dim:"),
+        (_M + "ReplaceAndWithOr:6", "if _is_cpu or _cpu_has_amx_support and v_row_dim == row_dim:"),
+    ))
+    + alike(RELEASE, GAP, _MLA_DCP, (
+        (_M + "AddNot:348", "if not self.write_loc_is_dcp_resolved or self.dcp_replicated:"),
+        (_M + "AddNot:349", "if not self.write_loc_is_dcp_resolved or self.dcp_replicated:"),
+        (_M + "ReplaceOrWithAnd:26", "if self.write_loc_is_dcp_resolved and self.dcp_replicated:"),
+        (_M + "ReplaceOrWithAnd:27", "if self.write_loc_is_dcp_resolved and self.dcp_replicated:"),
+    ))
+    + alike(RELEASE, GAP, _MLA_DSA, (
+        (_M + "AddNot:356", "if not _is_hip and self.use_dsa and self.dtype == fp8_dtype:"),
+        (_M + "ReplaceAndWithOr:78", "if _is_hip or self.use_dsa and self.dtype == fp8_dtype:"),
+        (_M + "ReplaceOrWithAnd:30", "and (self.use_dsa and self.dsa_kv_cache_store_fp8)"),
+    ))
+    + alike(RELEASE, GAP, _QUANT_FALLTHROUGH, (
+        (_M + "ReplaceContinueWithBreak:3", "break"),
+    ))
+    + alike(RELEASE, GAP, _CPU_FP8_READER, (
+        (_M + "ReplaceAndWithOr:57", "or self.quant_method.needs_plain_kv_dequant_read()"),
+        (_M + "ReplaceAndWithOr:58", "or self.quant_method.needs_plain_kv_dequant_read()"),
+    ))
+    + alike(RELEASE, GAP, _MIXED_QUANT, (
+        (_M + "AddNot:145", 'if not getattr(quant_method, "name", None) != "unquantized":'),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _NVFP4_SCALES, (
+        (_M + "AddNot:231", 'if not k_scale is None and hasattr(self.quant_method, "k_scales_gpu"):'),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, ALT_STREAM, (
+        (_M + "AddNot:7", "if not get_is_capture_mode() and alt_stream is not None:"),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _JIT_STORE, (
+        (_M + "ReplaceAndWithOr:4", "if (_is_cuda or _is_hip) or can_use_store_cache(row_bytes, v_row_bytes):"),
+        (_M + "ReplaceOrWithAnd:1", "if (_is_cuda and _is_hip) and can_use_store_cache(row_bytes, v_row_bytes):"),
     ))
 )  # fmt: skip

@@ -14,13 +14,15 @@ from mutants.survivor_record import (
     Survivor,
     alike,
 )
-from mutants.survivors_0_5_23_scope import ALT_STREAM
+from mutants.survivors_0_5_23_scope import ALT_STREAM, ATTENTION_OUTPUT
 
 RELEASE = "sglang==0.5.23"
 _FA3 = "srt/layers/attention/flashattention_backend.py:core/"
 _TRITON = "srt/layers/attention/triton_backend.py:core/"
 _FLASHINFER = "srt/layers/attention/flashinfer_backend.py:core/"
 _M = "srt/mem_cache/memory_pool.py:core/"
+_K = "kernels/ops/kvcache/mla_buffer.py:core/"
+_R = "srt/runtime_context.py:core/"
 
 
 CP_WRITE = (
@@ -205,6 +207,46 @@ _CPU_FP8_READER = (
 _ONE_DIMENSIONAL_LOC = (
     "`shape[0]` to `shape[-1]` in KVWriteLoc's cut: a loc, swa_loc and full_loc are "
     "one-dimensional, so the two name the same length"
+)
+_MLA_SCATTER_SPLIT = (
+    "the CPU platform's choice of mla_buffer.py's torch-native scatter over its Triton kernel "
+    "(`supports_triton`, 205): the naive scatter mirrors the kernel (its docstring, 131-136), "
+    "and at the DCP size and rank kvh's pools have (1, 0) the interpreted kernel writes the "
+    "same bytes, as every check of the swapped mutants measured"
+)
+_TRITON_RANK = (
+    "the rank set_mla_kv_buffer_triton hands its scatter at a DCP size of 1: the Triton kernel "
+    "tests `loc % DCP_WORLD_SIZE == DCP_RANK` even then (mla_buffer.py 42), so a rank of 1 or "
+    "-1 writes nothing there, but the CPU platform (supports_triton False) takes the naive "
+    "scatter, which reads the rank only above a DCP size of 1 (152-153)"
+)
+_ROW_END = (
+    "the end of the naive MLA scatter's rope columns: a row is exactly nope then rope wide "
+    "(kv_cache_dim), so an end at or past nope + rope slices the same columns"
+)
+_TWO_DIMENSIONAL = (
+    "`shape[-1]` to `shape[1]` or `shape[+1]` on a tensor the line before reshaped to two "
+    "dimensions: both name its last"
+)
+_KEYWORD_MARKER_MLA = (
+    "the keyword-only marker `*` replaced by the positional-only `/` in an MLA scatter's "
+    "signature: every caller passes the parameters after it by keyword (mla_buffer.py 204-213, "
+    "300-308, 321-329) and the ones before it by position, which both signatures accept"
+)
+_NEGATIVE_LOC = (
+    "`loc != reserved_skip_index` to `loc > reserved_skip_index`: the two differ only for a "
+    "negative loc, which torch's indexing wraps; kvh's release scenarios hand no negative loc"
+)
+_SMALL_ROPE = (
+    "the rope part's `numel() > 0` moved to `> 1`, `>= 0` or `> -1` in the naive scatter: a "
+    "rope of no element or of one element is told apart, and kvh hands no rope at all where "
+    "the rope width is 0 (scenarios/materialize.py) and never a one-element one"
+)
+_PARALLEL_LOOKUP = (
+    "the parallel context's lookup of a name it was not stamped with: kvh stamps the DCP names "
+    "the write reads (attn_dcp_size, attn_dcp_rank, dcp_enabled: harness/sut/load/"
+    "sglang_loader.py _disable_dcp), which return from the stamp before these lines; the "
+    "names that do reach them in kvh's checks are not ones the mutated tests tell apart"
 )
 SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
     ()
@@ -475,5 +517,74 @@ SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
     + alike(RELEASE, OUT_OF_REACH, _JIT_STORE, (
         (_M + "ReplaceAndWithOr:4", "if (_is_cuda or _is_hip) or can_use_store_cache(row_bytes, v_row_bytes):"),
         (_M + "ReplaceOrWithAnd:1", "if (_is_cuda and _is_hip) and can_use_store_cache(row_bytes, v_row_bytes):"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _ONE_DIMENSIONAL_LOC, (
+        (_M + "NumberReplacer:347", "self.full_loc = self.full_loc[: self.loc.shape[ -1]]"),
+    ))
+    + alike(RELEASE, GAP, _MLA_DCP, (
+        (_M + "NumberReplacer:662", "return 2"),
+        (_M + "NumberReplacer:663", "return 0"),
+        (_K + "ReplaceComparisonOperator_Gt_Eq:1", "if dcp_world_size == 1:"),
+        (_K + "ReplaceComparisonOperator_Gt_NotEq:1", "if dcp_world_size != 1:"),
+        (_K + "ReplaceComparisonOperator_Gt_Lt:1", "if dcp_world_size < 1:"),
+        (_K + "ReplaceComparisonOperator_Gt_LtE:1", "if dcp_world_size <= 1:"),
+        (_K + "ReplaceComparisonOperator_Gt_GtE:1", "if dcp_world_size >= 1:"),
+        (_K + "AddNot:6", "if not dcp_world_size > 1:"),
+        (_K + "NumberReplacer:30", "if dcp_world_size > 2:"),
+        (_K + "NumberReplacer:31", "if dcp_world_size > 0:"),
+        (_K + "ReplaceBinaryOperator_FloorDiv_Mul:1", "dst = loc[is_valid] * dcp_world_size"),
+        (_K + "ReplaceBinaryOperator_FloorDiv_Pow:1", "dst = loc[is_valid] ** dcp_world_size"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _EMPTY_ROPE, (
+        (_M + "NumberReplacer:667", "if cache_k_rope is not None and cache_k_rope.numel() > -1:"),
+        (_M + "NumberReplacer:669", "if cache_k_rope is not None and cache_k_rope.numel() > -1:"),
+        (_K + "ReplaceComparisonOperator_Gt_NotEq:0", "has_rope = cache_k_rope is not None and cache_k_rope.numel() != 0"),
+    ))
+    + alike(RELEASE, GAP, _SMALL_ROPE, (
+        (_M + "NumberReplacer:666", "if cache_k_rope is not None and cache_k_rope.numel() > 1:"),
+        (_M + "NumberReplacer:668", "if cache_k_rope is not None and cache_k_rope.numel() > 1:"),
+        (_K + "ReplaceComparisonOperator_Gt_GtE:0", "has_rope = cache_k_rope is not None and cache_k_rope.numel() >= 0"),
+        (_K + "NumberReplacer:28", "has_rope = cache_k_rope is not None and cache_k_rope.numel() > 1"),
+        (_K + "NumberReplacer:29", "has_rope = cache_k_rope is not None and cache_k_rope.numel() > -1"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _ROW_END, (
+        (_K + "ReplaceBinaryOperator_Add_Mul:21", "rows[dst, nope_dim : nope_dim * rope.shape[-1]] = rope[is_valid]"),
+        (_K + "ReplaceBinaryOperator_Add_Pow:21", "rows[dst, nope_dim : nope_dim ** rope.shape[-1]] = rope[is_valid]"),
+        (_K + "ReplaceBinaryOperator_Add_LShift:21", "rows[dst, nope_dim : nope_dim << rope.shape[-1]] = rope[is_valid]"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _TWO_DIMENSIONAL, (
+        (_K + "ReplaceUnaryOperator_USub_UAdd:2", "nope_dim = nope.shape[+1]"),
+        (_K + "ReplaceUnaryOperator_USub_UAdd:4", "rows[dst, nope_dim : nope_dim + rope.shape[+1]] = rope[is_valid]"),
+        (_K + "ReplaceUnaryOperator_Delete_USub:2", "nope_dim = nope.shape[1]"),
+        (_K + "ReplaceUnaryOperator_Delete_USub:4", "rows[dst, nope_dim : nope_dim + rope.shape[1]] = rope[is_valid]"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _KEYWORD_MARKER_MLA, (
+        (_K + "ReplaceBinaryOperator_Mul_Div:9", "/,"),
+        (_K + "ReplaceBinaryOperator_Mul_Div:13", "/,"),
+        (_K + "ReplaceBinaryOperator_Mul_Div:14", "/,"),
+    ))
+    + alike(RELEASE, GAP, _NEGATIVE_LOC, (
+        (_K + "ReplaceComparisonOperator_NotEq_Gt:1", "is_valid = loc > reserved_skip_index"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _MLA_SCATTER_SPLIT, (
+        (_K + "ReplaceUnaryOperator_Delete_Not:0", "if  current_platform.capabilities.supports_triton:"),
+        (_K + "AddNot:8", "if not not current_platform.capabilities.supports_triton:"),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _TRITON_RANK, (
+        (_K + "NumberReplacer:68", "dcp_rank= 1,"),
+        (_K + "NumberReplacer:69", "dcp_rank= -1,"),
+    ))
+    + alike(RELEASE, GAP, _PARALLEL_LOOKUP, (
+        (_R + "ReplaceComparisonOperator_IsNot_Is:0", "if config is None and name in config._fields:"),
+        (_R + "ReplaceComparisonOperator_Is_IsNot:1", "if config is not None and name in _parallel_config_leaves():"),
+        (_R + "AddNot:14", 'if not name.startswith("_"):'),
+        (_R + "AddNot:17", "if not config is not None and name in config._fields:"),
+        (_R + "AddNot:18", "if not config is None and name in _parallel_config_leaves():"),
+        (_R + "ReplaceAndWithOr:2", "if config is not None or name in config._fields:"),
+        (_R + "ReplaceAndWithOr:3", "if config is None or name in _parallel_config_leaves():"),
+    ))
+    + alike(RELEASE, OUTSIDE_THE_WRITE, ATTENTION_OUTPUT, (
+        ("srt/layers/attention/torch_native_backend.py:core/ReplaceBinaryOperator_Mul_Add:1", "o = q.new_empty((q.shape[0], layer.tp_q_head_num + layer.v_head_dim))"),
+        ("srt/layers/attention/torch_native_backend.py:core/ReplaceBinaryOperator_Mul_Add:3", "o = q.new_empty((q.shape[0], layer.tp_q_head_num + layer.v_head_dim))"),
     ))
 )  # fmt: skip

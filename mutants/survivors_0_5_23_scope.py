@@ -24,7 +24,7 @@ _AFTER_THE_DOOR = (
     "2306-2350): kvh's release driver stops the forward once the door returns "
     "(backends/real_code.py), and the lines after it read the cache and write none of it"
 )
-_ATTENTION_OUTPUT = (
+ATTENTION_OUTPUT = (
     "a value the forward hands only to its attention math before the write: torch_native's "
     "output buffer o (torch_native_backend.py 288-291), and flashinfer's ragged-prefill window "
     "swa_window_left (flashinfer_backend.py 1474-1481, read by the ragged wrapper whose o1, s1 "
@@ -86,7 +86,7 @@ SURVIVORS_0_5_23_SCOPE: tuple[Survivor, ...] = (
         (_TRITON + "ReplaceComparisonOperator_Eq_Gt:22", "layer.attn_type > AttentionType.DECODER_BIDIRECTIONAL"),
         (_TRITON + "ReplaceComparisonOperator_Gt_Eq:27", "if layer.sliding_window_size is not None and layer.sliding_window_size == -1:"),
     ))
-    + alike(RELEASE, OUTSIDE_THE_WRITE, _ATTENTION_OUTPUT, (
+    + alike(RELEASE, OUTSIDE_THE_WRITE, ATTENTION_OUTPUT, (
         ("srt/layers/attention/torch_native_backend.py:core/NumberReplacer:95", "o = q.new_empty((q.shape[ -1], layer.tp_q_head_num * layer.v_head_dim))"),
         ("srt/layers/attention/flashinfer_backend.py:core/AddNot:96", "if not not ("),
     ))

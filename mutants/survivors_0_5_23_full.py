@@ -23,6 +23,12 @@ _FLASHINFER = "srt/layers/attention/flashinfer_backend.py:core/"
 _M = "srt/mem_cache/memory_pool.py:core/"
 _K = "kernels/ops/kvcache/mla_buffer.py:core/"
 _R = "srt/runtime_context.py:core/"
+_TORCH_NATIVE = "srt/layers/attention/torch_native_backend.py:core/"
+# Every operator cosmic-ray puts in place of `*` whose result stays an int for ints.
+_MUL_INT_REPLACED = (
+    ("Add", "+"), ("Sub", "-"), ("FloorDiv", "//"), ("Mod", "%"), ("Pow", "**"),
+    ("LShift", "<<"), ("RShift", ">>"), ("BitOr", "|"), ("BitAnd", "&"), ("BitXor", "^"),
+)  # fmt: skip
 
 
 CP_WRITE = (
@@ -247,6 +253,11 @@ _PARALLEL_LOOKUP = (
     "the write reads (attn_dcp_size, attn_dcp_rank, dcp_enabled: harness/sut/load/"
     "sglang_loader.py _disable_dcp), which return from the stamp before these lines; the "
     "names that do reach them in kvh's checks are not ones the mutated tests tell apart"
+)
+_DECODE_QUERY = (
+    "the width torch_native's forward_decode reshapes its query to (torch_native_backend.py "
+    "349): where the reshape does not raise, only the attention math and the output buffer's "
+    "row count read the query; the write reads k, v and the loc"
 )
 SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
     ()
@@ -583,8 +594,17 @@ SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
         (_R + "ReplaceAndWithOr:2", "if config is not None or name in config._fields:"),
         (_R + "ReplaceAndWithOr:3", "if config is None or name in _parallel_config_leaves():"),
     ))
-    + alike(RELEASE, OUTSIDE_THE_WRITE, ATTENTION_OUTPUT, (
-        ("srt/layers/attention/torch_native_backend.py:core/ReplaceBinaryOperator_Mul_Add:1", "o = q.new_empty((q.shape[0], layer.tp_q_head_num + layer.v_head_dim))"),
-        ("srt/layers/attention/torch_native_backend.py:core/ReplaceBinaryOperator_Mul_Add:3", "o = q.new_empty((q.shape[0], layer.tp_q_head_num + layer.v_head_dim))"),
-    ))
+    # torch_native's output buffer o (289, 352): every operator that keeps its width an int.
+    + tuple(
+        Survivor(RELEASE, f"{_TORCH_NATIVE}ReplaceBinaryOperator_Mul_{name}:{occurrence}",
+                 f"o = q.new_empty((q.shape[0], layer.tp_q_head_num {op} layer.v_head_dim))",
+                 OUTSIDE_THE_WRITE, ATTENTION_OUTPUT)
+        for name, op in _MUL_INT_REPLACED for occurrence in (1, 3)
+    )
+    + tuple(
+        Survivor(RELEASE, f"{_TORCH_NATIVE}ReplaceBinaryOperator_Mul_{name}:2",
+                 f"q = q.reshape(-1, layer.tp_q_head_num {op} layer.qk_head_dim)",
+                 OUTSIDE_THE_WRITE, _DECODE_QUERY)
+        for name, op in _MUL_INT_REPLACED
+    )
 )  # fmt: skip

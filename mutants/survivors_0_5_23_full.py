@@ -259,6 +259,15 @@ _DECODE_QUERY = (
     "349): where the reshape does not raise, only the attention math and the output buffer's "
     "row count read the query; the write reads k, v and the loc"
 )
+_DEAD_CACHE_LOC = (
+    "torch_native's first choice of cache_loc in forward_decode (354-358): the `if` at 360-363 "
+    "assigns it again before anything reads it"
+)
+_SWA_LAYER_COUNT = (
+    "torch_native's `swa_layer_nums > 0` in its test for a sliding-window pool: `!= 0` agrees "
+    "(a count is never negative); `>= 0` and `> -1` differ only for an SWAKVPool with no SWA "
+    "layer, which kvh never builds (every hybrid layer pattern has one of each)"
+)
 SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
     ()
     + alike(RELEASE, EQUIVALENT, _SAVE_DEFAULT, (
@@ -607,4 +616,38 @@ SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
                  OUTSIDE_THE_WRITE, _DECODE_QUERY)
         for name, op in _MUL_INT_REPLACED
     )
+    + alike(RELEASE, OUTSIDE_THE_WRITE, ATTENTION_OUTPUT, tuple(
+        (f"{_TORCH_NATIVE}ReplaceComparisonOperator_NotEq_{name}:{occurrence}",
+         f"if layer.qk_head_dim {op} layer.v_head_dim:")
+        for name, op in (("Eq", "=="), ("Lt", "<"), ("LtE", "<="), ("Gt", ">"), ("GtE", ">="),
+                         ("Is", "is"), ("IsNot", "is not"))
+        for occurrence in (0, 2)
+    ) + (
+        (_TORCH_NATIVE + "AddNot:12", "if not layer.qk_head_dim != layer.v_head_dim:"),
+        (_TORCH_NATIVE + "AddNot:17", "if not layer.qk_head_dim != layer.v_head_dim:"),
+        (_TORCH_NATIVE + "NumberReplacer:94", "o = q.new_empty((q.shape[ 1], layer.tp_q_head_num * layer.v_head_dim))"),
+        (_TORCH_NATIVE + "NumberReplacer:104", "o = q.new_empty((q.shape[ 1], layer.tp_q_head_num * layer.v_head_dim))"),
+        (_TORCH_NATIVE + "NumberReplacer:105", "o = q.new_empty((q.shape[ -1], layer.tp_q_head_num * layer.v_head_dim))"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _SWA_LAYER_COUNT, (
+        (_TORCH_NATIVE + "ReplaceComparisonOperator_Gt_NotEq:0", "and self.token_to_kv_pool.swa_layer_nums != 0"),
+    ))
+    + alike(RELEASE, GAP, _SWA_LAYER_COUNT, (
+        (_TORCH_NATIVE + "ReplaceComparisonOperator_Gt_GtE:0", "and self.token_to_kv_pool.swa_layer_nums >= 0"),
+        (_TORCH_NATIVE + "NumberReplacer:1", "and self.token_to_kv_pool.swa_layer_nums > -1"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _DEAD_CACHE_LOC, (
+        (_TORCH_NATIVE + "ReplaceUnaryOperator_Delete_Not:3", "if  layer.is_cross_attention"),
+        (_TORCH_NATIVE + "AddNot:18", "if not not layer.is_cross_attention"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _SAVE_DEFAULT, (
+        (_TORCH_NATIVE + "ReplaceTrueWithFalse:0", "save_kv_cache=False,"),
+        (_TORCH_NATIVE + "ReplaceTrueWithFalse:2", "save_kv_cache=False,"),
+    ))
+    + alike(RELEASE, GAP, _SAVE_FALSE, (
+        (_TORCH_NATIVE + "ReplaceAndWithOr:4", "if save_kv_cache or k is not None and v is not None:"),
+        (_TORCH_NATIVE + "ReplaceAndWithOr:5", "if save_kv_cache and k is not None or v is not None:"),
+        (_TORCH_NATIVE + "ReplaceAndWithOr:9", "if save_kv_cache or k is not None and v is not None:"),
+        (_TORCH_NATIVE + "ReplaceAndWithOr:10", "if save_kv_cache and k is not None or v is not None:"),
+    ))
 )  # fmt: skip

@@ -268,6 +268,11 @@ _SWA_LAYER_COUNT = (
     "(a count is never negative); `>= 0` and `> -1` differ only for an SWAKVPool with no SWA "
     "layer, which kvh never builds (every hybrid layer pattern has one of each)"
 )
+_TRITON_OUTPUT = (
+    "triton's output buffer o (triton_backend.py 1695-1698, 2305-2309) and the width its "
+    "forward_decode reshapes the query to (2302): where they do not raise, only the attention "
+    "math after the write reads them; the write reads k, v and the loc"
+)
 SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
     ()
     + alike(RELEASE, EQUIVALENT, _SAVE_DEFAULT, (
@@ -650,4 +655,16 @@ SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
         (_TORCH_NATIVE + "ReplaceAndWithOr:9", "if save_kv_cache or k is not None and v is not None:"),
         (_TORCH_NATIVE + "ReplaceAndWithOr:10", "if save_kv_cache and k is not None or v is not None:"),
     ))
+    + tuple(
+        Survivor(RELEASE, f"{_TRITON}ReplaceBinaryOperator_Mul_{name}:{occurrence}",
+                 f"o = q.new_empty((q.shape[0], layer.tp_q_head_num {op} layer.v_head_dim))",
+                 OUTSIDE_THE_WRITE, _TRITON_OUTPUT)
+        for name, op in _MUL_INT_REPLACED for occurrence in (14, 22)
+    )
+    + tuple(
+        Survivor(RELEASE, f"{_TRITON}ReplaceBinaryOperator_Mul_{name}:21",
+                 f"q = q.reshape(-1, layer.tp_q_head_num {op} layer.qk_head_dim)",
+                 OUTSIDE_THE_WRITE, _TRITON_OUTPUT)
+        for name, op in _MUL_INT_REPLACED
+    )
 )  # fmt: skip

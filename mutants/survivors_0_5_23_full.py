@@ -14,7 +14,7 @@ from mutants.survivor_record import (
     Survivor,
     alike,
 )
-from mutants.survivors_0_5_23_scope import ALT_STREAM, ATTENTION_OUTPUT
+from mutants.survivors_0_5_23_scope import ALT_STREAM, ATTENTION_OUTPUT, DENSE_FP8_PREFILL
 
 RELEASE = "sglang==0.5.23"
 _FA3 = "srt/layers/attention/flashattention_backend.py:core/"
@@ -24,6 +24,11 @@ _M = "srt/mem_cache/memory_pool.py:core/"
 _K = "kernels/ops/kvcache/mla_buffer.py:core/"
 _R = "srt/runtime_context.py:core/"
 _TORCH_NATIVE = "srt/layers/attention/torch_native_backend.py:core/"
+# Every operator cosmic-ray puts in place of `==`.
+_EQ_REPLACED = (
+    ("NotEq", "!="), ("Lt", "<"), ("LtE", "<="), ("Gt", ">"), ("GtE", ">="), ("Is", "is"),
+    ("IsNot", "is not"),
+)  # fmt: skip
 # Every operator cosmic-ray puts in place of `*` whose result stays an int for ints.
 _MUL_INT_REPLACED = (
     ("Add", "+"), ("Sub", "-"), ("FloorDiv", "//"), ("Mod", "%"), ("Pow", "**"),
@@ -666,5 +671,17 @@ SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
                  f"q = q.reshape(-1, layer.tp_q_head_num {op} layer.qk_head_dim)",
                  OUTSIDE_THE_WRITE, _TRITON_OUTPUT)
         for name, op in _MUL_INT_REPLACED
+    )
+    # The dense FP8 prefill test's operands after its first (triton_backend.py 1511-1517).
+    + tuple(
+        Survivor(RELEASE, f"{_TRITON}ReplaceComparisonOperator_Eq_{name}:{occurrence}",
+                 f"and {operand} {op} {value}", OUT_OF_REACH, DENSE_FP8_PREFILL)
+        for occurrence, operand, value in (
+            (11, "q.dtype", "torch.float8_e4m3fn"), (12, "k.dtype", "torch.float8_e4m3fn"),
+            (13, "v.dtype", "torch.float8_e4m3fn"), (14, "layer.tp_q_head_num", "12"),
+            (15, "layer.tp_k_head_num", "12"), (16, "layer.qk_head_dim", "192"),
+            (17, "layer.v_head_dim", "128"),
+        )
+        for name, op in _EQ_REPLACED
     )
 )  # fmt: skip

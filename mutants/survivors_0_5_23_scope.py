@@ -30,7 +30,7 @@ ATTENTION_OUTPUT = (
     "swa_window_left (flashinfer_backend.py 1474-1481, read by the ragged wrapper whose o1, s1 "
     "the write at 1506 never reads)"
 )
-_DENSE_FP8_PREFILL = (
+DENSE_FP8_PREFILL = (
     "TritonAttnBackend._can_run_dense_fp8_chunked_mha (triton_backend.py 1499-1521) is an `and` "
     "chain whose first operand, use_dense_fp8_chunked_prefill, needs is_gfx95_supported() (a "
     "ROCm MI355 GPU, 273-283): False here, so the mutated operands are never evaluated"
@@ -90,7 +90,7 @@ SURVIVORS_0_5_23_SCOPE: tuple[Survivor, ...] = (
         ("srt/layers/attention/torch_native_backend.py:core/NumberReplacer:95", "o = q.new_empty((q.shape[ -1], layer.tp_q_head_num * layer.v_head_dim))"),
         ("srt/layers/attention/flashinfer_backend.py:core/AddNot:96", "if not not ("),
     ))
-    + alike(RELEASE, OUT_OF_REACH, _DENSE_FP8_PREFILL, (
+    + alike(RELEASE, OUT_OF_REACH, DENSE_FP8_PREFILL, (
         (_TRITON + "ReplaceComparisonOperator_Eq_GtE:11", "and q.dtype >= torch.float8_e4m3fn"),
         (_TRITON + "ReplaceComparisonOperator_Is_IsNot:17", "and (layer.sliding_window_size is not None or layer.sliding_window_size <= -1)"),
         (_TRITON + "ReplaceOrWithAnd:8", "and (layer.sliding_window_size is None and layer.sliding_window_size <= -1)"),

@@ -278,6 +278,16 @@ _TRITON_OUTPUT = (
     "forward_decode reshapes the query to (2302): where they do not raise, only the attention "
     "math after the write reads them; the write reads k, v and the loc"
 )
+_CAPPING_METHOD = (
+    "a logit capping method other than tanh, which logit_capping_mod refuses "
+    "(triton_backend.py 110-115): kvh's layers pass RadixAttention's default, tanh, for which "
+    "`==` and `<=` agree"
+)
+_SHORT_POSITIONS = (
+    "a DCP rank's positions shorter than its loc, where triton's _set_kv_buffer falls back to "
+    "the batch's dcp_kv_mask (triton_backend.py 1651-1656): kvh's DCP scenarios hand one "
+    "position per loc token, where `==` and `<=` agree"
+)
 SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
     ()
     + alike(RELEASE, EQUIVALENT, _SAVE_DEFAULT, (
@@ -684,4 +694,10 @@ SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
         )
         for name, op in _EQ_REPLACED
     )
+    + alike(RELEASE, GAP, _CAPPING_METHOD, (
+        (_TRITON + "ReplaceComparisonOperator_Eq_LtE:1", 'if logit_capping_method <= "tanh":'),
+    ))
+    + alike(RELEASE, GAP, _SHORT_POSITIONS, (
+        (_TRITON + "ReplaceComparisonOperator_Eq_LtE:18", "and forward_batch.positions.numel() <= loc.loc.numel()"),
+    ))
 )  # fmt: skip

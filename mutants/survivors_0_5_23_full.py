@@ -281,12 +281,12 @@ _TRITON_OUTPUT = (
 _CAPPING_METHOD = (
     "a logit capping method other than tanh, which logit_capping_mod refuses "
     "(triton_backend.py 110-115): kvh's layers pass RadixAttention's default, tanh, for which "
-    "`==` and `<=` agree"
+    "`==`, `<=`, `>=` and `is` (an interned literal) agree"
 )
 _SHORT_POSITIONS = (
-    "a DCP rank's positions shorter than its loc, where triton's _set_kv_buffer falls back to "
-    "the batch's dcp_kv_mask (triton_backend.py 1651-1656): kvh's DCP scenarios hand one "
-    "position per loc token, where `==` and `<=` agree"
+    "a DCP rank's positions of another length than its loc, where triton's _set_kv_buffer "
+    "falls back to the batch's dcp_kv_mask (triton_backend.py 1651-1656): kvh's DCP scenarios "
+    "hand one position per loc token, where `==`, `<=` and `>=` agree"
 )
 SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
     ()
@@ -696,8 +696,11 @@ SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
     )
     + alike(RELEASE, GAP, _CAPPING_METHOD, (
         (_TRITON + "ReplaceComparisonOperator_Eq_LtE:1", 'if logit_capping_method <= "tanh":'),
+        (_TRITON + "ReplaceComparisonOperator_Eq_GtE:1", 'if logit_capping_method >= "tanh":'),
+        (_TRITON + "ReplaceComparisonOperator_Eq_Is:0", 'if logit_capping_method is "tanh":'),
     ))
     + alike(RELEASE, GAP, _SHORT_POSITIONS, (
         (_TRITON + "ReplaceComparisonOperator_Eq_LtE:18", "and forward_batch.positions.numel() <= loc.loc.numel()"),
+        (_TRITON + "ReplaceComparisonOperator_Eq_GtE:18", "and forward_batch.positions.numel() >= loc.loc.numel()"),
     ))
 )  # fmt: skip

@@ -693,6 +693,14 @@ SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
             (17, "layer.v_head_dim", "128"),
         )
         for name, op in _EQ_REPLACED
+        if name not in ("Is", "IsNot")
+    )
+    # `is` and `is not` are numbered apart, and not put against a literal (1514-1517).
+    + tuple(
+        Survivor(RELEASE, f"{_TRITON}ReplaceComparisonOperator_Eq_{name}:{occurrence}",
+                 f"and {operand} {op} torch.float8_e4m3fn", OUT_OF_REACH, DENSE_FP8_PREFILL)
+        for occurrence, operand in ((5, "q.dtype"), (6, "k.dtype"), (7, "v.dtype"))
+        for name, op in (("Is", "is"), ("IsNot", "is not"))
     )
     + alike(RELEASE, GAP, _CAPPING_METHOD, (
         (_TRITON + "ReplaceComparisonOperator_Eq_LtE:1", 'if logit_capping_method <= "tanh":'),

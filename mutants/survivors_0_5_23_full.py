@@ -288,6 +288,11 @@ _SHORT_POSITIONS = (
     "falls back to the batch's dcp_kv_mask (triton_backend.py 1651-1656): kvh's DCP scenarios "
     "hand one position per loc token, where `==`, `<=` and `>=` agree"
 )
+_COUNT_IDENTITY = (
+    "`==` to `is` between a DCP rank's position count and its loc's: CPython keeps one object "
+    "per int only from -5 to 256, so the two differ for a forward of more than 256 tokens on a "
+    "DCP rank, which no check of kvh's triton_dcp cells writes"
+)
 SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
     ()
     + alike(RELEASE, EQUIVALENT, _SAVE_DEFAULT, (
@@ -711,4 +716,15 @@ SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
         (_TRITON + "ReplaceComparisonOperator_Eq_LtE:18", "and forward_batch.positions.numel() <= loc.loc.numel()"),
         (_TRITON + "ReplaceComparisonOperator_Eq_GtE:18", "and forward_batch.positions.numel() >= loc.loc.numel()"),
     ))
+    + alike(RELEASE, GAP, _COUNT_IDENTITY, (
+        (_TRITON + "ReplaceComparisonOperator_Eq_Is:8", "and forward_batch.positions.numel() is loc.loc.numel()"),
+    ))
+    # The test choosing triton's output buffer's shape (1695, 2305).
+    + tuple(
+        Survivor(RELEASE, f"{_TRITON}ReplaceComparisonOperator_NotEq_{name}:{occurrence}",
+                 f"{keyword} layer.qk_head_dim {op} layer.v_head_dim:", OUTSIDE_THE_WRITE,
+                 _TRITON_OUTPUT)
+        for occurrence, keyword in ((5, "elif"), (7, "if"))
+        for name, op in (("Eq", "=="), ("Lt", "<"), ("LtE", "<="), ("Gt", ">"), ("GtE", ">="))
+    )
 )  # fmt: skip

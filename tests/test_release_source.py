@@ -12,10 +12,12 @@ import pytest
 
 from harness.run.release_copy import copy_release, release_folder, sparse_copy
 from harness.run.release_source import (
+    RESULTS,
     apply_mutant,
     fault_spans,
     names_release_file,
     rates,
+    read_slice,
     run_release_mutant,
 )
 from mutants.release_source import CATALOGUE, release_mutant_named
@@ -26,6 +28,22 @@ def test_a_file_is_named_only_as_a_whole_name_with_its_line() -> None:
     assert names_release_file("memory_pool.py", ("IndexError: (memory_pool.py:218) at forward 0",))
     assert not names_release_file("memory_pool.py", ("AssertionError:  (swa_memory_pool.py:270)",))
     assert not names_release_file("memory_pool.py", ("memory_pool.py without a line",))
+
+
+def test_a_run_without_a_verdict_keeps_why_and_not_where_its_files_are(tmp_path: Path) -> None:
+    """A stored campaign carries this detail: the scratch run's paths are of this machine."""
+    output = (
+        "era table: 0 checks\n"
+        f"{RESULTS}{tmp_path}/check-1.parquet, summary: {tmp_path}/summary-1.md\n"
+        "kvh: the selection planned no check, so nothing was judged"
+    )
+    judged = read_slice(2, output, tmp_path, 0.1)
+    assert judged.verdict == "ERROR"
+    assert (
+        judged.detail
+        == "era table: 0 checks | kvh: the selection planned no check, so nothing was judged"
+    )
+    assert str(tmp_path) not in judged.detail
 
 
 def test_sub_raises_when_nothing_matches() -> None:

@@ -382,8 +382,10 @@ def _run(
             write_junit(arguments.junit, stored.checks, "run", RUN_CELL)
         for line in summary.stdout:
             print(line)
+        from harness.run.release_source import RESULTS
+
         print(
-            f"results: {results_path}, summary: {summary_path}"
+            f"{RESULTS}{results_path}, summary: {summary_path}"
             + (f", junit: {arguments.junit}" if arguments.junit is not None else "")
         )
         if stop is not None:

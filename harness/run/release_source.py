@@ -226,6 +226,10 @@ def slice_of(mutant: ReleaseMutant) -> Slice:
     return Slice(mutant.pools, mutant.dtypes, mutant.backends)
 
 
+# The line `kvh run` ends with (harness/cli/run.py): where its files are.
+RESULTS = "results: "
+
+
 def slice_argv(spec: str, cells: Slice, out: Path, trail: bool = False) -> list[str]:
     """kvh's arguments for `kvh run --sut SPEC` over the slice's pools, dtypes and backends;
     `trail`: with --trail, so that each check row names the release functions it ran."""
@@ -252,7 +256,10 @@ def read_slice(rc: int, output: str, out: Path, seconds: float) -> SliceResult:
     suts = sorted(out.glob("sut-*.parquet"))
     checks = sorted(out.glob("check-*.parquet"))
     if verdict == "ERROR" or not suts or not checks:
-        tail = output.strip().splitlines()[-3:]
+        # Where the scratch run left its files says nothing of why it gave no verdict, and names
+        # a path of this machine that a stored campaign would carry.
+        lines = [line for line in output.strip().splitlines() if not line.startswith(RESULTS)]
+        tail = lines[-3:]
         return SliceResult("ERROR", rc, (), 0, 0, (), seconds, " | ".join(tail))
     sut_rows = pd.read_parquet(suts[0])
     real = str(sut_rows.iloc[0].get("real_code") or "")

@@ -10,12 +10,17 @@ from mutants.stretches_0_5_23 import STRETCHES_0_5_23
 from mutants.survivor_record import OUT_OF_REACH, Stretch, Survivor
 from mutants.survivors_0_5_14 import SURVIVORS_0_5_14
 from mutants.survivors_0_5_23 import SURVIVORS_0_5_23
+from mutants.survivors_0_5_23_backends import SURVIVORS_0_5_23_BACKENDS
 from mutants.survivors_0_5_23_full import SURVIVORS_0_5_23_FULL
 from mutants.survivors_0_5_23_scope import SURVIVORS_0_5_23_SCOPE
 from reports.mutation_score import NOT_KILLED, UNREACHED
 
 SURVIVORS: tuple[Survivor, ...] = (
-    SURVIVORS_0_5_23 + SURVIVORS_0_5_23_SCOPE + SURVIVORS_0_5_23_FULL + SURVIVORS_0_5_14
+    SURVIVORS_0_5_23
+    + SURVIVORS_0_5_23_SCOPE
+    + SURVIVORS_0_5_23_FULL
+    + SURVIVORS_0_5_23_BACKENDS
+    + SURVIVORS_0_5_14
 )
 STRETCHES: tuple[Stretch, ...] = STRETCHES_0_5_23
 

@@ -5,7 +5,8 @@ Stretch): they class its UNREACHED mutants. Line numbers are 0.5.23's."""
 from __future__ import annotations
 
 from mutants.survivor_record import EQUIVALENT, GAP, OUT_OF_REACH, OUTSIDE_THE_WRITE, Stretch
-from mutants.survivors_0_5_23_full import CP_WRITE, K_READ_BACK, RELEASE
+from mutants.survivors_0_5_23_backends import K_READ_BACK
+from mutants.survivors_0_5_23_full import CP_WRITE, RELEASE
 
 _LAYER_WAIT_READ = (
     "the wait on the layer-wise host-to-device loading counter that only HiCache's controller "

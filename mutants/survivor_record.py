@@ -63,11 +63,38 @@ def alike(
     return tuple(Survivor(release, id, mutated, kind, reason, closed_by) for id, mutated in mutants)
 
 
+def each_replacement(
+    prefix: str,
+    family: str,
+    symbol: str,
+    replaced: tuple[tuple[str, str], ...],
+    occurrences: tuple[tuple[int, str], ...],
+) -> tuple[tuple[str, str], ...]:
+    """(id, mutated line) of every operator of `replaced` put for `symbol` in each (occurrence,
+    original line): the mutants cosmic-ray's `family` ("ReplaceBinaryOperator_Add") makes there,
+    for alike()."""
+    return tuple(
+        (f"{prefix}{family}_{name}:{occurrence}", line.replace(f" {symbol} ", f" {new} ", 1))
+        for name, new in replaced
+        for occurrence, line in occurrences
+    )
+
+
 # Every operator cosmic-ray puts in place of `+` (ReplaceBinaryOperator_Add_*), as Python writes it.
 ADD_REPLACED = (
     ("Sub", "-"), ("Mul", "*"), ("Div", "/"), ("FloorDiv", "//"), ("Mod", "%"), ("Pow", "**"),
     ("LShift", "<<"), ("RShift", ">>"), ("BitOr", "|"), ("BitAnd", "&"), ("BitXor", "^"),
 )  # fmt: skip
+# Those it puts in place of `*` whose result stays an int for two ints.
+MUL_INT_REPLACED = (
+    ("Add", "+"), ("Sub", "-"), ("FloorDiv", "//"), ("Mod", "%"), ("Pow", "**"),
+    ("LShift", "<<"), ("RShift", ">>"), ("BitOr", "|"), ("BitAnd", "&"), ("BitXor", "^"),
+)  # fmt: skip
+# Those it puts in place of `==` (ReplaceComparisonOperator_Eq_*) and of `!=`; `is` and `is not`
+# are numbered apart where the other side is a literal (cosmic-ray makes none there).
+EQ_ORDERED = (("NotEq", "!="), ("Lt", "<"), ("LtE", "<="), ("Gt", ">"), ("GtE", ">="))
+NOT_EQ_ORDERED = (("Eq", "=="), ("Lt", "<"), ("LtE", "<="), ("Gt", ">"), ("GtE", ">="))
+IDENTITY = (("Is", "is"), ("IsNot", "is not"))
 
 # The reasons several releases' doors share. The out-of-bounds probe maybe_detect_oob
 # (utils/async_probe.py) returns before it reads its bounds unless SGLANG_ENABLE_ASYNC_ASSERT is
@@ -84,5 +111,5 @@ ASYNC_ASSERT_LOWER = (
 )
 DTYPE_IDENTITY = (
     "`!=` replaced by `is not` between two torch.dtype values: torch keeps one object per dtype, "
-    "so the two agree on every pair the door compares"
+    "so the two agree on every pair"
 )

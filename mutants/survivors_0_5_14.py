@@ -15,6 +15,7 @@ from mutants.survivor_record import (
     OUT_OF_REACH,
     Survivor,
     alike,
+    each_replacement,
 )
 
 RELEASE = "sglang==0.5.14"
@@ -27,15 +28,8 @@ def _each_operator(
     replaced: tuple[tuple[str, str], ...], operator: str, occurrences: tuple[tuple[int, str], ...]
 ) -> tuple[tuple[str, str], ...]:
     """(id, mutated line) of every replacement of `operator` at each (occurrence, line)."""
-    name = {"+": "Add", "-": "Sub"}[operator]
-    return tuple(
-        (
-            f"{_M}ReplaceBinaryOperator_{name}_{op}:{occurrence}",
-            line.replace(f" {operator} ", f" {symbol} ", 1),
-        )
-        for op, symbol in replaced
-        for occurrence, line in occurrences
-    )
+    family = {"+": "ReplaceBinaryOperator_Add", "-": "ReplaceBinaryOperator_Sub"}[operator]
+    return each_replacement(_M, family, operator, replaced, occurrences)
 
 
 _SIZE_LIMIT = (

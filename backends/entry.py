@@ -45,15 +45,17 @@ DRAFT_COMMIT = BackendSkip(
 DCP_RANK = BackendSkip(
     "dcp-rank",
     "scenarios of a decode-context-parallel rank's pool (Geometry.dcp_size > 1)",
-    "only a call site that writes a DCP rank's share (triton_dcp) divides the loc by the group "
-    "and masks the tokens of other ranks; every other one writes every token at its loc",
+    "only a call site that writes a DCP rank's share (triton_dcp, flashinfer_mla_dcp) hands its "
+    "pool a rank's loc or every rank's ids under the rank's group; every other one writes every "
+    "token at its loc on a pool of one rank",
     skips.never,
     kind=SkipKind.BY_DESIGN,
 )
 NOT_A_DCP_RANK = BackendSkip(
     "not-a-dcp-rank",
     "scenarios of a pool that is no decode-context-parallel rank (Geometry.dcp_size == 1)",
-    "triton_dcp is triton's write under --dcp-size > 1; with one rank it is triton's own",
+    "a DCP call site (triton_dcp, flashinfer_mla_dcp) is its backend's write under --dcp-size > "
+    "1; with one rank it is the backend's own",
     skips.never,
     kind=SkipKind.BY_DESIGN,
 )

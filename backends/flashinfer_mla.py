@@ -67,13 +67,16 @@ CENSUS = CallSiteModel(
 )
 
 
+REAL_CODE = RealCode(
+    "sglang.srt.layers.attention.flashinfer_mla_backend",
+    "FlashInferMLAAttnBackend",
+    metadata=lambda req, mode: MLA_WRAPPERS_LEFT_OUT,
+)
+
+
 @register_backend(
     name="flashinfer_mla",
-    real_code=RealCode(
-        "sglang.srt.layers.attention.flashinfer_mla_backend",
-        "FlashInferMLAAttnBackend",
-        metadata=lambda req, mode: MLA_WRAPPERS_LEFT_OUT,
-    ),
+    real_code=REAL_CODE,
     order=110,
     census=CENSUS,
     device_type="cuda",

@@ -76,6 +76,12 @@ KV_CACHE_QUANT_METHODS = "sglang.srt.layers.quantization.fp4_kv_cache_quant_meth
 # The MHA door's keyword for a decode-context-parallel rank's mask of the tokens it keeps
 # (0.5.23; triton passes it under --dcp-size > 1).
 DCP_MASK = "dcp_kv_mask"
+# The runtime's parallel context (module, function: 0.5.14 on) and the fields of a
+# decode-context-parallel group it holds (0.5.23): the loader pins the group off, and an MLA
+# DCP rank's pool states its own with the context's scoped override (harness/sut/load/
+# dcp_rank.py), in this order: whether DCP is on, the group's size, this rank.
+PARALLEL_CONTEXT = ("sglang.srt.runtime_context", "get_parallel")
+DCP_GROUP_FIELDS = ("dcp_enabled", "attn_dcp_size", "attn_dcp_rank")
 KV_CACHE_QUANT_FACTORY = "get_kv_cache_quant_method"
 CPU_FP8_RECIPE = "cpu_fp8_e4m3"
 # A pool's read API, which SGLang's attention backends call: the harness reads a pool's buffers
@@ -172,6 +178,23 @@ NAMES: tuple[ReleaseName, ...] = (
         "method",
         "fallback",
         "the pin itself (harness/sut/load/sglang_loader.py _disable_dcp)",
+    ),
+    ReleaseName(
+        "get_parallel().override",
+        "method",
+        "public",
+        "the context's scoped override, which its refusals name as the way to state a width: an "
+        "MLA DCP rank's pool states its group with it around each door (harness/sut/load/"
+        "dcp_rank.py)",
+    ),
+    *(
+        ReleaseName(
+            f"get_parallel().{name}",
+            "field",
+            "public",
+            "a decode-context-parallel group's field, pinned off at load and stated per rank",
+        )
+        for name in DCP_GROUP_FIELDS
     ),
     *(
         ReleaseName(

@@ -165,9 +165,9 @@ def _dcp_rank(rng: random.Random, g: Geometry, seed: int, scaled_input: str) -> 
     """Rank 1 of a decode-context-parallel pair, on a pipeline rank (layers 3 to 6): a 20-token
     prefill whose odd positions are the rank's, each at global id 2 * row + position % 2; a
     decode step of two tokens on layers 4 and 6, one of them the rank's; and a batch that carries
-    no positions, whose every token the rank writes at id // 2. K and V are column slices of one
-    tensor (strided rows) unscaled, and divided on the way to a cast scaled; heads 2 and V as
-    wide as K (the masked kernel copies V with K's row shape)."""
+    no positions, whose every token an MHA rank writes at id // 2 (an MLA rank: those of odd id).
+    K and V are column slices of one tensor (strided rows) unscaled, and divided on the way to a
+    cast scaled; heads 2 and V as wide as K (the masked kernel copies V with K's row shape)."""
     ranked = replace(g, start_layer=3, dcp_size=2, dcp_rank=1, v_head_dim=None)
 
     def forward(positions: list[int], **fields) -> Forward:

@@ -113,7 +113,8 @@ class Geometry:
     start_layer: int = 0
     # A decode-context-parallel rank's pool (PoolKind.dcp_rank kinds only): of dcp_size ranks,
     # this is rank dcp_rank. The loc holds global token ids; the rank keeps a token whose
-    # position is its own (position % dcp_size == dcp_rank) at row id // dcp_size.
+    # position is its own (position % dcp_size == dcp_rank; an MLA rank: whose id is,
+    # id % dcp_size == dcp_rank) at row id // dcp_size.
     dcp_size: int = 1
     dcp_rank: int = 0
 

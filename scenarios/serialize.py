@@ -232,7 +232,7 @@ def _check_dcp_rank(g: Geometry) -> None:
     if not g.kind.dcp_rank or g.dcp_size < 2 or not 0 <= g.dcp_rank < g.dcp_size:
         raise ScenarioError(
             f"dcp_size {g.dcp_size}, dcp_rank {g.dcp_rank}: a DCP rank is one of 2 or more ranks, "
-            "and only a token-major MHA pool is one (PoolKind.dcp_rank)"
+            "and only a token-major MHA or MLA pool is one (PoolKind.dcp_rank)"
         )
     if g.v_head_dim not in (None, g.head_dim):
         # SGLang's masked_set_kv_buffer_kernel copies head_num * head_dim values of V too.

@@ -87,6 +87,20 @@ def test_carry_takes_a_campaign_s_decisions_of_its_universe_and_kills_of_a_part_
     stored.write_text(json.dumps({**started, "records": [{**record, "status": "survived"}]}))
     assert _carried(stored, wider, [mutant(0, 3)]) == []
     assert len(_carried(stored, started, [mutant(0, 3)])) == 1
+    # And its survivors whose record says no cell tells them apart (here equivalent: the masked
+    # kernel's grid of N programs), where one whose record says gap is judged again.
+    pool = "srt/mem_cache/memory_pool.py:core/"
+    equivalent = {**record, "status": "survived", "id": pool + "ReplaceComparisonOperator_GtE_Eq:9",
+                  "diff": "+        if pid == N:"}  # fmt: skip
+    gap = {**record, "status": "survived", "id": pool + "ReplaceContinueWithBreak:3",
+           "diff": "+                break"}  # fmt: skip
+    stored.write_text(json.dumps({**started, "records": [equivalent, gap]}))
+    drawn = [
+        GeneratedMutant("srt/mem_cache/memory_pool.py", "f", op, occurrence, 3, 0, (3, 1))
+        for op, occurrence in (("core/ReplaceComparisonOperator_GtE_Eq", 9),
+                               ("core/ReplaceContinueWithBreak", 3))
+    ]  # fmt: skip
+    assert [c.id for c in _carried(stored, wider, drawn)] == [equivalent["id"]]
 
 
 def test_a_judge_a_signal_stops_says_so_and_the_campaign_stops_undecided(tmp_path: Path) -> None:

@@ -96,9 +96,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="CAMPAIGN_JSON",
         help="with --mutate: take the decisions that another campaign of the same release over "
-        "the same universe stored (its release-mutation.json) for the mutants both drew, or only "
-        "the kills of one over a part of the universe, instead of judging them again (a door "
-        "campaign's, into the whole scope's)",
+        "the same universe stored (its release-mutation.json) for the mutants both drew, or of one "
+        "over a part of the universe the kills and the survivors recorded as equivalent, out of "
+        "reach or outside the write path, instead of judging them again (a door campaign's, into "
+        "the whole scope's)",
     )
     parser.add_argument(
         "--sample",

@@ -30,10 +30,18 @@ from harness.exit_codes import (
     signal_of,
 )
 from harness.run.release_copy import release_folder, release_named
-from harness.run.release_mutation import KILLS, STATUSES, MutationResult, campaign, prepared
+from harness.run.release_mutation import (
+    KILLS,
+    STATUSES,
+    SURVIVED,
+    MutationResult,
+    campaign,
+    prepared,
+)
 from harness.run.release_renames import sample
 from mutants.generated import GeneratedMutant, generated_mutants
 from mutants.mutation_survivors import stamped
+from mutants.survivor_record import EQUIVALENT, OUT_OF_REACH, OUTSIDE_THE_WRITE
 from reports.atomic import write_json_atomic
 from reports.mutation_score import score_lines, summary
 from reports.records import records_frame
@@ -112,9 +120,10 @@ def _work_result(result: MutationResult):
 
 def _carried(path: Path, started: dict, left: list[GeneratedMutant]) -> list[MutationResult]:
     """The decisions `path` (a campaign's RECORDS) holds for mutants of `left` (the same id and
-    line): every one from a campaign of the same release over the same universe, and only the
-    kills from one over a part of it (a finding on some of the cells is a finding of the whole;
-    a survival there says nothing of the other cells). A UsageError for anything else."""
+    line): every one from a campaign of the same release over the same universe; from one over a
+    part of it, the kills (a finding on some of the cells is a finding of the whole) and the
+    judged survivors whose record says no cell can tell them apart (`_no_cell_tells`); any other
+    survival there says nothing of the added cells. A UsageError for anything else."""
     try:
         stored = json.loads(path.read_text())
     except (OSError, ValueError) as error:
@@ -132,8 +141,19 @@ def _carried(path: Path, started: dict, left: list[GeneratedMutant]) -> list[Mut
         for m in left
         if m.id in by_id
         and by_id[m.id]["line"] == m.line
-        and (whole or by_id[m.id]["status"] in KILLS)
+        and (whole or by_id[m.id]["status"] in KILLS or _no_cell_tells(by_id[m.id], started))
     ]
+
+
+def _no_cell_tells(record: dict, started: dict) -> bool:
+    """A judged survivor whose record (mutants/survivors_*.py) says equivalent, out of reach on a
+    CPU or outside the write path: no input tells it apart, it runs only on a GPU, or it is the
+    attention math no check judges, so a universe that only adds cells cannot kill it. An
+    unreached mutant is measured again over the added cells instead; a gap is judged again."""
+    if record["status"] != SURVIVED:
+        return False
+    said = stamped(record, started["release"])["survivor_class"]
+    return said in (EQUIVALENT, OUT_OF_REACH, OUTSIDE_THE_WRITE)
 
 
 def _say(result: MutationResult, done: int, total: int) -> None:

@@ -76,6 +76,16 @@ def _pipeline_rank(g: Any) -> dict:
     return dict(start_layer=g.start_layer, end_layer=g.layer_ids[-1]) if g.start_layer else {}
 
 
+def _dcp_rank(cls: Any, g: Any) -> dict:
+    """A decode-context-parallel rank's MLA pool: the SUT protocol's dcp_size and dcp_rank ({}
+    on a pool of one rank, and on an MHA rank's, whose backend masks the tokens itself)."""
+    if g.dcp_size == 1 or not g.kind.latent:
+        return {}
+    if "dcp_size" not in inspect.signature(cls).parameters:  # the limit no-mla-dcp-rank
+        raise TypeError(f"this SUT's {cls.__name__} takes no dcp_size: it is no DCP rank's pool")
+    return dict(dcp_size=g.dcp_size, dcp_rank=g.dcp_rank)
+
+
 def _layout_pool(module: Any, scenario: Scenario, device: str) -> Any:
     g = scenario.geometry
     kind = LAYOUT_KINDS[g.pool]
@@ -269,7 +279,7 @@ def build_pool(module: Any, scenario: Scenario, device: str) -> Any:
     if not g.kind.swa:
         cls = _pool_class(module, g.pool)
         shape = _mla_kwargs(scenario) if g.kind.latent else _mha_kwargs(cls, scenario)
-        shape.update(_pipeline_rank(g))
+        shape.update(_pipeline_rank(g), **_dcp_rank(cls, g))
         return cls(size=g.size, dtype=dtype, layer_num=g.layer_num, **common, **shape)
     swa_kwargs: dict = dict(
         size=g.size,

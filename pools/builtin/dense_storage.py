@@ -187,11 +187,16 @@ class MLAStorage(TokenPoolStorage):
         enable_memory_saver: bool = False,
         start_layer: Optional[int] = None,
         end_layer: Optional[int] = None,
+        dcp_size: int = 1,
+        dcp_rank: int = 0,
         **_ignored: Any,
     ):
         super().__init__(
             size, page_size, dtype, layer_num, device, enable_memory_saver, start_layer, end_layer
         )
+        # A decode-context-parallel rank's pool (SGLang 0.5.23 reads the group from its
+        # runtime's parallel context), whose doors take every rank's global token ids.
+        self.dcp_size, self.dcp_rank = dcp_size, dcp_rank
         self.kv_lora_rank = kv_lora_rank
         self.qk_rope_head_dim = qk_rope_head_dim
         self.kv_cache_dim = kv_lora_rank + qk_rope_head_dim
@@ -210,6 +215,8 @@ class MLAStorage(TokenPoolStorage):
     def _store_rows(
         self, layer: Any, loc: torch.Tensor, cache_k: torch.Tensor, layer_id_override: Optional[int]
     ) -> None:
+        if self.dcp_size > 1:  # as SGLang 0.5.23's combined-row door, which has no rank's rule
+            raise AssertionError("MLATokenToKVPool.set_kv_buffer has no DCP-aware write path")
         index = _layer_index(layer, layer_id_override) - self.start_layer
         self.engine.store_rows(self.kv_buffer[index], loc, cache_k, self.dtype, self.store_dtype)
 
@@ -222,11 +229,17 @@ class MLAStorage(TokenPoolStorage):
         layer_id_override: Optional[int],
     ) -> None:
         index = _layer_index(layer, layer_id_override) - self.start_layer
-        if k_rope is not None and k_rope.numel() > 0 and k_nope.shape[0] == loc.shape[0]:
+        rope = k_rope is not None and k_rope.numel() > 0
+        if (rope or self.dcp_size > 1) and k_nope.shape[0] == loc.shape[0]:
             # As SGLang's MLA store: a loc equal to reserved_skip_index (slot 0, where CUDA-graph
-            # padding points) is dropped when a rope part is written.
-            written = loc != self.reserved_skip_index
-            loc, k_nope, k_rope = loc[written], k_nope[written], k_rope[written]
+            # padding points) is dropped when a rope part is written; a DCP rank then keeps the
+            # global ids it owns (id % dcp_size == dcp_rank) at row id // dcp_size.
+            written = (loc != self.reserved_skip_index) if rope else torch.ones_like(loc) > 0
+            if self.dcp_size > 1:
+                written &= loc % self.dcp_size == self.dcp_rank
+            loc = loc[written] // self.dcp_size
+            k_nope = k_nope[written]
+            k_rope = k_rope[written] if rope else k_rope
         self.engine.store_nope_rope(
             self.kv_buffer[index], loc, k_nope, k_rope, self.dtype, self.store_dtype
         )

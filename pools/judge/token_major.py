@@ -218,11 +218,16 @@ class MLAJudgePool(JudgeTokenPool):
         enable_memory_saver: bool = False,
         start_layer: Optional[int] = None,
         end_layer: Optional[int] = None,
+        dcp_size: int = 1,
+        dcp_rank: int = 0,
         **_ignored: Any,
     ):
         super().__init__(
             size, page_size, dtype, layer_num, device, enable_memory_saver, start_layer, end_layer
         )
+        # A decode-context-parallel rank's pool (0.5.23 reads the group from its runtime's
+        # parallel context): its doors take every rank's token ids.
+        self.dcp_size, self.dcp_rank = dcp_size, dcp_rank
         self.kv_lora_rank = kv_lora_rank
         self.qk_rope_head_dim = qk_rope_head_dim
         self.kv_cache_dim = kv_lora_rank + qk_rope_head_dim
@@ -243,6 +248,9 @@ class MLAJudgePool(JudgeTokenPool):
     def _store_rows(
         self, layer: Any, loc: torch.Tensor, cache_k: torch.Tensor, layer_id_override: Optional[int]
     ) -> None:
+        if self.dcp_size > 1:
+            # 0.5.23's combined-row door has no rank's rule: it asserts before it writes.
+            raise AssertionError("MLATokenToKVPool.set_kv_buffer has no DCP-aware write path")
         buffer = self.kv_buffer[layer_index(layer, layer_id_override) - self.start_layer]
         write_rows(bits_view(buffer), loc, self._stored(cache_k))
 
@@ -264,4 +272,20 @@ class MLAJudgePool(JudgeTokenPool):
             parts.append(self._stored(k_rope))
             skipped = RESERVED_SLOT
             self.kept_sinks.add(buffer.data_ptr())
+        if self.dcp_size > 1 and all(part.shape[0] == loc.shape[0] for part in parts):
+            loc, parts, skipped = self._rank_share(loc, parts, skipped)
         write_columns(bits_view(buffer), loc, parts, skipped, self.mla_rows_checked)
+
+    def _rank_share(
+        self, loc: torch.Tensor, parts: list[np.ndarray], skipped: Optional[int]
+    ) -> tuple[torch.Tensor, list[np.ndarray], None]:
+        """The tokens a DCP rank keeps, at its rows: a global id is skipped (the reserved one)
+        before the rank's are chosen, those with id % dcp_size == dcp_rank, each at row
+        id // dcp_size (torch's floor division and modulo, a negative id included)."""
+        ids = loc.to(torch.int64)
+        kept = torch.remainder(ids, self.dcp_size) == self.dcp_rank
+        if skipped is not None:
+            kept &= ids != skipped
+        tokens = kept.nonzero().flatten()
+        rows = torch.div(ids.index_select(0, tokens), self.dcp_size, rounding_mode="floor")
+        return rows, [part[tokens.numpy()] for part in parts], None

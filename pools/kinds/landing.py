@@ -47,6 +47,8 @@ def landing_rows(
     `positions`: each token's position in its request, where the batch carries them."""
     if layer_id not in owned_layers(g):
         return [None] * len(slots)
+    if g.dcp_size > 1 and g.kind.latent:
+        return mla_dcp_rows(g, slots)
     if g.dcp_size > 1:
         return dcp_rows(g, slots, positions)
     if g.kind.swa and layer_id in g.swa_layer_ids:
@@ -70,6 +72,13 @@ def dcp_rows(
         slot // g.dcp_size if position % g.dcp_size == g.dcp_rank else None
         for slot, position in zip(slots, positions)
     ]
+
+
+def mla_dcp_rows(g: Geometry, slots: Sequence[int]) -> list[Optional[int]]:
+    """An MLA DCP rank's rows: the pool takes every rank's global ids (0.5.23's
+    set_mla_kv_buffer, a loc not declared resolved) and keeps those it owns, id % dcp_size ==
+    dcp_rank, at row id // dcp_size, whatever the tokens' positions."""
+    return [slot // g.dcp_size if slot % g.dcp_size == g.dcp_rank else None for slot in slots]
 
 
 def index_key_rows(g: Geometry, layer_id: int, slots: Sequence[int]) -> list[Optional[int]]:

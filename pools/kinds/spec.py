@@ -46,8 +46,9 @@ class PoolKind:
     # A pipeline-parallel rank's pool is built past layer 0 (start_layer, end_layer): its doors
     # index each layer's buffer at layer_id - start_layer (Geometry.start_layer).
     pipeline_rank: bool = False
-    # A decode-context-parallel rank's pool: its door takes a mask of the tokens the rank keeps
-    # (Geometry.dcp_size, dcp_rank; Forward.positions).
+    # A decode-context-parallel rank's pool (Geometry.dcp_size, dcp_rank): an MHA pool's door
+    # takes a mask of the tokens the rank keeps (Forward.positions); an MLA pool keeps the ids
+    # it owns itself (id % dcp_size == dcp_rank), at row id // dcp_size.
     dcp_rank: bool = False
     # Its fixed geometry, as the scenario strategies and defaults draw it:
     v_as_k: bool = False  # V is as wide as K (its constructor takes no V width of its own)
@@ -97,8 +98,8 @@ class PoolKind:
             problems.append("page_multiple is 1 or more")
         if self.pipeline_rank and self.family not in ("token-major", "layout"):
             problems.append("a pipeline rank's pool is a token-major or layout one")
-        if self.dcp_rank and (self.family != "token-major" or self.latent or self.swa):
-            problems.append("a DCP rank's masked write is a token-major MHA pool's")
+        if self.dcp_rank and (self.family != "token-major" or self.swa):
+            problems.append("a DCP rank's pool is a token-major MHA or MLA one")
         if not self.keeps_kv and not self.dsa_index:
             problems.append("a kind that keeps no K/V must keep indexer keys")
         if problems:

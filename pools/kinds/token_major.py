@@ -15,7 +15,14 @@ MHA = PoolKind(
 )
 
 MLA = PoolKind(
-    "mla", "MLATokenToKVPool", "token-major", 2, base=True, latent=True, pipeline_rank=True
+    "mla",
+    "MLATokenToKVPool",
+    "token-major",
+    2,
+    base=True,
+    latent=True,
+    pipeline_rank=True,
+    dcp_rank=True,  # flashinfer_mla's widened write under --dcp-size > 1 (flashinfer_mla_dcp)
 )
 
 SWA_MHA = PoolKind("swa_mha", "SWAKVPool", "token-major", 3, base=True, swa=True)

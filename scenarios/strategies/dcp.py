@@ -1,13 +1,14 @@
 """A decode-context-parallel rank's scenarios: any scenario of a pool kind that can be one
 (PoolKind.dcp_rank), made rank `dcp_rank` of `dcp_size` (the exploring run draws these for a call
-site that writes a DCP rank's share, backends/triton_dcp.py, and makes its pinned reach scenario
-one).
+site that writes a DCP rank's share, backends/triton_dcp.py and flashinfer_mla_dcp.py, and makes
+its pinned reach scenario one).
 
 Each forward's tokens get positions in their requests, which decide the tokens the rank keeps
 (position % dcp_size == dcp_rank), and each slot becomes the global id dcp_size * slot +
 position % dcp_size, whose // dcp_size is the rank's row, as a DCP allocator interleaves them.
-A narrowed or cross-attention forward or a draft commit carries no positions: the backend's
-write then masks nothing. Shrinks toward two ranks, rank 0 and every position 0.
+A narrowed or cross-attention forward or a draft commit carries no positions: an MHA backend's
+write then masks nothing, and an MLA rank's pool keeps the ids it owns (all rank 0's). Shrinks
+toward two ranks, rank 0 and every position 0.
 """
 
 from __future__ import annotations

@@ -25,8 +25,9 @@ from typing import Any, Collection, Optional
 # kernels are interpreted too (TRITON_INTERPRET=1), as the harness's own are, so a door whose
 # store is a Triton kernel (MLATokenToKVPoolFP4's) writes here.
 import pools.builtin.engines.triton_mode  # noqa: F401,I001
-from backends.sglang_names import FORWARD_BATCH_INFO, release_plan_binder
+from backends.sglang_names import FORWARD_BATCH_INFO, PARALLEL_CONTEXT, release_plan_binder
 from harness.sut.load import sglang_standins
+from harness.sut.load.dcp_rank import as_dcp_rank_pools, dcp_group
 from harness.sut.load.gpu_only_stops import import_standing_in
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.optional_pools import offer_optional_pools
@@ -85,14 +86,15 @@ def _with_neutral_defaults(cls: type) -> type:
 def _disable_dcp() -> bool:
     # 0.5.23's MLA write reads the decode-context-parallel topology, which no
     # server has published here; pin it to "off". Older releases have no such API.
+    module_name, function = PARALLEL_CONTEXT
     try:
-        runtime_context = importlib.import_module("sglang.srt.runtime_context")
+        runtime_context = importlib.import_module(module_name)
     except ImportError:
         return False
-    parallel = getattr(runtime_context, "get_parallel", lambda: None)()
+    parallel = getattr(runtime_context, function, lambda: None)()
     if not hasattr(parallel, "override_permanently"):
         return False
-    parallel.override_permanently(dcp_enabled=False, attn_dcp_size=1, attn_dcp_rank=0)
+    parallel.override_permanently(**dcp_group(1, 0))
     return True
 
 
@@ -204,7 +206,7 @@ def load_release(
         stood_in=tuple(stood_in),
         dcp_pinned=dcp_pinned,
         MHATokenToKVPool=memory_pool.MHATokenToKVPool,
-        MLATokenToKVPool=memory_pool.MLATokenToKVPool,
+        MLATokenToKVPool=as_dcp_rank_pools(memory_pool.MLATokenToKVPool),
         SWAKVPool=swa,
         swa_mla="swa_kv_pool_kwargs" in swa_params,
     )

@@ -81,6 +81,10 @@ class Capabilities:
     # DeepSeekV4IndexerPool takes global_page_size: its page count reserves a page of the model's
     # logical size (0.5.22 on); 0.5.12 to 0.5.21 reserve one of their own. Decided on the class
     dsv4_indexer_global_page: bool | None = None
+    # MLATokenToKVPool can be a decode-context-parallel rank's pool (takes dcp_size, dcp_rank):
+    # the loader offers it where the release's parallel context takes a scoped DCP group (0.5.23,
+    # harness/sut/load/dcp_rank.py). Decided on the loaded class
+    mla_dcp_rank: bool | None = None
     unknown: tuple[Unknown, ...] = field(default=())
     # The capabilities this probe decided from source text rather than by running, each with
     # the reason nothing could run here (SOURCE_ONLY, or a door that did not write a bare loc).
@@ -187,6 +191,10 @@ OFFERED_CLASS_PROBES: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "dsv4_indexer_global_page": (
         "DeepSeekV4IndexerPool",
         lambda cls: "global_page_size" in inspect.signature(cls).parameters,
+    ),
+    "mla_dcp_rank": (
+        "MLATokenToKVPool",
+        lambda cls: "dcp_size" in inspect.signature(cls).parameters,
     ),
 }
 

@@ -91,6 +91,19 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         cannot_apply=True,
     ),
     SutLimit(
+        "no-mla-dcp-rank",
+        "mla_dcp_rank",
+        False,
+        names(MLA),
+        (),
+        r"takes no dcp_size",
+        "MLATokenToKVPool is no decode-context-parallel rank's pool (no runtime parallel context "
+        "whose scoped override takes the DCP group: SGLang before 0.5.23): flashinfer_mla writes "
+        "no DCP rank's share through it",
+        backends=("flashinfer_mla_dcp",),
+        cannot_apply=True,
+    ),
+    SutLimit(
         "no-swa-over-mla",
         "swa_over_mla",
         False,

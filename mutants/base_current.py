@@ -80,7 +80,43 @@ class MHATokenToKVPool(base_bundled.MHATokenToKVPool):
 
 
 class MLATokenToKVPool(base_bundled.MLATokenToKVPool):
+    """0.5.14's doors, on a DCP rank too (dcp_size, dcp_rank): set_mla_kv_buffer takes every
+    rank's ids and stores its own (id % dcp_size == dcp_rank, id 0 dropped where a rope part is
+    written) at id // dcp_size; set_kv_buffer has no rank's rule and asserts."""
+
     unwrap = staticmethod(unwrap_write_loc)
+
+    def __init__(self, *args: Any, dcp_size: int = 1, dcp_rank: int = 0, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.dcp_size, self.dcp_rank = dcp_size, dcp_rank
+
+    def set_kv_buffer(self, layer: Any, loc_info: Any, *args: Any, **kwargs: Any) -> None:
+        if self.dcp_size > 1:
+            raise AssertionError("an MLA DCP rank's set_kv_buffer has no rank's rule")
+        super().set_kv_buffer(layer, loc_info, *args, **kwargs)
+
+    def set_mla_kv_buffer(
+        self,
+        layer: Any,
+        loc_info: Any,
+        cache_k_nope: torch.Tensor,
+        cache_k_rope: Optional[torch.Tensor],
+        layer_id_override: Optional[int] = None,
+    ) -> None:
+        loc = self._loc(loc_info)
+        if self.dcp_size > 1 and cache_k_nope.shape[0] == loc.shape[0]:
+            owned = [
+                token
+                for token, slot in enumerate(loc.tolist())
+                if slot % self.dcp_size == self.dcp_rank
+                and not (slot == 0 and cache_k_rope is not None and cache_k_rope.numel())
+            ]
+            picked = torch.tensor(owned, dtype=torch.long)
+            loc = loc[picked] // self.dcp_size
+            cache_k_nope = cache_k_nope[picked]
+            if cache_k_rope is not None and cache_k_rope.numel():
+                cache_k_rope = cache_k_rope[picked]
+        super().set_mla_kv_buffer(layer, loc, cache_k_nope, cache_k_rope, layer_id_override)
 
 
 class SWAKVPool(base_bundled.SWAKVPool):

@@ -376,6 +376,14 @@ _OWN: tuple[Mutant, ...] = (
         ("triton_dcp",),
         "slip: the MHA door drops dcp_kv_mask; a DCP rank stores the other ranks' tokens",
     ),
+    Mutant(
+        "mla_dcp_rank_ignored",
+        "dcp-rank",
+        "current",
+        MLA,
+        ("flashinfer_mla_dcp",),
+        "slip: the MLA pool drops its DCP owner rule; a rank stores every rank's tokens",
+    ),
 )
 # Each fault once more through the backends a later census claimed (mutants/reused.py).
 CATALOG: tuple[Mutant, ...] = _OWN + REUSED

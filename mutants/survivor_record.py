@@ -94,6 +94,7 @@ MUL_INT_REPLACED = (
 # are numbered apart where the other side is a literal (cosmic-ray makes none there).
 EQ_ORDERED = (("NotEq", "!="), ("Lt", "<"), ("LtE", "<="), ("Gt", ">"), ("GtE", ">="))
 NOT_EQ_ORDERED = (("Eq", "=="), ("Lt", "<"), ("LtE", "<="), ("Gt", ">"), ("GtE", ">="))
+LTE_ORDERED = (("Eq", "=="), ("NotEq", "!="), ("Lt", "<"), ("Gt", ">"), ("GtE", ">="))
 IDENTITY = (("Is", "is"), ("IsNot", "is not"))
 
 # The reasons several releases' doors share. The out-of-bounds probe maybe_detect_oob

@@ -11,6 +11,7 @@ from mutants.survivor_record import (
     EQUIVALENT,
     GAP,
     IDENTITY,
+    LTE_ORDERED,
     MUL_INT_REPLACED,
     NOT_EQ_ORDERED,
     OUT_OF_REACH,
@@ -20,7 +21,7 @@ from mutants.survivor_record import (
     each_replacement,
 )
 from mutants.survivors_0_5_23_full import RELEASE
-from mutants.survivors_0_5_23_scope import ATTENTION_OUTPUT, DENSE_FP8_PREFILL
+from mutants.survivors_0_5_23_scope import ATTENTION_OUTPUT, DENSE_FP8_PREFILL, DRAFT_SWA_ASSERT
 
 _FA3 = "srt/layers/attention/flashattention_backend.py:core/"
 _TRITON = "srt/layers/attention/triton_backend.py:core/"
@@ -82,7 +83,8 @@ _SWA_LAYER_COUNT = (
     "layer, which kvh never builds (every hybrid layer pattern has one of each)"
 )
 _TRITON_OUTPUT = (
-    "triton's output buffer o (triton_backend.py 1695-1698, 2305-2309) and the width its "
+    "triton's output buffer o (triton_backend.py 1692-1698: the batch's _attn_output, which kvh "
+    "hands as None, or a new one; 2305-2309) and the width its "
     "forward_decode reshapes the query to (2302): where they do not raise, only the attention "
     "math after the write reads them; the write reads k, v and the loc"
 )
@@ -103,7 +105,26 @@ _COUNT_IDENTITY = (
 )
 _O_WIDTH = "o = q.new_empty((q.shape[0], layer.tp_q_head_num * layer.v_head_dim))"
 _Q_WIDTH = "q = q.reshape(-1, layer.tp_q_head_num * layer.qk_head_dim)"
+_DCP_SIZE = (
+    "`> 1` to `!= 1` on triton's DCP group size (1645): a group's size is at least 1 "
+    "(get_parallel().attn_dcp_size, or 1 on a draft runner, 259-264), where the two agree"
+)
+_DENSE_FP8_GATE = (
+    "an operand of forward_extend's test for the dense FP8 prefill (1681-1687) negated: the "
+    "test's last operand, _can_run_dense_fp8_chunked_mha, is False here (its first operand needs "
+    "a ROCm gfx95 GPU, 273-283), so a negated operand can only end the `and` chain sooner with "
+    "the same False; on a gfx95 GPU the mutants would send a prefill past (or into) that path"
+)
+_DENSE_FP8_OR = (
+    "`and` to `or` inside the dense FP8 prefill test (1508-1519): its first operand needs a ROCm "
+    "gfx95 GPU and is False here, so the test becomes the operands after the `or`, which hold "
+    "only for an fp8 prefill over a cached prefix of 12 query and key heads, 192 wide for QK and "
+    "128 for V; no check writes that shape, and where one did the mutant would send it to the "
+    "gfx95 kernel path, which a CPU cannot run (a harness-caused skip, never a verdict)"
+)
+_WINDOW = "and (layer.sliding_window_size is None or layer.sliding_window_size "
 _MUL = ("ReplaceBinaryOperator_Mul", "*")
+_LTE = ("ReplaceComparisonOperator_LtE", "<=")
 _EQ = ("ReplaceComparisonOperator_Eq", "==")
 _NOT_EQ = ("ReplaceComparisonOperator_NotEq", "!=")
 _HEAD_DIMS = "if layer.qk_head_dim != layer.v_head_dim:"
@@ -115,6 +136,8 @@ SURVIVORS_0_5_23_BACKENDS: tuple[Survivor, ...] = (
         (_FLASHINFER + "ReplaceTrueWithFalse:14", "save_kv_cache=False,"),
         (_TORCH_NATIVE + "ReplaceTrueWithFalse:0", "save_kv_cache=False,"),
         (_TORCH_NATIVE + "ReplaceTrueWithFalse:2", "save_kv_cache=False,"),
+        (_TRITON + "ReplaceTrueWithFalse:11", "save_kv_cache=False,"),
+        (_TRITON + "ReplaceTrueWithFalse:16", "save_kv_cache=False,"),
     ))
     + alike(RELEASE, EQUIVALENT, _DEBUG_DECORATOR, (
         (_FLASHINFER + "RemoveDecorator:5", ""),
@@ -168,6 +191,18 @@ SURVIVORS_0_5_23_BACKENDS: tuple[Survivor, ...] = (
         (_FLASHINFER + "ReplaceAndWithOr:40", "if k is None or v is None:"),
         (_FLASHINFER + "ReplaceComparisonOperator_Is_IsNot:14", "if k is not None and v is None:"),
         (_FLASHINFER + "ReplaceComparisonOperator_Is_IsNot:15", "if k is None and v is not None:"),
+        (_TRITON + "ReplaceComparisonOperator_Is_IsNot:23", "if k is not None and v is None:"),
+        (_TRITON + "ReplaceComparisonOperator_Is_IsNot:24", "if k is None and v is not None:"),
+        (_TRITON + "AddNot:104", "if not k is None and v is None:"),
+        (_TRITON + "ReplaceAndWithOr:56", "if k is None or v is None:"),
+        (_TRITON + "ReplaceOrWithAnd:9", "elif k is None and v is None:"),
+    ))
+    + alike(RELEASE, GAP, DRAFT_SWA_ASSERT, (
+        (_TRITON + "ReplaceComparisonOperator_IsNot_Is:71", "and swa_loc is None"),
+        (_TRITON + "ReplaceAndWithOr:77", "or forward_batch.spec_info is not None"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _DCP_SIZE, (
+        (_TRITON + "ReplaceComparisonOperator_Gt_NotEq:16", "if self.dcp_size != 1:"),
     ))
     + alike(RELEASE, GAP, _ENCODER_ONLY, (
         (_FLASHINFER + "AddNot:94", "if not not self.is_dllm_model and layer.attn_type == AttentionType.ENCODER_ONLY:"),
@@ -212,9 +247,19 @@ SURVIVORS_0_5_23_BACKENDS: tuple[Survivor, ...] = (
             each_replacement(_TORCH_NATIVE, *_MUL, MUL_INT_REPLACED, ((2, _Q_WIDTH),)))
     + alike(RELEASE, OUTSIDE_THE_WRITE, _TRITON_OUTPUT,
             each_replacement(_TRITON, *_MUL, MUL_INT_REPLACED, ((14, _O_WIDTH), (22, _O_WIDTH), (21, _Q_WIDTH)))
-            + each_replacement(_TRITON, *_NOT_EQ, NOT_EQ_ORDERED, ((5, "el" + _HEAD_DIMS), (7, _HEAD_DIMS))))
-    # The dense FP8 prefill test's operands after its first (triton_backend.py 1511-1517); `is`
-    # and `is not` are numbered apart, and none is put against a literal.
+            + each_replacement(_TRITON, *_NOT_EQ, NOT_EQ_ORDERED, ((5, "el" + _HEAD_DIMS), (7, _HEAD_DIMS)))
+            + each_replacement(_TRITON, *_NOT_EQ, IDENTITY, ((4, "el" + _HEAD_DIMS), (6, _HEAD_DIMS))) + (
+        (_TRITON + "ReplaceComparisonOperator_IsNot_Is:42", "if attn_out is None:"),
+        (_TRITON + "AddNot:103", "if not attn_out is not None:"),
+        (_TRITON + "AddNot:146", "if not " + _HEAD_DIMS[3:]),
+        (_TRITON + "NumberReplacer:272", "o = q.new_empty((q.shape[ 1], layer.tp_q_head_num * layer.v_head_dim))"),
+        (_TRITON + "NumberReplacer:273", "o = q.new_empty((q.shape[ -1], layer.tp_q_head_num * layer.v_head_dim))"),
+        (_TRITON + "NumberReplacer:406", "o = q.new_empty((q.shape[ 1], layer.tp_q_head_num * layer.v_head_dim))"),
+        (_TRITON + "NumberReplacer:407", "o = q.new_empty((q.shape[ -1], layer.tp_q_head_num * layer.v_head_dim))"),
+    ))
+    # The dense FP8 prefill test's operands after its first (triton_backend.py 1509-1519); `is`
+    # and `is not` are numbered apart, and none is put against a literal (-1 is an operator on
+    # one).
     + alike(RELEASE, OUT_OF_REACH, DENSE_FP8_PREFILL, each_replacement(_TRITON, *_EQ, EQ_ORDERED, (
         (11, "and q.dtype == torch.float8_e4m3fn"), (12, "and k.dtype == torch.float8_e4m3fn"),
         (13, "and v.dtype == torch.float8_e4m3fn"), (14, "and layer.tp_q_head_num == 12"),
@@ -223,5 +268,46 @@ SURVIVORS_0_5_23_BACKENDS: tuple[Survivor, ...] = (
     )) + each_replacement(_TRITON, *_EQ, IDENTITY, (
         (5, "and q.dtype == torch.float8_e4m3fn"), (6, "and k.dtype == torch.float8_e4m3fn"),
         (7, "and v.dtype == torch.float8_e4m3fn"),
-    )))
+    )) + each_replacement(_TRITON, *_LTE, LTE_ORDERED, (
+        (3, "and (layer.sliding_window_size is None or layer.sliding_window_size <= -1)"),
+        (4, "and layer.logit_cap <= 0"),
+    )) + each_replacement(_TRITON, *_LTE, IDENTITY, (
+        (0, "and (layer.sliding_window_size is None or layer.sliding_window_size <= -1)"),
+    )) + (
+        (_TRITON + "ReplaceComparisonOperator_IsNot_Is:36", "and forward_batch.attn_attend_prefix_cache is None"),
+        (_TRITON + "ReplaceComparisonOperator_Is_IsNot:16", "and self.forward_metadata.custom_mask is not None"),
+        (_TRITON + "NumberReplacer:218", "and layer.tp_q_head_num == 13"),
+        (_TRITON + "NumberReplacer:219", "and layer.tp_q_head_num == 11"),
+        (_TRITON + "NumberReplacer:220", "and layer.tp_k_head_num == 13"),
+        (_TRITON + "NumberReplacer:221", "and layer.tp_k_head_num == 11"),
+        (_TRITON + "NumberReplacer:222", "and layer.qk_head_dim == 193"),
+        (_TRITON + "NumberReplacer:223", "and layer.qk_head_dim == 191"),
+        (_TRITON + "NumberReplacer:224", "and layer.v_head_dim == 129"),
+        (_TRITON + "NumberReplacer:225", "and layer.v_head_dim == 127"),
+        (_TRITON + "NumberReplacer:226", _WINDOW + "<= - 2)"),
+        (_TRITON + "NumberReplacer:227", _WINDOW + "<= - 0)"),
+        (_TRITON + "ReplaceUnaryOperator_USub_UAdd:2", _WINDOW + "<= +1)"),
+        (_TRITON + "ReplaceUnaryOperator_USub_Invert:2", _WINDOW + "<= ~1)"),
+        (_TRITON + "ReplaceUnaryOperator_USub_Not:2", _WINDOW + "<= not 1)"),
+        (_TRITON + "ReplaceUnaryOperator_Delete_USub:2", _WINDOW + "<= 1)"),
+        (_TRITON + "NumberReplacer:228", "and layer.logit_cap <= 1"),
+        (_TRITON + "NumberReplacer:229", "and layer.logit_cap <= -1"),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _DENSE_FP8_OR, (
+        (_TRITON + "ReplaceAndWithOr:37", "or forward_batch.attn_attend_prefix_cache is not None"),
+        (_TRITON + "ReplaceAndWithOr:39", "or q.dtype == torch.float8_e4m3fn"),
+        (_TRITON + "ReplaceAndWithOr:40", "or k.dtype == torch.float8_e4m3fn"),
+        (_TRITON + "ReplaceAndWithOr:41", "or v.dtype == torch.float8_e4m3fn"),
+        (_TRITON + "ReplaceAndWithOr:42", "or layer.tp_q_head_num == 12"),
+        (_TRITON + "ReplaceAndWithOr:43", "or layer.tp_k_head_num == 12"),
+        (_TRITON + "ReplaceAndWithOr:44", "or layer.qk_head_dim == 192"),
+        (_TRITON + "ReplaceAndWithOr:45", "or layer.v_head_dim == 128"),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _DENSE_FP8_GATE, (
+        (_TRITON + "ReplaceComparisonOperator_IsNot_Is:40", "k is None"),
+        (_TRITON + "ReplaceComparisonOperator_IsNot_Is:41", "and v is None"),
+        (_TRITON + "ReplaceComparisonOperator_Is_IsNot:20", "and sinks is not None"),
+        (_TRITON + "ReplaceComparisonOperator_Is_IsNot:21", "and score_mod is not None"),
+        (_TRITON + "ReplaceComparisonOperator_Is_IsNot:22", "and aux_tensors is not None"),
+    ))
 )  # fmt: skip

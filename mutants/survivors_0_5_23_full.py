@@ -244,6 +244,10 @@ SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
         (_M + "ReplaceBinaryOperator_Mul_Sub:4", "v_row_bytes = v_row_dim - store_dtype.itemsize"),
     ))
     + alike(RELEASE, GAP, CP_WRITE, (
+        ("srt/layers/cp/utils.py:core/ReplaceComparisonOperator_Is_IsNot:0", "if forward_mode is not None or not forward_mode.is_context_parallel_extend():"),
+        ("srt/layers/cp/utils.py:core/ReplaceUnaryOperator_Delete_Not:3", "if forward_mode is None or  forward_mode.is_context_parallel_extend():"),
+        ("srt/layers/cp/utils.py:core/AddNot:7", "if not forward_mode is None or not forward_mode.is_context_parallel_extend():"),
+        ("srt/layers/cp/utils.py:core/ReplaceOrWithAnd:0", "if forward_mode is None and not forward_mode.is_context_parallel_extend():"),
         ("srt/layers/cp/base.py:core/AddNot:12", "if not _STRATEGY is None:"),
         ("srt/layers/cp/base.py:core/ReplaceComparisonOperator_Is_IsNot:0", "if _STRATEGY is not None:"),
         ("srt/model_executor/forward_batch_info.py:core/ReplaceFalseWithTrue:9", "def is_context_parallel_extend(self, include_draft_extend_v2: bool = True):"),

@@ -54,7 +54,7 @@ _LAYER_WAIT = (
     "HiCache's controller registers (managers/cache_controller.py 360, its LayerLoadingEvent "
     "device events); none is registered without a GPU host cache, so the wait never runs"
 )
-_DRAFT_SWA_ASSERT = (
+DRAFT_SWA_ASSERT = (
     "triton's decode asserts a draft step's swa_out_cache_loc is as long as its locs "
     "(triton_backend.py 2312-2321) only where `self.is_draft_runner`: kvh drives triton as a "
     "target model's runner, so the `is None` mutant's assert never runs; a draft runner's decode "
@@ -108,7 +108,7 @@ SURVIVORS_0_5_23_SCOPE: tuple[Survivor, ...] = (
     + alike(RELEASE, OUT_OF_REACH, _LAYER_WAIT, (
         ("srt/mem_cache/swa_memory_pool.py:core/ReplaceBinaryOperator_Sub_BitAnd:0", "self.layer_transfer_counter.wait_until(layer_id & self.start_layer)"),
     ))
-    + alike(RELEASE, GAP, _DRAFT_SWA_ASSERT, (
+    + alike(RELEASE, GAP, DRAFT_SWA_ASSERT, (
         (_TRITON + "ReplaceComparisonOperator_IsNot_Is:70", "and forward_batch.spec_info is None"),
     ))
     + alike(RELEASE, GAP, _KEY_READER_DTYPE, (

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from mutants.survivor_record import EQUIVALENT, GAP, OUT_OF_REACH, OUTSIDE_THE_WRITE, Stretch
 from mutants.survivors_0_5_23_backends import K_READ_BACK
-from mutants.survivors_0_5_23_full import CP_WRITE, RELEASE
+from mutants.survivors_0_5_23_full import CP_WRITE, PARALLEL_REFUSAL, RELEASE, TOPOLOGY_CHECK
 
 _LAYER_WAIT_READ = (
     "the wait on the layer-wise host-to-device loading counter that only HiCache's controller "
@@ -20,6 +20,7 @@ _FA3_F = "flashattention_backend.py FlashAttentionBackend."
 _TRITON_F = "triton_backend.py TritonAttnBackend."
 _FLASHINFER_F = "flashinfer_backend.py FlashInferAttnBackend."
 _TORCH_NATIVE_F = "torch_native_backend.py TorchNativeAttnBackend."
+_FLASHINFER_MLA_F = "flashinfer_mla_backend.py FlashInferMLAAttnBackend."
 
 
 def _after(function: str, door_end: int, last: int) -> Stretch:
@@ -39,6 +40,18 @@ STRETCHES_0_5_23: tuple[Stretch, ...] = (
     _after(_FLASHINFER_F + "forward_decode", 1547, 1576),
     _after(_TORCH_NATIVE_F + "forward_extend", 301, 336),
     _after(_TORCH_NATIVE_F + "forward_decode", 369, 398),
+    _after(_FLASHINFER_MLA_F + "forward_extend", 731, 777),
+    _after(_FLASHINFER_MLA_F + "forward_decode", 806, 842),
+    Stretch(
+        RELEASE,
+        _FLASHINFER_MLA_F + "forward_extend",
+        713,
+        716,
+        OUTSIDE_THE_WRITE,
+        "the MHA chunk path over a cached prefix (attn_attend_prefix_cache with a prefix "
+        "length): it returns the chunk runner's attention output and writes nothing (kvh's "
+        "batches carry no cached prefix, docs/backends.md flashinfer_mla)",
+    ),
     # Its paged branch writes at 1400-1410, then runs the paged attention; the ragged branch
     # writes at 1505-1516 and returns the attention output at 1518.
     _after(_FLASHINFER_F + "forward_extend", 1410, 1439),
@@ -106,15 +119,6 @@ STRETCHES_0_5_23: tuple[Stretch, ...] = (
     ),
     Stretch(
         RELEASE,
-        "mla_buffer.py set_mla_kv_buffer_naive",
-        152,
-        153,
-        GAP,
-        "the decode-context-parallel (DCP) selection of an MLA rank's own slots: kvh's MLA "
-        "pools are built with dcp_world_size 1 (the MLA DCP gap of the door campaign)",
-    ),
-    Stretch(
-        RELEASE,
         "memory_pool.py MHATokenToKVPool._quantized_scales",
         3037,
         3044,
@@ -149,8 +153,15 @@ STRETCHES_0_5_23: tuple[Stretch, ...] = (
         390,
         402,
         GAP,
-        "the refusals of a parallel name nobody published (no config, an unwritten derived "
-        "width): kvh's release state publishes the parallel config every read finds",
+        PARALLEL_REFUSAL,
+    ),
+    Stretch(
+        RELEASE,
+        "runtime_context.py _validate_parallel",
+        283,
+        351,
+        OUTSIDE_THE_WRITE,
+        TOPOLOGY_CHECK,
     ),
     Stretch(
         RELEASE,

@@ -60,10 +60,12 @@ _DCP_CLOSED = (
 )
 _MLA_DCP_ASSERT = (
     "the MLA door's DCP assert (memory_pool.py 4957-4961, `write_loc_is_dcp_resolved or "
-    "dcp_replicated or not get_parallel().dcp_enabled`): kvh pins DCP off on every release "
-    "(sglang_loader._disable_dcp), so the last operand is True and the `or` to `and` mutant "
-    "passes; an MLA pool built dcp_replicated or with a resolved loc under an enabled DCP group "
-    "would close it"
+    "dcp_replicated or not get_parallel().dcp_enabled`): outside a DCP rank the last operand is "
+    "True, and on kvh's MLA DCP rank (session 17: the plain MLA pool, flashinfer_mla_dcp) both "
+    "first operands are False, so the `or` to `and` mutant asserts where the release does; only "
+    "a resolved pool (the unified MLA pool, whose plan resolves the loc through allocators kvh "
+    "does not build) or a dcp_replicated one (a DSA pool of a widened loc space) under an "
+    "enabled group tells them apart"
 )
 _QUANTIZED_MHA = (
     "the MHA door's quantized-KV path (memory_pool.py 2912-2924, is_quantized_kv_cache: a pool "

@@ -27,6 +27,7 @@ _FA3 = "srt/layers/attention/flashattention_backend.py:core/"
 _TRITON = "srt/layers/attention/triton_backend.py:core/"
 _FLASHINFER = "srt/layers/attention/flashinfer_backend.py:core/"
 _TORCH_NATIVE = "srt/layers/attention/torch_native_backend.py:core/"
+_FLASHINFER_MLA = "srt/layers/attention/flashinfer_mla_backend.py:core/"
 K_READ_BACK = (
     "a forward called with k and v None, which reads the layer's rows back from the cache "
     "(the IQuestLoopCoder path) before the write at its end; kvh's scenarios always hand k and v"
@@ -138,6 +139,8 @@ SURVIVORS_0_5_23_BACKENDS: tuple[Survivor, ...] = (
         (_TORCH_NATIVE + "ReplaceTrueWithFalse:2", "save_kv_cache=False,"),
         (_TRITON + "ReplaceTrueWithFalse:11", "save_kv_cache=False,"),
         (_TRITON + "ReplaceTrueWithFalse:16", "save_kv_cache=False,"),
+        (_FLASHINFER_MLA + "ReplaceTrueWithFalse:12", "save_kv_cache: bool = False,"),
+        (_FLASHINFER_MLA + "ReplaceTrueWithFalse:14", "save_kv_cache: bool = False,"),
     ))
     + alike(RELEASE, EQUIVALENT, _DEBUG_DECORATOR, (
         (_FLASHINFER + "RemoveDecorator:5", ""),
@@ -180,6 +183,7 @@ SURVIVORS_0_5_23_BACKENDS: tuple[Survivor, ...] = (
     ))
     + alike(RELEASE, GAP, _SAVE_FALSE, (
         (_FA3 + "ReplaceAndWithOr:46", "if save_kv_cache or not self.fa_skip_kv_cache:"),
+        (_FLASHINFER_MLA + "ReplaceAndWithOr:12", "if save_kv_cache or k is not None:"),
         (_FLASHINFER + "ReplaceAndWithOr:37", "if k is not None or save_kv_cache:"),
         (_TORCH_NATIVE + "ReplaceAndWithOr:4", "if save_kv_cache or k is not None and v is not None:"),
         (_TORCH_NATIVE + "ReplaceAndWithOr:5", "if save_kv_cache and k is not None or v is not None:"),

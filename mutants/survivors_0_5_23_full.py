@@ -9,10 +9,12 @@ mutants/survivors_0_5_23_scope.py."""
 from __future__ import annotations
 
 from mutants.survivor_record import (
+    ADD_REPLACED,
     DTYPE_IDENTITY,
     EQUIVALENT,
     GAP,
     OUT_OF_REACH,
+    OUTSIDE_THE_WRITE,
     Survivor,
     alike,
 )
@@ -138,6 +140,30 @@ _MLA_DCP = (
     "sharded scatter writes as the plain one; a DCP rank's MLA pool would tell them apart (the "
     "door campaign's MLA DCP gap)"
 )
+MLA_DCP_CLOSED = (
+    "session 17: the mla kind as a DCP rank's pool (dcp_size, dcp_rank; the release's group "
+    "stated with get_parallel().override, harness/sut/load/dcp_rank.py), written by "
+    "flashinfer_mla_dcp in the dcp-rank scenarios and the dcp strategy"
+)
+MLA_DCP_RESOLVED = (
+    "`or` to `and` between write_loc_is_dcp_resolved and dcp_replicated, under an enabled DCP "
+    "group: the two differ only for a pool that is one of them, the unified MLA pool (its plan "
+    "resolves the widened loc through allocators kvh does not build, so kvh's unified kinds are "
+    "not DCP ranks) or a DSA pool of a model whose loc space is widened (kv_cache_configurator "
+    "2366); kvh's MLA DCP rank is the plain MLA pool's, neither"
+)
+_DCP_SPAN = (
+    "_write_loc_dcp_span, how many ids one row spans: read only by the out-of-bounds probe's "
+    "bound in set_mla_kv_buffer (the probe returns before its bounds unless "
+    "SGLANG_ENABLE_ASYNC_ASSERT is set: the probe-on gap) and by the read-index translation of "
+    "the pool's loc-taking reads (5094-5117), which kvh's snapshot, reading get_key_buffer "
+    "whole, does not take"
+)
+_ONE_RANK_SELECTION = (
+    "`> 1` to `!= 1`, `>= 1` or `> 0` on the naive scatter's DCP size: it differs only at a "
+    "size of 1, where the selection `loc % 1 == 0` keeps every loc, as no selection does (a "
+    "size is never below 1)"
+)
 _MLA_DSA = (
     "the MLA pool's DSA branches (use_dsa, dsa_kv_cache_store_fp8, and the HIP DSA FP8 store): "
     "the campaign's universe builds no DSA pool (kvh's DSA kinds run the census-checked dsa "
@@ -192,6 +218,20 @@ _SMALL_ROPE = (
     "the rope part's `numel() > 0` moved to `> 1`, `>= 0` or `> -1` in the naive scatter: a "
     "rope of no element or of one element is told apart, and kvh hands no rope at all where "
     "the rope width is 0 (scenarios/materialize.py) and never a one-element one"
+)
+PARALLEL_REFUSAL = (
+    "the refusals of a parallel name nobody published (no config, an unwritten derived width) "
+    "and their messages: kvh's release state publishes every name a write reads, and the "
+    "topology check that meets the others when kvh states a DCP rank's group catches whatever "
+    "they raise"
+)
+TOPOLOGY_CHECK = (
+    "the parallel context's check of a stated topology (runtime_context.py 266-351) and the "
+    "rollback of a refused override (438-441): they run when kvh states a DCP rank's group "
+    "with get_parallel().override, as a server's publish does, and decide only whether that "
+    "topology is accepted; the group kvh states is consistent and the widths it does not state "
+    "are unreadable (skipped), so a check that accepted more, reported otherwise or kept a "
+    "refused override changes no write"
 )
 _PARALLEL_LOOKUP = (
     "the parallel context's lookup of a name it was not stamped with: kvh stamps the DCP names "
@@ -392,22 +432,28 @@ SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
         (_M + "ReplaceAndWithOr:6", "if _is_cpu or _cpu_has_amx_support and v_row_dim == row_dim:"),
     ))
     + alike(RELEASE, GAP, _MLA_DCP, (
-        (_M + "AddNot:348", "if not self.write_loc_is_dcp_resolved or self.dcp_replicated:"),
         (_M + "AddNot:349", "if not self.write_loc_is_dcp_resolved or self.dcp_replicated:"),
-        (_M + "ReplaceOrWithAnd:26", "if self.write_loc_is_dcp_resolved and self.dcp_replicated:"),
-        (_M + "ReplaceOrWithAnd:27", "if self.write_loc_is_dcp_resolved and self.dcp_replicated:"),
-        (_M + "NumberReplacer:662", "return 2"),
-        (_M + "NumberReplacer:663", "return 0"),
         (_K + "ReplaceComparisonOperator_Gt_Eq:1", "if dcp_world_size == 1:"),
-        (_K + "ReplaceComparisonOperator_Gt_NotEq:1", "if dcp_world_size != 1:"),
         (_K + "ReplaceComparisonOperator_Gt_Lt:1", "if dcp_world_size < 1:"),
         (_K + "ReplaceComparisonOperator_Gt_LtE:1", "if dcp_world_size <= 1:"),
-        (_K + "ReplaceComparisonOperator_Gt_GtE:1", "if dcp_world_size >= 1:"),
         (_K + "AddNot:6", "if not dcp_world_size > 1:"),
         (_K + "NumberReplacer:30", "if dcp_world_size > 2:"),
-        (_K + "NumberReplacer:31", "if dcp_world_size > 0:"),
         (_K + "ReplaceBinaryOperator_FloorDiv_Mul:1", "dst = loc[is_valid] * dcp_world_size"),
         (_K + "ReplaceBinaryOperator_FloorDiv_Pow:1", "dst = loc[is_valid] ** dcp_world_size"),
+    ), closed_by=MLA_DCP_CLOSED)
+    + alike(RELEASE, GAP, MLA_DCP_RESOLVED, (
+        (_M + "ReplaceOrWithAnd:27", "if self.write_loc_is_dcp_resolved and self.dcp_replicated:"),
+    ))
+    + alike(RELEASE, GAP, _DCP_SPAN, (
+        (_M + "AddNot:348", "if not self.write_loc_is_dcp_resolved or self.dcp_replicated:"),
+        (_M + "ReplaceOrWithAnd:26", "if self.write_loc_is_dcp_resolved and self.dcp_replicated:"),
+        (_M + "NumberReplacer:662", "return 2"),
+        (_M + "NumberReplacer:663", "return 0"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _ONE_RANK_SELECTION, (
+        (_K + "ReplaceComparisonOperator_Gt_NotEq:1", "if dcp_world_size != 1:"),
+        (_K + "ReplaceComparisonOperator_Gt_GtE:1", "if dcp_world_size >= 1:"),
+        (_K + "NumberReplacer:31", "if dcp_world_size > 0:"),
     ))
     + alike(RELEASE, GAP, _MLA_DSA, (
         (_M + "AddNot:356", "if not _is_hip and self.use_dsa and self.dtype == fp8_dtype:"),
@@ -454,6 +500,33 @@ SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (
     + alike(RELEASE, OUT_OF_REACH, _TRITON_RANK, (
         (_K + "NumberReplacer:68", "dcp_rank= 1,"),
         (_K + "NumberReplacer:69", "dcp_rank= -1,"),
+    ))
+    + alike(RELEASE, GAP, PARALLEL_REFUSAL, tuple(
+        # The refusal message's continued lines, each opening with the `+` replaced.
+        (f"{_R}ReplaceBinaryOperator_Add_{name}:{occurrence}", f"{symbol} {rest}")
+        for name, symbol in ADD_REPLACED
+        for occurrence, rest in (
+            (6, "declared.doc"),
+            (7, 'f" Write it by publishing a rank bundle or building the groups, "'),
+        )
+    ) + (
+        (_R + "ReplaceComparisonOperator_IsNot_Is:1", "if declared is None and not declared.fn:"),
+        (_R + "ReplaceComparisonOperator_IsNot_Is:2", "if declared is None:"),
+        (_R + "ReplaceUnaryOperator_Delete_Not:3", "if declared is not None and  declared.fn:"),
+        (_R + "AddNot:19", "if not declared is not None and not declared.fn:"),
+        (_R + "AddNot:20", "if not declared is not None:"),
+        (_R + "ReplaceAndWithOr:4", "if declared is not None or not declared.fn:"),
+    ))
+    + alike(RELEASE, OUTSIDE_THE_WRITE, TOPOLOGY_CHECK, (
+        (_R + "ReplaceComparisonOperator_Is_NotEq:0", "if size != _UNREADABLE:"),
+        (_R + "ReplaceComparisonOperator_Is_Eq:0", "if size == _UNREADABLE:"),
+        (_R + "ReplaceComparisonOperator_Is_IsNot:0", "if size is not _UNREADABLE:"),
+        (_R + "AddNot:11", "if not size is _UNREADABLE:"),
+        (_R + "ReplaceContinueWithBreak:0", "break"),
+        (_R + "ReplaceContinueWithBreak:1", "break"),
+        (_R + "ZeroIterationForLoop:0", "for rank_name, size_name in []:"),
+        (_R + "ZeroIterationForLoop:1", "for size_name, group_name in []:"),
+        (_R + "ExceptionReplacer:3", "except CosmicRayTestingException:"),
     ))
     + alike(RELEASE, GAP, _PARALLEL_LOOKUP, (
         (_R + "ReplaceComparisonOperator_IsNot_Is:0", "if config is None and name in config._fields:"),

@@ -206,3 +206,21 @@ def test_the_release_s_mla_rank_passes_and_a_fault_in_its_selection_is_a_finding
     (copy / kernel).unlink()
     (copy / kernel).write_text(text.replace(selection, "pass", 1))
     assert probe_of(f"sglang@{copy}", scenario, backend, "extend").finding
+
+
+@pytest.mark.sglang
+def test_a_release_whose_context_cannot_state_the_group_fails_its_rank_s_writes(tmp_path: Path):
+    """The loader offers an MLA DCP rank wherever the parallel context reads the group; it does
+    not try the override, so a context whose override refuses every field (one of the campaign's
+    mutants) is a finding on the rank's writes, not a combination that cannot apply."""
+    if importlib.util.find_spec("sglang") is None:
+        pytest.skip("sglang is not installed here")
+    backend, scenario = backend_named("flashinfer_mla_dcp"), _dcp("mla")
+    context = Path("sglang/srt/runtime_context.py")
+    copy = sparse_copy(release_folder("sglang"), tmp_path / "release", [context], False)
+    text = (copy / context).read_text()
+    unknown = "unknown = set(kwargs) - _parallel_fields()"
+    assert unknown in text
+    (copy / context).unlink()
+    (copy / context).write_text(text.replace(unknown, "unknown = set(kwargs) | _parallel_fields()"))
+    assert probe_of(f"sglang@{copy}", scenario, backend, "extend").finding

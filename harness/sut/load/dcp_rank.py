@@ -5,9 +5,12 @@ keywords (dcp_size, dcp_rank).
 (get_parallel().attn_dcp_size and attn_dcp_rank, dcp_enabled), which a server publishes at start
 and the loader pinned off (sglang_loader._disable_dcp). A rank's pool here states its group with
 the context's own scoped override around each write door, as a server on that rank has it
-published; the pool's code, its KVWriteLoc handling and its store are the release's. Offered only
-where the context takes that override, tried once at load: a release without one keeps its class,
-and the capability mla_dcp_rank reads the keywords' absence.
+published; the pool's code, its KVWriteLoc handling and its store are the release's. Offered
+where the context reads a DCP group's fields (the loader's pin wrote them): a release without
+them keeps its class, and the capability mla_dcp_rank reads the keywords' absence. Whether the
+override works is not tried here: a context that reads the group but cannot state it fails the
+rank's writes, a finding against the release, where a trial would have hidden it as a
+combination that cannot apply.
 """
 
 from __future__ import annotations
@@ -29,14 +32,14 @@ def dcp_group(size: int, rank: int) -> dict[str, Any]:
 
 
 def _parallel_context() -> Optional[Any]:
-    """The release's parallel context, where its scoped override takes a DCP group of two ranks;
-    None otherwise (no such module or function, or the override refuses the fields)."""
+    """The release's parallel context, where it reads every field of a DCP group; None otherwise
+    (no such module or function, or a field it does not know)."""
     module_name, function = PARALLEL_CONTEXT
     try:
         parallel = getattr(importlib.import_module(module_name), function)()
-        with parallel.override(**dcp_group(2, 1)):
-            pass
-    except Exception:  # noqa: BLE001 - any refusal means the release offers no DCP rank here
+        for name in DCP_GROUP_FIELDS:
+            getattr(parallel, name)
+    except Exception:  # noqa: BLE001 - a context without the group offers no DCP rank here
         return None
     return parallel
 

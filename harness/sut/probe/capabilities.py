@@ -82,8 +82,8 @@ class Capabilities:
     # logical size (0.5.22 on); 0.5.12 to 0.5.21 reserve one of their own. Decided on the class
     dsv4_indexer_global_page: bool | None = None
     # MLATokenToKVPool can be a decode-context-parallel rank's pool (takes dcp_size, dcp_rank):
-    # the loader offers it where the release's parallel context takes a scoped DCP group (0.5.23,
-    # harness/sut/load/dcp_rank.py). Decided on the loaded class
+    # the loader offers it where the release's parallel context reads a DCP group's fields
+    # (0.5.23, harness/sut/load/dcp_rank.py). Decided on the loaded class
     mla_dcp_rank: bool | None = None
     unknown: tuple[Unknown, ...] = field(default=())
     # The capabilities this probe decided from source text rather than by running, each with

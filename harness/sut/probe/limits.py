@@ -98,8 +98,8 @@ SUT_LIMITS: tuple[SutLimit, ...] = (
         (),
         r"takes no dcp_size",
         "MLATokenToKVPool is no decode-context-parallel rank's pool (no runtime parallel context "
-        "whose scoped override takes the DCP group: SGLang before 0.5.23): flashinfer_mla writes "
-        "no DCP rank's share through it",
+        "that reads a DCP group: SGLang before 0.5.23): flashinfer_mla writes no DCP rank's share "
+        "through it",
         backends=("flashinfer_mla_dcp",),
         cannot_apply=True,
     ),

@@ -86,6 +86,12 @@ REAL_CODE = RealCode(
     summary="set_mla_kv_buffer with k_rope, set_kv_buffer without; out_cache_loc",
 )
 def write(req: WriteRequest, era: str, mode: str) -> None:
+    write_latent(req, era)
+
+
+def write_latent(req: WriteRequest, era: str) -> None:
+    """Its call on any rank (flashinfer_mla_dcp makes the same one): (nope, rope) through
+    set_mla_kv_buffer when k_rope is given, the latent row through set_kv_buffer otherwise."""
     if not req.save_kv_cache:
         return
     if req.k_rope is not None:

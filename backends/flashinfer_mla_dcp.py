@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from backends.context import WriteRequest
 from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, register_backend
-from backends.flashinfer_mla import REAL_CODE, mla_loc
+from backends.flashinfer_mla import REAL_CODE, write_latent
 from backends.triton_dcp import DCP_FOCUS
 from pools.kinds.spec import names
 from pools.kinds.token_major import MLA
@@ -35,9 +35,4 @@ from pools.kinds.token_major import MLA
     "narrows to id % dcp_size == dcp_rank at row id // dcp_size",
 )
 def write(req: WriteRequest, era: str, mode: str) -> None:
-    if not req.save_kv_cache:
-        return
-    if req.k_rope is not None:
-        req.pool.set_mla_kv_buffer(req.layer, mla_loc(req, era), req.k, req.k_rope)
-    else:
-        req.pool.set_kv_buffer(req.layer, mla_loc(req, era), req.k, req.v)
+    write_latent(req, era)

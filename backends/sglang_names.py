@@ -177,7 +177,7 @@ NAMES: tuple[ReleaseName, ...] = (
         "get_parallel().override_permanently",
         "method",
         "fallback",
-        "the pin itself (harness/sut/load/sglang_loader.py _disable_dcp)",
+        "the pin itself (harness/sut/load/dcp_rank.py pin_dcp_off)",
     ),
     ReleaseName(
         "get_parallel().override",

@@ -236,7 +236,7 @@ TOPOLOGY_CHECK = (
 _PARALLEL_LOOKUP = (
     "the parallel context's lookup of a name it was not stamped with: kvh stamps the DCP names "
     "the write reads (attn_dcp_size, attn_dcp_rank, dcp_enabled: harness/sut/load/"
-    "sglang_loader.py _disable_dcp), which return from the stamp before these lines; the "
+    "dcp_rank.py pin_dcp_off), which return from the stamp before these lines; the "
     "names that do reach them in kvh's checks are not ones the mutated tests tell apart"
 )
 SURVIVORS_0_5_23_FULL: tuple[Survivor, ...] = (

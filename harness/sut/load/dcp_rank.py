@@ -3,7 +3,7 @@ keywords (dcp_size, dcp_rank).
 
 0.5.23's MLATokenToKVPool reads its DCP group when it writes, from the runtime's parallel context
 (get_parallel().attn_dcp_size and attn_dcp_rank, dcp_enabled), which a server publishes at start
-and the loader pinned off (sglang_loader._disable_dcp). A rank's pool here states its group with
+and the loader pins off (pin_dcp_off). A rank's pool here states its group with
 the context's own scoped override around each write door, as a server on that rank has it
 published; the pool's code, its KVWriteLoc handling and its store are the release's. Offered
 where the context reads a DCP group's fields (the loader's pin wrote them): a release without
@@ -32,11 +32,30 @@ def dcp_group(size: int, rank: int) -> dict[str, Any]:
 
 
 def _parallel_context() -> Optional[Any]:
-    """The release's parallel context, where it reads every field of a DCP group; None otherwise
-    (no such module or function, or a field it does not know)."""
+    """The release's parallel context; None where it has none (older releases)."""
     module_name, function = PARALLEL_CONTEXT
     try:
-        parallel = getattr(importlib.import_module(module_name), function)()
+        module = importlib.import_module(module_name)
+    except ImportError:
+        return None
+    return getattr(module, function, lambda: None)()
+
+
+def pin_dcp_off() -> bool:
+    """Pin the context's DCP group to one rank, as no server published one here (0.5.23's MLA
+    write reads it); whether the release has a context to pin."""
+    parallel = _parallel_context()
+    if not hasattr(parallel, "override_permanently"):
+        return False
+    parallel.override_permanently(**dcp_group(1, 0))
+    return True
+
+
+def _dcp_context() -> Optional[Any]:
+    """The release's parallel context, where it reads every field of a DCP group; None otherwise
+    (no context, or a field it does not know)."""
+    parallel = _parallel_context()
+    try:
         for name in DCP_GROUP_FIELDS:
             getattr(parallel, name)
     except Exception:  # noqa: BLE001 - a context without the group offers no DCP rank here
@@ -47,7 +66,7 @@ def _parallel_context() -> Optional[Any]:
 def as_dcp_rank_pools(cls: type) -> type:
     """`cls` taking dcp_size and dcp_rank too, or `cls` itself where the release cannot state a
     DCP group. A pool of one rank (the default) runs exactly as `cls`."""
-    parallel = _parallel_context()
+    parallel = _dcp_context()
     if parallel is None:
         return cls
 

@@ -25,9 +25,9 @@ from typing import Any, Collection, Optional
 # kernels are interpreted too (TRITON_INTERPRET=1), as the harness's own are, so a door whose
 # store is a Triton kernel (MLATokenToKVPoolFP4's) writes here.
 import pools.builtin.engines.triton_mode  # noqa: F401,I001
-from backends.sglang_names import FORWARD_BATCH_INFO, PARALLEL_CONTEXT, release_plan_binder
+from backends.sglang_names import FORWARD_BATCH_INFO, release_plan_binder
 from harness.sut.load import sglang_standins
-from harness.sut.load.dcp_rank import as_dcp_rank_pools, dcp_group
+from harness.sut.load.dcp_rank import as_dcp_rank_pools, pin_dcp_off
 from harness.sut.load.gpu_only_stops import import_standing_in
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.optional_pools import offer_optional_pools
@@ -81,21 +81,6 @@ def _with_neutral_defaults(cls: type) -> type:
             "neutral_defaults": fill,
         },
     )
-
-
-def _disable_dcp() -> bool:
-    # 0.5.23's MLA write reads the decode-context-parallel topology, which no
-    # server has published here; pin it to "off". Older releases have no such API.
-    module_name, function = PARALLEL_CONTEXT
-    try:
-        runtime_context = importlib.import_module(module_name)
-    except ImportError:
-        return False
-    parallel = getattr(runtime_context, function, lambda: None)()
-    if not hasattr(parallel, "override_permanently"):
-        return False
-    parallel.override_permanently(**dcp_group(1, 0))
-    return True
 
 
 def _version(sglang: types.ModuleType) -> str:
@@ -193,7 +178,7 @@ def load_release(
             memory_pool = import_standing_in("sglang.srt.mem_cache.memory_pool", gpu_only)
             swa_memory_pool = import_standing_in("sglang.srt.mem_cache.swa_memory_pool", gpu_only)
             stood_in += [top for top in sglang_standins.stood_in(gpu_only) if top not in already]
-        dcp_pinned = _disable_dcp()
+        dcp_pinned = pin_dcp_off()
     except Exception as exc:
         raise SutLoadError(f"sglang failed to import: {_one_line(exc)}") from exc
 

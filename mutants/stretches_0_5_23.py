@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from mutants.survivor_record import EQUIVALENT, GAP, OUT_OF_REACH, OUTSIDE_THE_WRITE, Stretch
 from mutants.survivors_0_5_23_backends import K_READ_BACK
-from mutants.survivors_0_5_23_full import CP_WRITE, PARALLEL_REFUSAL, RELEASE, TOPOLOGY_CHECK
+from mutants.survivors_0_5_23_context import CP_WRITE, PARALLEL_REFUSAL, TOPOLOGY_CHECK
+from mutants.survivors_0_5_23_full import RELEASE
 
 _LAYER_WAIT_READ = (
     "the wait on the layer-wise host-to-device loading counter that only HiCache's controller "

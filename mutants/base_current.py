@@ -104,18 +104,13 @@ class MLATokenToKVPool(base_bundled.MLATokenToKVPool):
         layer_id_override: Optional[int] = None,
     ) -> None:
         loc = self._loc(loc_info)
+        rope = cache_k_rope is not None and cache_k_rope.numel() > 0
         if self.dcp_size > 1 and cache_k_nope.shape[0] == loc.shape[0]:
-            owned = [
-                token
-                for token, slot in enumerate(loc.tolist())
-                if slot % self.dcp_size == self.dcp_rank
-                and not (slot == 0 and cache_k_rope is not None and cache_k_rope.numel())
-            ]
-            picked = torch.tensor(owned, dtype=torch.long)
-            loc = loc[picked] // self.dcp_size
-            cache_k_nope = cache_k_nope[picked]
-            if cache_k_rope is not None and cache_k_rope.numel():
-                cache_k_rope = cache_k_rope[picked]
+            owned = (loc % self.dcp_size == self.dcp_rank) & ~(rope & (loc == 0))
+            loc = loc[owned] // self.dcp_size
+            cache_k_nope = cache_k_nope[owned]
+            if rope:
+                cache_k_rope = cache_k_rope[owned]
         super().set_mla_kv_buffer(layer, loc, cache_k_nope, cache_k_rope, layer_id_override)
 
 

@@ -234,7 +234,9 @@ class MLAStorage(TokenPoolStorage):
             # As SGLang's MLA store: a loc equal to reserved_skip_index (slot 0, where CUDA-graph
             # padding points) is dropped when a rope part is written; a DCP rank then keeps the
             # global ids it owns (id % dcp_size == dcp_rank) at row id // dcp_size.
-            written = (loc != self.reserved_skip_index) if rope else torch.ones_like(loc) > 0
+            written = torch.ones_like(loc, dtype=torch.bool)
+            if rope:
+                written &= loc != self.reserved_skip_index
             if self.dcp_size > 1:
                 written &= loc % self.dcp_size == self.dcp_rank
             loc = loc[written] // self.dcp_size

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli.run import RESULTS
 from harness.run.release_copy import copy_release, release_folder, sparse_copy
 from harness.run.release_source import (
+    RESULTS,
     apply_mutant,
     fault_spans,
     names_release_file,

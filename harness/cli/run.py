@@ -18,8 +18,6 @@ from harness.cli.arguments import (
 )
 from harness.exit_codes import UsageError
 
-RESULTS = "results: "  # a run's last line, its files (release_source.read_slice drops it)
-
 # What a run needs (torch, pandas, Hypothesis, the SGLang loader) is imported where the run
 # starts, not here: a usage error such as `kvh run --pool nope` costs well under a second of CPU.
 if TYPE_CHECKING:
@@ -384,6 +382,8 @@ def _run(
             write_junit(arguments.junit, stored.checks, "run", RUN_CELL)
         for line in summary.stdout:
             print(line)
+        from harness.run.release_source import RESULTS
+
         print(
             f"{RESULTS}{results_path}, summary: {summary_path}"
             + (f", junit: {arguments.junit}" if arguments.junit is not None else "")

@@ -25,7 +25,6 @@ from typing import Optional
 
 import pandas as pd
 
-from harness.cli.run import RESULTS
 from harness.run.edited_functions import Span, edited_spans, names_an_edited_function
 from harness.run.release_copy import copy_release, release_folder
 from mutants.source_edits import ReleaseMutant, SourceMove, TransformMissed
@@ -225,6 +224,10 @@ def plan_difference(release: Plan, mutant: Plan) -> list[str]:
 
 def slice_of(mutant: ReleaseMutant) -> Slice:
     return Slice(mutant.pools, mutant.dtypes, mutant.backends)
+
+
+# The line `kvh run` ends with (harness/cli/run.py): where its files are.
+RESULTS = "results: "
 
 
 def slice_argv(spec: str, cells: Slice, out: Path, trail: bool = False) -> list[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.run.edited_functions import touched_functions
-from harness.run.release_renames import judged_slice, sample
+from harness.run.release_renames import judged_slice, sample, sentinel_within
 from harness.run.release_source import Slice
 from harness.run.rope_rename import rename_in_copy
 from mutants.release_renames import WRITE_PATH, private_names
@@ -133,6 +133,18 @@ def test_the_judged_slice_is_the_sentinel_and_every_cell_a_trail_reaches() -> No
     }
     cells = judged_slice({"memory_pool.py Pool.write"}, trails, sentinel)
     assert cells == Slice(("mha", "mla"), ("bf16", "fp8_e4m3"), ("plain", "triton"))
+
+
+def test_the_sentinel_is_judged_only_where_the_universe_holds_the_release_s_plan() -> None:
+    sentinel = Slice(("mha", "mla"), ("bf16",), ("plain", "plain_mla"))
+    narrow = Slice(("mla",), ("bf16", "fp8_e4m3"), ("flashinfer_mla",))
+    within = sentinel_within(sentinel, narrow)
+    assert within == Slice(("mla",), ("bf16",), ())
+    trails = {("mla", "fp8_e4m3", "flashinfer_mla"): {"memory_pool.py Pool.write"}}
+    reached = judged_slice({"memory_pool.py Pool.write"}, trails, within)
+    assert reached == Slice(("mla",), ("bf16", "fp8_e4m3"), ("flashinfer_mla",))
+    unreached = judged_slice({"memory_pool.py Other.write"}, trails, within)
+    assert unreached.backends == ()  # no cell: the campaign says UNREACHED, not PASS
 
 
 def test_a_sample_is_the_seed_s_and_all_without_a_count() -> None:

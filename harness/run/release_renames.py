@@ -51,7 +51,7 @@ class RenameResult:
     name: str
     new_name: str
     kinds: tuple[str, ...]
-    verdict: str  # PASS, FINDING, ERROR, or NOT_RENAMED (no file changed)
+    verdict: str  # PASS, FINDING, ERROR, NOT_RENAMED (no file changed) or UNREACHED (no cell)
     ok: bool  # PASS with the release's plan row for row and its real-code backends
     files_changed: int
     touched: tuple[str, ...]  # functions whose text the rename changed ('memory_pool.py Q.f')
@@ -69,16 +69,31 @@ class RenameResult:
         return asdict(self)
 
 
+def sentinel_within(sentinel: Slice, universe: Slice) -> Slice:
+    """The sentinel's pools, dtypes and backends that the universe holds: the release's plan is
+    known only over the universe, so a cell outside it could only differ from a plan never made."""
+    return Slice(
+        tuple(p for p in sentinel.pools if p in universe.pools),
+        tuple(d for d in sentinel.dtypes if d in universe.dtypes),
+        tuple(b for b in sentinel.backends if b in universe.backends),
+    )
+
+
 def judged_slice(
     touched: set[str], trails: dict[tuple[str, str, str], set[str]], sentinel: Slice
 ) -> Slice:
     """The sentinel slice, widened by every cell whose trail reaches a touched function (as a
-    cross product: a child run takes lists of pools, dtypes and backends)."""
+    cross product: a child run takes lists of pools, dtypes and backends). An empty axis means
+    no cell: the sentinel was outside the universe and no trail reached what the rename touched."""
     reached = [cell for cell, ran in trails.items() if ran & touched]
     pools = dict.fromkeys(sentinel.pools + tuple(c[0] for c in reached))
     dtypes = dict.fromkeys(sentinel.dtypes + tuple(c[1] for c in reached))
     backends = dict.fromkeys(sentinel.backends + tuple(c[2] for c in reached))
     return Slice(tuple(pools), tuple(dtypes), tuple(backends))
+
+
+def _no_cell(cells: Slice) -> bool:
+    return not (cells.pools and cells.dtypes and cells.backends)
 
 
 def universe_baseline(release: str, universe: Slice, work: Path) -> SliceResult:
@@ -188,7 +203,7 @@ def _rename_then_judge(
         "rename_seconds": time.monotonic() - start,
     }
     (scratch / RENAMED).write_text(json.dumps(said))
-    if not renamed.changed:
+    if not renamed.changed or _no_cell(cells):
         return None
     return slice_argv(f"sglang@{copy}", cells, scratch / "out")
 
@@ -216,12 +231,20 @@ def _verdict(
 
 
 def _unjudged(pending: _Pending, said: Optional[dict], rc: int, output: str) -> RenameResult:
-    """A child that changed no file, or that ended before it said what it renamed."""
+    """A child that changed no file, that ended before it said what it renamed, or whose rename
+    no cell of the universe reaches."""
     name, new_name, kinds = pending.private.name, pending.new_name, pending.private.kinds
     if said is None:
         tail = output.strip().splitlines()[-1:] or [f"exit {rc}"]
         return RenameResult(name, new_name, kinds, "ERROR", False, 0, (),
                             detail=f"the rename gave no result: {tail[0][:300]}")  # fmt: skip
+    if said["files_changed"]:
+        return RenameResult(
+            name, new_name, kinds, "UNREACHED", False, said["files_changed"],
+            tuple(said["touched"]), said["cells"], rename_seconds=said["rename_seconds"],
+            renamed_by=said["by"], detail="no cell of the universe reaches a function it "
+            "touched, and the universe holds no sentinel cell: widen --pool/--dtype/--backend",
+        )  # fmt: skip
     return RenameResult(name, new_name, kinds, "NOT_RENAMED", False, 0, (),
                         rename_seconds=said["rename_seconds"], renamed_by=said["by"],
                         detail=f"{said['by']} changed no file")  # fmt: skip
@@ -251,6 +274,12 @@ def campaign(
     if reference.verdict == "ERROR":
         raise RuntimeError(f"the unmodified {release} gave no verdict: {reference.detail}")
     judges = prepared_judges(release, universe, reference, work, cold or entry is None, say, entry)
+    within = sentinel_within(sentinel, universe)
+    if within != sentinel:
+        say(
+            f"the sentinel slice within the universe: {within.pools} x {within.dtypes} x "
+            f"{within.backends} (of {sentinel.pools} x {sentinel.dtypes} x {sentinel.backends})"
+        )
     texts = package_texts(release_folder(release) / "sglang")
     pending: dict[int, _Pending] = {}
     results: list[RenameResult] = []
@@ -260,7 +289,8 @@ def campaign(
         done = pending.pop(pid)
         told = done.scratch / RENAMED
         said = json.loads(told.read_text()) if told.is_file() else None
-        if said is None or not said["files_changed"]:
+        unjudged = said is None or not said["files_changed"]
+        if unjudged or _no_cell(Slice(**said["cells"])):
             results.append(_unjudged(done, said, rc, output))
         else:
             out = done.scratch / "out"
@@ -280,7 +310,7 @@ def campaign(
 
             def task(private=private, new_name=new_name, scratch=scratch):
                 return _rename_then_judge(
-                    private, new_name, release, scratch, texts, reference.trails, sentinel
+                    private, new_name, release, scratch, texts, reference.trails, within
                 )
 
             pid = judges.start(task, scratch / "judge.log")

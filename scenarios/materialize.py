@@ -171,7 +171,7 @@ def token_tensors(
     )
     if scenario.nan_padding:
         forward = scenario.forwards[forward_index]
-        padding = torch.tensor([slot == 0 for slot in forward.loc[: forward.tokens]])
+        padding = torch.tensor(forward.loc[: forward.tokens], dtype=torch.int64) == 0
         for part in parts + index_rows:
             part[padding] = float("nan")
     index = {name: rows.to(device) for name, rows in zip(index_parts, index_rows)}
@@ -325,5 +325,12 @@ STORAGE_TAIL = 3
 def decoy_slot(scenario: Scenario) -> int:
     """The highest slot no forward writes (0 if every slot is written)."""
     g = scenario.geometry
-    used = {slot for f in scenario.forwards for slot in (f.loc + (f.encoder_loc or []))}
-    return next((slot for slot in range(g.size + g.page_size - 1, 0, -1) if slot not in used), 0)
+    top = g.size + g.page_size - 1
+    used = torch.cat(
+        [torch.tensor(f.loc + (f.encoder_loc or []), dtype=torch.int64) for f in scenario.forwards]
+    )
+    free = torch.ones(top + 1, dtype=torch.bool)
+    free[0] = False
+    free[used[(used >= 0) & (used <= top)]] = False
+    candidates = free.nonzero()
+    return int(candidates[-1]) if candidates.numel() else 0

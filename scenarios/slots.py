@@ -48,18 +48,18 @@ def qsa_request_slots(scenario: Scenario) -> int:
 def qsa_plan(forward: Forward, loc_dtype: torch.dtype, device: str) -> dict[str, torch.Tensor]:
     """A QSA forward's indexer plan (every full layer's): ring rows and positions (int64, as
     build_pending_ring_slots gives them), and the group ends' batch rows and compressed rows (in
-    the loc's dtype)."""
-    slots = forward.loc[: forward.tokens]
-    ends = [token for token, slot in enumerate(slots) if qsa_compressed_slot(slot) is not None]
-
-    def tensor(values: list[int], dtype: torch.dtype = torch.int64) -> torch.Tensor:
-        return torch.tensor(values, dtype=dtype, device=device)
-
+    the loc's dtype). In whole tensors, the same rules as qsa_ring_slot and qsa_compressed_slot,
+    which the expectations read token by token."""
+    slots = torch.tensor(forward.loc[: forward.tokens], dtype=torch.int64)
+    tokens = torch.arange(slots.numel(), dtype=torch.int64)
+    padding = slots == 0
+    ring = torch.where(padding, 0, (tokens + 1) * QSA_COMPRESS_RATIO + slots % QSA_COMPRESS_RATIO)
+    ends = (~padding & (slots % QSA_COMPRESS_RATIO == QSA_COMPRESS_RATIO - 1)).nonzero().flatten()
     return dict(
-        qsa_ring_slots=tensor([qsa_ring_slot(token, slot) for token, slot in enumerate(slots)]),
-        qsa_positions=tensor(slots),
-        qsa_group_rows=tensor(ends),
-        qsa_write_locs=tensor([qsa_compressed_slot(slots[token]) for token in ends], loc_dtype),
+        qsa_ring_slots=ring.to(device),
+        qsa_positions=slots.to(device),
+        qsa_group_rows=ends.to(device),
+        qsa_write_locs=(slots[ends] // QSA_COMPRESS_RATIO).to(loc_dtype).to(device),
     )
 
 

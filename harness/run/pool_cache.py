@@ -186,9 +186,10 @@ def _unfit(lease: Lease) -> Optional[str]:
         rows = _byte_rows(buffer.slot_rows(tensor), lease.storages)
         if rows is None:
             return "a buffer is not a view of the pool's storage"
-        dirty = [s for s in (PADDING_SINK, *expected.slots(buffer.name)) if s < rows.shape[0]]
-        if dirty:
-            rows[torch.tensor(dirty, dtype=torch.long)] = CANARY
+        written = expected.slot_index(buffer.name)
+        rows[written[written < rows.shape[0]]] = CANARY
+        if rows.shape[0] > PADDING_SINK:
+            rows[PADDING_SINK] = CANARY
     if not all(all_canary(buffer) for buffer in raw):
         return "a row outside the last run's writes changed"
     return None

@@ -4,6 +4,8 @@ declared skip removes whole is SKIPPED before any draw."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import strategies as st
 
 from backends.registry import BACKENDS
@@ -59,6 +61,27 @@ def test_the_budget_buys_the_examples_it_holds_at_the_measured_cost():
 
 def test_every_time_limited_profile_has_a_floor():
     assert all(profile.min_examples >= 1 for profile in PROFILES.values() if profile.run_seconds)
+
+
+def _examples_per_cell(profile) -> list[int]:
+    cells: list = []
+    explore_run(
+        RunOptions(pools=["mha"], dtypes=["bf16"], backends=["plain"]),
+        [SutChoice("builtin", ("torch",))],
+        Exploring(profile, max_examples=5),
+        lambda result: None,
+        cells.append,
+    )
+    return [stats.examples for stats in cells]
+
+
+def test_a_profile_of_fixed_examples_draws_them_all_whatever_the_clock_says():
+    """ci's rows are the same on every machine: no budget, however spent, cuts a cell short."""
+    assert profile_named("ci").fixed_examples
+    spent = replace(profile_named("ci"), run_seconds=0.0)
+    assert _examples_per_cell(spent) and set(_examples_per_cell(spent)) == {5}
+    cut = replace(spent, fixed_examples=False)  # the same budget cuts a profile that does not fix
+    assert set(_examples_per_cell(cut)) == {spent.min_examples}
 
 
 def test_a_cell_whose_every_draw_is_skipped_stops_early_and_says_why():

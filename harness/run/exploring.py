@@ -106,8 +106,8 @@ def explore_run(
     then Hypothesis examples; each failure is shrunk and only the minimal failing scenario's
     results are reported. Each cell gets as many examples as its share of the profile's time
     budget (cell_budget) holds at the cost its pinned scenarios measured, and at least the
-    profile's min_examples; a cell that still drew none (every draw skipped) is UNEXPLORED, never
-    a silent pass."""
+    profile's min_examples (a profile of fixed examples: all of them, whatever the clock); a cell
+    that still drew none (every draw skipped) is UNEXPLORED, never a silent pass."""
     profile = exploring.profile
     settings = profile.settings(exploring.max_examples, exploring.database_dir)
     floor = min(profile.min_examples, settings.max_examples)
@@ -116,7 +116,11 @@ def explore_run(
     ]
     started = time.monotonic()
     for index, cell in enumerate(cells):
-        budget = cell_budget(profile.run_seconds, len(cells), time.monotonic() - started, index)
+        budget = (
+            None
+            if profile.fixed_examples
+            else cell_budget(profile.run_seconds, len(cells), time.monotonic() - started, index)
+        )
         regressions = regression_scenarios(cell.pool, cell.dtype)
         reach = [reach_scenario(cell.pool, cell.dtype, profile.pool_bytes, options.seed)]
         if cell.backend.writes_dcp_rank:  # its only scenarios are a DCP rank's

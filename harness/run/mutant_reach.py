@@ -5,8 +5,9 @@ universe at the builtin scenarios and again at `--profile ci`.
 A mutant edits one statement. Where no check of the unmodified release ran that statement, a
 check of the mutant runs as the release's does up to the point it would, so it runs the same:
 at the builtin scenarios, which are the same for both, that is certain, and the mutant's run there
-is left out. At `--profile ci` the draws also depend on a time budget, so a mutant's run could
-draw scenarios the release's did not; a statement neither run ran is the campaign's UNREACHED
+is left out. At `--profile ci` both runs draw the same derandomised examples (the profile fixes
+their count), but a mutant's run that fails shrinks into scenarios the release's never drew, so
+that stage still judges it; a statement neither run ran is the campaign's UNREACHED
 status, which is never a kill, and its row says which of the lines no check reached could not
 run on this machine at all (harness/report/release_lines.py). Only a statement inside a
 function's body is judged this way: a def line, its defaults and decorators run at import,

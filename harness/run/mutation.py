@@ -77,7 +77,12 @@ def run_mutant(
         era_table=False,
     )
     # A separate example database: a mutant's failing examples must not replay in real runs.
-    exploring = Exploring(replace(profile, run_seconds=budget_s), database_dir=out / "hypothesis")
+    # A mutant's own budget cuts its examples, whatever the profile fixes: a campaign's time is
+    # bounded per mutant.
+    exploring = Exploring(
+        replace(profile, run_seconds=budget_s, fixed_examples=False),
+        database_dir=out / "hypothesis",
+    )
     judged = 0
 
     def on_result(result: CellResult) -> None:

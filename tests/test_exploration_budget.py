@@ -154,3 +154,16 @@ def test_every_by_cell_skip_holds_for_all_or_none_of_a_cells_scenarios():
                         assert len(verdicts) == 1, (backend.name, skip.name, pool, dtype, mode)
                         checked += 1
     assert checked > 50
+
+
+def test_a_fixed_profile_that_ran_past_its_size_says_so_and_one_within_it_does_not():
+    import pandas as pd
+
+    from harness.report.exploration_log import exploration_markdown
+
+    cell = dict(backend="plain", pool="mha", examples=12, regressions=1, reach=1, seconds=250.0)
+    over = exploration_markdown(pd.DataFrame([cell]), "ci", 0)
+    assert "ci is sized for 200s of exploration" in over and "rather than checking less" in over
+    within = exploration_markdown(pd.DataFrame([{**cell, "seconds": 20.0}]), "ci", 0)
+    cut = exploration_markdown(pd.DataFrame([cell]), "dev", 0)  # dev's budget cuts: nothing to say
+    assert "sized for" not in within and "sized for" not in cut

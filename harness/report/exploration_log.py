@@ -10,6 +10,7 @@ import pandas as pd
 
 from reports.markdown import markdown_table
 from reports.schema import validate_row
+from scenarios.profiles import PROFILES
 
 if TYPE_CHECKING:  # the log reads what a run measured; reports never run
     from harness.run.exploring import CellStats
@@ -87,10 +88,24 @@ def exploration_markdown(rows: pd.DataFrame, profile: str, seed: int) -> str:
                 "",
                 f"{examples} Hypothesis examples in {seconds:.1f}s: "
                 f"{examples / seconds if seconds else 0.0:.2f} examples/s "
-                "(each example runs the baseline and every candidate)",
+                "(each example runs the baseline and every candidate)" + _overran(profile, seconds),
                 "",
                 markdown_table(table, empty="(no cells explored)"),
             ]
         )
         + "\n"
+    )
+
+
+def _overran(profile: str, seconds: float) -> str:
+    """Where a profile of fixed examples ran past the time it is sized for, said: its cells drew
+    every example anyway, so a slower machine or SUT took longer instead of checking less."""
+    known = PROFILES.get(profile)
+    if known is None or not known.fixed_examples or not known.run_seconds:
+        return ""
+    if seconds <= known.run_seconds:
+        return ""
+    return (
+        f"; {profile} is sized for {known.run_seconds:.0f}s of exploration on a 2-core machine, "
+        "and its examples are fixed: this machine or SUT took longer rather than checking less"
     )

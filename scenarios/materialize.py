@@ -92,7 +92,8 @@ def _special_values(dtype: torch.dtype, pool_dtype: torch.dtype, nan: bool = Tru
     return torch.tensor(table, dtype=torch.float32).to(dtype)
 
 
-# Special values without NaN: those of a scenario whose pool divides 16-bit inputs by a scale.
+# Special values without NaN: those of a scenario whose pool divides 16-bit inputs by a scale
+# (its own, or a hybrid linear pool's default 1.0).
 # torch rounds a NaN quotient to bf16 as 0xFFFF in its vectorised loop and 0x7FC0 in its scalar
 # one (a tail, a stride, or a whole row on a CPU with wider vectors), so the NaN's sign, which an
 # fp8 cache keeps, follows the machine; no judge can predict it (as for nan_padding, drawn only
@@ -101,7 +102,9 @@ SPECIAL_WITHOUT_NAN = "special-without-nan"
 
 
 def _values_kind(scenario: Scenario) -> str:
-    divides = scenario.k_scale.kind != "none" or scenario.v_scale.kind != "none"
+    # A hybrid linear pool divides unscaled writes too: its set_kv_buffer's scales default to 1.0.
+    scaled = scenario.k_scale.kind != "none" or scenario.v_scale.kind != "none"
+    divides = scaled or scenario.geometry.kind.linear_layers
     sixteen_bit = input_dtype(scenario) in (torch.bfloat16, torch.float16)
     if scenario.values == "special" and divides and sixteen_bit:
         return SPECIAL_WITHOUT_NAN

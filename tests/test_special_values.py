@@ -8,10 +8,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 import torch
+from hypothesis import given, settings
 
 from scenarios.materialize import token_tensors
 from scenarios.model import Scale
 from scenarios.serialize import from_dict
+from scenarios.strategies import scenarios
+from scenarios.strategies.geometry import POOL_BYTES
 
 # The false finding's scenario (kvh run --sut sglang --pool mha --dtype fp8_e4m3 --backend
 # flashinfer --profile dev --examples 20 --seed 0 --special-values, shrunk): one token, v scaled.
@@ -89,3 +92,29 @@ def test_a_scaled_16_bit_scenario_draws_no_nan_and_an_unscaled_one_does() -> Non
     assert any(_values(replace(unscaled, seed=s)).isnan().any() for s in seeds)
     fp32 = replace(scaled, input_dtype="fp32")  # an fp32 quotient keeps the NaN's bits
     assert any(_values(replace(fp32, seed=s)).isnan().any() for s in seeds)
+
+
+# A QSA scenario (a hybrid linear pool) whose nightly draw was a false finding: unscaled, but its
+# set_kv_buffer divides by its default 1.0, and the judge predicted 0xFFFF where torch's scalar
+# tail left the NaN padding row 0x7FC0 (--pool qsa --dtype fp8_e4m3 --profile nightly --seed 3).
+QSA = {
+    **SCENARIO,
+    "forwards": [{**SCENARIO["forwards"][0], "loc": [4, 5, 6, 7, 0]}],
+    "geometry": {**SCENARIO["geometry"], "pool": "qsa", "layer_num": 2,
+                 "linear_layer_ids": [1], "page_size": 4},
+    "k_scale": {"kind": "none", "value": 1.0},
+    "v_scale": {"kind": "none", "value": 1.0},
+    "name": "hypothesis-qsa-fp8_e4m3",
+}  # fmt: skip
+
+
+def test_a_hybrid_linear_pool_s_unscaled_write_divides_so_its_special_values_hold_no_nan() -> None:
+    qsa = from_dict(QSA)
+    assert qsa.geometry.kind.linear_layers
+    assert not any(_values(replace(qsa, seed=s)).isnan().any() for s in range(40))
+
+
+@settings(max_examples=60, deadline=None)
+@given(scenarios("qsa", "bf16", False, POOL_BYTES))
+def test_a_hybrid_linear_pool_draws_no_nan_padding(scenario) -> None:
+    assert not scenario.nan_padding

@@ -15,7 +15,7 @@ import torch
 from pools.dtypes import DTYPES, dtype_spec
 from pools.kinds.fixed_geometry import DSA_INDEX_HEAD_DIM
 from pools.kinds.landing import unified_swa_slot
-from scenarios.model import Forward, Geometry, Scale, Scenario
+from scenarios.model import Forward, Geometry, Scale, Scenario, divides_inputs
 from scenarios.slots import hisparse_mapping_tensor, qsa_plan
 
 # fp8 e4m3 saturates at 448: keep draws well inside it after division by scales down to 1/4.
@@ -87,24 +87,19 @@ def _special_values(dtype: torch.dtype, pool_dtype: torch.dtype, nan: bool = Tru
     tiny = [torch.finfo(dtype).smallest_normal / 2]
     if pool_dtype.itemsize == 1:  # fp8: values in the pool's own subnormal range
         tiny.append(torch.finfo(pool_dtype).smallest_normal / 2)
-    table = [0.0, -0.0, float("inf"), float("-inf")] + [float("nan")] * nan
+    table = [0.0, -0.0, float("inf"), float("-inf")] + ([float("nan")] if nan else [])
     table += tiny + [-t for t in tiny]
     return torch.tensor(table, dtype=torch.float32).to(dtype)
 
 
-# Special values without NaN: those of a scenario whose pool divides 16-bit inputs by a scale
-# (its own, or a hybrid linear pool's default 1.0).
-# torch rounds a NaN quotient to bf16 as 0xFFFF in its vectorised loop and 0x7FC0 in its scalar
-# one (a tail, a stride, or a whole row on a CPU with wider vectors), so the NaN's sign, which an
-# fp8 cache keeps, follows the machine; no judge can predict it (as for nan_padding, drawn only
-# unscaled).
+# Special values without NaN: those of a scenario whose write divides 16-bit inputs
+# (scenarios.model.divides_inputs), where a NaN's sign, which an fp8 cache keeps, follows the
+# machine (a whole row is the scalar tail on a CPU with wider vectors).
 SPECIAL_WITHOUT_NAN = "special-without-nan"
 
 
 def _values_kind(scenario: Scenario) -> str:
-    # A hybrid linear pool divides unscaled writes too: its set_kv_buffer's scales default to 1.0.
-    scaled = scenario.k_scale.kind != "none" or scenario.v_scale.kind != "none"
-    divides = scaled or scenario.geometry.kind.linear_layers
+    divides = divides_inputs(scenario.geometry.pool, scenario.k_scale, scenario.v_scale)
     sixteen_bit = input_dtype(scenario) in (torch.bfloat16, torch.float16)
     if scenario.values == "special" and divides and sixteen_bit:
         return SPECIAL_WITHOUT_NAN
@@ -153,6 +148,7 @@ def token_tensors(
     rows of the tokens that end a group), a DSA layer's fp8 `index_k` and float32
     `index_k_scale`. Every call returns fresh tensors (a pool may divide them in place)."""
     g = scenario.geometry
+    values = _values_kind(scenario)
     parts = [
         part.clone()
         for part in _drawn(
@@ -165,7 +161,7 @@ def token_tensors(
             if g.kind.latent
             else (g.head_num, g.head_dim, g.v_head_dim or g.head_dim),
             input_dtype(scenario),
-            _values_kind(scenario),
+            values,
             dtype_spec(g.dtype).dtype,
         )
     ]
@@ -182,7 +178,7 @@ def token_tensors(
                 False,
                 index_dims,
                 input_dtype(scenario),
-                _values_kind(scenario),
+                values,
                 dtype_spec(g.dtype).dtype,
             )
         ][: len(index_parts)]
@@ -343,14 +339,15 @@ STORAGE_TAIL = 3
 
 
 def decoy_slot(scenario: Scenario) -> int:
-    """The highest slot no forward writes (0 if every slot is written)."""
+    """The highest slot no forward writes (0 if every slot is written). In the written slots
+    alone, not the pool's: the used ids from the top down, against top, top - 1, ...; the first
+    that differs is free."""
     g = scenario.geometry
     top = g.size + g.page_size - 1
     used = torch.cat(
         [torch.tensor(f.loc + (f.encoder_loc or []), dtype=torch.int64) for f in scenario.forwards]
     )
-    free = torch.ones(top + 1, dtype=torch.bool)
-    free[0] = False
-    free[used[(used >= 0) & (used <= top)]] = False
-    candidates = free.nonzero()
-    return int(candidates[-1]) if candidates.numel() else 0
+    taken = used[(used >= 1) & (used <= top)].unique().flip(0)  # descending
+    gaps = (taken != top - torch.arange(taken.numel())).nonzero()
+    highest_free = top - (int(gaps[0]) if gaps.numel() else taken.numel())
+    return max(highest_free, 0)

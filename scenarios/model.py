@@ -169,6 +169,14 @@ class Scale:
     value: float = 1.0
 
 
+def divides_inputs(pool: str, k_scale: Scale, v_scale: Scale) -> bool:
+    """Whether a write divides the caller's k/v in place: a scale is given, or the pool is a
+    hybrid linear one, whose set_kv_buffer's scales default to 1.0. torch rounds a NaN quotient
+    to bf16 as 0xFFFF in its vectorised loop and 0x7FC0 in its scalar tail, so no judge can
+    predict a NaN such a write leaves (the scenarios draw none there)."""
+    return k_scale.kind != "none" or v_scale.kind != "none" or pool in LINEAR_LAYER_KINDS
+
+
 @dataclass
 class Remap:
     """A change of full_to_swa_index_mapping before a forward, as the SWA allocator makes it."""

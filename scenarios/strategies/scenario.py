@@ -13,7 +13,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from scenarios.lifecycle import PoolLife, View
-from scenarios.model import FULL_LOC_KINDS, LINEAR_LAYER_KINDS, Scenario
+from scenarios.model import FULL_LOC_KINDS, Scenario, divides_inputs
 from scenarios.strategies.built_once import integer_or_just, none_or_integer, sampled
 from scenarios.strategies.data import data_fields
 from scenarios.strategies.geometry import POOL_BYTES, geometries
@@ -143,12 +143,8 @@ def scenarios(
     # A hybrid linear or unified SWA pool writes at full_loc by design: the skip
     # full-loc-by-design.
     fields["stale_full_loc"] = draw(st.booleans()) and pool not in FULL_LOC_KINDS
-    # NaN padding on undivided writes only: torch's in-place division of a NaN row leaves a NaN
-    # whose bits depend on its vectorised or scalar path (bf16 0xFFFF or 0x7FC0), so no judge can
-    # predict the caller's tensors after a scaled write there (measured at --profile ci). A
-    # hybrid linear pool divides unscaled writes too: its set_kv_buffer's scales default to 1.0.
-    unscaled = fields["k_scale"].kind == "none" and fields["v_scale"].kind == "none"
-    undivided = unscaled and pool not in LINEAR_LAYER_KINDS
-    fields["nan_padding"] = draw(st.booleans()) and undivided
+    # NaN padding only where no write divides it (measured at --profile ci and nightly).
+    divided = divides_inputs(pool, fields["k_scale"], fields["v_scale"])
+    fields["nan_padding"] = draw(st.booleans()) and not divided
     fields["unmarked_loc"] = draw(sampled((False, False, False, True)))
     return life.scenario(draw(st.integers(0, 2**32 - 1)), f"hypothesis-{pool}-{dtype}", **fields)

@@ -121,10 +121,10 @@ class Backend:
         """One write: the release's own backend code where the SUT carries it (returning where it
         called the write door), else the model."""
         real, cls = self.real_code, self._release_class(req, mode)
-        if cls is None:
-            self.write(req, era, mode)
-        elif req.save_kv_cache:  # with save_kv_cache=False no backend calls a write door
+        if cls is not None:  # the release's forward runs whether or not it is told to save
             return drive(real, cls, req, mode, self.mla_input)
+        if req.save_kv_cache:  # the model: told not to save, a forward calls no write door
+            self.write(req, era, mode)
         return None
 
     def prepared_write(

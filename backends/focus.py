@@ -36,6 +36,9 @@ BUILTIN_SCENARIOS = (
     "pipeline-rank",
     "dcp-rank",
     "dcp-rank-scaled",
+    "unsaved-layer",
+    "unsaved-layer-decode",
+    "dcp-rank-unsaved",
 )
 """Every name scenarios.defaults.default_scenarios gives (tests/test_backends.py checks it)."""
 
@@ -53,10 +56,15 @@ backend runs it in extend, since the door indexes its layer buffer by the layer 
 it, and at layer 0 `layer_id - start_layer` agrees with `+`, `|`, `^` and `>>`. On 0.5.14 only
 fa3's call wrote the MLA (nope, rope) door with a loc it unwraps: plain_mla's raises there."""
 
+UNSAVED = {"extend": ("unsaved-layer",), "decode": ("unsaved-layer-decode",)}
+"""A forward told not to save on one of its layers (the base kinds): every backend runs it, since
+each forward's write hangs on `save_kv_cache` (with `k is not None`), and a flipped test writes
+rows that must keep the canary."""
+
 FOCUS = {
-    "extend": EXTEND_FOCUS + PIPELINE_RANK,
-    "extend_ragged": EXTEND_FOCUS + PIPELINE_RANK,
-    "decode": ("small-decode",) + LOC_LIVES,
+    "extend": EXTEND_FOCUS + PIPELINE_RANK + UNSAVED["extend"],
+    "extend_ragged": EXTEND_FOCUS + PIPELINE_RANK + UNSAVED["extend"],
+    "decode": ("small-decode",) + LOC_LIVES + UNSAVED["decode"],
 }
 """A backend's default focus per mode (decode has no cross-attention write)."""
 

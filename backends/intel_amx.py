@@ -37,7 +37,15 @@ from backends.divergences import (
 from backends.entry import BF16_AND_FP8, EXTEND_AND_DECODE, MHA_POOLS, register_backend
 from backends.era_calls import BARE, decoder_swa, kv_cache_is_fp8, kv_write, write_loc
 from backends.real_code import RealCode, swa_translation
-from backends.skips import BackendSkip, cross_attention, decode_on, fp8_cache, never, swa_pool
+from backends.skips import (
+    BackendSkip,
+    cross_attention,
+    decode_on,
+    fp8_cache,
+    never,
+    swa_pool,
+    unsaved_layer,
+)
 from pools.kinds.layout import MHA_CPU_FP8
 from pools.kinds.spec import names
 
@@ -190,6 +198,15 @@ CENSUS = CallSiteModel(
             "encoder loc), so the legacy baseline is wrong by design there",
             cross_attention,
             "intel_amx_backend.py 0.5.12",
+        ),
+        BackendSkip(
+            "decode-kernel-unsaved",
+            "decode on a layer told not to save",
+            "the decode kernel stores K/V as part of its attention whatever save_kv_cache "
+            "says (bf16; an fp8 cache's write goes through set_kv_buffer, which honours it), "
+            "and the decode is the model here: no claim to judge the release by",
+            decode_on(unsaved_layer),
+            "intel_amx_backend.py 0.5.12-0.5.23",
         ),
         BackendSkip(
             "decode-kernel-swa",

@@ -54,6 +54,11 @@ def cross_attention(scenario: Scenario, mode: str) -> bool:
     return any(forward.cross_layers for forward in scenario.forwards)
 
 
+def unsaved_layer(scenario: Scenario, mode: str) -> bool:
+    """A forward that calls a layer with save_kv_cache=False."""
+    return any(forward.unsaved_layers for forward in scenario.forwards)
+
+
 def decode_cross_attention(scenario: Scenario, mode: str) -> bool:
     return mode == "decode" and cross_attention(scenario, mode)
 

@@ -27,7 +27,9 @@ from backends.write_loc_fields import write_loc_fields
 from pools.kinds.spec import names
 from pools.kinds.token_major import MHA
 
-DCP_FOCUS = {mode: ("dcp-rank", "dcp-rank-scaled") for mode in EXTEND_AND_DECODE}
+DCP_FOCUS = {
+    mode: ("dcp-rank", "dcp-rank-scaled", "dcp-rank-unsaved") for mode in EXTEND_AND_DECODE
+}
 
 
 def rank_loc(req: WriteRequest, era: str) -> Any:

@@ -48,9 +48,22 @@ _SCORE_MOD = (
     "where the release refuses (or refuses where it writes) goes unseen"
 )
 _SAVE_FALSE = (
-    "`and` to `or` in the forward's decision to write: kvh always calls the forward with "
+    "`and` to `or` in the forward's decision to write: kvh called every forward with "
     "save_kv_cache=True (and k given), where both agree; a forward told not to save (a layer "
-    "whose K/V another layer wrote) is not driven"
+    "whose K/V another layer wrote) was not driven"
+)
+_SAVE_FALSE_CLOSED = (
+    "session 19: the unsaved-layer, unsaved-layer-decode and dcp-rank-unsaved scenarios "
+    "(Forward.unsaved_layers), whose last layer each backend's release forward is called with "
+    "save_kv_cache=False (backends/real_code.py), its rows held at the canary by the untouched "
+    "oracle"
+)
+_SAVE_FALSE_MLA = (
+    "`and` to `or` in flashinfer_mla's test before its write (721), whose body tests "
+    "save_kv_cache again before each door: told not to save with k given, the mutant only runs "
+    "`assert v is not None`, which a forward's v (k_nope in every MLA model's call) passes; kvh's "
+    "dcp-rank-unsaved scenario calls it so and sees no write, as the release makes none. Only a "
+    "v of None would raise, which no caller hands with k"
 )
 _RAGGED_ATTENTION = (
     "the ragged prefill's attention: causal and the choice between the no-prefix ragged wrapper "
@@ -181,15 +194,17 @@ SURVIVORS_0_5_23_BACKENDS: tuple[Survivor, ...] = (
         (_FA3 + "ReplaceComparisonOperator_NotEq_Lt:12", "if score_mod is not None and self.fa_impl_ver < 4:"),
         (_FA3 + "ReplaceComparisonOperator_NotEq_LtE:12", "if score_mod is not None and self.fa_impl_ver <= 4:"),
     ))
+    + alike(RELEASE, EQUIVALENT, _SAVE_FALSE_MLA, (
+        (_FLASHINFER_MLA + "ReplaceAndWithOr:12", "if save_kv_cache or k is not None:"),
+    ))
     + alike(RELEASE, GAP, _SAVE_FALSE, (
         (_FA3 + "ReplaceAndWithOr:46", "if save_kv_cache or not self.fa_skip_kv_cache:"),
-        (_FLASHINFER_MLA + "ReplaceAndWithOr:12", "if save_kv_cache or k is not None:"),
         (_FLASHINFER + "ReplaceAndWithOr:37", "if k is not None or save_kv_cache:"),
         (_TORCH_NATIVE + "ReplaceAndWithOr:4", "if save_kv_cache or k is not None and v is not None:"),
         (_TORCH_NATIVE + "ReplaceAndWithOr:5", "if save_kv_cache and k is not None or v is not None:"),
         (_TORCH_NATIVE + "ReplaceAndWithOr:9", "if save_kv_cache or k is not None and v is not None:"),
         (_TORCH_NATIVE + "ReplaceAndWithOr:10", "if save_kv_cache and k is not None or v is not None:"),
-    ))
+    ), closed_by=_SAVE_FALSE_CLOSED)
     + alike(RELEASE, GAP, K_READ_BACK, (
         (_FLASHINFER + "AddNot:91", "if not k is None and v is None:"),
         (_FLASHINFER + "ReplaceAndWithOr:40", "if k is None or v is None:"),

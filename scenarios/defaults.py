@@ -148,7 +148,40 @@ def default_scenarios(pool: str, dtype: str, seed: int) -> list[Scenario]:
         + (_draft_commits(rng, g, seed + 17, scaled_input) if _commits_drafts(g) else [])
         + ([_pipeline_rank(rng, g, seed + 21)] if g.kind.pipeline_rank else [])
         + (_dcp_rank(rng, g, seed + 22, scaled_input) if g.kind.dcp_rank else [])
+        + (_unsaved(pool, dtype, seed + 24) if g.kind.base else [])
+        + ([_dcp_unsaved(g, pool, dtype, seed + 26)] if g.kind.dcp_rank else [])
     )
+
+
+def _unsaved(pool: str, dtype: str, seed: int) -> list[Scenario]:
+    """A layer whose forward is told not to save (save_kv_cache=False: a KV-sharing model's
+    later layers attend over an earlier layer's cache), beside one that saves: a prefill and
+    decode steps on the small geometry, the second layer unsaved. Its rows must keep the canary,
+    so a backend that writes anyway, or tests `save_kv_cache or k is not None`, is a finding. Its
+    own generator, so the scenarios before it draw what they drew."""
+    rng = random.Random(f"{seed}:{pool}:{dtype}:unsaved")
+    g = _small_geometry(pool, dtype)
+    unsaved = g.kv_layer_ids[-1:]
+    tokens = allocate(rng, g.size, g.page_size, 12)
+    steps = allocate(rng, g.size, g.page_size, 2)
+    return [
+        _scenario(rng, g, [Forward(tokens, unsaved_layers=unsaved)], "unsaved-layer", seed),
+        _scenario(
+            rng,
+            g,
+            [Forward([slot], unsaved_layers=unsaved) for slot in steps],
+            "unsaved-layer-decode",
+            seed + 1,
+        ),
+    ]
+
+
+def _dcp_unsaved(g: Geometry, pool: str, dtype: str, seed: int) -> Scenario:
+    """The DCP rank of `_dcp_rank`, told not to save on layer 6 of the two its prefill calls
+    (the DCP call sites' own forwards, flashinfer_mla's among them)."""
+    rng = random.Random(f"{seed}:{pool}:{dtype}:dcp-unsaved")
+    forward = _dcp_forward(rng, g, list(range(12)), layers=[4, 6], unsaved_layers=[6])
+    return _scenario(rng, _dcp_ranked(g), [forward], "dcp-rank-unsaved", seed)
 
 
 def _pipeline_rank(rng: random.Random, g: Geometry, seed: int) -> Scenario:
@@ -168,17 +201,11 @@ def _dcp_rank(rng: random.Random, g: Geometry, seed: int, scaled_input: str) -> 
     no positions, whose every token an MHA rank writes at id // 2 (an MLA rank: those of odd id).
     K and V are column slices of one tensor (strided rows) unscaled, and divided on the way to a
     cast scaled; heads 2 and V as wide as K (the masked kernel copies V with K's row shape)."""
-    ranked = replace(g, start_layer=3, dcp_size=2, dcp_rank=1, v_head_dim=None)
-
-    def forward(positions: list[int], **fields) -> Forward:
-        rows = allocate(rng, g.size, g.page_size, len(positions))
-        loc = [2 * row + position % 2 for row, position in zip(rows, positions)]
-        return Forward(loc, positions=positions, **fields)
-
+    ranked = _dcp_ranked(g)
     forwards = [
-        forward(list(range(20))),
-        forward([20, 33], layers=[4, 6]),
-        replace(forward([5, 8, 13]), positions=None),
+        _dcp_forward(rng, g, list(range(20))),
+        _dcp_forward(rng, g, [20, 33], layers=[4, 6]),
+        replace(_dcp_forward(rng, g, [5, 8, 13]), positions=None),
     ]
     scaled = dict(
         input_dtype=scaled_input, k_scale=Scale("float", 0.5), v_scale=Scale("tensor", 2.0)
@@ -189,6 +216,17 @@ def _dcp_rank(rng: random.Random, g: Geometry, seed: int, scaled_input: str) -> 
             rng, ranked, [replace(f) for f in forwards], "dcp-rank-scaled", seed + 1, **scaled
         ),
     ]
+
+
+def _dcp_ranked(g: Geometry) -> Geometry:
+    return replace(g, start_layer=3, dcp_size=2, dcp_rank=1, v_head_dim=None)
+
+
+def _dcp_forward(rng: random.Random, g: Geometry, positions: list[int], **fields) -> Forward:
+    """A DCP pair's forward: each token at global id 2 * row + position % 2."""
+    rows = allocate(rng, g.size, g.page_size, len(positions))
+    loc = [2 * row + position % 2 for row, position in zip(rows, positions)]
+    return Forward(loc, positions=positions, **fields)
 
 
 def _commits_drafts(g: Geometry) -> bool:

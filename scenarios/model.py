@@ -206,6 +206,9 @@ class Forward:
     # (Geometry.dcp_size > 1) which tokens the rank keeps. None: the batch carries none, and a
     # DCP rank's write masks nothing.
     positions: Optional[list[int]] = None
+    # Layers whose forward runs with save_kv_cache=False (a layer that reads another layer's
+    # KV, as a KV-sharing model's later layers do): called, and must write nothing.
+    unsaved_layers: list[int] = field(default_factory=list)
 
     @property
     def tokens(self) -> int:
@@ -249,8 +252,16 @@ class Scenario:
                 mapping[full_slot] = swa_slot
         return mapping
 
-    def layers_of(self, forward: Forward) -> list[int]:
+    def called_layers(self, forward: Forward) -> list[int]:
+        """The layers whose attention the forward calls, saving or not."""
         return self.geometry.kv_layer_ids if forward.layers is None else forward.layers
+
+    def layers_of(self, forward: Forward) -> list[int]:
+        """The layers the forward writes: those it calls with save_kv_cache=True."""
+        called = self.called_layers(forward)
+        if not forward.unsaved_layers:
+            return called
+        return [layer for layer in called if layer not in forward.unsaved_layers]
 
     @property
     def narrowed(self) -> bool:

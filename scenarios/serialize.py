@@ -165,7 +165,7 @@ def validate(scenario: Scenario) -> None:
         _check_slots(forward.loc, g.loc_slots, f"{where}.loc")
         if forward.narrow is not None and not 0 <= forward.narrow <= len(forward.loc):
             raise ScenarioError(f"{where}.narrow={forward.narrow} outside [0, {len(forward.loc)}]")
-        for layer in scenario.layers_of(forward) + forward.cross_layers:
+        for layer in scenario.called_layers(forward) + forward.cross_layers:
             if layer not in g.layer_ids:
                 raise ScenarioError(
                     f"{where}: layer {layer} outside [{g.start_layer}, {g.layer_ids.stop})"
@@ -181,6 +181,7 @@ def validate(scenario: Scenario) -> None:
         _check_view(forward, where)
         _check_commit(forward, where)
         _check_positions(g, forward, where)
+        _check_unsaved(scenario, forward, where)
         if forward.remap is not None:
             _check_remap(scenario, forward.remap, f"{where}.remap")
 
@@ -237,6 +238,14 @@ def _check_dcp_rank(g: Geometry) -> None:
     if g.v_head_dim not in (None, g.head_dim):
         # SGLang's masked_set_kv_buffer_kernel copies head_num * head_dim values of V too.
         raise ScenarioError("a DCP rank's pool stores V with head_dim: v_head_dim must equal it")
+
+
+def _check_unsaved(scenario: Scenario, forward: Forward, where: str) -> None:
+    called = scenario.called_layers(forward)
+    if any(layer not in called for layer in forward.unsaved_layers):
+        raise ScenarioError(f"{where}.unsaved_layers must be layers the forward calls")
+    if set(forward.unsaved_layers) & set(forward.cross_layers):
+        raise ScenarioError(f"{where}: a cross-attention layer is not among unsaved_layers")
 
 
 def _check_positions(g: Geometry, forward: Forward, where: str) -> None:

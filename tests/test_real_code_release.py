@@ -28,6 +28,7 @@ class Fault:
     pool: str
     dtype: str
     mode: str
+    span: int = 8  # how many lines the write call may stand from the planted change
 
 
 FAULTS = {
@@ -50,6 +51,11 @@ FAULTS = {
         "mla",
         "fp8_e4m3",
         "extend",
+    ),
+    # The decode write ignores save_kv_cache=False (a KV-sharing layer's forward): the rows of
+    # the layer told not to save are written (the `unsaved-layer-decode` scenario).
+    "decode-writes-unsaved": Fault(
+        "forward_decode", "if save_kv_cache:", "if k is not None:", "mha", "bf16", "decode", 30
     ),
 }
 
@@ -82,8 +88,9 @@ def test_a_fault_planted_in_a_release_backend_is_a_finding_with_its_file_and_lin
     assert all(f"/triton:{fault.mode}@" in line for line in findings), findings
     site = re.search(rf"release code: (triton_backend\.py:(\d+) in {fault.function})", findings[0])
     assert site, findings[0]
-    # The release's write call starts at, or a few lines above, the planted change.
-    assert any(-8 <= line - int(site.group(2)) <= 8 for line in planted), (site.group(1), planted)
+    # The release's write call stands within the fault's span of the planted change.
+    near = [line for line in planted if abs(line - int(site.group(2))) <= fault.span]
+    assert near, (site.group(1), planted)
 
 
 def test_the_unplanted_copy_passes_so_the_finding_is_the_fault(tmp_path):

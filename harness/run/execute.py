@@ -150,6 +150,7 @@ def write_request(
         dcp_size=g.dcp_size,
         dcp_rank=g.dcp_rank,
         use_sliding_window_kv_pool=g.kind.swa,
+        save_kv_cache=layer_id not in forward.unsaved_layers,
     )
 
 
@@ -204,7 +205,7 @@ def _execute(
             for forward_index, forward in enumerate(scenario.forwards):
                 place = ErrorPlace(STAGING, forward_index)
                 locs = staging.begin(forward_index)
-                for layer_id in scenario.layers_of(forward):
+                for layer_id in scenario.called_layers(forward):
                     place = ErrorPlace(WRITING, forward_index, layer_id)
                     request = write_request(
                         candidate.module,

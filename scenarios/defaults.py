@@ -155,32 +155,32 @@ def default_scenarios(pool: str, dtype: str, seed: int) -> list[Scenario]:
 
 def _unsaved(pool: str, dtype: str, seed: int) -> list[Scenario]:
     """A layer whose forward is told not to save (save_kv_cache=False: a KV-sharing model's
-    later layers attend over an earlier layer's cache), beside one that saves: a prefill and
-    decode steps on the small geometry, the second layer unsaved. Its rows must keep the canary,
-    so a backend that writes anyway, or tests `save_kv_cache or k is not None`, is a finding. Its
-    own generator, so the scenarios before it draw what they drew."""
+    later layers attend over an earlier layer's cache): a prefill and decode steps on the small
+    geometry, each calling only its last layer, unsaved. Its rows must keep the canary, so a
+    backend that writes anyway (tests `save_kv_cache or k is not None`, or `not save_kv_cache`)
+    is a finding. No saving call beside it: a mutant that skips a saving write goes on to its
+    attention, which the driver cannot carry, and that ends the whole check as a skip. Its own
+    generator, so the scenarios before it draw what they drew."""
     rng = random.Random(f"{seed}:{pool}:{dtype}:unsaved")
     g = _small_geometry(pool, dtype)
     unsaved = g.kv_layer_ids[-1:]
     tokens = allocate(rng, g.size, g.page_size, 12)
     steps = allocate(rng, g.size, g.page_size, 2)
+
+    def forward(loc: list[int]) -> Forward:
+        return Forward(loc, layers=unsaved, unsaved_layers=unsaved)
+
     return [
-        _scenario(rng, g, [Forward(tokens, unsaved_layers=unsaved)], "unsaved-layer", seed),
-        _scenario(
-            rng,
-            g,
-            [Forward([slot], unsaved_layers=unsaved) for slot in steps],
-            "unsaved-layer-decode",
-            seed + 1,
-        ),
+        _scenario(rng, g, [forward(tokens)], "unsaved-layer", seed),
+        _scenario(rng, g, [forward([slot]) for slot in steps], "unsaved-layer-decode", seed + 1),
     ]
 
 
 def _dcp_unsaved(g: Geometry, pool: str, dtype: str, seed: int) -> Scenario:
-    """The DCP rank of `_dcp_rank`, told not to save on layer 6 of the two its prefill calls
-    (the DCP call sites' own forwards, flashinfer_mla's among them)."""
+    """The DCP rank of `_dcp_rank`, its prefill calling layer 6 told not to save (the DCP call
+    sites' own forwards, flashinfer_mla's among them)."""
     rng = random.Random(f"{seed}:{pool}:{dtype}:dcp-unsaved")
-    forward = _dcp_forward(rng, g, list(range(12)), layers=[4, 6], unsaved_layers=[6])
+    forward = _dcp_forward(rng, g, list(range(12)), layers=[6], unsaved_layers=[6])
     return _scenario(rng, _dcp_ranked(g), [forward], "dcp-rank-unsaved", seed)
 
 

@@ -31,6 +31,7 @@ from harness.plan.candidate import Candidate
 from harness.run.pool_buffers import buffer_bytes, fill_canary, kept_sinks, snapshot
 from harness.run.pool_cache import keep_pool, take_pool
 from harness.run.pool_factory import build_pool
+from harness.run.release_lines import unmeasured
 from harness.run.release_trail import ReleaseTrail
 from harness.run.timeout import time_limit
 from harness.sut.load.gpu_only_stops import stand_in_stop
@@ -191,6 +192,9 @@ def _execute(
     place, pool = ErrorPlace(BUILDING), None
     functions = ReleaseTrail(enabled=trail and candidate.foreign)
     run_write = functions.recording(backend.run_write)  # as it is, where not recording
+    # Told not to save, a forward's path past its save test is attention: neither its trail
+    # nor its lines are the write path's.
+    run_unsaved = unmeasured(backend.run_write)
     try:
         with time_limit(timeout_s):
             # A reusable pool comes back with the canary in every buffer (pool_cache.py).
@@ -219,7 +223,8 @@ def _execute(
                         scales,
                     )
                     started = time.perf_counter_ns()
-                    site = run_write(request, candidate.era, candidate.mode)
+                    write = run_write if request.save_kv_cache else run_unsaved
+                    site = write(request, candidate.era, candidate.mode)
                     if site and site not in result.release_sites:
                         result.release_sites += (site,)
                     result.write_ns += time.perf_counter_ns() - started

@@ -7,6 +7,11 @@ means (nope, rope), stored in two buffers. Extend splits the latent row (`k.spli
 two views of the caller's k); decode gets nope and rope apart. A pool in the CUDA layout has no
 such meaning for set_kv_buffer, so there the same write goes through its (nope, rope) door,
 set_mla_kv_buffer. The NPU MHA layout and the CP helper are modelled elsewhere (context_parallel).
+
+Its release class runs on the MHA kinds (backends/real_code.py): the module imports with torch_npu
+and sgl_kernel_npu stood in, each name a placeholder that raises if called. A stand-in torch_npu
+sets no `torch.npu`, so device discovery (harness/plan/devices.py) still finds no NPU. The MLA
+extend reads a per-request list before its write, so the MLA kinds run the model.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from backends.call_shapes import (
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, MLA_POOLS, register_backend
 from backends.era_calls import BARE, decoder_swa, kv_write, write_loc
+from backends.real_code import RealCode
 from pools.kinds.layout import NPU_MHA, NPU_MLA
 from pools.kinds.spec import names
 
@@ -129,9 +135,20 @@ CENSUS = CallSiteModel(
 @register_backend(
     name="ascend",
     order=100,
-    real_code_gap="not driven yet: its module imports only with stand-ins for torch_npu and "
-    "sgl_kernel_npu (measured on 0.5.23), and torch_npu is the package device discovery imports "
-    "in the same process (harness/plan/devices.py), so the census-checked model runs",
+    real_code=RealCode(
+        "sglang.srt.hardware_backend.npu.attention.ascend_backend",
+        "AscendAttnBackend",
+        standins={"torch_npu": {}, "sgl_kernel_npu": {}},
+        fields=lambda req, mode: {
+            "is_dllm_model": False,
+            "attn_cp_size": 1,
+            "enable_sparsity_driven_kv_offload": False,
+            "graph_mode": False,
+        },
+        model_kinds=MLA_POOLS + names(NPU_MLA),
+        why_model="MLA: the extend sums forward_batch.extend_prefix_lens_cpu before its write "
+        "(ascend_backend.py 2102 on 0.5.23), a per-request list the driver does not build",
+    ),
     census=CENSUS,
     device_type="npu",
     pool_kinds=MHA_POOLS + MLA_POOLS + names(NPU_MHA, NPU_MLA),

@@ -16,11 +16,13 @@ from tests.helpers.planted_release import copy_release, replace_file
 pytestmark = [pytest.mark.sglang, pytest.mark.slow, pytest.mark.e2e]
 
 TRITON = Path("srt/layers/attention/triton_backend.py")
+ASCEND = Path("srt/hardware_backend/npu/attention/ascend_backend.py")
 
 
 @dataclass(frozen=True)
 class Fault:
-    """A write-path fault planted in one function of triton's release source."""
+    """A write-path fault planted in one function of a backend's release source (triton's,
+    unless `backend` and `file` say otherwise)."""
 
     function: str
     old: str
@@ -29,6 +31,8 @@ class Fault:
     dtype: str
     mode: str
     span: int = 8  # how many lines the write call may stand from the planted change
+    backend: str = "triton"
+    file: Path = TRITON
 
 
 FAULTS = {
@@ -57,18 +61,30 @@ FAULTS = {
     "decode-writes-unsaved": Fault(
         "forward_decode", "if save_kv_cache:", "if k is not None:", "mha", "bf16", "decode", 30
     ),
+    # ascend's release class, its module imported with torch_npu and sgl_kernel_npu stood in:
+    # its extend drops the SWA loc, so SWA layers are written at full-pool slot ids.
+    "ascend-swa-loc-dropped": Fault(
+        "forward_extend",
+        "KVWriteLoc(cache_loc, swa_loc)",
+        "KVWriteLoc(cache_loc, None)",
+        "swa_mha",
+        "bf16",
+        "extend",
+        backend="ascend",
+        file=ASCEND,
+    ),
 }
 
 
 def _release_with(fault: Fault, folder: Path) -> tuple[str, list[int]]:
     """The copy with `fault` planted; returns the SUT spec and the lines changed."""
     copy = copy_release(folder)
-    source = (copy / TRITON).read_text()
+    source = (copy / fault.file).read_text()
     start = source.index(f"    def {fault.function}(")
     end = source.index("\n    def ", start + 1)
     planted = source[:start] + source[start:end].replace(fault.old, fault.new) + source[end:]
     assert planted != source, f"the release's {fault.function} no longer has {fault.old!r}"
-    replace_file(copy, TRITON, planted)
+    replace_file(copy, fault.file, planted)
     lines = [n for n, line in enumerate(planted.splitlines(), 1) if fault.new in line]
     return f"sglang@{folder}", lines
 
@@ -78,15 +94,16 @@ def test_a_fault_planted_in_a_release_backend_is_a_finding_with_its_file_and_lin
     fault = FAULTS[name]
     spec, planted = _release_with(fault, tmp_path / "release")
     result = run_kvh(
-        "run", "--sut", spec, "--backend", "triton", "--pool", fault.pool,
+        "run", "--sut", spec, "--backend", fault.backend, "--pool", fault.pool,
         "--dtype", fault.dtype, "--out", str(tmp_path / "out"),
     )  # fmt: skip
     assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
-    assert "real code run: " in result.stderr and "triton" in result.stderr
+    assert "real code run: " in result.stderr and fault.backend in result.stderr
     findings = [line for line in result.stdout.splitlines() if line.startswith("FINDING ")]
     assert findings, result.stdout[-3000:]
-    assert all(f"/triton:{fault.mode}@" in line for line in findings), findings
-    site = re.search(rf"release code: (triton_backend\.py:(\d+) in {fault.function})", findings[0])
+    assert all(f"/{fault.backend}:{fault.mode}@" in line for line in findings), findings
+    name = re.escape(fault.file.name)
+    site = re.search(rf"release code: ({name}:(\d+) in {fault.function})", findings[0])
     assert site, findings[0]
     # The release's write call stands within the fault's span of the planted change.
     near = [line for line in planted if abs(line - int(site.group(2))) <= fault.span]

@@ -10,6 +10,10 @@ Before attention, the layer's indexer stores its key (dsa_indexer.py `_store_ind
 path without a fused CUDA or AITER store): `set_index_k_scale_buffer(layer_id=, loc=
 forward_batch.out_cache_loc, index_k=k_fp8, index_k_scale=k_scale)`, act_quant's fp8 key and
 float32 scale, at the logical loc (a HiSparse pool keeps its indexer keys by logical id).
+
+Where the release's DeepseekSparseAttnBackend imports (0.5.22, 0.5.23), its forwards write the
+K/V as release code (backends/real_code.py); the indexer's store, which another release object
+makes, stays this model's and runs first (`RealCode.model_first`).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from backends.dsa_indexer import store_index_keys
 from backends.entry import EXTEND_AND_DECODE, ValueScope, register_backend
 from backends.focus import LAYOUT_DTYPES
 from backends.plain import PLAIN_FOCUS
+from backends.real_code import RealCode
 from pools.kinds.hybrid import HISPARSE_DSA
 from scenarios.model import DSA_MLA_KINDS, SWA_DSA_KINDS
 
@@ -79,8 +84,20 @@ CENSUS = CallSiteModel(
     kind_dtypes=DSA_PLACEMENT_DTYPES,
     kind_dtypes_reason=DSA_PLACEMENT_REASON,
     value_scope=ValueScope(DSA_BACKEND_KINDS, "nope ++ rope cast, no scales"),
-    real_code_gap="the release driver builds no DSA indexer metadata (its forward reads the "
-    "indexer's top-k plan before the write); the census-checked model runs",
+    real_code=RealCode(
+        "sglang.srt.layers.attention.dsa_backend",
+        "DeepseekSparseAttnBackend",
+        # No top-k plan reaches the write: with topk_indices None the kpool tail checks return
+        # at once, and any implementation but trtllm (its own path, _forward_trtllm) writes at
+        # forward_extend's and forward_decode's set_mla_kv_buffer.
+        fields=lambda req, mode: {
+            "dsa_prefill_impl": "flashmla_sparse",
+            "dsa_decode_impl": "flashmla_sparse",
+            "use_mha": False,
+            "dsa_index_kpool": 1,
+        },
+        model_first=store_index_keys,
+    ),
     summary="set_mla_kv_buffer(layer, cache_loc, k, k_rope) with the bare loc, every mode",
 )
 def write(req: WriteRequest, era: str, mode: str) -> None:

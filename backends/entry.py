@@ -122,6 +122,8 @@ class Backend:
         called the write door), else the model."""
         real, cls = self.real_code, self._release_class(req, mode)
         if cls is not None:  # the release's forward runs whether or not it is told to save
+            if real.model_first is not None and req.save_kv_cache:
+                real.model_first(req)
             return drive(real, cls, req, mode, self.mla_input)
         if req.save_kv_cache:  # the model: told not to save, a forward calls no write door
             self.write(req, era, mode)
@@ -139,7 +141,8 @@ class Backend:
         if not req.save_kv_cache:
             return (lambda: None), real.where
         forward = prepare_forward(real, cls, req, mode, self.mla_input)
-        return (lambda: forward(False)), real.where
+        first = real.model_first or (lambda req: None)
+        return (lambda: (first(req), forward(False))[1]), real.where
 
     def judges(self, pool: str, dtype: str) -> bool:
         """Whether this call site's cells of `pool` pools of `dtype` are planned at all."""

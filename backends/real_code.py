@@ -109,6 +109,9 @@ class RealCode:
     # Pool kinds whose cells run the model in every mode, for `why_model`.
     model_kinds: tuple[str, ...] = ()
     why_model: str = ""
+    # The part of the write another release object makes before the class's forward, done by
+    # the model first (dsa: the layer's Indexer stores its keys before attention).
+    model_first: Optional[Callable[[WriteRequest], None]] = None
 
     def runs_in(self, mode: str, pool: str = "") -> bool:
         return (not self.modes or mode in self.modes) and pool not in self.model_kinds

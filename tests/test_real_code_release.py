@@ -17,6 +17,7 @@ pytestmark = [pytest.mark.sglang, pytest.mark.slow, pytest.mark.e2e]
 
 TRITON = Path("srt/layers/attention/triton_backend.py")
 ASCEND = Path("srt/hardware_backend/npu/attention/ascend_backend.py")
+DSA = Path("srt/layers/attention/dsa_backend.py")
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,18 @@ FAULTS = {
         "extend",
         backend="ascend",
         file=ASCEND,
+    ),
+    # dsa's release class (its indexer's key store stays the model's, model_first): its extend
+    # writes the tokens' rows in reverse order.
+    "dsa-loc-reversed": Fault(
+        "forward_extend",
+        "forward_batch.out_cache_loc",
+        "forward_batch.out_cache_loc.flip(0)",
+        "hisparse_dsa",
+        "bf16",
+        "extend",
+        backend="dsa",
+        file=DSA,
     ),
 }
 

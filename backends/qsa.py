@@ -12,12 +12,18 @@ update_key_state_and_compress, the eager path):
 Then attention writes K/V with `set_kv_buffer(layer, forward_batch.out_cache_loc, k, v)`: the
 bare loc, no scales, in both modes (the fused KV-attention path is CUDA-only).
 
+Where the release's QwenSparseAttnBackend imports (0.5.22, 0.5.23), its forwards write the K/V
+as release code (backends/real_code.py); the indexer's stores, which the layer's QSAIndexer
+makes, stay this model's and run first (`RealCode.model_first`).
+
 The scenario's tokens are a decode batch's, each its own request (scenarios.materialize
 qsa_ring_slot), so no two tokens of a forward share a ring row. The census reads set_kv_buffer
 and set_mla_kv_buffer calls: the file's own set_kv_buffer call is the bare-loc shape modelled.
 """
 
 from __future__ import annotations
+
+import torch
 
 from backends.call_shapes import (
     ATTENTION,
@@ -31,6 +37,7 @@ from backends.call_shapes import (
 from backends.context import WriteRequest
 from backends.entry import EXTEND_AND_DECODE, ValueScope, register_backend
 from backends.plain import PLAIN_FOCUS
+from backends.real_code import RealCode
 from scenarios.model import QSA_KINDS
 
 # The if tests that choose each modelled write call, per era, as the releases' files have
@@ -70,15 +77,30 @@ CENSUS = CallSiteModel(
         "slot",
         scaled=False,
     ),
-    real_code_gap="the release driver stops a forward at set_kv_buffer and set_mla_kv_buffer "
-    "(backends/real_code.py WRITE_DOORS); the indexer's stores come first, from a QSA plan it "
-    "does not build",
+    real_code=RealCode(
+        "sglang.srt.layers.attention.qwen_sparse_attn_backend",
+        "QwenSparseAttnBackend",
+        # The fused K/V-attention path needs q on CUDA (qwen_sparse_attn_backend.py 1393), so
+        # on a CPU its eligibility decides nothing.
+        fields=lambda req, mode: {"_fused_kv_pool_eligible": False},
+        forward_kwargs=lambda req, mode: {
+            "topk_indices": req.k.new_zeros((req.k.shape[0], 1), dtype=torch.int32)
+        },
+        model_first=lambda req: store_indexer_keys(req),
+    ),
     summary="full-attention layers: the indexer's ring, RoPE-position and compressed-key stores, "
     "then set_kv_buffer(layer, out_cache_loc, k, v) with the bare loc and no scales",
 )
 def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return
+    store_indexer_keys(req)
+    req.pool.set_kv_buffer(req.layer, req.forward_batch.out_cache_loc, req.k, req.v)
+
+
+def store_indexer_keys(req: WriteRequest) -> None:
+    """The layer's QSAIndexer, before attention: the pending ring's keys and positions, then the
+    compressed keys of the groups the forward completes."""
     pool, layer, plan = req.pool, req.layer, req.metadata
     tokens = req.qsa_state.shape[0]
     state_slots = plan.qsa_ring_slots[:tokens]
@@ -87,4 +109,3 @@ def write(req: WriteRequest, era: str, mode: str) -> None:
     if plan.qsa_write_locs.numel():
         compressed = req.qsa_ck[plan.qsa_group_rows]
         pool.set_qsa_compressed_k_buffer(layer.layer_id, plan.qsa_write_locs, compressed)
-    pool.set_kv_buffer(layer, req.forward_batch.out_cache_loc, req.k, req.v)

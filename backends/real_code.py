@@ -112,6 +112,9 @@ class RealCode:
     # The part of the write another release object makes before the class's forward, done by
     # the model first (dsa: the layer's Indexer stores its keys before attention).
     model_first: Optional[Callable[[WriteRequest], None]] = None
+    # Arguments the forward requires that only the attention after the write reads (qsa: the
+    # indexer's top-k rows), as the driver hands them: zeros, as its query is.
+    forward_kwargs: Fields = no_fields
 
     def runs_in(self, mode: str, pool: str = "") -> bool:
         return (not self.modes or mode in self.modes) and pool not in self.model_kinds
@@ -341,6 +344,7 @@ def prepare_forward(
     query = key.new_zeros(tokens, heads * head_dim)
     forward = backend.forward_decode if mode == "decode" else backend.forward_extend
     rope = {"k_rope": req.k_rope} if split_mla else {}
+    rope.update(real.forward_kwargs(req, mode))
 
     def forward_to_door(where: bool) -> str:
         sites: Optional[list[str]] = [] if where else None

@@ -18,6 +18,7 @@ pytestmark = [pytest.mark.sglang, pytest.mark.slow, pytest.mark.e2e]
 TRITON = Path("srt/layers/attention/triton_backend.py")
 ASCEND = Path("srt/hardware_backend/npu/attention/ascend_backend.py")
 DSA = Path("srt/layers/attention/dsa_backend.py")
+QSA = Path("srt/layers/attention/qwen_sparse_attn_backend.py")
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,17 @@ FAULTS = {
         "extend",
         backend="dsa",
         file=DSA,
+    ),
+    # qsa's release class (its indexer's stores stay the model's): its extend swaps K and V.
+    "qsa-k-v-swapped": Fault(
+        "forward_extend",
+        "layer, forward_batch.out_cache_loc, k, v",
+        "layer, forward_batch.out_cache_loc, v, k",
+        "qsa",
+        "bf16",
+        "extend",
+        backend="qsa",
+        file=QSA,
     ),
 }
 

@@ -104,10 +104,13 @@ CENSUS = CallSiteModel(
     order=140,
     real_code_gap="no backend class: the CP write all-gathers k/v over the CP process group "
     "before the pool call (0.5.12-0.5.14 layers/utils/cp_utils.py cp_allgather_and_save_kv_cache; "
-    "0.5.23 layers/cp/zigzag.py ZigzagCPStrategy.materialize_full_kv, whose group and zigzag "
-    "metadata come from the server's CP setup, while its cp_utils.py keeps a shim that raises "
-    "'Prefill CP on NPU/MUSA is deprecated' at line 9); harness/cp runs the model across "
-    "processes (kvh cp)",
+    "0.5.23 layers/cp/zigzag.py ZigzagCPStrategy.materialize_full_kv, while its cp_utils.py "
+    "keeps a shim that raises 'Prefill CP on NPU/MUSA is deprecated' at line 9). Measured on "
+    "0.5.23 in one process, its rank stated (get_parallel().override(attn_cp_size=2, "
+    "attn_cp_rank=0)) and its metadata its own build_metadata's: materialize_full_kv stops at "
+    "zigzag.py 475, get_parallel().attn_cp_group, whose all_gather_into_tensor (488) needs the "
+    "other rank's share from another process; harness/cp runs the model across processes "
+    "(kvh cp)",
     census=CENSUS,
     device_type="cuda",
     pool_kinds=MHA_POOLS,

@@ -347,14 +347,15 @@ def prepare_forward(
     rope.update(real.forward_kwargs(req, mode))
 
     def forward_to_door(where: bool) -> str:
-        sites: Optional[list[str]] = [] if where else None
+        # Told not to save, every door call is recorded: one that raises is still a call.
+        sites: Optional[list[str]] = [] if where or not req.save_kv_cache else None
         try:
             with _stopping_after_write(req.pool, sites):
                 forward(query, key, req.v, layer, batch, save_kv_cache=req.save_kv_cache, **rope)
         except _Written:
             return sites[0] if sites else ""
         except Exception as error:
-            if not req.save_kv_cache:
+            if not req.save_kv_cache and not sites:
                 # Told not to save, the forward went on to its attention without calling a write
                 # door; what the attention then raises on the driver's stand-ins (or a kernel
                 # left out) is no write, which is all this call is judged on.

@@ -246,6 +246,33 @@ def test_a_stand_in_called_before_the_write_is_a_driver_gap_and_attention_after_
     assert "calls sgl_kernel.fused_store" in verdict.skip_reason
 
 
+def test_a_forward_told_not_to_save_is_judged_on_the_doors_it_calls(sglang):
+    """Told not to save, the release's forward goes on to its attention: what that raises on
+    the driver's stand-ins is no write (PASS), while a door it calls anyway is a finding, also
+    where the door itself raises."""
+    real = sglang.real_backends["torch_native"]
+    assert _verdict(sglang, "mha", "unsaved-layer").outcome is Outcome.PASS
+
+    class Attends(real):
+        def forward_extend(self, *args, **kwargs):
+            raise RuntimeError("attention on the driver's stand-ins")
+
+    assert _verdict(_with_class(sglang, Attends), "mha", "unsaved-layer").outcome is Outcome.PASS
+
+    class SavesAnyway(real):
+        def forward_extend(self, q, k, v, layer, forward_batch, save_kv_cache=True, **kwargs):
+            return super().forward_extend(q, k, v, layer, forward_batch, True, **kwargs)
+
+    class BadLocAnyway(real):
+        def forward_extend(self, q, k, v, layer, forward_batch, save_kv_cache=True, **kwargs):
+            self.token_to_kv_pool.set_kv_buffer(layer, forward_batch.out_cache_loc[:1], k, v)
+
+    for cls, oracle in ((SavesAnyway, "untouched"), (BadLocAnyway, "exception")):
+        verdict = _verdict(_with_class(sglang, cls), "mha", "unsaved-layer")
+        assert verdict.outcome is Outcome.FINDING, (cls.__name__, verdict)
+        assert verdict.findings[0].oracle == oracle, verdict.findings[0].headline()
+
+
 def test_a_finding_on_release_code_names_the_release_frames_of_its_write_call(sglang):
     real = sglang.real_backends["torch_native"]
 

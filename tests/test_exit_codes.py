@@ -251,7 +251,7 @@ def test_a_run_that_plans_no_check_is_nothing_checked_and_exit_2(tmp_path: Path,
     shard = ["--era", "legacy", "--shard", "1/2", "--out", str(tmp_path / "share")]
     assert main([*argv, *shard]) == 0  # one share of a run: the run says whether any held one
     assert main([*argv, "--out", str(tmp_path / "some")]) == 0
-    assert "PASS: 8 checks" in capsys.readouterr().out
+    assert "PASS: 12 checks" in capsys.readouterr().out
 
 
 def test_sigterm_inside_hypothesis_comes_out_as_the_same_interrupt() -> None:

@@ -63,6 +63,10 @@ FAULTS = {
     "decode-writes-unsaved": Fault(
         "forward_decode", "if save_kv_cache:", "if k is not None:", "mha", "bf16", "decode", 30
     ),
+}
+
+# Faults in three other backends' release classes, planted in one copy and judged by one run.
+OTHER_BACKENDS = {
     # ascend's release class, its module imported with torch_npu and sgl_kernel_npu stood in:
     # its extend drops the SWA loc, so SWA layers are written at full-pool slot ids.
     "ascend-swa-loc-dropped": Fault(
@@ -103,15 +107,33 @@ FAULTS = {
 
 def _release_with(fault: Fault, folder: Path) -> tuple[str, list[int]]:
     """The copy with `fault` planted; returns the SUT spec and the lines changed."""
+    spec, lines = _release_with_all([fault], folder)
+    return spec, lines[0]
+
+
+def _release_with_all(faults: list[Fault], folder: Path) -> tuple[str, list[list[int]]]:
+    """One copy with every fault planted (one a file); the SUT spec and each one's lines."""
     copy = copy_release(folder)
-    source = (copy / fault.file).read_text()
-    start = source.index(f"    def {fault.function}(")
-    end = source.index("\n    def ", start + 1)
-    planted = source[:start] + source[start:end].replace(fault.old, fault.new) + source[end:]
-    assert planted != source, f"the release's {fault.function} no longer has {fault.old!r}"
-    replace_file(copy, fault.file, planted)
-    lines = [n for n, line in enumerate(planted.splitlines(), 1) if fault.new in line]
-    return f"sglang@{folder}", lines
+    changed = []
+    for fault in faults:
+        source = (copy / fault.file).read_text()
+        start = source.index(f"    def {fault.function}(")
+        end = source.index("\n    def ", start + 1)
+        planted = source[:start] + source[start:end].replace(fault.old, fault.new) + source[end:]
+        assert planted != source, f"the release's {fault.function} no longer has {fault.old!r}"
+        replace_file(copy, fault.file, planted)
+        changed.append([n for n, line in enumerate(planted.splitlines(), 1) if fault.new in line])
+    return f"sglang@{folder}", changed
+
+
+def _site_near(fault: Fault, findings: list[str], planted: list[int]) -> None:
+    """The first finding names the fault's function in its file, within its span of the plant."""
+    assert all(f"/{fault.backend}:{fault.mode}@" in line for line in findings), findings
+    name = re.escape(fault.file.name)
+    site = re.search(rf"release code: ({name}:(\d+) in {fault.function})", findings[0])
+    assert site, findings[0]
+    near = [line for line in planted if abs(line - int(site.group(2))) <= fault.span]
+    assert near, (site.group(1), planted)
 
 
 @pytest.mark.parametrize("name", FAULTS)
@@ -126,13 +148,24 @@ def test_a_fault_planted_in_a_release_backend_is_a_finding_with_its_file_and_lin
     assert "real code run: " in result.stderr and fault.backend in result.stderr
     findings = [line for line in result.stdout.splitlines() if line.startswith("FINDING ")]
     assert findings, result.stdout[-3000:]
-    assert all(f"/{fault.backend}:{fault.mode}@" in line for line in findings), findings
-    name = re.escape(fault.file.name)
-    site = re.search(rf"release code: ({name}:(\d+) in {fault.function})", findings[0])
-    assert site, findings[0]
-    # The release's write call stands within the fault's span of the planted change.
-    near = [line for line in planted if abs(line - int(site.group(2))) <= fault.span]
-    assert near, (site.group(1), planted)
+    _site_near(fault, findings, planted)
+
+
+def test_faults_planted_in_ascend_dsa_and_qsa_are_findings_through_their_release_classes(tmp_path):
+    faults = list(OTHER_BACKENDS.values())
+    spec, planted = _release_with_all(faults, tmp_path / "release")
+    result = run_kvh(
+        "run", "--sut", spec, "--backend", ",".join(f.backend for f in faults),
+        "--pool", ",".join(f.pool for f in faults), "--dtype", "bf16",
+        "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
+    found = [line for line in result.stdout.splitlines() if line.startswith("FINDING ")]
+    for fault, lines in zip(faults, planted):
+        assert f" {fault.backend}," in result.stderr.split("real code run: ")[1].splitlines()[0]
+        own = [line for line in found if f"/{fault.backend}:" in line]
+        assert own, (fault.backend, result.stdout[-3000:])
+        _site_near(fault, own, lines)
 
 
 def test_the_unplanted_copy_passes_so_the_finding_is_the_fault(tmp_path):

@@ -57,7 +57,7 @@ it, and at layer 0 `layer_id - start_layer` agrees with `+`, `|`, `^` and `>>`. 
 fa3's call wrote the MLA (nope, rope) door with a loc it unwraps: plain_mla's raises there."""
 
 UNSAVED = {"extend": ("unsaved-layer",), "decode": ("unsaved-layer-decode",)}
-"""A forward told not to save on one of its layers (the base kinds): every backend runs it, since
+"""Forwards that call a layer told not to save (the base kinds): every backend runs them, since
 each forward's write hangs on `save_kv_cache` (with `k is not None`), and a flipped test writes
 rows that must keep the canary."""
 

@@ -121,13 +121,12 @@ class Backend:
         """One write: the release's own backend code where the SUT carries it (returning where it
         called the write door), else the model."""
         real, cls = self.real_code, self._release_class(req, mode)
-        if cls is not None:  # the release's forward runs whether or not it is told to save
-            if real.model_first is not None and req.save_kv_cache:
-                real.model_first(req)
-            return drive(real, cls, req, mode, self.mla_input)
-        if req.save_kv_cache:  # the model: told not to save, a forward calls no write door
+        if cls is None:  # the model, which says what its site does when told not to save
             self.write(req, era, mode)
-        return None
+            return None
+        if real.model_first is not None and req.save_kv_cache:
+            real.model_first(req)
+        return drive(real, cls, req, mode, self.mla_input)  # told to save or not, as the caller
 
     def prepared_write(
         self, req: WriteRequest, era: str, mode: str

@@ -203,8 +203,9 @@ CENSUS = CallSiteModel(
             "decode-kernel-unsaved",
             "decode on a layer told not to save",
             "the decode kernel stores K/V as part of its attention whatever save_kv_cache "
-            "says (bf16; an fp8 cache's write goes through set_kv_buffer, which honours it), "
-            "and the decode is the model here: no claim to judge the release by",
+            "says (bf16; an fp8 cache's write goes through set_kv_buffer, which honours it), so "
+            "its model writes the layer, which the expected writes, from the scenario alone, "
+            "leave unwritten; and the decode is the model here: no release code to judge",
             decode_on(unsaved_layer),
             "intel_amx_backend.py 0.5.12-0.5.23",
         ),

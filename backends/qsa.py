@@ -61,6 +61,19 @@ CENSUS = CallSiteModel(
 )
 
 
+def store_indexer_keys(req: WriteRequest) -> None:
+    """The layer's QSAIndexer, before attention: the pending ring's keys and positions, then the
+    compressed keys of the groups the forward completes."""
+    pool, layer, plan = req.pool, req.layer, req.metadata
+    tokens = req.qsa_state.shape[0]
+    state_slots = plan.qsa_ring_slots[:tokens]
+    pool.set_qsa_key_state_buffer(layer.layer_id, state_slots, req.qsa_state)
+    pool.set_qsa_rope_position_buffer(state_slots, plan.qsa_positions)
+    if plan.qsa_write_locs.numel():
+        compressed = req.qsa_ck[plan.qsa_group_rows]
+        pool.set_qsa_compressed_k_buffer(layer.layer_id, plan.qsa_write_locs, compressed)
+
+
 @register_backend(
     name="qsa",
     order=98,
@@ -86,7 +99,7 @@ CENSUS = CallSiteModel(
         forward_kwargs=lambda req, mode: {
             "topk_indices": req.k.new_zeros((req.k.shape[0], 1), dtype=torch.int32)
         },
-        model_first=lambda req: store_indexer_keys(req),
+        model_first=store_indexer_keys,
     ),
     summary="full-attention layers: the indexer's ring, RoPE-position and compressed-key stores, "
     "then set_kv_buffer(layer, out_cache_loc, k, v) with the bare loc and no scales",
@@ -96,16 +109,3 @@ def write(req: WriteRequest, era: str, mode: str) -> None:
         return
     store_indexer_keys(req)
     req.pool.set_kv_buffer(req.layer, req.forward_batch.out_cache_loc, req.k, req.v)
-
-
-def store_indexer_keys(req: WriteRequest) -> None:
-    """The layer's QSAIndexer, before attention: the pending ring's keys and positions, then the
-    compressed keys of the groups the forward completes."""
-    pool, layer, plan = req.pool, req.layer, req.metadata
-    tokens = req.qsa_state.shape[0]
-    state_slots = plan.qsa_ring_slots[:tokens]
-    pool.set_qsa_key_state_buffer(layer.layer_id, state_slots, req.qsa_state)
-    pool.set_qsa_rope_position_buffer(state_slots, plan.qsa_positions)
-    if plan.qsa_write_locs.numel():
-        compressed = req.qsa_ck[plan.qsa_group_rows]
-        pool.set_qsa_compressed_k_buffer(layer.layer_id, plan.qsa_write_locs, compressed)

@@ -110,7 +110,8 @@ class RealCode:
     model_kinds: tuple[str, ...] = ()
     why_model: str = ""
     # The part of the write another release object makes before the class's forward, done by
-    # the model first (dsa: the layer's Indexer stores its keys before attention).
+    # the model first where the forward is told to save, as the model's own write does (dsa: the
+    # layer's Indexer stores its keys before attention).
     model_first: Optional[Callable[[WriteRequest], None]] = None
     # Arguments the forward requires that only the attention after the write reads (qsa: the
     # indexer's top-k rows), as the driver hands them: zeros, as its query is.
@@ -343,15 +344,17 @@ def prepare_forward(
         )
     query = key.new_zeros(tokens, heads * head_dim)
     forward = backend.forward_decode if mode == "decode" else backend.forward_extend
-    rope = {"k_rope": req.k_rope} if split_mla else {}
-    rope.update(real.forward_kwargs(req, mode))
+    keywords = {"k_rope": req.k_rope} if split_mla else {}
+    keywords.update(real.forward_kwargs(req, mode))
 
     def forward_to_door(where: bool) -> str:
         # Told not to save, every door call is recorded: one that raises is still a call.
         sites: Optional[list[str]] = [] if where or not req.save_kv_cache else None
         try:
             with _stopping_after_write(req.pool, sites):
-                forward(query, key, req.v, layer, batch, save_kv_cache=req.save_kv_cache, **rope)
+                forward(
+                    query, key, req.v, layer, batch, save_kv_cache=req.save_kv_cache, **keywords
+                )
         except _Written:
             return sites[0] if sites else ""
         except Exception as error:

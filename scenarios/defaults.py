@@ -85,7 +85,7 @@ def geometry(pool: str, dtype: str, page_size: int = 16, size: int = 256) -> Geo
     return Geometry(head_num=2, head_dim=32, v_head_dim=16, **common)
 
 
-def _scenario(
+def make_scenario(
     rng: random.Random, g: Geometry, forwards: list[Forward], name: str, seed: int, **fields
 ) -> Scenario:
     mapping = None
@@ -117,11 +117,11 @@ def default_scenarios(pool: str, dtype: str, seed: int) -> list[Scenario]:
     scaled_input = "bf16" if fp8 else "fp32"
     return (
         [
-            _scenario(rng, g, [Forward(prefill)], "prefill", seed),
-            _scenario(rng, g, [Forward([slot]) for slot in decode], "decode", seed + 1),
-            _scenario(rng, g, [Forward(padded, narrow=9)], "padded-narrowed", seed + 2),
-            _scenario(rng, g64, [Forward(wide)], "int32-page64", seed + 3, loc_dtype="int32"),
-            _scenario(
+            make_scenario(rng, g, [Forward(prefill)], "prefill", seed),
+            make_scenario(rng, g, [Forward([slot]) for slot in decode], "decode", seed + 1),
+            make_scenario(rng, g, [Forward(padded, narrow=9)], "padded-narrowed", seed + 2),
+            make_scenario(rng, g64, [Forward(wide)], "int32-page64", seed + 3, loc_dtype="int32"),
+            make_scenario(
                 rng,
                 g,
                 [Forward(prefill[:24])],
@@ -131,7 +131,7 @@ def default_scenarios(pool: str, dtype: str, seed: int) -> list[Scenario]:
                 k_scale=Scale("float", 0.5),
                 v_scale=Scale("float", 2.0),
             ),
-            _scenario(
+            make_scenario(
                 rng,
                 g,
                 [Forward(prefill[:24])],
@@ -171,8 +171,10 @@ def _unsaved(pool: str, dtype: str, seed: int) -> list[Scenario]:
         return Forward(loc, layers=unsaved, unsaved_layers=unsaved)
 
     return [
-        _scenario(rng, g, [forward(tokens)], "unsaved-layer", seed),
-        _scenario(rng, g, [forward([slot]) for slot in steps], "unsaved-layer-decode", seed + 1),
+        make_scenario(rng, g, [forward(tokens)], "unsaved-layer", seed),
+        make_scenario(
+            rng, g, [forward([slot]) for slot in steps], "unsaved-layer-decode", seed + 1
+        ),
     ]
 
 
@@ -181,7 +183,7 @@ def _dcp_unsaved(g: Geometry, pool: str, dtype: str, seed: int) -> Scenario:
     sites' own forwards, flashinfer_mla's among them)."""
     rng = random.Random(f"{seed}:{pool}:{dtype}:dcp-unsaved")
     forward = _dcp_forward(rng, g, list(range(12)), layers=[6], unsaved_layers=[6])
-    return _scenario(rng, _dcp_ranked(g), [forward], "dcp-rank-unsaved", seed)
+    return make_scenario(rng, _dcp_ranked(g), [forward], "dcp-rank-unsaved", seed)
 
 
 def _pipeline_rank(rng: random.Random, g: Geometry, seed: int) -> Scenario:
@@ -191,7 +193,7 @@ def _pipeline_rank(rng: random.Random, g: Geometry, seed: int) -> Scenario:
     ranked = replace(g, start_layer=3)
     prefill, step = allocate(rng, g.size, g.page_size, 20), allocate(rng, g.size, g.page_size, 1)
     forwards = [Forward(prefill), Forward(step, layers=[4, 6])]
-    return _scenario(rng, ranked, forwards, "pipeline-rank", seed)
+    return make_scenario(rng, ranked, forwards, "pipeline-rank", seed)
 
 
 def _dcp_rank(rng: random.Random, g: Geometry, seed: int, scaled_input: str) -> list[Scenario]:
@@ -211,8 +213,8 @@ def _dcp_rank(rng: random.Random, g: Geometry, seed: int, scaled_input: str) -> 
         input_dtype=scaled_input, k_scale=Scale("float", 0.5), v_scale=Scale("tensor", 2.0)
     )
     return [
-        _scenario(rng, ranked, forwards, "dcp-rank", seed, fused_qkv=True),
-        _scenario(
+        make_scenario(rng, ranked, forwards, "dcp-rank", seed, fused_qkv=True),
+        make_scenario(
             rng, ranked, [replace(f) for f in forwards], "dcp-rank-scaled", seed + 1, **scaled
         ),
     ]
@@ -244,8 +246,8 @@ def _draft_commits(rng: random.Random, g: Geometry, seed: int, scaled_input: str
         input_dtype=scaled_input, k_scale=Scale("float", 0.5), v_scale=Scale("tensor", 2.0)
     )
     return [
-        _scenario(rng, g, [commit], "prefix-valid", seed),
-        _scenario(rng, g, [replace(commit)], "prefix-valid-scaled", seed + 1, **scaled),
+        make_scenario(rng, g, [commit], "prefix-valid", seed),
+        make_scenario(rng, g, [replace(commit)], "prefix-valid-scaled", seed + 1, **scaled),
     ]
 
 
@@ -261,15 +263,17 @@ def _edges(rng: random.Random, g: Geometry, pool: str, dtype: str, seed: int) ->
     scaled = dict(k_scale=Scale("float", 0.5), v_scale=Scale("float", 0.5))
     return [
         replace(reach_scenario(pool, dtype, REACH_POOL_BYTES, seed), name="reach"),
-        _scenario(
+        make_scenario(
             rng, g, [Forward(tokens)], "extreme-scaled", seed + 1, values="extreme", **scaled
         ),
-        _scenario(rng, g, [Forward(tokens)], "special-values", seed + 2, values="special"),
-        _scenario(rng, g, [Forward(tokens[:12])], "stale-full-loc", seed + 3, stale_full_loc=True),
-        _scenario(
+        make_scenario(rng, g, [Forward(tokens)], "special-values", seed + 2, values="special"),
+        make_scenario(
+            rng, g, [Forward(tokens[:12])], "stale-full-loc", seed + 3, stale_full_loc=True
+        ),
+        make_scenario(
             rng, g, [Forward(tokens[:12] + [0] * 4)], "nan-padding", seed + 4, nan_padding=True
         ),
-        _scenario(rng, g, [Forward(tokens[:12])], "unmarked-loc", seed + 5, unmarked_loc=True),
+        make_scenario(rng, g, [Forward(tokens[:12])], "unmarked-loc", seed + 5, unmarked_loc=True),
     ]
 
 
@@ -320,7 +324,7 @@ def _small(
     tokens = allocate(rng, g.size, g.page_size, 20)
     decode = allocate(rng, g.size, g.page_size, 3)
     scenarios = [
-        _scenario(
+        make_scenario(
             rng,
             g,
             [Forward(tokens)],
@@ -330,7 +334,7 @@ def _small(
             k_scale=Scale("tensor", 0.3),
             v_scale=Scale("param", 1.7),
         ),
-        _scenario(
+        make_scenario(
             rng,
             g,
             [Forward(tokens[:12])],
@@ -340,8 +344,10 @@ def _small(
             k_scale=Scale("param", 0.25),
             v_scale=Scale("none"),
         ),
-        _scenario(rng, g, [Forward(tokens[:9] + [0] * 7, narrow=9)], "small-narrowed", seed + 2),
-        _scenario(
+        make_scenario(
+            rng, g, [Forward(tokens[:9] + [0] * 7, narrow=9)], "small-narrowed", seed + 2
+        ),
+        make_scenario(
             rng,
             g,
             [Forward([slot]) for slot in decode],
@@ -362,7 +368,7 @@ def _small(
         # Layer 0 (a full-attention layer on SWA pools) writes at the encoder loc.
         slots = allocate(rng, g.size, g.page_size, 20)
         scenarios.append(
-            _scenario(
+            make_scenario(
                 rng,
                 g,
                 [Forward(slots[:10], encoder_loc=slots[10:], cross_layers=[0])],
@@ -373,60 +379,3 @@ def _small(
             )
         )
     return scenarios
-
-
-def _random_scale(rng: random.Random) -> Scale:
-    return Scale(
-        rng.choice(("none", "float", "tensor", "param")), rng.choice((0.25, 0.5, 2.0, 3.0))
-    )
-
-
-# Draws of one random scenario before it is given up on: a kind whose pool refuses a drawn page
-# size (aiter's 5-D words, QSA's compress ratio refuse one-slot pages) draws again.
-RANDOM_ATTEMPTS = 8
-
-
-def random_scenarios(pool: str, dtype: str, seed: int, count: int) -> list[Scenario]:
-    """`count` extra seeded scenarios: random token counts, page sizes, narrowing and scales,
-    each one the kind's pool can hold (scenarios/serialize.validate): one it refuses is drawn
-    again, so a kind that holds every draw gets the same scenarios as before that rule."""
-    from scenarios.serialize import ScenarioError, validate  # serialize reads this module
-
-    rng = random.Random(f"{seed}:{pool}:{dtype}:random")
-    scenarios = []
-    for index in range(count):
-        for _ in range(RANDOM_ATTEMPTS):
-            scenario = _random_scenario(rng, pool, dtype, seed, index)
-            try:
-                validate(scenario)
-            except ScenarioError:
-                continue
-            scenarios.append(scenario)
-            break
-    return scenarios
-
-
-def _random_scenario(rng: random.Random, pool: str, dtype: str, seed: int, index: int) -> Scenario:
-    page_size = rng.choice((1, 16, 64))
-    g = geometry(pool, dtype, page_size=page_size, size=page_size * rng.randint(4, 12))
-    forwards = []
-    for _ in range(rng.randint(1, 3)):
-        tokens = rng.randint(1, min(48, g.size))
-        loc = allocate(rng, g.size, g.page_size, tokens)
-        padding = rng.choice((0, 0, 3))
-        forwards.append(Forward(loc + [0] * padding, narrow=tokens if padding else None))
-    k_scale, v_scale = (
-        _random_scale(rng),
-        _random_scale(rng),
-    )  # independent, as layers have them
-    return _scenario(
-        rng,
-        g,
-        forwards,
-        f"random-{index}",
-        seed * 7919 + index,
-        input_dtype=rng.choice((None, "fp32")),
-        k_scale=k_scale,
-        v_scale=v_scale,
-        loc_dtype=rng.choice(("int32", "int64")),
-    )

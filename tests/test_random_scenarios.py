@@ -1,6 +1,6 @@
-"""`kvh run --examples N`'s seeded scenarios (scenarios/defaults.random_scenarios): N of them for
-every kind and dtype, each one its pool can hold. A DSA or DeepSeek V4 kind's 64-token pages
-once met a size drawn for one-slot pages, and the draw raised (exit 3 at the first DSA kind);
+"""`kvh run --examples N`'s seeded scenarios (scenarios/random_defaults.py random_scenarios): N of
+them for every kind and dtype, each one its pool can hold. A DSA or DeepSeek V4 kind's 64-token
+pages once met a size drawn for one-slot pages, and the draw raised (exit 3 at the first DSA kind);
 aiter's 5-D and QSA pools were handed one-slot pages they refuse."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from pools.dtypes import DTYPES
-from scenarios.defaults import random_scenarios
 from scenarios.model import POOL_KINDS
+from scenarios.random_defaults import random_scenarios
 from scenarios.serialize import validate
 
 

@@ -11,9 +11,9 @@ from backends.registry import BACKENDS
 from pools.dtypes import DTYPES
 from pools.kinds.landing import page_interleave_row
 from pools.kinds.registry import KINDS, kinds_where
-from scenarios.defaults import random_scenarios
 from scenarios.model import DSV4_KINDS, POOL_KINDS, Geometry, Scenario
 from scenarios.profiles import profile_named
+from scenarios.random_defaults import random_scenarios
 from scenarios.reach import reach_scenario
 from scenarios.strategies import scenarios
 from scenarios.strategies.geometry import _row_bytes, geometries, reach_budget

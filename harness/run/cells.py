@@ -23,8 +23,9 @@ from harness.run.baselines import decide, run_baselines
 from harness.run.execute import execute
 from harness.sut.worker.client import WorkerFailure
 from reports.outcome import Outcome
-from scenarios.defaults import default_scenarios, random_scenarios
+from scenarios.defaults import default_scenarios
 from scenarios.model import Scenario
+from scenarios.random_defaults import random_scenarios
 
 if TYPE_CHECKING:
     from harness.sut.worker.client import Submitted

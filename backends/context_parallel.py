@@ -11,14 +11,17 @@ k and v stay untouched: the pool divides the gathered copies.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 import torch
 
+from backends import cp_release
 from backends.call_shapes import LAYER_SCALES, CallSiteModel, branch, eras_branches, swa_site
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, MHA_POOLS, register_backend
 from backends.era_calls import decoder_swa, kv_write, layer_scales, write_loc
+from backends.fa3 import FA3_REAL_CODE
 from backends.skips import BackendSkip, never
 
 
@@ -102,15 +105,21 @@ CENSUS = CallSiteModel(
 @register_backend(
     name="cp",
     order=140,
-    real_code_gap="no backend class: the CP write all-gathers k/v over the CP process group "
-    "before the pool call (0.5.12-0.5.14 layers/utils/cp_utils.py cp_allgather_and_save_kv_cache; "
-    "0.5.23 layers/cp/zigzag.py ZigzagCPStrategy.materialize_full_kv, while its cp_utils.py "
-    "keeps a shim that raises 'Prefill CP on NPU/MUSA is deprecated' at line 9). Measured on "
-    "0.5.23 in one process, its rank stated (get_parallel().override(attn_cp_size=2, "
-    "attn_cp_rank=0)) and its metadata its own build_metadata's: materialize_full_kv stops at "
-    "zigzag.py 475, get_parallel().attn_cp_group, whose all_gather_into_tensor (488) needs the "
-    "other rank's share from another process; harness/cp runs the model across processes "
-    "(kvh cp)",
+    real_code_gap="in one process the model: the CP write all-gathers k/v over the CP process "
+    "group before the pool call (0.5.12-0.5.14 layers/utils/cp_utils.py "
+    "cp_allgather_and_save_kv_cache; 0.5.22-0.5.23 FlashAttentionBackend.forward_extend -> "
+    "layers/cp/zigzag.py ZigzagCPStrategy.materialize_full_kv). Measured on 0.5.23 in one "
+    "process, its rank stated and its metadata its own build_metadata's: materialize_full_kv "
+    "stops at zigzag.py 475, get_parallel().attn_cp_group, whose all_gather_into_tensor (488) "
+    "needs the other rank's share from another process. On the ranks of kvh cp, which join the "
+    "release's own CP group (backends/cp_release.py), the release's code writes",
+    # Release code only on a rank that joined the release's CP group (kvh cp).
+    real_code=replace(
+        FA3_REAL_CODE,
+        modes=("extend",),
+        in_group=cp_release.group_joined,
+        shard=cp_release.shard_for_rank,
+    ),
     census=CENSUS,
     device_type="cuda",
     pool_kinds=MHA_POOLS,

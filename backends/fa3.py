@@ -157,6 +157,20 @@ BRANCHES = eras_branches(
 )
 
 
+# The release's FlashAttention backend, driven on a CPU (its kernels are CUDA-only; the write
+# before them is not). backends/context_parallel.py drives it under a CP group too.
+FA3_REAL_CODE = RealCode(
+    "sglang.srt.layers.attention.flashattention_backend",
+    "FlashAttentionBackend",
+    standins={"sgl_kernel": {"merge_state_v2": GPU_FUNCTION}},
+    fields=lambda req, mode: {
+        "fa_impl_ver": 3,
+        "fa_skip_kv_cache": False,
+        "kv_cache_is_mxfp8": False,
+    },
+)
+
+
 CENSUS = CallSiteModel(
     (ATTENTION + "flashattention_backend.py",),
     merge(
@@ -175,16 +189,7 @@ CENSUS = CallSiteModel(
     pool_kinds=MHA_POOLS + MLA_POOLS + names(MHA_FP4, MLA_FP4),
     modes=EXTEND_AND_DECODE,
     dtypes=BF16_AND_FP8,
-    real_code=RealCode(
-        "sglang.srt.layers.attention.flashattention_backend",
-        "FlashAttentionBackend",
-        standins={"sgl_kernel": {"merge_state_v2": GPU_FUNCTION}},
-        fields=lambda req, mode: {
-            "fa_impl_ver": 3,
-            "fa_skip_kv_cache": False,
-            "kv_cache_is_mxfp8": False,
-        },
-    ),
+    real_code=FA3_REAL_CODE,
     summary="MHA set_kv_buffer with layer scales, MLA set_mla_kv_buffer; encoder loc paired with "
     "the decoder's SWA loc; 0.5.23 KVWriteLoc.for_layer",
     skips=(

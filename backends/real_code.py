@@ -30,11 +30,14 @@ from functools import cache
 from types import SimpleNamespace
 from typing import Any, Callable, Iterator, Mapping, Optional
 
+import torch
+
 from backends.context import WriteRequest
 from backends.release_batch import declared_defaults
 from backends.sglang_names import (
     ABSENT_ATTENTION_OUTPUT,
     FORWARD_BATCH_INFO,
+    FORWARD_CONTEXT,
     REQ_TO_TOKEN,
     REQ_TO_TOKEN_POOL,
 )
@@ -116,9 +119,18 @@ class RealCode:
     # Arguments the forward requires that only the attention after the write reads (qsa: the
     # indexer's top-k rows), as the driver hands them: zeros, as its query is.
     forward_kwargs: Fields = no_fields
+    # A write the release makes only inside a process group (cp: backends/cp_release.py):
+    # whether this process's release joined one, and how the release cuts the batch's full
+    # (query, k, v) to this rank's share. Elsewhere the model writes.
+    in_group: Optional[Callable[[], bool]] = None
+    shard: Optional[Callable[[Any, tuple], tuple]] = None
 
     def runs_in(self, mode: str, pool: str = "") -> bool:
-        return (not self.modes or mode in self.modes) and pool not in self.model_kinds
+        return (
+            (not self.modes or mode in self.modes)
+            and pool not in self.model_kinds
+            and (self.in_group is None or self.in_group())
+        )
 
     @property
     def where(self) -> str:
@@ -213,6 +225,21 @@ def _stopping_after_write(pool: Any, sites: Optional[list[str]]) -> Iterator[Non
     finally:
         for name in doors:
             vars(pool).pop(name, None)
+
+
+@contextmanager
+def _forward_context(backend: Any) -> Iterator[None]:
+    """The forward context a model runner publishes around each forward, naming `backend`, where
+    the release has one (0.5.23): what get_token_to_kv_pool() answers inside the forward."""
+    module, function, record = FORWARD_CONTEXT
+    try:
+        release = importlib.import_module(module)
+        publish, context = getattr(release, function), getattr(release, record)
+    except (ImportError, AttributeError):
+        yield
+        return
+    with publish(context(attn_backend=backend)):
+        yield
 
 
 def _forward_mode(mode: str) -> dict:
@@ -342,18 +369,22 @@ def prepare_forward(
             swa_out_cache_loc=swa_translation(req),
             **_declared(real.metadata, req, mode),
         )
-    query = key.new_zeros(tokens, heads * head_dim)
-    forward = backend.forward_decode if mode == "decode" else backend.forward_extend
+    query, value = key.new_zeros(tokens, heads * head_dim), req.v
     keywords = {"k_rope": req.k_rope} if split_mla else {}
+    if real.shard is not None:  # the batch's tokens, as a server's batch carries its input ids
+        batch.input_ids = key.new_zeros(tokens, dtype=torch.long)
+        query, key, value, *rope = real.shard(batch, (query, key, value, *keywords.values()))
+        keywords = dict(zip(keywords, rope))
+    forward = backend.forward_decode if mode == "decode" else backend.forward_extend
     keywords.update(real.forward_kwargs(req, mode))
 
     def forward_to_door(where: bool) -> str:
         # Told not to save, every door call is recorded: one that raises is still a call.
         sites: Optional[list[str]] = [] if where or not req.save_kv_cache else None
         try:
-            with _stopping_after_write(req.pool, sites):
+            with _stopping_after_write(req.pool, sites), _forward_context(backend):
                 forward(
-                    query, key, req.v, layer, batch, save_kv_cache=req.save_kv_cache, **keywords
+                    query, key, value, layer, batch, save_kv_cache=req.save_kv_cache, **keywords
                 )
         except _Written:
             return sites[0] if sites else ""

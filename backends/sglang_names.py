@@ -83,6 +83,30 @@ DCP_MASK = "dcp_kv_mask"
 PARALLEL_CONTEXT = ("sglang.srt.runtime_context", "get_parallel")
 DCP_GROUP_FIELDS = ("dcp_enabled", "attn_dcp_size", "attn_dcp_rank")
 KV_CACHE_QUANT_FACTORY = "get_kv_cache_quant_method"
+# The release's own functions a rank of `kvh cp` runs its context-parallel write with
+# (backends/cp_release.py; 0.5.22 on), by role: it builds its groups and CP strategy from its
+# parallel config's defaults and the widths and rank it derives, and cuts a batch's full k and
+# v to the rank's share with the strategy's CP_SHARD. CP_CPU_ENGINE is its switch for serving
+# on a CPU (gloo collectives).
+PARALLEL_STATE = "sglang.srt.distributed.parallel_state"
+RUNTIME_CONTEXT = "sglang.srt.runtime_context"
+CP_UTILS = "sglang.srt.layers.cp.utils"
+CP_NAMES = {
+    "init_distributed": (PARALLEL_STATE, "init_distributed_environment"),
+    "init_model_parallel": (PARALLEL_STATE, "initialize_model_parallel"),
+    "derive_widths": (RUNTIME_CONTEXT, "derive_parallel_widths"),
+    "derive_ranks": (RUNTIME_CONTEXT, "derive_spawn_ranks"),
+    "parallel": PARALLEL_CONTEXT,
+    "config": ("sglang.srt.arg_groups.fields.parallel", "Parallel"),
+    "strategy": (CP_UTILS, "get_cp_strategy"),
+    "is_active": (CP_UTILS, "is_cp_active"),
+    "prepare": (CP_UTILS, "prepare_cp_forward"),
+}
+CP_SHARD = "shard_hidden_states"
+CP_CPU_ENGINE = ("SGLANG_USE_CPU_ENGINE", "1")
+# What a model runner publishes around every forward (0.5.23): the backend whose pool
+# get_token_to_kv_pool() answers, as the CP strategy's write asks it.
+FORWARD_CONTEXT = ("sglang.srt.model_executor.forward_context", "forward_context", "ForwardContext")
 CPU_FP8_RECIPE = "cpu_fp8_e4m3"
 # A pool's read API, which SGLang's attention backends call: the harness reads a pool's buffers
 # through it to compare their bytes (harness/run/pool_buffers.py, harness/run/execute.py,
@@ -114,6 +138,7 @@ RELEASE_FACING = (
     "harness/sut/probe/unwrap_helper.py", "harness/run/pool_factory.py",
     "harness/run/pool_buffers.py", "harness/run/execute.py", "backends/real_code.py",
     "backends/release_batch.py", "backends/retraction_restore.py", "backends/context.py",
+    "backends/cp_release.py",
 )  # fmt: skip
 # Spellings those modules use for what is not the release's, which a release also defines.
 NOT_RELEASE_NAMES = {
@@ -226,6 +251,30 @@ NAMES: tuple[ReleaseName, ...] = (
         "public",
         "MHATokenToKVPool.set_kv_buffer's DCP rank mask: triton_dcp passes it; the capability "
         "dcp_mask_door is whether the door takes it",
+    ),
+    *(
+        ReleaseName(
+            f"{module}.{name}",
+            "function",
+            "public",
+            f"the release's own step ({role}) of a kvh cp rank's context-parallel write",
+        )
+        for role, (module, name) in CP_NAMES.items()
+    ),
+    ReleaseName(
+        f"ContextParallelStrategy.{CP_SHARD}",
+        "method",
+        "public",
+        "cuts a batch's rows to this rank's share, as the model's layers do before attention",
+    ),
+    ReleaseName(
+        CP_CPU_ENGINE[0], "environment", "public", "the release's switch for serving on a CPU"
+    ),
+    ReleaseName(
+        ".".join(FORWARD_CONTEXT[:2]),
+        "function",
+        "public",
+        "the forward context a model runner publishes around each forward",
     ),
     ReleaseName(
         KV_CACHE_QUANT_FACTORY,

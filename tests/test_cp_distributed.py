@@ -150,5 +150,7 @@ def test_bad_cp_input_is_one_line_and_exit_2(tmp_path, capsys):
     assert kvh(["cp", "--site", str(tmp_path / "missing.py")]) == 2
     (tmp_path / "other.json").write_text('{"format": "something"}')
     assert kvh(["cp", "--repro", str(tmp_path / "other.json")]) == 2
+    assert kvh(["cp", "--sut", f"sglang@{tmp_path / 'nothing'}"]) == 2
     errors = capsys.readouterr().err.strip().splitlines()
-    assert len(errors) == 3 and all(line.startswith("kvh: error: ") for line in errors)
+    assert len(errors) == 4 and all(line.startswith("kvh: error: ") for line in errors)
+    assert "holds no sglang/ package" in errors[3] or "does not exist" in errors[3]

@@ -14,6 +14,7 @@ from harness.cp.cp_repro import replay_and_report, save_cp_repro
 from harness.cp.differential import CP_POOLS, DEFAULT_SITE, default_plan, load_site, run_group
 from harness.cp.distributed import PROCESS_GROUP_BACKENDS
 from harness.exit_codes import EXIT_FINDINGS, EXIT_OK, UsageError
+from harness.sut.load.environments import checked_out, is_isolated_spec, not_ready_reason
 from harness.sut.load.load_errors import SutLoadError
 from pools.builtin.engines import ENGINES
 from pools.builtin.eras import ERAS
@@ -63,6 +64,10 @@ def _run(arguments: argparse.Namespace) -> int:
                 f"unknown pools, eras or engine {unknown or arguments.engine}, or a world < 1"
             )
         load_site(arguments.site)
+        if is_isolated_spec(arguments.sut):  # before any rank starts: exit 2, one line
+            reason = not_ready_reason(checked_out(arguments.sut))
+            if reason:
+                raise ValueError(reason)
     except (ValueError, ImportError) as error:
         raise UsageError(str(error)) from None
     plan = default_plan(

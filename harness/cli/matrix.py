@@ -62,6 +62,8 @@ def _runs_as(backend: str) -> str:
     """How a cell of `backend` runs on an SGLang SUT: the release's own code, or the call-site
     model, checked against the release's source where the census has a model of it."""
     real = BACKENDS[backend].real_code
+    if real is not None and real.in_group is not None:
+        return f"real code ({real.cls}) on the ranks of kvh cp; the model in kvh run"
     if real is not None:
         return f"real code ({real.cls}) where the SGLang SUT imports it; the model elsewhere"
     if backend in BACKEND_MODELS:
@@ -107,7 +109,10 @@ def real_code_rows(loaded: LoadedSut) -> list[dict]:
             files = ", ".join(backend.census.files)
             rows.append({"backend": backend.name, "runs_as": ABSENT, "why": f"no {files}"})
             continue
-        if backend.name in loaded.real_code:
+        if backend.name in loaded.real_code and real.in_group is not None:
+            # kvh run is one process: this class writes only on a rank of kvh cp's group.
+            runs, why = "model", backend.real_code_gap
+        elif backend.name in loaded.real_code:
             modes = [m for m in backend.modes if real.runs_in(m)]
             runs, why = "release code", f"{real.where}; modes {','.join(modes)}"
             if len(modes) < len(backend.modes):

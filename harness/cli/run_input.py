@@ -35,6 +35,8 @@ def options_from(arguments: argparse.Namespace) -> RunOptions:
         shard = None if arguments.shard is None else parse_shard(arguments.shard)
     except ValueError as error:
         raise UsageError(str(error)) from None
+    from harness.sut.worker.cp_group import CP_WORLD
+
     return RunOptions(
         shard=shard,
         scenarios=[_load_scenario(path) for path in arguments.scenario]
@@ -57,6 +59,7 @@ def options_from(arguments: argparse.Namespace) -> RunOptions:
         release_in_process=arguments.in_process,
         trail=arguments.trail,
         coverage=coverage_folder(arguments),
+        cp_world=CP_WORLD,
     )
 
 

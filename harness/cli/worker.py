@@ -49,7 +49,11 @@ def held_scenario(request: dict, held: dict) -> Any:
 
 
 def serve(
-    spec: str, prefix: str | None, coverage: str | None = None, kinds: list[str] | None = None
+    spec: str,
+    prefix: str | None,
+    coverage: str | None = None,
+    kinds: list[str] | None = None,
+    cp: str | None = None,
 ) -> int:
     """`coverage`: a folder to measure the release's write-path lines into (kvh run --coverage,
     harness/run/release_lines.py), from once the SUT has loaded until the worker ends. `kinds`:
@@ -60,13 +64,38 @@ def serve(
 
         meter = LineMeter(Path(coverage), prefix)
     try:
-        return _serve(spec, prefix, meter, kinds)
+        return _serve(spec, prefix, meter, kinds, cp)
     finally:
         if meter is not None:
             meter.save()
 
 
-def _serve(spec: str, prefix: str | None, meter: Any = None, kinds: list[str] | None = None) -> int:
+def join_cp_group(cp: str) -> int:
+    """`--cp RANK,WORLD,ADDRESS`: this worker is a rank of a CP group (harness/sut/worker/
+    cp_group.py). Joins torch.distributed's group before the release is imported, as its CPU
+    switch must be set by then; returns the rank."""
+    from datetime import timedelta
+
+    import torch.distributed as dist
+
+    from backends.cp_release import COLLECTIVE_TIMEOUT_S, cpu_engine
+
+    rank, world, address = cp.split(",", 2)
+    cpu_engine("cpu")
+    dist.init_process_group(
+        "gloo", init_method=address, rank=int(rank), world_size=int(world),
+        timeout=timedelta(seconds=COLLECTIVE_TIMEOUT_S),
+    )  # fmt: skip
+    return int(rank)
+
+
+def _serve(
+    spec: str,
+    prefix: str | None,
+    meter: Any = None,
+    kinds: list[str] | None = None,
+    cp: str | None = None,
+) -> int:
     out = _protocol_stream()
     keep_freed_memory()  # a release's pools are built per execution: their memory is reused
 
@@ -76,7 +105,15 @@ def _serve(spec: str, prefix: str | None, meter: Any = None, kinds: list[str] | 
     try:
         from harness.sut.load.loader import load_foreign  # after the protocol owns stdout
 
+        rank = join_cp_group(cp) if cp else None
         loaded = load_foreign(spec, prefix, kinds)
+        joined: dict = {}
+        if cp:
+            import torch.distributed as dist
+
+            from backends.cp_release import join_group
+
+            joined["cp_model_why"] = join_group(rank, dist.get_world_size(), "gloo")
     except Exception as error:  # reported to the parent, which says why the SUT did not load
         cause = error.__cause__ or error
         reply(
@@ -115,7 +152,7 @@ def _serve(spec: str, prefix: str | None, meter: Any = None, kinds: list[str] | 
             key = request["scenario_key"]
             reply(ok=False, unknown_scenario=True, error=f"no scenario held under key {key}")
         elif request["op"] == "hello":
-            reply(ok=True, sut=loaded.to_dict(), pid=os.getpid())
+            reply(ok=True, sut=loaded.to_dict(), pid=os.getpid(), **joined)
         elif request["op"] in ("execute", "trail"):
             described = request["candidate"]
             candidate = Candidate(
@@ -163,5 +200,8 @@ if __name__ == "__main__":
     parser.add_argument("--prefix")
     parser.add_argument("--coverage")
     parser.add_argument("--pools", type=lambda text: text.split(","))  # the run's pool kinds
+    parser.add_argument("--cp")  # RANK,WORLD,ADDRESS: a rank of a CP group
     arguments = parser.parse_args()
-    sys.exit(serve(arguments.sut, arguments.prefix, arguments.coverage, arguments.pools))
+    sys.exit(
+        serve(arguments.sut, arguments.prefix, arguments.coverage, arguments.pools, arguments.cp)
+    )

@@ -3,7 +3,7 @@ per cell and group size), shared by `kvh cp` and the replay of a CP repro."""
 
 from __future__ import annotations
 
-from harness.cp.differential import BACKEND_NAME, RankCheck
+from harness.cp.differential import RELEASE_BACKEND, RankCheck
 from harness.cp.distributed import GroupOutcome
 from reports.outcome import Outcome
 
@@ -20,6 +20,12 @@ def report_group(outcome: GroupOutcome, checks: list[RankCheck]) -> bool:
         f"{len(outcome.results)}/{outcome.world} ranks, {len(failed)} with findings, "
         f"{outcome.seconds:.1f}s"
     )
+    release_code = RELEASE_BACKEND.real_code.where
+    for why in sorted({result.get("model_why") for result in outcome.results.values()}, key=str):
+        writer = (
+            f"the release's own CP code ({release_code})" if why is None else f"the model ({why})"
+        )
+        print(f"world {outcome.world}: {writer} writes")
     for failure in outcome.failures:
         print(f"RANK FAILURE world {outcome.world} {failure.line()}")
     for check in failed:
@@ -52,7 +58,7 @@ def cell_record(cell: list[RankCheck], world: int) -> dict:
     geometry = first.scenario.geometry
     return {
         **first.candidate,
-        "backend": f"{BACKEND_NAME}_w{world}",
+        "backend": f"{first.writes}_w{world}",
         "pool": geometry.pool,
         "dtype": geometry.dtype,
         "scenario": first.scenario.name,

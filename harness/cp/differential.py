@@ -12,17 +12,20 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Optional
 
-from backends import cp_distributed
+import torch.distributed as dist
+
+from backends import cp_distributed, cp_release
 from backends.registry import BACKENDS, EXTEND_FOCUS, Backend
 from harness.compare.findings import Finding
 from harness.cp.distributed import GroupOutcome, launch, rank_device
 from harness.plan.candidate import Candidate
 from harness.run.baselines import decide, run_baselines
 from harness.run.execute import execute
+from harness.sut.load.environments import is_isolated_spec, load_isolated_here
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.load.loader import load_foreign, parse_builtin
 from pools.builtin.eras import ERAS
@@ -34,6 +37,8 @@ from scenarios.model import BASE_POOL_KINDS, Scenario
 from scenarios.serialize import from_dict, to_dict
 
 BACKEND_NAME = "cp_dist"
+# The registry's cp entry, whose release code a rank runs once it joined the release's CP group.
+RELEASE_BACKEND = BACKENDS["cp"]
 DEFAULT_SITE = cp_distributed.__name__
 # MHA, SWA over MHA and MLA: SWA-MLA layers have no CP write in any release (0.5.23's MLA writes
 # never carry swa_loc), as the registry's fa3 entry has it.
@@ -93,7 +98,7 @@ def _candidates(plan: CpPlan, device: str) -> list[Candidate]:
             )
             for era in plan.eras
         ]
-    loaded = load_foreign(plan.sut)
+    loaded = load_isolated_here(plan.sut) if is_isolated_spec(plan.sut) else load_foreign(plan.sut)
     if loaded.era is None:
         raise SutLoadError(loaded.unfit_reason)
     return [
@@ -116,16 +121,29 @@ def single_process_backend(scenario: Scenario) -> Backend:
 def check_on_rank(rank: int, world: int, payload: dict) -> dict:
     """The rank body: every (scenario, candidate) on this rank, judged; JSON for the launcher."""
     plan = CpPlan.from_payload(payload)
+    release = parse_builtin(plan.sut) is None and plan.site == DEFAULT_SITE
+    if release:
+        cp_release.cpu_engine(plan.device_type)  # before the release is imported
+    device = rank_device(plan.device_type, rank)
+    candidates = _candidates(plan, device)
+    # A release that joins its own CP group writes with its own code; else the site's model.
+    model_why = (
+        cp_release.join_group(rank, world, dist.get_backend())
+        if release
+        else f"--site {plan.site}"
+        if plan.site != DEFAULT_SITE
+        else "builtin pools"
+    )
     site = Backend(
-        BACKEND_NAME,
+        BACKEND_NAME if model_why else RELEASE_BACKEND.name,
         plan.device_type,
         CP_POOLS,
         ("extend",),
         load_site(plan.site).write,
         focus=None,
+        real_code=None if model_why else RELEASE_BACKEND.real_code,
     )
-    device = rank_device(plan.device_type, rank)
-    candidates = _candidates(plan, device)
+    candidates = [replace(candidate, backend=site.name) for candidate in candidates]
     checks = []
     for index, scenario in enumerate(plan.scenarios):
         # No per-call time limit: an alarm on one rank would desynchronise the group's
@@ -151,9 +169,10 @@ def check_on_rank(rank: int, world: int, payload: dict) -> dict:
                     "skip_reason": verdict.skip_reason,
                     "divergence": verdict.divergence and verdict.divergence.name,
                     "findings": [finding.to_dict() for finding in findings],
+                    "writes": site.name,
                 }
             )
-    return {"device": device, "checks": checks}
+    return {"device": device, "checks": checks, "model_why": model_why}
 
 
 @dataclass(frozen=True)
@@ -166,6 +185,7 @@ class RankCheck:
     findings: list[Finding]
     divergence: Optional[str] = None  # the known divergence that explains the difference
     skip_reason: str = ""  # the declared SUT limit of a SKIPPED check
+    writes: str = BACKEND_NAME  # RELEASE_BACKEND's name where the release's own code wrote
 
 
 def run_group(
@@ -191,6 +211,7 @@ def run_group(
             [Finding(**f) for f in check["findings"]],
             check["divergence"],
             check["skip_reason"],
+            check.get("writes", BACKEND_NAME),
         )
         for rank, result in sorted(outcome.results.items())
         for check in result["checks"]

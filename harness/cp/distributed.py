@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing.connection
-import socket
 import tempfile
 import time
 import traceback
@@ -24,6 +23,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
+from harness.sut.worker.cp_group import free_port
 from reports.atomic import write_json_atomic
 
 # The process-group backend for each torch device type; hccl needs torch_npu imported.
@@ -55,13 +55,6 @@ class GroupOutcome:
     @property
     def ok(self) -> bool:
         return not self.failures and len(self.results) == self.world
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on now (bind port 0 on the loopback, read it, release it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def rank_device(device_type: str, rank: int) -> str:

@@ -14,7 +14,7 @@ from harness.plan.candidate import Candidate
 from harness.plan.devices import device_type, natural_device, unavailable_reason
 from harness.plan.engine_matrix import cell_status, layout_of
 from harness.plan.run_options import RunOptions
-from harness.plan.sut_choice import SutChoice
+from harness.plan.sut_choice import SutChoice, candidate_module
 from harness.sut.load.loader import LoadedSut
 from harness.sut.probe.limits import limit_before
 from pools.builtin.layouts.kinds import class_name_of, served_eras
@@ -184,16 +184,17 @@ def _foreign_candidates(
         if reason:
             yield Skip(sut.spec, era, "-", backend.name, mode, reason, kind)
         else:
+            module, in_worker = candidate_module(loaded, backend.name)
             yield Candidate(
                 sut.spec,
-                loaded.module,
+                module,
                 era,
                 "-",
                 device,
                 backend.name,
                 mode,
                 capabilities=loaded.capabilities,
-                in_worker=loaded.in_worker,
+                in_worker=in_worker,
                 census_evidence=unfit or "",
             )
 

@@ -50,6 +50,9 @@ class RunOptions:
     # The folder a release's worker measures its write path's lines into (--coverage,
     # harness/run/release_lines.py); None: not measured.
     coverage: Optional[Path] = None
+    # The ranks of the CP group a release's context-parallel cells run on, its own code writing
+    # (harness/sut/worker/cp_group.py); 0: those cells run where the release's others do.
+    cp_world: int = 0
 
     @property
     def planned_kinds(self) -> Optional[list[str]]:

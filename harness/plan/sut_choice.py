@@ -4,11 +4,12 @@ foreign module (in process or in its own worker), and stopped again at the end.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
+from backends.registry import BACKENDS
 from harness.plan.run_options import RunOptions
 from harness.sut.load.environments import (
     checked_out,
@@ -80,13 +81,42 @@ def load_sut(
 def close_suts(suts: list[SutChoice]) -> None:
     """Stop the workers of isolated SUTs (nothing is left running after a run)."""
     for sut in suts:
-        _stop(sut.loaded)
+        stop_loaded(sut.loaded)
 
 
-def _stop(loaded: Optional[LoadedSut]) -> None:
+def stop_loaded(loaded: Optional[LoadedSut]) -> None:
+    """Stop a loaded SUT's worker and CP group, where it has them."""
     stop = getattr(loaded.module, "stop", None) if loaded else None
     if stop is not None:
         stop()
+    if loaded is not None and loaded.cp_group is not None:
+        loaded.cp_group.stop()
+
+
+def with_cp_group(
+    loaded: LoadedSut,
+    spec: str,
+    world: int = 0,
+    coverage: Optional[Path] = None,
+    kinds: Optional[list[str]] = None,
+) -> LoadedSut:
+    """An installed release with the CP group of `world` ranks its context-parallel cells run on
+    (not started; harness/sut/worker/cp_group.py); as it was where `world` < 2 or no release."""
+    if world < 2 or not is_isolated_spec(spec) or not loaded.root:
+        return loaded
+    from harness.sut.worker.cp_group import CpGroup
+
+    folder = None if coverage is None else str(coverage.resolve())
+    return replace(loaded, cp_group=CpGroup(loaded.root, world, folder, kinds))
+
+
+def candidate_module(loaded: LoadedSut, backend: str) -> tuple[Any, bool]:
+    """Where a candidate of `backend` executes (its module, and whether that is a worker): the
+    CP group for a write the release makes only inside a process group, else the SUT's own."""
+    real = BACKENDS[backend].real_code if backend in BACKENDS else None
+    if loaded.cp_group is not None and real is not None and real.in_group is not None:
+        return loaded.cp_group, True
+    return loaded.module, loaded.in_worker
 
 
 def _foreign_choice(
@@ -104,10 +134,11 @@ def _foreign_choice(
         )
     except SutLoadError as error:
         return SutChoice(spec, ("-",), load_error=str(error))
+    loaded = with_cp_group(loaded, spec, options.cp_world, options.coverage, options.planned_kinds)
     if options.eras_named:
         eras = tuple(options.eras)
     elif loaded.era is None:
-        _stop(loaded)
+        stop_loaded(loaded)
         return SutChoice(spec, ("-",), load_error=f"{loaded.unfit_reason}; --era forces one")
     else:
         eras = (loaded.era,)

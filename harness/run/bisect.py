@@ -16,8 +16,9 @@ from typing import Callable, Optional
 from backends.registry import Backend
 from harness.plan.baseline import baseline_for
 from harness.plan.candidate import Candidate
-from harness.plan.sut_choice import load_sut
+from harness.plan.sut_choice import candidate_module, load_sut, stop_loaded, with_cp_group
 from harness.run.cells import check_scenario
+from harness.sut.worker.cp_group import CP_WORLD
 from reports.outcome import Outcome, normalised
 from scenarios.model import Scenario
 
@@ -90,28 +91,22 @@ def probe_of(spec: str, scenario: Scenario, backend: Backend, mode: str, label: 
     `backend`'s call site in the era its capabilities fit: its behaviour is the outcome, the
     divergences and the first oracle. `label` names it (default: `spec`). A SUT that does not
     load (SutLoadError), fits no era or whose check is skipped (ValueError) raises."""
-    loaded = load_sut(spec, kinds=[scenario.geometry.kind.name])  # the one kind it writes
+    kinds = [scenario.geometry.kind.name]  # the one kind it writes
+    loaded = with_cp_group(load_sut(spec, kinds=kinds), spec, CP_WORLD, kinds=kinds)
     if loaded.era is None:
+        stop_loaded(loaded)
         raise ValueError(loaded.unfit_reason)
+    module, in_worker = candidate_module(loaded, backend.name)
     candidate = Candidate(
-        spec,
-        loaded.module,
-        loaded.era,
-        "-",
-        "cpu",
-        backend.name,
-        mode,
-        loaded.capabilities,
-        in_worker=loaded.in_worker,
-    )
+        spec, module, loaded.era, "-", "cpu", backend.name, mode, loaded.capabilities,
+        in_worker=in_worker,
+    )  # fmt: skip
     try:
         (row, *_) = check_scenario(
             scenario, baseline_for(backend, mode), [candidate], 60.0, backend
         )
     finally:
-        stop = getattr(loaded.module, "stop", None)
-        if stop is not None:
-            stop()
+        stop_loaded(loaded)
     if row.outcome is Outcome.SKIPPED:
         raise ValueError(f"its check is skipped: {row.skip.reason if row.skip else ''}")
     said = str(row.outcome)

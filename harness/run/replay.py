@@ -12,15 +12,18 @@ from harness.compare.findings import Finding
 from harness.plan.baseline import baseline_for, baseline_module
 from harness.plan.call_site_overrides import with_call_site_overrides
 from harness.plan.candidate import Candidate
-from harness.plan.sut_choice import load_sut
+from harness.plan.sut_choice import candidate_module, load_sut, stop_loaded, with_cp_group
 from harness.report.cell_result import ERA_TABLE_SUT, CellResult
 from harness.report.repro_files import load_repro
 from harness.run.cells import check_cell, check_scenario
-from harness.sut.load.loader import parse_builtin
+from harness.sut.load.loader import LoadedSut, parse_builtin
+from harness.sut.worker.cp_group import CP_WORLD
 from pools.builtin.sut import builtin_module
 
 
-def rebuild_candidate(description: dict, device: Optional[str] = None) -> Candidate:
+def rebuild_candidate(
+    description: dict, device: Optional[str] = None
+) -> tuple[Candidate, Optional[LoadedSut]]:
     backend_named(description["backend"])
     device = device or description["device"]
     if description["sut"] == ERA_TABLE_SUT:  # an era-table row: the baseline through one era's site
@@ -32,7 +35,7 @@ def rebuild_candidate(description: dict, device: Optional[str] = None) -> Candid
             "cpu",
             description["backend"],
             description["mode"],
-        )
+        ), None
     if parse_builtin(description["sut"]) is not None:
         module = builtin_module(description["era"], description["engine"])
         return Candidate(
@@ -43,25 +46,26 @@ def rebuild_candidate(description: dict, device: Optional[str] = None) -> Candid
             device,
             description["backend"],
             description["mode"],
-        )
-    loaded = load_sut(description["sut"])
+        ), None
+    loaded = with_cp_group(load_sut(description["sut"]), description["sut"], CP_WORLD)
+    module, in_worker = candidate_module(loaded, description["backend"])
     return Candidate(
         description["sut"],
-        loaded.module,
+        module,
         description["era"],  # the call convention it ran through (probed, or forced by --era)
         "-",
         device,
         description["backend"],
         description["mode"],
         capabilities=loaded.capabilities,
-        in_worker=loaded.in_worker,
-    )
+        in_worker=in_worker,
+    ), loaded
 
 
 def replay(path: Path, device: Optional[str] = None) -> tuple[dict, list[Finding], CellResult]:
     """Judge the repro's candidate again; returns (candidate description, old findings, result)."""
     scenario, description, old = load_repro(path)
-    candidate = rebuild_candidate(description, device)
+    candidate, loaded = rebuild_candidate(description, device)
     # A mutant's faulty call site (BACKEND_OVERRIDES) replays with it.
     table, _ = with_call_site_overrides(candidate.module, BACKENDS)
     backend = table[candidate.backend]
@@ -73,7 +77,5 @@ def replay(path: Path, device: Optional[str] = None) -> tuple[dict, list[Finding
             scenario, baseline_for(backend, candidate.mode), [candidate], 60.0, backend
         )
     finally:
-        stop = getattr(candidate.module, "stop", None)
-        if stop is not None:
-            stop()
+        stop_loaded(loaded)
     return description, old, results[0]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Collection, Optional
 
@@ -45,6 +45,9 @@ class LoadedSut:
     # Optional pool classes its loader did not try, as no pool kind of the run asks for them
     # (harness/sut/load/optional_pools.py): not offered to this run, but not known to fail here.
     untried: tuple[str, ...] = ()
+    # kvh run's CP group for a release's context-parallel cells (harness/sut/worker/cp_group.py),
+    # not started until its first request; None where the run gives none.
+    cp_group: Optional[Any] = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """What a worker tells its parent of the SUT it loaded (its hello), as plain JSON values;

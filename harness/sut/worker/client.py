@@ -66,8 +66,12 @@ class IsolatedSut:
         import_paths: tuple[str, ...] = (),
         coverage: Optional[str] = None,
         kinds: Optional[list[str]] = None,
+        cp: Optional[tuple[int, int, str]] = None,
     ):
         self.spec, self.prefix, self.python = spec, prefix, python
+        # (rank, world, address): a rank of a CP group (harness/sut/worker/cp_group.py), and why
+        # the release's own CP code does not write there (its hello; None: it does).
+        self.cp, self.cp_model_why = cp, None
         self.kinds = kinds  # the pool kinds the run plans (None: every kind)
         self.coverage = coverage  # a folder the worker measures the release's lines into
         self.import_paths = import_paths  # after the repository on the worker's PYTHONPATH
@@ -92,6 +96,7 @@ class IsolatedSut:
         self._held: set[int] = set()
         self._forget: list[int] = []
         self._last_sent: tuple[dict, Optional[Scenario]] = ({}, None)
+        self._posted = 0.0
 
     def __enter__(self) -> IsolatedSut:
         return self
@@ -114,6 +119,8 @@ class IsolatedSut:
             command += ["--coverage", self.coverage]
         if self.kinds is not None:
             command += ["--pools", ",".join(self.kinds)]
+        if self.cp is not None:
+            command += ["--cp", ",".join(map(str, self.cp))]
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join(
@@ -140,7 +147,8 @@ class IsolatedSut:
 
     def _await_hello(self) -> None:
         limit = self.start_timeout_s
-        self.described = self._read(self.hello_sent + limit, limit)["sut"]
+        hello = self._read(self.hello_sent + limit, limit)
+        self.described, self.cp_model_why = hello["sut"], hello.get("cp_model_why")
         self.era, self.version = self.described["era"], self.described.get("version", "")
 
     def _stderr_tail(self, limit: int = 2000) -> str:
@@ -165,6 +173,18 @@ class IsolatedSut:
                 with contextlib.suppress(BrokenPipeError):
                     stream.close()
         self.process = None
+
+    def post(self, request: dict, scenario: Optional[Scenario] = None) -> None:
+        """Send a request without reading its answer (`answer` does): a CP group sends each
+        rank its request before it waits for any, as their write waits for every rank."""
+        if self.in_flight is not None:
+            self.in_flight.abandon()
+        self._send(request, scenario)
+        self._posted = time.monotonic()
+
+    def answer(self, timeout_s: float) -> dict:
+        """The answer to the request `post` sent, within `timeout_s` of sending it."""
+        return self._read(self._posted + timeout_s, timeout_s)
 
     def _ask(self, request: dict, timeout_s: float) -> dict:
         self._send(request)

@@ -1,0 +1,185 @@
+"""A release's context-parallel cells in `kvh run`: a worker for each rank of a torch.distributed
+group.
+
+The cp backend's write all-gathers the ranks' shares over the attention CP group, so the release's
+own code needs peers in other processes (backends/cp_release.py). Its cells get this group in
+place of the release's worker: `world` workers of the same release, each joined at start to the
+group (gloo, a free local port) and to the release's own CP group. Every request goes to every
+rank, since each rank's write needs the others' shares; each rank writes the full sequence into
+its own pool. The check is judged on rank 0's execution, unless a rank's differs from the
+baseline's: then on the first such rank's, which names its rank.
+
+A release that cannot join (0.5.14 has no CP strategy to build) answers with why in its hello; its
+ranks then run the model, as its worker would. A rank that fails, hangs or raises where its peers
+did not leaves the group out of step: the whole group is stopped and starts again, on a new
+port, at the next request.
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import TYPE_CHECKING, Optional
+
+import torch
+
+from harness.sut.worker.client import MIN_GRACE_S, IsolatedSut, Submitted, WorkerFailure
+
+if TYPE_CHECKING:
+    from harness.compare.snapshot import Execution
+    from scenarios.model import Scenario
+
+# Ranks of kvh run's CP group: the smallest that all-gathers across processes.
+CP_WORLD = 2
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on now (bind port 0 on the loopback, read it, release it): a
+    group's rendezvous, so parallel groups (pytest-xdist workers) never collide."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class CpGroup:
+    """The ranks of one installed release (the folder holding its `sglang`); started at the
+    first request. Quacks like IsolatedSut where kvh run asks a worker (submit, trail, stop)."""
+
+    def __init__(
+        self,
+        prefix: str,
+        world: int = CP_WORLD,
+        coverage: Optional[str] = None,
+        kinds: Optional[list[str]] = None,
+    ):
+        self.prefix, self.world, self.coverage, self.kinds = prefix, world, coverage, kinds
+        self.ranks: list[IsolatedSut] = []
+        self.starts = 0
+        # Why the release's own CP code does not write on these ranks (None: it does), from the
+        # last start's hello.
+        self.model_why: Optional[str] = None
+
+    def _start(self) -> None:
+        address = f"tcp://127.0.0.1:{free_port()}"
+        self.ranks = [
+            IsolatedSut(
+                "sglang",
+                prefix=self.prefix,
+                coverage=self.coverage if rank == 0 else None,  # one rank's lines suffice
+                kinds=self.kinds,
+                cp=(rank, self.world, address),
+            )
+            for rank in range(self.world)
+        ]
+        self.starts += 1
+        for worker in self.ranks:
+            worker.spawn()
+        for worker in self.ranks:
+            worker.hello()
+        self.model_why = self.ranks[0].cp_model_why
+
+    def _running(self) -> None:
+        """Every rank up, or the whole group started again (a lone rank cannot rejoin)."""
+        if self.ranks and all(worker.process is not None for worker in self.ranks):
+            return
+        self.stop()
+        try:
+            self._start()
+        except WorkerFailure:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        for worker in self.ranks:
+            worker.stop()
+        self.ranks = []
+
+    def submit(
+        self,
+        scenario: Scenario,
+        backend: str,
+        mode: str,
+        device: str,
+        timeout_s: float = 60.0,
+        era: Optional[str] = None,
+    ) -> GroupSubmitted:
+        try:
+            self._running()
+        except WorkerFailure as failure:
+            return GroupSubmitted(self, [], failure)
+        sent = [
+            worker.submit(scenario, backend, mode, device, timeout_s, era) for worker in self.ranks
+        ]
+        return GroupSubmitted(self, sent)
+
+    def trail(
+        self,
+        scenario: Scenario,
+        backend: str,
+        mode: str,
+        device: str,
+        timeout_s: float = 60.0,
+        era: Optional[str] = None,
+    ) -> tuple[str, ...]:
+        """Rank 0's release trail; every rank runs the write, as its gather needs them all."""
+        self._running()
+        candidate = {"backend": backend, "mode": mode, "device": device, "era": era}
+        request = {"op": "trail", "timeout_s": timeout_s, "candidate": candidate}
+        for worker in self.ranks:
+            worker.post(request, scenario)
+        try:
+            answers = [worker.answer(timeout_s + MIN_GRACE_S) for worker in self.ranks]
+        except WorkerFailure:
+            self.stop()
+            raise
+        return tuple(answers[0]["release_trail"])
+
+
+class GroupSubmitted:
+    """One execute request sent to every rank."""
+
+    def __init__(
+        self, group: CpGroup, sent: list[Submitted], failure: Optional[WorkerFailure] = None
+    ):
+        self.group, self.sent, self.failure = group, sent, failure
+
+    def result(self, known: Optional[Execution]) -> Execution:
+        from harness.compare.snapshot import Execution
+
+        if self.failure is not None:
+            return Execution(
+                error=f"CP group: {self.failure}", error_at=f"SUT worker ({self.failure.kind})"
+            )
+        executions = [submitted.result(known) for submitted in self.sent]
+        raised = {execution.error is not None for execution in executions}
+        if len(raised) > 1 or any(_worker_failed(execution) for execution in executions):
+            self.group.stop()  # out of step: the next request starts a fresh group
+        rank = next(
+            (rank for rank, execution in enumerate(executions) if _differs(execution, known)), 0
+        )
+        chosen = executions[rank]
+        if rank:
+            where = f"rank {rank} of {self.group.world}"
+            chosen.release_sites = tuple(f"{where}: {site}" for site in chosen.release_sites)
+            if chosen.error is not None:
+                chosen.error = f"{where}: {chosen.error}"
+        return chosen
+
+    def abandon(self) -> None:
+        self.group.stop()
+
+
+def _worker_failed(execution: Execution) -> bool:
+    return (execution.error_at or "").startswith("SUT worker")
+
+
+def _differs(execution: Execution, known: Optional[Execution]) -> bool:
+    """Whether a rank's execution is not the baseline's: another error, or other bytes."""
+    if known is None:
+        return False
+    if execution.error != known.error:
+        return True
+    return any(
+        name not in execution.buffers
+        or not (tensor is execution.buffers[name] or torch.equal(tensor, execution.buffers[name]))
+        for name, tensor in known.buffers.items()
+    )

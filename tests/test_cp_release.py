@@ -1,0 +1,106 @@
+"""The release's own context-parallel write (backends/cp_release.py): on the ranks of `kvh cp` and
+of `kvh run`'s CP group (harness/sut/worker/cp_group.py), the release builds its CP group over
+gloo and its FlashAttention backend writes through its CP strategy. An unmodified release passes
+there; a fault planted in its zigzag gather is a finding naming the release's frames, in both
+commands, and its repro replays through the group; a fault on one rank only names that rank."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import psutil
+import pytest
+
+from tests.conftest import run_kvh
+from tests.helpers.planted_release import copy_release, replace_file
+
+pytestmark = [pytest.mark.sglang, pytest.mark.slow, pytest.mark.e2e, pytest.mark.distributed]
+
+ZIGZAG = Path("srt/layers/cp/zigzag.py")
+RESTORE = "[chunks[i] for i in forward_batch.attn_cp_metadata.cp_reverse_index], dim=0"
+# The gathered rows put back in the reverse of the release's order: every rank writes the wrong
+# token at each slot (the restore step of the CP write, as the model's fixture cp_no_restore.py).
+UNRESTORED = "[chunks[i] for i in reversed(forward_batch.attn_cp_metadata.cp_reverse_index)], dim=0"
+GATHER = "        group.all_gather_into_tensor(gathered, x)\n"
+# Rank 1 alone reverses what it gathered: only its pool is wrong.
+RANK_ONE_FLIPS = GATHER + "        if self.cp_rank == 1:\n            gathered = gathered.flip(0)\n"
+OWN_CODE = "the release's own CP code"
+FRAMES = "in forward_extend > zigzag.py"
+
+
+def _release(folder: Path, old: str = "", new: str = "") -> str:
+    """A copy of the installed release, with `old` replaced by `new` in its zigzag strategy."""
+    copy = copy_release(folder)
+    if old:
+        source = (copy / ZIGZAG).read_text()
+        assert source.count(old) >= 1, f"the release's zigzag.py no longer has {old!r}"
+        replace_file(copy, ZIGZAG, source.replace(old, new))
+    return f"sglang@{folder}"
+
+
+def _findings(stdout: str) -> list[str]:
+    return [line for line in stdout.splitlines() if line.startswith("FINDING ")]
+
+
+def _no_workers_left() -> None:
+    workers = [
+        process.info["cmdline"]
+        for process in psutil.process_iter(["cmdline"])
+        if "harness.cli.worker" in " ".join(process.info["cmdline"] or ())
+        and "--cp" in (process.info["cmdline"] or ())
+    ]
+    assert workers == []
+
+
+def test_kvh_cp_judges_the_release_own_cp_write_and_finds_an_unrestored_gather(tmp_path):
+    clean = run_kvh(
+        "cp", "--sut", _release(tmp_path / "clean"), "--world", "2", "--out", str(tmp_path / "a")
+    )
+    assert clean.returncode == 0, clean.stdout[-3000:] + clean.stderr[-3000:]
+    assert f"world 2: {OWN_CODE}" in clean.stdout
+    planted = run_kvh(
+        "cp", "--sut", _release(tmp_path / "planted", RESTORE, UNRESTORED), "--world", "2",
+        "--out", str(tmp_path / "b"),
+    )  # fmt: skip
+    assert planted.returncode == 1, planted.stdout[-3000:] + planted.stderr[-3000:]
+    findings = _findings(planted.stdout)
+    for rank in ("rank 0/2", "rank 1/2"):  # each rank gathered wrongly into its own pool
+        assert any(rank in line for line in findings), findings
+    for pool in ("(mha)", "(swa_mha)", "(mla)"):
+        assert any(line.endswith(pool) or f"{pool}:" in line for line in findings), pool
+    assert all(f"{FRAMES}:" in line and "/cp:extend@cpu" in line for line in findings), findings
+
+
+def test_kvh_run_runs_the_cp_cells_on_a_group_and_its_repro_replays(tmp_path):
+    clean = run_kvh(
+        "run", "--sut", _release(tmp_path / "clean"), "--backend", "cp", "--pool", "mha",
+        "--trail", "--out", str(tmp_path / "a"),
+    )  # fmt: skip
+    assert clean.returncode == 0, clean.stdout[-3000:] + clean.stderr[-3000:]
+    results = pd.read_parquet(clean.stdout.split("results: ")[1].split(",")[0])
+    trails = results[results.sut != "era-table"].release_functions
+    # The release's CP path ran, not the model: its strategy built the metadata and wrote.
+    assert trails.str.contains("ZigzagCPStrategy.materialize_full_kv").any(), trails.tolist()
+    planted = run_kvh(
+        "run", "--sut", _release(tmp_path / "planted", RESTORE, UNRESTORED), "--backend", "cp",
+        "--pool", "mha", "--out", str(tmp_path / "b"),
+    )  # fmt: skip
+    assert planted.returncode == 1, planted.stdout[-3000:] + planted.stderr[-3000:]
+    findings = _findings(planted.stdout)
+    assert findings and all(f"{FRAMES}:438 in materialize_full_kv" in f for f in findings)
+    repro = findings[0].rsplit("(repro: ", 1)[1].rstrip(")")
+    replayed = run_kvh("repro", repro)
+    assert replayed.returncode == 1 and "reproduced" in replayed.stdout, replayed.stdout[-2000:]
+    _no_workers_left()
+
+
+def test_a_fault_on_one_rank_is_a_finding_that_names_the_rank(tmp_path):
+    result = run_kvh(
+        "run", "--sut", _release(tmp_path / "release", GATHER, RANK_ONE_FLIPS), "--backend", "cp",
+        "--pool", "mha", "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
+    findings = _findings(result.stdout)
+    assert findings and all("rank 1 of 2: " in line for line in findings), findings
+    _no_workers_left()

@@ -11,6 +11,10 @@ from typing import Any, Optional
 
 import torch
 
+# The ranks of kvh run's context-parallel group (harness/sut/worker/cp_group.py), which the cp
+# call-site model simulates in one process: the smallest that all-gathers across processes.
+CP_RANKS = 2
+
 
 @dataclass
 class ForwardBatch:
@@ -20,8 +24,9 @@ class ForwardBatch:
     # builtin pools read; a release's batch is marked by its own plan (backends/release_batch.py).
     physical: bool = True
     token_to_kv_pool: Any = None
-    # Context-parallel group size of the single-process CP helper (ranks simulated in one process).
-    attn_cp_size: int = 4
+    # Context-parallel group size of the single-process CP helper (ranks simulated in one process):
+    # that of kvh run's CP group, where the release's own CP code writes the same cells.
+    attn_cp_size: int = CP_RANKS
     # The loc before narrowing: what init_forward_metadata translates to SWA slots (the model's
     # Metadata.swa_out_cache_loc); backends/real_code.py hands it to a release's own backend.
     padded_out_cache_loc: Optional[torch.Tensor] = None

@@ -20,8 +20,8 @@ from backends import cp_release
 from backends.call_shapes import LAYER_SCALES, CallSiteModel, branch, eras_branches, swa_site
 from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, MHA_POOLS, register_backend
-from backends.era_calls import decoder_swa, kv_write, layer_scales, write_loc
-from backends.fa3 import FA3_REAL_CODE
+from backends.era_calls import FOR_LAYER, decoder_swa, kv_write, layer_scales, write_loc
+from backends.fa3 import FA3_REAL_CODE, fa3_style_write
 from backends.skips import BackendSkip, never
 
 
@@ -142,4 +142,11 @@ def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return
     cp_size = req.forward_batch.attn_cp_size
+    if req.k.shape[0] < 2 * cp_size:
+        # Too few tokens for 2N blocks: the release does not take the batch through CP (0.5.12 to
+        # 0.5.14 can_cp_split, 0.5.22 on ZigzagCPStrategy.can_apply), and its attention backend
+        # writes the caller's k and v itself, as fa3 does (a pool that scales them in place
+        # scales the caller's).
+        fa3_style_write(req, era, current=FOR_LAYER, mla_loc_wrapped=True)
+        return
     gathered_kv_write(req, era, lambda tensor: gather_full(tensor, cp_size))

@@ -6,13 +6,15 @@ commands, and its repro replays through the group; a fault on one rank only name
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
 import psutil
 import pytest
 
-from tests.conftest import run_kvh
+from scenarios.serialize import to_dict
+from tests.conftest import run_kvh, scenario_named
 from tests.helpers.planted_release import copy_release, replace_file
 
 pytestmark = [pytest.mark.sglang, pytest.mark.slow, pytest.mark.e2e, pytest.mark.distributed]
@@ -55,8 +57,9 @@ def _no_workers_left() -> None:
 
 def test_kvh_cp_judges_the_release_own_cp_write_and_finds_an_unrestored_gather(tmp_path):
     clean = run_kvh(
-        "cp", "--sut", _release(tmp_path / "clean"), "--world", "2", "--out", str(tmp_path / "a")
-    )
+        "cp", "--sut", _release(tmp_path / "clean"), "--world", "2", "--pools", "mha",
+        "--out", str(tmp_path / "a"),
+    )  # fmt: skip
     assert clean.returncode == 0, clean.stdout[-3000:] + clean.stderr[-3000:]
     assert f"world 2: {OWN_CODE}" in clean.stdout
     planted = run_kvh(
@@ -72,16 +75,43 @@ def test_kvh_cp_judges_the_release_own_cp_write_and_finds_an_unrestored_gather(t
     assert all(f"{FRAMES}:" in line and "/cp:extend@cpu" in line for line in findings), findings
 
 
+def _scenario_files(folder: Path) -> list[str]:
+    """Two mha/bf16 scenarios as JSON files: `small-scaled` (the CP path: 16 tokens, 2N blocks
+    and more) and ci's drawn shape that once was a false finding: one fp16 token with a float
+    v_scale, too few for CP, which the release's backend writes itself (the pool divides the
+    caller's v in place), as the model now does."""
+    one_token = to_dict(scenario_named("mha", "bf16", "small-scaled"))
+    one_token["name"], one_token["input_dtype"] = "one-token-scaled", "fp16"
+    one_token["k_scale"], one_token["v_scale"] = (
+        {"kind": "none", "value": 1.0},
+        {
+            "kind": "float",
+            "value": 0.5,
+        },
+    )
+    one_token["forwards"] = [{**one_token["forwards"][0], "loc": [0], "narrow": None}]
+    paths = []
+    for scenario in (to_dict(scenario_named("mha", "bf16", "small-scaled")), one_token):
+        path = folder / f"{scenario['name']}.json"
+        path.write_text(json.dumps(scenario))
+        paths.append(str(path))
+    return paths
+
+
 def test_kvh_run_runs_the_cp_cells_on_a_group_and_its_repro_replays(tmp_path):
+    first, second = _scenario_files(tmp_path)
     clean = run_kvh(
-        "run", "--sut", _release(tmp_path / "clean"), "--backend", "cp", "--pool", "mha",
-        "--trail", "--out", str(tmp_path / "a"),
+        "run", "--sut", _release(tmp_path / "clean"), "--backend", "cp", "--scenario", first,
+        "--scenario", second, "--trail", "--out", str(tmp_path / "a"),
     )  # fmt: skip
     assert clean.returncode == 0, clean.stdout[-3000:] + clean.stderr[-3000:]
     results = pd.read_parquet(clean.stdout.split("results: ")[1].split(",")[0])
-    trails = results[results.sut != "era-table"].release_functions
-    # The release's CP path ran, not the model: its strategy built the metadata and wrote.
-    assert trails.str.contains("ZigzagCPStrategy.materialize_full_kv").any(), trails.tolist()
+    release = results[results.sut.str.startswith("sglang@")]
+    rows = release.set_index("scenario").release_functions
+    # The release's CP path ran, not the model: its strategy built the metadata and wrote; the
+    # one token went through the backend's own write.
+    assert "ZigzagCPStrategy.materialize_full_kv" in rows["small-scaled"], rows.to_dict()
+    assert "materialize_full_kv" not in rows["one-token-scaled"], rows.to_dict()
     planted = run_kvh(
         "run", "--sut", _release(tmp_path / "planted", RESTORE, UNRESTORED), "--backend", "cp",
         "--pool", "mha", "--out", str(tmp_path / "b"),

@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING, Optional
 
 import torch
 
+from backends.context import CP_RANKS
 from harness.sut.worker.client import MIN_GRACE_S, IsolatedSut, Submitted, WorkerFailure
 
 if TYPE_CHECKING:
     from harness.compare.snapshot import Execution
     from scenarios.model import Scenario
 
-# Ranks of kvh run's CP group: the smallest that all-gathers across processes.
-CP_WORLD = 2
+CP_WORLD = CP_RANKS
 
 
 def free_port() -> int:

@@ -19,9 +19,10 @@ import torch
 from backends import cp_release
 from backends.call_shapes import LAYER_SCALES, CallSiteModel, branch, eras_branches, swa_site
 from backends.context import WriteRequest
-from backends.entry import BF16_ONLY, MHA_POOLS, register_backend
+from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, register_backend
 from backends.era_calls import FOR_LAYER, decoder_swa, kv_write, layer_scales, write_loc
 from backends.fa3 import FA3_REAL_CODE, fa3_style_write
+from backends.focus import FOCUS
 from backends.skips import BackendSkip, never
 
 
@@ -102,6 +103,11 @@ CENSUS = CallSiteModel(
 )
 
 
+# A decode batch of 2N tokens and more: one a release whose mode test took decode through CP
+# would split (the others have fewer tokens than 2N blocks need).
+DECODE_BATCH_OF_2N = ("small-scaled",)
+
+
 @register_backend(
     name="cp",
     order=140,
@@ -116,16 +122,19 @@ CENSUS = CallSiteModel(
     # Release code only on a rank that joined the release's CP group (kvh cp).
     real_code=replace(
         FA3_REAL_CODE,
-        modes=("extend",),
         in_group=cp_release.group_joined,
         shard=cp_release.shard_for_rank,
     ),
     census=CENSUS,
     device_type="cuda",
     pool_kinds=MHA_POOLS,
-    modes=("extend",),
+    # A CP rank decodes too: no release takes a decode batch through CP, so its backend writes
+    # it as fa3 does, and a release that did (a mode test turned) is a finding.
+    modes=EXTEND_AND_DECODE,
+    focus={**FOCUS, "decode": FOCUS["decode"] + DECODE_BATCH_OF_2N},
     dtypes=BF16_ONLY,
-    summary="context-parallel all-gather write, N zigzag ranks in one process",
+    summary="context-parallel all-gather write of an extend, N zigzag ranks in one process; "
+    "a decode written as fa3 writes it",
     skips=(
         BackendSkip(
             "cp-mla",
@@ -142,11 +151,11 @@ def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return
     cp_size = req.forward_batch.attn_cp_size
-    if req.k.shape[0] < 2 * cp_size:
-        # Too few tokens for 2N blocks: the release does not take the batch through CP (0.5.12 to
-        # 0.5.14 can_cp_split, 0.5.22 on ZigzagCPStrategy.can_apply), and its attention backend
-        # writes the caller's k and v itself, as fa3 does (a pool that scales them in place
-        # scales the caller's).
+    if mode == "decode" or req.k.shape[0] < 2 * cp_size:
+        # A decode, or too few tokens for 2N blocks: the release does not take the batch through
+        # CP (0.5.12 to 0.5.14 can_cp_split, 0.5.22 on ZigzagCPStrategy.can_apply: an extend of
+        # 2N tokens or more), and its attention backend writes the caller's k and v itself, as
+        # fa3 does (a pool that scales them in place scales the caller's).
         fa3_style_write(req, era, current=FOR_LAYER, mla_loc_wrapped=True)
         return
     gathered_kv_write(req, era, lambda tensor: gather_full(tensor, cp_size))

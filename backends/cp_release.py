@@ -47,19 +47,30 @@ def _release_functions() -> dict[str, Callable[..., Any]]:
     for role, (module, name) in CP_NAMES.items():
         try:
             found[role] = getattr(importlib.import_module(module), name)
-        except (ImportError, AttributeError) as error:
+        except Exception as error:  # noqa: BLE001 - whatever its import raises, it has none here
             raise KeyError(f"{module}.{name} ({type(error).__name__}: {error})") from None
     return found
+
+
+def not_offered() -> str:
+    """Why this process's release offers no CP write to drive ("" where it offers one): it
+    lacks a function of CP_NAMES. Asked once the release is loaded, so that a release without
+    one gets no CP group (harness/sut/worker/cp_group.py) whose ranks would only run the model."""
+    try:
+        _release_functions()
+    except KeyError as missing:
+        return f"the release has no {missing.args[0]}"
+    return ""
 
 
 def join_group(rank: int, world: int, backend: str) -> Optional[str]:
     """Join this process, already in a torch.distributed group of `world` ranks, to the release's
     attention CP group, with the release's own functions; why not, where it cannot (None: it
     joined). Called once per rank process, before any write."""
-    try:
-        release = _release_functions()
-    except KeyError as missing:
-        return f"the release has no {missing.args[0]}"
+    why = not_offered()
+    if why:
+        return why
+    release = _release_functions()
     try:
         return _join(release, rank, world, backend)
     except Exception as error:  # the release's own set-up refused: a limit, never a finding

@@ -101,8 +101,9 @@ def with_cp_group(
     kinds: Optional[list[str]] = None,
 ) -> LoadedSut:
     """An installed release with the CP group of `world` ranks its context-parallel cells run on
-    (not started; harness/sut/worker/cp_group.py); as it was where `world` < 2 or no release."""
-    if world < 2 or not is_isolated_spec(spec) or not loaded.root:
+    (not started; harness/sut/worker/cp_group.py); as it was where `world` < 2, or where it is
+    no release or offers no CP write to drive (its cp cells then run the model in its worker)."""
+    if world < 2 or not is_isolated_spec(spec) or not loaded.root or loaded.no_cp_write:
         return loaded
     from harness.sut.worker.cp_group import CpGroup
 

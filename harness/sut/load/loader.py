@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Collection, Optional
 
+from backends import cp_release
 from harness.sut.load.load_errors import SutLoadError
 from harness.sut.probe.capabilities import Capabilities
 from harness.sut.probe.detect import detect, missing_names
@@ -48,6 +49,9 @@ class LoadedSut:
     # kvh run's CP group for a release's context-parallel cells (harness/sut/worker/cp_group.py),
     # not started until its first request; None where the run gives none.
     cp_group: Optional[Any] = field(default=None, compare=False)
+    # Why a release offers no CP write to drive on a group ("" where it does; backends/
+    # cp_release.py not_offered); a user's module is no release.
+    no_cp_write: str = "not a release"
 
     def to_dict(self) -> dict[str, Any]:
         """What a worker tells its parent of the SUT it loaded (its hello), as plain JSON values;
@@ -66,6 +70,7 @@ class LoadedSut:
             "unoffered": [list(pair) for pair in self.unoffered],
             "untried": list(self.untried),
             "absent": [list(pair) for pair in self.absent],
+            "no_cp_write": self.no_cp_write,
         }
 
     @classmethod
@@ -89,6 +94,7 @@ class LoadedSut:
             unoffered=tuple(map(tuple, values.get("unoffered", ()))),
             absent=tuple(map(tuple, values.get("absent", ()))),
             untried=tuple(values.get("untried", ())),
+            no_cp_write=values.get("no_cp_write", "not a release"),
         )
 
     def offers(self, name: str) -> bool:
@@ -195,6 +201,7 @@ def load_foreign(
             f"SUT {spec!r} lacks {', '.join(missing)} (see README: Test your own pool)"
         )
     era, capabilities, unfit = detect(module)
+    root = package_root(module)
     return LoadedSut(
         spec,
         module,
@@ -202,7 +209,8 @@ def load_foreign(
         version=str(getattr(module, "version", "")),
         capabilities=capabilities,
         unfit=unfit,
-        root=package_root(module),
+        root=root,
+        no_cp_write=cp_release.not_offered() if root else "not a release",
         # A user's module may name release backend classes too (backends/real_code.py).
         real_code=tuple(getattr(module, "real_backends", None) or ()),
         real_code_missing=tuple(real_code_missing.items()),

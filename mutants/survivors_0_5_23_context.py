@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from mutants.survivor_record import (
     ADD_REPLACED,
+    EQUIVALENT,
     GAP,
     OUTSIDE_THE_WRITE,
     Survivor,
@@ -19,10 +20,56 @@ from mutants.survivors_0_5_23_full import RELEASE
 _R = "srt/runtime_context.py:core/"
 CP_WRITE = (
     "the context-parallel write (is_cp_active): get_cp_strategy().materialize_full_kv / "
-    "materialize_full_mla_kv all-gathers k and v across CP ranks before it writes; kvh drives "
-    "no CP rank in a backend's forward (its CP write is judged by `kvh cp` through the model, "
-    "docs/distributed.md), so no check reaches it"
+    "materialize_full_mla_kv all-gathers k and v across CP ranks before it writes. The scope's "
+    "universe has no cp cells (when it was judged, kvh drove no CP rank in a backend's forward "
+    "and judged the CP write by `kvh cp` through the model); since session 20 kvh run's cp cells "
+    "run the release's own CP write on two gloo ranks (backends/cp_release.py), and the targeted "
+    "campaign docs/mutation/sglang-0.5.23-cp.json judges these functions there: what it kills "
+    "says so (closed_by), and the scope counts it until it is judged again with cp in its universe"
 )
+CP_CLOSED = (
+    "session 20: kvh run's cp cells run the release's own CP write on a group of two ranks, in "
+    "extend and decode (backends/cp_release.py, harness/sut/worker/cp_group.py); killed in "
+    "docs/mutation/sglang-0.5.23-cp.json"
+)
+_ENUM_IDENTITY = (
+    "`is` for `==` between ForwardMode members: an IntEnum member is one object, so identity "
+    "and equality agree for every mode"
+)
+_EXTEND_SMALLEST = (
+    "`<=` for `==` against ForwardMode.EXTEND: EXTEND is the enum's first member (auto(): 1), "
+    "so no mode lies below it"
+)
+_DRAFT_FLAG_OFF = (
+    "a DRAFT_EXTEND_V2 comparison evaluated only when include_draft_extend_v2 is True, which no "
+    "caller in 0.5.23 passes: every call of is_context_parallel_extend takes the default False "
+    "(cp/utils.py 124, zigzag.py 113, interleave.py 89 and 171, forward_batch_info.py 1418, the "
+    "ascend and musa backends)"
+)
+_MODE_RECHECKED = (
+    "`or` to `and` in is_cp_active's mode test: a batch always has a mode, so the test no longer "
+    "returns early, but both CP strategies' can_apply test the mode again (zigzag.py 113, "
+    "interleave.py 171) and refuse the same modes"
+)
+_LATER_MODES = (
+    "a forward mode after DECODE (MIXED, IDLE, TARGET_VERIFY, DRAFT_EXTEND_V2 and on): the "
+    "mutated test differs from the release's only there, and kvh's cells forward extend and "
+    "decode batches only; a chunked-prefill MIXED batch on a CP rank would tell them apart"
+)
+_DRAFT_MODE = (
+    "the DRAFT_EXTEND_V2 mode: the mutant counts a speculative draft extend as a CP extend, and "
+    "kvh drives no draft runner's forward"
+)
+_STRATEGY_KIND = (
+    "get_cp_strategy_kind's None test negated: is_zigzag() then says False under the zigzag "
+    "strategy, so pad_logical_token_to_physical aligns each rank's share to N rows instead of "
+    "2N; _all_gather_reorganized trims each rank's chunk back to its logical length "
+    "(per_rank_logical_token) before the gathered rows are written, so the cache gets the "
+    "same rows"
+)
+_F = "srt/model_executor/forward_batch_info.py:core/"
+_CPU = "srt/layers/cp/utils.py:core/"
+_CPB = "srt/layers/cp/base.py:core/"
 _OOB_PROBE_ON = (
     "the out-of-bounds probe turned on: it asserts every loc lies in [0, size + page_size), which "
     "each loc kvh hands the doors does; a negative loc, which torch's indexing wraps where the "
@@ -55,38 +102,53 @@ _PARALLEL_LOOKUP = (
 
 SURVIVORS_0_5_23_CONTEXT: tuple[Survivor, ...] = (
     alike(RELEASE, GAP, CP_WRITE, (
-        ("srt/layers/cp/utils.py:core/ReplaceComparisonOperator_Is_IsNot:0", "if forward_mode is not None or not forward_mode.is_context_parallel_extend():"),
-        ("srt/layers/cp/utils.py:core/ReplaceUnaryOperator_Delete_Not:3", "if forward_mode is None or  forward_mode.is_context_parallel_extend():"),
-        ("srt/layers/cp/utils.py:core/AddNot:7", "if not forward_mode is None or not forward_mode.is_context_parallel_extend():"),
-        ("srt/layers/cp/utils.py:core/ReplaceOrWithAnd:0", "if forward_mode is None and not forward_mode.is_context_parallel_extend():"),
-        ("srt/layers/cp/base.py:core/AddNot:12", "if not _STRATEGY is None:"),
-        ("srt/layers/cp/base.py:core/ReplaceComparisonOperator_Is_IsNot:0", "if _STRATEGY is not None:"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceFalseWithTrue:9", "def is_context_parallel_extend(self, include_draft_extend_v2: bool = True):"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Gt:8", "self > ForwardMode.EXTEND"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_GtE:8", "self >= ForwardMode.EXTEND"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Is:8", "self is ForwardMode.EXTEND"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_IsNot:8", "self is not ForwardMode.EXTEND"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Lt:8", "self < ForwardMode.EXTEND"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_LtE:8", "self <= ForwardMode.EXTEND"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_NotEq:8", "self != ForwardMode.EXTEND"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Gt:9", "or self > ForwardMode.MIXED"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_GtE:9", "or self >= ForwardMode.MIXED"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Is:9", "or self is ForwardMode.MIXED"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_IsNot:9", "or self is not ForwardMode.MIXED"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Lt:9", "or self < ForwardMode.MIXED"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_LtE:9", "or self <= ForwardMode.MIXED"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_NotEq:9", "or self != ForwardMode.MIXED"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceOrWithAnd:8", "and self == ForwardMode.MIXED"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceOrWithAnd:9", "and ("),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Gt:10", "self > ForwardMode.DRAFT_EXTEND_V2"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_GtE:10", "self >= ForwardMode.DRAFT_EXTEND_V2"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Is:10", "self is ForwardMode.DRAFT_EXTEND_V2"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_IsNot:10", "self is not ForwardMode.DRAFT_EXTEND_V2"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_Lt:10", "self < ForwardMode.DRAFT_EXTEND_V2"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_LtE:10", "self <= ForwardMode.DRAFT_EXTEND_V2"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceComparisonOperator_Eq_NotEq:10", "self != ForwardMode.DRAFT_EXTEND_V2"),
-        ("srt/model_executor/forward_batch_info.py:core/AddNot:12", "if not include_draft_extend_v2"),
-        ("srt/model_executor/forward_batch_info.py:core/ReplaceFalseWithTrue:10", "else True"),
+        (_CPU + "ReplaceComparisonOperator_Is_IsNot:0", "if forward_mode is not None or not forward_mode.is_context_parallel_extend():"),
+        (_CPU + "ReplaceUnaryOperator_Delete_Not:3", "if forward_mode is None or  forward_mode.is_context_parallel_extend():"),
+        (_CPU + "AddNot:7", "if not forward_mode is None or not forward_mode.is_context_parallel_extend():"),
+        (_CPB + "AddNot:12", "if not _STRATEGY is None:"),
+        (_CPB + "ReplaceComparisonOperator_Is_IsNot:0", "if _STRATEGY is not None:"),
+        (_F + "ReplaceComparisonOperator_Eq_Gt:8", "self > ForwardMode.EXTEND"),
+        (_F + "ReplaceComparisonOperator_Eq_GtE:8", "self >= ForwardMode.EXTEND"),
+        (_F + "ReplaceComparisonOperator_Eq_IsNot:8", "self is not ForwardMode.EXTEND"),
+        (_F + "ReplaceComparisonOperator_Eq_Lt:8", "self < ForwardMode.EXTEND"),
+        (_F + "ReplaceComparisonOperator_Eq_NotEq:8", "self != ForwardMode.EXTEND"),
+        (_F + "ReplaceComparisonOperator_Eq_IsNot:9", "or self is not ForwardMode.MIXED"),
+        (_F + "ReplaceComparisonOperator_Eq_Lt:9", "or self < ForwardMode.MIXED"),
+        (_F + "ReplaceComparisonOperator_Eq_LtE:9", "or self <= ForwardMode.MIXED"),
+        (_F + "ReplaceComparisonOperator_Eq_NotEq:9", "or self != ForwardMode.MIXED"),
+        (_F + "ReplaceOrWithAnd:8", "and self == ForwardMode.MIXED"),
+        (_F + "ReplaceFalseWithTrue:10", "else True"),
+    ), closed_by=CP_CLOSED)
+    + alike(RELEASE, EQUIVALENT, _ENUM_IDENTITY, (
+        (_F + "ReplaceComparisonOperator_Eq_Is:8", "self is ForwardMode.EXTEND"),
+        (_F + "ReplaceComparisonOperator_Eq_Is:9", "or self is ForwardMode.MIXED"),
+        (_F + "ReplaceComparisonOperator_Eq_Is:10", "self is ForwardMode.DRAFT_EXTEND_V2"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _EXTEND_SMALLEST, (
+        (_F + "ReplaceComparisonOperator_Eq_LtE:8", "self <= ForwardMode.EXTEND"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _DRAFT_FLAG_OFF, tuple(
+        (f"{_F}ReplaceComparisonOperator_Eq_{name}:10", f"self {symbol} ForwardMode.DRAFT_EXTEND_V2")
+        for name, symbol in (
+            ("Gt", ">"), ("GtE", ">="), ("IsNot", "is not"), ("Lt", "<"), ("LtE", "<="),
+            ("NotEq", "!="),
+        )
+    ))
+    + alike(RELEASE, EQUIVALENT, _MODE_RECHECKED, (
+        (_CPU + "ReplaceOrWithAnd:0", "if forward_mode is None and not forward_mode.is_context_parallel_extend():"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _STRATEGY_KIND, (
+        (_CPB + "ReplaceComparisonOperator_Is_IsNot:1", "if strategy is not None:"),
+        (_CPB + "AddNot:14", "if not strategy is None:"),
+    ))
+    + alike(RELEASE, GAP, _LATER_MODES, (
+        (_F + "ReplaceComparisonOperator_Eq_Gt:9", "or self > ForwardMode.MIXED"),
+        (_F + "ReplaceComparisonOperator_Eq_GtE:9", "or self >= ForwardMode.MIXED"),
+        (_F + "ReplaceOrWithAnd:9", "and ("),
+    ))
+    + alike(RELEASE, GAP, _DRAFT_MODE, (
+        (_F + "ReplaceFalseWithTrue:9", "def is_context_parallel_extend(self, include_draft_extend_v2: bool = True):"),
+        (_F + "AddNot:12", "if not include_draft_extend_v2"),
     ))
     + alike(RELEASE, GAP, _OOB_PROBE_ON, (
         ("srt/utils/async_probe.py:core/AddNot:18", "if not not envs.SGLANG_ENABLE_ASYNC_ASSERT.get():"),

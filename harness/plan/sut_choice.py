@@ -108,7 +108,16 @@ def with_cp_group(
     from harness.sut.worker.cp_group import CpGroup
 
     folder = None if coverage is None else str(coverage.resolve())
-    return replace(loaded, cp_group=CpGroup(loaded.root, world, folder, kinds))
+    # Its ranks load only the pool kinds a grouped write serves: a release's loader tries its
+    # optional pools for the kinds it is told, and the cp cells need none of them.
+    served = {
+        kind
+        for backend in BACKENDS.values()
+        if backend.real_code is not None and backend.real_code.in_group is not None
+        for kind in backend.pool_kinds
+    }
+    planned = sorted(served if kinds is None else served & set(kinds))
+    return replace(loaded, cp_group=CpGroup(loaded.root, world, folder, planned))
 
 
 def candidate_module(loaded: LoadedSut, backend: str) -> tuple[Any, bool]:

@@ -111,14 +111,14 @@ DECODE_BATCH_OF_2N = ("small-scaled",)
 @register_backend(
     name="cp",
     order=140,
-    real_code_gap="in one process the model: the CP write all-gathers k/v over the CP process "
+    real_code_gap="one process runs the model: the CP write all-gathers k/v over the CP process "
     "group before the pool call (0.5.12-0.5.14 layers/utils/cp_utils.py "
     "cp_allgather_and_save_kv_cache; 0.5.22-0.5.23 FlashAttentionBackend.forward_extend -> "
     "layers/cp/zigzag.py ZigzagCPStrategy.materialize_full_kv). Measured on 0.5.23 in one "
     "process, its rank stated and its metadata its own build_metadata's: materialize_full_kv "
     "stops at zigzag.py 475, get_parallel().attn_cp_group, whose all_gather_into_tensor (488) "
-    "needs the other rank's share from another process. On the ranks of kvh cp, which join the "
-    "release's own CP group (backends/cp_release.py), the release's code writes",
+    "needs the other rank's share from another process. On the ranks of kvh run's CP group and "
+    "of kvh cp, which join the release's own CP group (backends/cp_release.py), its code writes",
     # Release code only on a rank that joined the release's CP group (kvh cp).
     real_code=replace(
         FA3_REAL_CODE,

@@ -106,7 +106,7 @@ def test_kvh_run_runs_the_cp_cells_on_a_group_and_its_repro_replays(tmp_path):
     )  # fmt: skip
     assert clean.returncode == 0, clean.stdout[-3000:] + clean.stderr[-3000:]
     results = pd.read_parquet(clean.stdout.split("results: ")[1].split(",")[0])
-    release = results[results.sut.str.startswith("sglang@")]
+    release = results[results.sut.str.startswith("sglang@") & (results["mode"] == "extend")]
     rows = release.set_index("scenario").release_functions
     # The release's CP path ran, not the model: its strategy built the metadata and wrote; the
     # one token went through the backend's own write.

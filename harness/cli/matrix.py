@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from backends.context import CP_RANKS
 from backends.registry import BACKENDS
 from harness.bench.timers import GPU_ONLY_TIMING
 from harness.exit_codes import EXIT_OK, UsageError
@@ -63,7 +64,10 @@ def _runs_as(backend: str) -> str:
     model, checked against the release's source where the census has a model of it."""
     real = BACKENDS[backend].real_code
     if real is not None and real.in_group is not None:
-        return f"real code ({real.cls}) on the ranks of kvh cp; the model in kvh run"
+        return (
+            f"real code ({real.cls}) on a CP group of ranks (kvh run, kvh cp) where the SGLang "
+            "SUT offers its CP write; the model elsewhere"
+        )
     if real is not None:
         return f"real code ({real.cls}) where the SGLang SUT imports it; the model elsewhere"
     if backend in BACKEND_MODELS:
@@ -110,8 +114,18 @@ def real_code_rows(loaded: LoadedSut) -> list[dict]:
             rows.append({"backend": backend.name, "runs_as": ABSENT, "why": f"no {files}"})
             continue
         if backend.name in loaded.real_code and real.in_group is not None:
-            # kvh run is one process: this class writes only on a rank of kvh cp's group.
-            runs, why = "model", backend.real_code_gap
+            # A write the release makes inside a process group: on the ranks of a CP group.
+            if loaded.no_cp_write:
+                runs, why = "model", f"{loaded.no_cp_write}; {backend.real_code_gap}"
+            else:
+                runs, why = (
+                    "release code",
+                    (
+                        f"{real.where} on a CP group of {CP_RANKS} gloo ranks (kvh run's, "
+                        "harness/sut/worker/cp_group.py; kvh cp's); modes "
+                        + ",".join(backend.modes)
+                    ),
+                )
         elif backend.name in loaded.real_code:
             modes = [m for m in backend.modes if real.runs_in(m)]
             runs, why = "release code", f"{real.where}; modes {','.join(modes)}"

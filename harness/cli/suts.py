@@ -8,6 +8,7 @@ from functools import cache
 from pathlib import Path
 from typing import Optional
 
+from backends.registry import BACKENDS
 from harness.plan.sut_choice import SutChoice
 from harness.sut.load.loader import LoadedSut
 from harness.sut.load.optional_pools import offered_classes
@@ -77,10 +78,15 @@ def describe_sut(sut: SutChoice) -> list[str]:
         )
     if loaded.capabilities is not None:
         lines.append("  " + "; ".join(describe(loaded.capabilities)[:-1]))
+    grouped = {n for n in loaded.real_code if BACKENDS[n].real_code.in_group is not None}
     if loaded.real_code:
-        lines.append(f"  real code run: {', '.join(loaded.real_code)} (backends/real_code.py)")
+        runs = [n + (" (on a CP group)" if n in grouped else "") for n in loaded.real_code]
+        runs = [n for n in runs if not (loaded.no_cp_write and n.endswith("group)"))]
+        lines.append(f"  real code run: {', '.join(runs)} (backends/real_code.py)")
     for backend, why in loaded.real_code_missing:
         lines.append(f"  {backend} runs as the model: {why}")
+    if grouped and loaded.no_cp_write:
+        lines.append(f"  {', '.join(sorted(grouped))} runs as the model: {loaded.no_cp_write}")
     if not loaded.root:
         lines.append("  no package source to check its call sites against: they run as modelled")
         return lines

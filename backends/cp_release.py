@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from functools import cache
 from typing import Any, Callable, Optional
 
 import msgspec
@@ -41,6 +42,7 @@ def cpu_engine(device_type: str) -> None:
         os.environ[CP_CPU_ENGINE[0]] = CP_CPU_ENGINE[1]
 
 
+@cache  # a process holds one release; shard_for_rank asks on every write
 def _release_functions() -> dict[str, Callable[..., Any]]:
     """The release's functions this driver calls, by role; a KeyError names the first missing."""
     found = {}
@@ -67,10 +69,10 @@ def join_group(rank: int, world: int, backend: str) -> Optional[str]:
     """Join this process, already in a torch.distributed group of `world` ranks, to the release's
     attention CP group, with the release's own functions; why not, where it cannot (None: it
     joined). Called once per rank process, before any write."""
-    why = not_offered()
-    if why:
-        return why
-    release = _release_functions()
+    try:
+        release = _release_functions()
+    except KeyError as missing:
+        return f"the release has no {missing.args[0]}"
     try:
         return _join(release, rank, world, backend)
     except Exception as error:  # the release's own set-up refused: a limit, never a finding

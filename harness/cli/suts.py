@@ -80,8 +80,11 @@ def describe_sut(sut: SutChoice) -> list[str]:
         lines.append("  " + "; ".join(describe(loaded.capabilities)[:-1]))
     grouped = {n for n in loaded.real_code if BACKENDS[n].real_code.in_group is not None}
     if loaded.real_code:
-        runs = [n + (" (on a CP group)" if n in grouped else "") for n in loaded.real_code]
-        runs = [n for n in runs if not (loaded.no_cp_write and n.endswith("group)"))]
+        runs = [
+            n + (" (on a CP group)" if n in grouped else "")
+            for n in loaded.real_code
+            if n not in grouped or not loaded.no_cp_write
+        ]
         lines.append(f"  real code run: {', '.join(runs)} (backends/real_code.py)")
     for backend, why in loaded.real_code_missing:
         lines.append(f"  {backend} runs as the model: {why}")

@@ -70,10 +70,10 @@ def serve(
             meter.save()
 
 
-def join_cp_group(cp: str) -> int:
+def join_cp_group(cp: str) -> tuple[int, int]:
     """`--cp RANK,WORLD,ADDRESS`: this worker is a rank of a CP group (harness/sut/worker/
     cp_group.py). Joins torch.distributed's group before the release is imported, as its CPU
-    switch must be set by then; returns the rank."""
+    switch must be set by then; returns (rank, world)."""
     from datetime import timedelta
 
     import torch.distributed as dist
@@ -86,7 +86,7 @@ def join_cp_group(cp: str) -> int:
         "gloo", init_method=address, rank=int(rank), world_size=int(world),
         timeout=timedelta(seconds=COLLECTIVE_TIMEOUT_S),
     )  # fmt: skip
-    return int(rank)
+    return int(rank), int(world)
 
 
 def _serve(
@@ -105,15 +105,13 @@ def _serve(
     try:
         from harness.sut.load.loader import load_foreign  # after the protocol owns stdout
 
-        rank = join_cp_group(cp) if cp else None
+        group = join_cp_group(cp) if cp else None
         loaded = load_foreign(spec, prefix, kinds)
         joined: dict = {}
-        if cp:
-            import torch.distributed as dist
-
+        if group:
             from backends.cp_release import join_group
 
-            joined["cp_model_why"] = join_group(rank, dist.get_world_size(), "gloo")
+            joined["cp_model_why"] = join_group(*group, "gloo")
     except Exception as error:  # reported to the parent, which says why the SUT did not load
         cause = error.__cause__ or error
         reply(

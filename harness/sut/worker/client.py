@@ -49,6 +49,14 @@ class WorkerFailure(Exception):
         self.load_error = load_error  # a refused load: the loader's own message
 
 
+def trail_request(
+    backend: str, mode: str, device: str, timeout_s: float, era: Optional[str]
+) -> dict:
+    """The request for the release functions a candidate's writes run (protocol op "trail")."""
+    candidate = {"backend": backend, "mode": mode, "device": device, "era": era}
+    return {"op": "trail", "timeout_s": timeout_s, "candidate": candidate}
+
+
 class IsolatedSut:
     """One SUT in its own process. `python` and `prefix` choose its environment.
 
@@ -339,8 +347,7 @@ class IsolatedSut:
         """The release functions the scenario's writes run in the worker (harness/run/
         release_trail.py): a run of its own, which leaves the last execution's bytes as they
         were."""
-        candidate = {"backend": backend, "mode": mode, "device": device, "era": era}
-        request = {"op": "trail", "timeout_s": timeout_s, "candidate": candidate}
+        request = trail_request(backend, mode, device, timeout_s, era)
         answer = self.ask(request, timeout_s + MIN_GRACE_S, scenario)
         return tuple(answer["release_trail"])
 

@@ -18,12 +18,19 @@ port, at the next request.
 from __future__ import annotations
 
 import socket
+import sys
 from typing import TYPE_CHECKING, Optional
 
 import torch
 
 from backends.context import CP_RANKS
-from harness.sut.worker.client import MIN_GRACE_S, IsolatedSut, Submitted, WorkerFailure
+from harness.sut.worker.client import (
+    MIN_GRACE_S,
+    IsolatedSut,
+    Submitted,
+    WorkerFailure,
+    trail_request,
+)
 
 if TYPE_CHECKING:
     from harness.compare.snapshot import Execution
@@ -53,10 +60,6 @@ class CpGroup:
     ):
         self.prefix, self.world, self.coverage, self.kinds = prefix, world, coverage, kinds
         self.ranks: list[IsolatedSut] = []
-        self.starts = 0
-        # Why the release's own CP code does not write on these ranks (None: it does), from the
-        # last start's hello.
-        self.model_why: Optional[str] = None
 
     def _start(self) -> None:
         address = f"tcp://127.0.0.1:{free_port()}"
@@ -70,12 +73,13 @@ class CpGroup:
             )
             for rank in range(self.world)
         ]
-        self.starts += 1
         for worker in self.ranks:
             worker.spawn()
         for worker in self.ranks:
             worker.hello()
-        self.model_why = self.ranks[0].cp_model_why
+        why = self.ranks[0].cp_model_why
+        if why:  # a limit, not a finding: its cp cells run the model on these ranks
+            print(f"kvh: {self.prefix}'s CP group runs the cp model: {why}", file=sys.stderr)
 
     def _running(self) -> None:
         """Every rank up, or the whole group started again (a lone rank cannot rejoin)."""
@@ -122,8 +126,7 @@ class CpGroup:
     ) -> tuple[str, ...]:
         """Rank 0's release trail; every rank runs the write, as its gather needs them all."""
         self._running()
-        candidate = {"backend": backend, "mode": mode, "device": device, "era": era}
-        request = {"op": "trail", "timeout_s": timeout_s, "candidate": candidate}
+        request = trail_request(backend, mode, device, timeout_s, era)
         for worker in self.ranks:
             worker.post(request, scenario)
         try:

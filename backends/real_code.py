@@ -36,6 +36,7 @@ from backends.context import WriteRequest
 from backends.release_batch import declared_defaults
 from backends.sglang_names import (
     ABSENT_ATTENTION_OUTPUT,
+    BATCH_INPUT_IDS,
     FORWARD_BATCH_INFO,
     FORWARD_CONTEXT,
     REQ_TO_TOKEN,
@@ -231,14 +232,14 @@ def _stopping_after_write(pool: Any, sites: Optional[list[str]]) -> Iterator[Non
 def _forward_context(backend: Any) -> Iterator[None]:
     """The forward context a model runner publishes around each forward, naming `backend`, where
     the release has one (0.5.23): what get_token_to_kv_pool() answers inside the forward."""
-    module, function, record = FORWARD_CONTEXT
+    module, function, record, field_name = FORWARD_CONTEXT
     try:
         release = importlib.import_module(module)
         publish, context = getattr(release, function), getattr(release, record)
     except (ImportError, AttributeError):
         yield
         return
-    with publish(context(attn_backend=backend)):
+    with publish(context(**{field_name: backend})):
         yield
 
 
@@ -372,7 +373,7 @@ def prepare_forward(
     query, value = key.new_zeros(tokens, heads * head_dim), req.v
     keywords = {"k_rope": req.k_rope} if split_mla else {}
     if real.shard is not None:  # the batch's tokens, as a server's batch carries its input ids
-        batch.input_ids = key.new_zeros(tokens, dtype=torch.long)
+        setattr(batch, BATCH_INPUT_IDS, key.new_zeros(tokens, dtype=torch.long))
         query, key, value, *rope = real.shard(batch, (query, key, value, *keywords.values()))
         keywords = dict(zip(keywords, rope))
     forward = backend.forward_decode if mode == "decode" else backend.forward_extend

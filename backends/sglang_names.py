@@ -105,8 +105,14 @@ CP_NAMES = {
 CP_SHARD = "shard_hidden_states"
 CP_CPU_ENGINE = ("SGLANG_USE_CPU_ENGINE", "1")
 # What a model runner publishes around every forward (0.5.23): the backend whose pool
-# get_token_to_kv_pool() answers, as the CP strategy's write asks it.
-FORWARD_CONTEXT = ("sglang.srt.model_executor.forward_context", "forward_context", "ForwardContext")
+# get_token_to_kv_pool() answers, as the CP strategy's write asks it (module, the publishing
+# function, the record, its field naming the backend).
+FORWARD_CONTEXT = (
+    "sglang.srt.model_executor.forward_context", "forward_context", "ForwardContext",
+    "attn_backend",
+)  # fmt: skip
+# The batch's tokens, which is_cp_active counts: the driver gives a CP rank's batch as many.
+BATCH_INPUT_IDS = "input_ids"
 CPU_FP8_RECIPE = "cpu_fp8_e4m3"
 # A pool's read API, which SGLang's attention backends call: the harness reads a pool's buffers
 # through it to compare their bytes (harness/run/pool_buffers.py, harness/run/execute.py,
@@ -275,6 +281,18 @@ NAMES: tuple[ReleaseName, ...] = (
         "function",
         "public",
         "the forward context a model runner publishes around each forward",
+    ),
+    ReleaseName(
+        f"ForwardContext.{FORWARD_CONTEXT[3]}",
+        "field",
+        "public",
+        "the backend a forward context names, whose pool get_token_to_kv_pool() answers",
+    ),
+    ReleaseName(
+        f"ForwardBatch.{BATCH_INPUT_IDS}",
+        "field",
+        "public",
+        "the batch's tokens, given as zeros on a CP rank's batch: is_cp_active counts them",
     ),
     ReleaseName(
         KV_CACHE_QUANT_FACTORY,

@@ -114,6 +114,13 @@ FORWARD_CONTEXT = (
 # The batch's tokens, which is_cp_active counts: the driver gives a CP rank's batch as many.
 BATCH_INPUT_IDS = "input_ids"
 CPU_FP8_RECIPE = "cpu_fp8_e4m3"
+# The release's registry of the environment switches it reads (an attribute each), asked whether a
+# switch is one the release has at all; and the switches its MHA pool's layouts are built under.
+ENVIRONMENT_REGISTRY = ("sglang.srt.environ", "envs")
+HND_SWITCH = "SGLANG_USE_HND_KVCACHE"
+AITER_LAYOUT_SWITCH = "SGLANG_AITER_KV_CACHE_LAYOUT"
+# SGLANG_USE_AITER is read when memory_pool is imported, and counts only on a HIP build.
+AITER_5D_SWITCHES = {"SGLANG_USE_AITER": "1", AITER_LAYOUT_SWITCH: "vectorized_5d"}
 # A pool's read API, which SGLang's attention backends call: the harness reads a pool's buffers
 # through it to compare their bytes (harness/run/pool_buffers.py, harness/run/execute.py,
 # backends/retraction_restore.py), and sizes a unified pool's buffer by its sub-pools' entry.
@@ -275,6 +282,18 @@ NAMES: tuple[ReleaseName, ...] = (
     ),
     ReleaseName(
         CP_CPU_ENGINE[0], "environment", "public", "the release's switch for serving on a CPU"
+    ),
+    ReleaseName(
+        ".".join(ENVIRONMENT_REGISTRY),
+        "field",
+        "public",
+        "the registry of a release's environment switches: whether it has the 5-D layout's",
+    ),
+    *(
+        ReleaseName(
+            switch, "environment", "public", "a switch the MHA pool's layout is built under"
+        )
+        for switch in (HND_SWITCH, *AITER_5D_SWITCHES)
     ),
     ReleaseName(
         ".".join(FORWARD_CONTEXT[:2]),

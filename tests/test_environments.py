@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from backends.sglang_names import AITER_LAYOUT_SWITCH
 from harness.cli.sut import REQUIREMENTS
 from harness.sut.load.environments import load_isolated, not_ready_reason
 
@@ -26,6 +27,14 @@ def test_era_is_detected_from_what_each_release_offers(version):
     loaded = load_isolated(spec)
     with loaded.module:
         assert (loaded.era, loaded.version) == (RELEASE_ERAS[version], version)
+    # ROCm's 5-D layout: a release whose environment registry has no layout switch (0.5.12) has
+    # none, so the kind cannot apply; one that has it (0.5.13 on) builds none on this machine,
+    # a skip with that reason.
+    absent, unoffered = dict(loaded.absent), dict(loaded.unoffered)
+    if version == "0.5.12":
+        assert f"reads no {AITER_LAYOUT_SWITCH}" in absent["MHATokenToKVPoolAiter5D"]
+    else:
+        assert "builds no 5-D layout on this machine" in unoffered["MHATokenToKVPoolAiter5D"]
 
 
 def test_sut_install_finds_the_shared_cpu_requirements():

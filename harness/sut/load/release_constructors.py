@@ -10,12 +10,20 @@ from __future__ import annotations
 import importlib
 import os
 from types import ModuleType, SimpleNamespace
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 from unittest.mock import patch
 
 import torch
 
-from backends.sglang_names import CPU_FP8_RECIPE, KV_CACHE_QUANT_FACTORY, KV_CACHE_QUANT_METHODS
+from backends.sglang_names import (
+    AITER_5D_SWITCHES,
+    AITER_LAYOUT_SWITCH,
+    CPU_FP8_RECIPE,
+    ENVIRONMENT_REGISTRY,
+    HND_SWITCH,
+    KV_CACHE_QUANT_FACTORY,
+    KV_CACHE_QUANT_METHODS,
+)
 
 
 def _store_dtype(dtype: Any) -> Any:
@@ -269,7 +277,6 @@ def page_interleave(class_name: str) -> Callable[[ModuleType], Callable[..., Any
 
 
 # SGLang's switch for MHATokenToKVPool's head-major paged layout, read once in its __init__.
-HND_SWITCH = "SGLANG_USE_HND_KVCACHE"
 
 
 class NotTheDesign(ValueError):
@@ -317,27 +324,41 @@ def cpu_fp8_mha(memory_pool: ModuleType) -> Callable[..., Any]:
     return MHATokenToKVPoolCPUFP8
 
 
-# SGLang's switches for MHATokenToKVPool's SHUFFLE 5-D layout (ROCm AITER), where a release has
-# one: SGLANG_USE_AITER is read when memory_pool is imported, and counts only on a HIP build.
-AITER_5D_SWITCHES = {"SGLANG_USE_AITER": "1", "SGLANG_AITER_KV_CACHE_LAYOUT": "vectorized_5d"}
+def has_switch(switch: str) -> Optional[bool]:
+    """Whether the loaded release's environment registry has `switch` (None: it has no registry
+    to ask). Asked of the running registry, which holds a field for each switch the release
+    reads."""
+    module, name = ENVIRONMENT_REGISTRY
+    try:
+        registry = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return None
+    return hasattr(registry, switch)
 
 
 def aiter5d_mha(memory_pool: ModuleType) -> Callable[..., Any]:
     """The release's MHATokenToKVPool built under its 5-D layout switches (the mha_aiter5d
-    kind), where it builds one. On this machine no release does (the layout is ROCm's), and a
-    release that has none cannot say so by running here: either way it raises ValueError, a
-    class that does not construct here, so the kind's cells are skips with that reason."""
+    kind), where it builds one. On this machine no release does: the layout is ROCm's. A release
+    whose environment registry has no layout switch has no 5-D layout anywhere, so it raises
+    NotTheDesign and the kind cannot apply there (0.5.9 to 0.5.12); one that has the switch
+    raises ValueError, a class that does not construct here, so the kind's cells are skips with
+    that reason."""
     base = memory_pool.MHATokenToKVPool
 
     def MHATokenToKVPoolAiter5D(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - the kind's name
         with patch.dict(os.environ, AITER_5D_SWITCHES):
             pool = base(*args, **kwargs)
         # Known by what it built: the SHUFFLE layout's key buffer is 5-D.
-        if pool.get_key_buffer(pool.start_layer).dim() != 5:
-            raise ValueError(
-                "this release's MHATokenToKVPool builds no 5-D layout on this machine (SGLang's "
-                "SHUFFLE 5-D layout, where a release has one, is ROCm AITER's)"
+        if pool.get_key_buffer(pool.start_layer).dim() == 5:
+            return pool
+        if has_switch(AITER_LAYOUT_SWITCH) is False:
+            raise NotTheDesign(
+                f"this release reads no {AITER_LAYOUT_SWITCH} (its environment registry has "
+                "none): it has no 5-D layout"
             )
-        return pool
+        raise ValueError(
+            "this release's MHATokenToKVPool builds no 5-D layout on this machine (SGLang's "
+            "SHUFFLE 5-D layout, where a release has one, is ROCm AITER's)"
+        )
 
     return MHATokenToKVPoolAiter5D

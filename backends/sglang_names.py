@@ -117,6 +117,7 @@ CPU_FP8_RECIPE = "cpu_fp8_e4m3"
 # The release's registry of the environment switches it reads (an attribute each), asked whether a
 # switch is one the release has at all; and the switches its MHA pool's layouts are built under.
 ENVIRONMENT_REGISTRY = ("sglang.srt.environ", "envs")
+# The head-major paged layout's switch, read once in MHATokenToKVPool's __init__.
 HND_SWITCH = "SGLANG_USE_HND_KVCACHE"
 AITER_LAYOUT_SWITCH = "SGLANG_AITER_KV_CACHE_LAYOUT"
 # SGLANG_USE_AITER is read when memory_pool is imported, and counts only on a HIP build.

@@ -276,9 +276,6 @@ def page_interleave(class_name: str) -> Callable[[ModuleType], Callable[..., Any
     return build
 
 
-# SGLang's switch for MHATokenToKVPool's head-major paged layout, read once in its __init__.
-
-
 class NotTheDesign(ValueError):
     """The release's class built, but it is not the design the kind models (its pool ignores the
     switch that selects the kind's layout): the kind cannot apply to that release, never a

@@ -109,6 +109,12 @@ class Backend:
     # only that; every other call site skips those scenarios (DCP_RANK).
     writes_dcp_rank: bool = False
 
+    @property
+    def grouped(self) -> bool:
+        """Whether its release code writes only on the ranks of a process group (cp: a CP
+        group's, harness/sut/worker/cp_group.py), never in a SUT's one process."""
+        return self.real_code is not None and self.real_code.in_group is not None
+
     def _release_class(self, req: WriteRequest, mode: str) -> Any:
         """The release's backend class for this (mode, pool kind), where the SUT carries it and
         its RealCode runs there; else None (the model writes)."""

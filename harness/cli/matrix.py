@@ -63,7 +63,7 @@ def _runs_as(backend: str) -> str:
     """How a cell of `backend` runs on an SGLang SUT: the release's own code, or the call-site
     model, checked against the release's source where the census has a model of it."""
     real = BACKENDS[backend].real_code
-    if real is not None and real.in_group is not None:
+    if BACKENDS[backend].grouped:
         return (
             f"real code ({real.cls}) on a CP group of ranks (kvh run, kvh cp) where the SGLang "
             "SUT offers its CP write; the model elsewhere"
@@ -113,7 +113,7 @@ def real_code_rows(loaded: LoadedSut) -> list[dict]:
             files = ", ".join(backend.census.files)
             rows.append({"backend": backend.name, "runs_as": ABSENT, "why": f"no {files}"})
             continue
-        if backend.name in loaded.real_code and real.in_group is not None:
+        if backend.name in loaded.real_code and backend.grouped:
             # A write the release makes inside a process group: on the ranks of a CP group.
             if loaded.no_cp_write:
                 runs, why = "model", f"{loaded.no_cp_write}; {backend.real_code_gap}"

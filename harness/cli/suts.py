@@ -78,7 +78,7 @@ def describe_sut(sut: SutChoice) -> list[str]:
         )
     if loaded.capabilities is not None:
         lines.append("  " + "; ".join(describe(loaded.capabilities)[:-1]))
-    grouped = {n for n in loaded.real_code if BACKENDS[n].real_code.in_group is not None}
+    grouped = {n for n in loaded.real_code if BACKENDS[n].grouped}
     if loaded.real_code:
         runs = [
             n + (" (on a CP group)" if n in grouped else "")

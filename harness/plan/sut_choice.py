@@ -111,10 +111,7 @@ def with_cp_group(
     # Its ranks load only the pool kinds a grouped write serves: a release's loader tries its
     # optional pools for the kinds it is told, and the cp cells need none of them.
     served = {
-        kind
-        for backend in BACKENDS.values()
-        if backend.real_code is not None and backend.real_code.in_group is not None
-        for kind in backend.pool_kinds
+        kind for backend in BACKENDS.values() if backend.grouped for kind in backend.pool_kinds
     }
     planned = sorted(served if kinds is None else served & set(kinds))
     return replace(loaded, cp_group=CpGroup(loaded.root, world, folder, planned))
@@ -123,8 +120,7 @@ def with_cp_group(
 def candidate_module(loaded: LoadedSut, backend: str) -> tuple[Any, bool]:
     """Where a candidate of `backend` executes (its module, and whether that is a worker): the
     CP group for a write the release makes only inside a process group, else the SUT's own."""
-    real = BACKENDS[backend].real_code if backend in BACKENDS else None
-    if loaded.cp_group is not None and real is not None and real.in_group is not None:
+    if loaded.cp_group is not None and backend in BACKENDS and BACKENDS[backend].grouped:
         return loaded.cp_group, True
     return loaded.module, loaded.in_worker
 

@@ -18,6 +18,9 @@ from harness.sut.load.load_errors import SutLoadError
 from harness.sut.probe.capabilities import Capabilities
 from harness.sut.probe.detect import detect, missing_names
 
+# Why a SUT with no package folder offers no CP write: a user's module is no release.
+NOT_A_RELEASE = "not a release"
+
 
 @dataclass(frozen=True)
 class LoadedSut:
@@ -51,7 +54,7 @@ class LoadedSut:
     cp_group: Optional[Any] = field(default=None, compare=False)
     # Why a release offers no CP write to drive on a group ("" where it does; backends/
     # cp_release.py not_offered); a user's module is no release.
-    no_cp_write: str = "not a release"
+    no_cp_write: str = NOT_A_RELEASE
 
     def to_dict(self) -> dict[str, Any]:
         """What a worker tells its parent of the SUT it loaded (its hello), as plain JSON values;
@@ -94,7 +97,7 @@ class LoadedSut:
             unoffered=tuple(map(tuple, values.get("unoffered", ()))),
             absent=tuple(map(tuple, values.get("absent", ()))),
             untried=tuple(values.get("untried", ())),
-            no_cp_write=values.get("no_cp_write", "not a release"),
+            no_cp_write=values.get("no_cp_write", NOT_A_RELEASE),
         )
 
     def offers(self, name: str) -> bool:
@@ -210,7 +213,7 @@ def load_foreign(
         capabilities=capabilities,
         unfit=unfit,
         root=root,
-        no_cp_write=cp_release.not_offered() if root else "not a release",
+        no_cp_write=cp_release.not_offered() if root else NOT_A_RELEASE,
         # A user's module may name release backend classes too (backends/real_code.py).
         real_code=tuple(getattr(module, "real_backends", None) or ()),
         real_code_missing=tuple(real_code_missing.items()),

@@ -49,14 +49,6 @@ class WorkerFailure(Exception):
         self.load_error = load_error  # a refused load: the loader's own message
 
 
-def trail_request(
-    backend: str, mode: str, device: str, timeout_s: float, era: Optional[str]
-) -> dict:
-    """The request for the release functions a candidate's writes run (protocol op "trail")."""
-    candidate = {"backend": backend, "mode": mode, "device": device, "era": era}
-    return {"op": "trail", "timeout_s": timeout_s, "candidate": candidate}
-
-
 class IsolatedSut:
     """One SUT in its own process. `python` and `prefix` choose its environment.
 
@@ -347,6 +339,8 @@ class IsolatedSut:
         """The release functions the scenario's writes run in the worker (harness/run/
         release_trail.py): a run of its own, which leaves the last execution's bytes as they
         were."""
+        from harness.sut.worker.protocol import trail_request
+
         request = trail_request(backend, mode, device, timeout_s, era)
         answer = self.ask(request, timeout_s + MIN_GRACE_S, scenario)
         return tuple(answer["release_trail"])
@@ -363,6 +357,8 @@ class IsolatedSut:
         """Send one execute request and return at once: the worker runs it while this process
         does other work (a cell's baselines), and `result` reads the answer. One request is in
         flight at a time; one left unread is abandoned (its worker stopped) by the next."""
+        from harness.sut.worker.protocol import candidate
+
         if self.in_flight is not None:
             self.in_flight.abandon()
         failure = None
@@ -374,7 +370,7 @@ class IsolatedSut:
                 {
                     "op": "execute",
                     "timeout_s": timeout_s,
-                    "candidate": {"backend": backend, "mode": mode, "device": device, "era": era},
+                    "candidate": candidate(backend, mode, device, era),
                     "bytes": None,
                 },
                 scenario,

@@ -24,13 +24,8 @@ from typing import TYPE_CHECKING, Optional
 import torch
 
 from backends.context import CP_RANKS
-from harness.sut.worker.client import (
-    MIN_GRACE_S,
-    IsolatedSut,
-    Submitted,
-    WorkerFailure,
-    trail_request,
-)
+from harness.sut.worker.client import MIN_GRACE_S, IsolatedSut, Submitted, WorkerFailure
+from harness.sut.worker.protocol import trail_request
 
 if TYPE_CHECKING:
     from harness.compare.snapshot import Execution

@@ -2,7 +2,10 @@
 
 Requests:  {"v": 4, "op": "hello"}
            {"v": 4, "op": "execute", "scenario_key": K, "scenario": {...}, "forget": [keys],
-            "candidate": {"backend", "mode", "device"}, "bytes": null | "all" | [names]}
+            "candidate": {"backend", "mode", "device", "era"}, "bytes": null | "all" | [names]}
+           {"v": 4, "op": "trail", "scenario_key", "scenario", "candidate"}: execute's run, in
+            a run of its own that leaves the last execution as it was; answers the release
+            functions its writes ran, "release_trail" (harness/run/release_trail.py)
            {"v": 4, "op": "bytes", "bytes": [names]}: those tensors of the last execution, from
             that same run (a release need not write the same bytes twice; version 1 ran the
             scenario again and could send another run's bytes)
@@ -40,6 +43,22 @@ from harness.compare.snapshot import ErrorPlace, Execution
 
 VERSION = 4
 Wanted = Union[None, str, Iterable[str]]
+
+
+def candidate(backend: str, mode: str, device: str, era: Optional[str]) -> dict:
+    """A request's "candidate": the backend's write a worker runs, in which mode, device and era."""
+    return {"backend": backend, "mode": mode, "device": device, "era": era}
+
+
+def trail_request(
+    backend: str, mode: str, device: str, timeout_s: float, era: Optional[str]
+) -> dict:
+    """The "trail" request for the release functions a candidate's writes run."""
+    return {
+        "op": "trail",
+        "timeout_s": timeout_s,
+        "candidate": candidate(backend, mode, device, era),
+    }
 
 
 def digest(tensor: torch.Tensor) -> str:

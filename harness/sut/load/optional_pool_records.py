@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import torch
 
-from backends.sglang_names import PHYSICAL_CHECK_NAMES
+from backends.sglang_names import HND_SWITCH, PHYSICAL_CHECK_NAMES
 from harness.sut.load.release_constructors import (
     aiter5d_mha,
     cpu_fp8_mha,
@@ -139,7 +139,7 @@ OPTIONAL_POOLS: tuple[OptionalPool, ...] = (
         hnd_mha,
         dict(_MHA_TRIAL, dtype=torch.bfloat16),
         trial_write_layer=0,
-        source_words=("SGLANG_USE_HND_KVCACHE",),
+        source_words=(HND_SWITCH,),
     ),
     OptionalPool(  # MHATokenToKVPool with a CPU server's fp8_e4m3 quant method (0.5.23 on)
         "MHATokenToKVPoolCPUFP8",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import signal
 from pathlib import Path
 
@@ -170,3 +171,27 @@ def test_a_warm_judge_the_release_crashes_is_judged_again_cold(tmp_path: Path) -
     campaign("sglang", [mutant], reference, CrashingJudges(tmp_path), tmp_path, 1, decided.append)
     assert len(cold_starts) == 1 and cold_starts[0][:2] == ["run", "--sut"]
     assert [d.status for d in decided] == ["limited"]  # the cold judge here wrote no verdict
+
+
+def test_a_judge_that_asks_for_more_memory_than_its_limit_fails_in_the_frame_that_asked(
+    tmp_path: Path,
+) -> None:
+    """A mutant that makes a rank allocate gigabytes ends as an allocation error in its own
+    process, which the run judges, instead of taking this machine's memory from its neighbours."""
+    from harness.run.forked_judges import JUDGE_DATA_BYTES, Judges
+
+    def allocate_past_the_limit() -> None:
+        import torch
+
+        try:
+            torch.empty(JUDGE_DATA_BYTES + (1 << 30), dtype=torch.uint8)
+            said = "allocated"
+        except RuntimeError as refused:
+            said = f"refused: {refused}"
+        os.write(1, said.encode())  # the judge's log: pytest holds sys.stdout
+
+    judges = Judges(tmp_path)
+    judges.start(allocate_past_the_limit, tmp_path / "judge.log")
+    _, rc, output = judges.wait_any()
+    assert rc == 0
+    assert "refused:" in output and "can't allocate memory" in output, output

@@ -24,6 +24,7 @@ import importlib
 import importlib.abc
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -40,6 +41,11 @@ JUDGE_THREADS = 1
 # a judge still running after this long (one takes 5-60 s on 0.5.23) is killed, a judge with no
 # verdict.
 JUDGE_LIMIT_S = 900
+# ... and its memory: a mutant of the CP padding's arithmetic made a rank allocate past 13 GB for
+# a 16-token scenario (this machine has 23). Over this many bytes of data a judge's allocation,
+# and its worker's and ranks' (they inherit it), fails in the frame that asked, as an error the
+# run judges; an unmodified release's scenarios need well under 1 GiB.
+JUDGE_DATA_BYTES = 6 << 30
 # Runs kvh in-process and writes warm_modules (harness/cli/learn_imports.py).
 LEARNING_SCRIPT = "harness.cli.learn_imports"
 
@@ -154,6 +160,10 @@ class Judges:
                 os.dup2(descriptor, 1)
                 os.dup2(descriptor, 2)
                 os.environ["OMP_NUM_THREADS"] = str(JUDGE_THREADS)
+                _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+                unlimited = hard == resource.RLIM_INFINITY
+                data = JUDGE_DATA_BYTES if unlimited else min(JUDGE_DATA_BYTES, hard)
+                resource.setrlimit(resource.RLIMIT_DATA, (data, hard))
                 # A copy's folders link to the release's: no bytecode of an edit may land there.
                 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
                 sys.dont_write_bytecode = True

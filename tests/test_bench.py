@@ -95,6 +95,18 @@ def test_measured_cells_carry_every_figure(tmp_path) -> None:
     assert (out / "bench.md").read_text().count("| swa_mha |") == 2
 
 
+@pytest.mark.parametrize("backend,pool", [("dsa", "hisparse_dsa"), ("plain", "mha_hnd")])
+def test_a_kind_with_its_own_page_size_is_benched_on_pages_it_accepts(tmp_path, backend, pool):
+    """A DSA pool holds 64-token pages and a head-major pool's page is its head count: the bench
+    geometry asks the kind, as the scenarios do, instead of 16-token pages every row refused."""
+    out = tmp_path / "out"
+    argv = ["bench", "--quick", "--backend", backend, "--pool", pool, "--dtype", "bf16"]
+    code = main([*argv, "--tokens", "16", "--min-time", "0.001", "--out", str(out)])
+    frame = load(out).of("bench")
+    assert code == 0 and len(frame) > 0, frame["error"].tolist()
+    assert (frame["outcome"] == Outcome.MEASURED).all(), frame["error"].tolist()
+
+
 def test_in_place_division_is_restored_between_iterations() -> None:
     # fp32 inputs into a bf16 pool: the MHA write divides the caller's k/v in place. Without the
     # restore step the last of several timed writes would store k / scale**n and be a finding.

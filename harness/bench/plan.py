@@ -25,6 +25,7 @@ from pools.kinds.spec import names
 from pools.kinds.token_major import MHA, SWA_MHA
 from scenarios.allocator import allocate, swa_mapping
 from scenarios.model import BASE_POOL_KINDS, MLA_POOL_KINDS, Forward, Geometry, Scenario
+from scenarios.strategies.geometry import kind_page_size
 
 PAGE_SIZE = 16
 TOKEN_COUNTS = (1, 16, 256, 4096, 32768)
@@ -87,8 +88,9 @@ class BenchCell:
 
 
 def bench_geometry(pool: str, dtype: str, tokens: int, layers: int) -> Geometry:
-    pages = -(-tokens // PAGE_SIZE)
-    size = max(2 * pages, 16) * PAGE_SIZE  # twice the pages written, so the pages scatter
+    page_size = kind_page_size(pool, PAGE_SIZE)  # a DSA pool's pages hold 64 tokens, and so on
+    pages = -(-tokens // page_size)
+    size = max(2 * pages, 16) * page_size  # twice the pages written, so the pages scatter
     swa_pool = KINDS[pool].swa
     held = max(layers, 2) if swa_pool else layers  # a full layer beside the SWA one
     swa = [layer for layer in range(held) if layer % 2 == 0] if swa_pool else []
@@ -96,7 +98,7 @@ def bench_geometry(pool: str, dtype: str, tokens: int, layers: int) -> Geometry:
         pool=pool,
         dtype=dtype,
         size=size,
-        page_size=PAGE_SIZE,
+        page_size=page_size,
         layer_num=held,
         swa_layer_ids=swa,
         size_swa=size if swa else 0,
@@ -104,7 +106,7 @@ def bench_geometry(pool: str, dtype: str, tokens: int, layers: int) -> Geometry:
     if pool in MLA_POOL_KINDS:
         return Geometry(kv_lora_rank=512, qk_rope_head_dim=64, **common)
     if KINDS[pool].page_major:  # page_size == head_num, as the HND scenarios
-        return Geometry(head_num=PAGE_SIZE, head_dim=64, **common)
+        return Geometry(head_num=page_size, head_dim=64, **common)
     return Geometry(head_num=8, head_dim=128, **common)
 
 

@@ -168,7 +168,7 @@ def _narrow_shape(pool: str, dtype: str, rows: int, pool_bytes: int) -> dict:
     return shape
 
 
-def _page_size(pool: str, page_size: int) -> int:
+def kind_page_size(pool: str, page_size: int) -> int:
     """A DSA pool's pages hold 64 tokens, as a DeepSeek V4 pool's do; a QSA pool's are a multiple
     of the compress ratio, above 1; a kind's record may ask a multiple of its own (aiter's 5-D
     layout: 16, at least 16)."""
@@ -202,7 +202,7 @@ def large_geometry(
     # K/V rows are the main pool's, as a dense layer's; its index K the K-only pool's).
     pattern = [True] if pool in SPARSE_INDEX_KINDS else [False, True]
     pattern = pattern if _two_sided(pool) else [False]
-    page_size = _page_size(pool, page_size)
+    page_size = kind_page_size(pool, page_size)
     # A linear layer keeps no rows: only the SWA kinds' flagged layers are rows of their own, and
     # a sparse pool's layers are all full-height rows (its index rows are in _row_bytes).
     kv_layers = len(pattern) - len(_sides(pool, pattern)[1])
@@ -275,7 +275,8 @@ def geometries(draw: st.DrawFn, pool: str, dtype: str, pool_bytes: int = POOL_BY
         sparse = _sparse(pool, pattern, k_only, draw(sampled(INDEX_HEAD_DIMS)))
     # page_size == head_num is its own case: a transposed page-major write looks right there.
     page_size = draw(sampled(PAGE_SIZES + ("head_num",)))
-    page_size = _page_size(pool, shape.get("head_num", 1) if page_size == "head_num" else page_size)
+    asked = shape.get("head_num", 1) if page_size == "head_num" else page_size
+    page_size = kind_page_size(pool, asked)
     if draw(sampled((False, False, True))):
         reach = draw(sampled(REACH + REACH[-1:]))  # 2^17 twice as often
         large_page_size = draw(sampled(PAGE_SIZES))

@@ -27,6 +27,11 @@ UNRESTORED = "[chunks[i] for i in reversed(forward_batch.attn_cp_metadata.cp_rev
 GATHER = "        group.all_gather_into_tensor(gathered, x)\n"
 # Rank 1 alone reverses what it gathered: only its pool is wrong.
 RANK_ONE_FLIPS = GATHER + "        if self.cp_rank == 1:\n            gathered = gathered.flip(0)\n"
+# Rank 1 alone raises before the gather its peer waits in.
+RANK_ONE_ERROR = "rank one refuses to gather"
+RANK_ONE_RAISES = (
+    f"        if self.cp_rank == 1:\n            raise RuntimeError({RANK_ONE_ERROR!r})\n" + GATHER
+)
 OWN_CODE = "the release's own CP code"
 FRAMES = "in forward_extend > zigzag.py"
 
@@ -133,4 +138,21 @@ def test_a_fault_on_one_rank_is_a_finding_that_names_the_rank(tmp_path):
     assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
     findings = _findings(result.stdout)
     assert findings and all("rank 1 of 2: " in line for line in findings), findings
+    _no_workers_left()
+
+
+def test_a_rank_that_raises_alone_is_the_finding_and_its_peers_are_not_waited_for(tmp_path):
+    """Rank 1 raises before it joins the gather: rank 0 would wait in the collective until the
+    group's timeout and then raise that timeout. The group takes rank 1's raise as the check's
+    and abandons the peer that did not answer, so the finding is the release's own error."""
+    scenario, _ = _scenario_files(tmp_path)
+    result = run_kvh(
+        "run", "--sut", _release(tmp_path / "release", GATHER, RANK_ONE_RAISES), "--backend",
+        "cp", "--scenario", scenario, "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
+    findings = _findings(result.stdout)
+    assert findings and all("rank 1 of 2: " in f and RANK_ONE_ERROR in f for f in findings), (
+        findings
+    )
     _no_workers_left()

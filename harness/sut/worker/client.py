@@ -399,9 +399,7 @@ class Submitted:
 
         worker = self.worker
         worker.in_flight = None
-        # A hang the worker cannot stop (one that swallows its timeout) is killed this long
-        # after the limit: as long again as the limit, at least MIN_GRACE_S, at most grace_s.
-        limit = self.timeout_s + min(worker.grace_s, max(MIN_GRACE_S, self.timeout_s))
+        limit = self.limit_at() - self.sent
         try:
             if self.failure is not None:
                 raise self.failure
@@ -415,6 +413,12 @@ class Submitted:
             return execution
         except WorkerFailure as failure:
             return Execution(error=str(failure), error_at=f"SUT worker ({failure.kind})")
+
+    def limit_at(self) -> float:
+        """When a hang the worker cannot stop (one that swallows its timeout) is killed: as long
+        after the limit again as the limit, at least MIN_GRACE_S, at most the worker's grace_s."""
+        grace = min(self.worker.grace_s, max(MIN_GRACE_S, self.timeout_s))
+        return self.sent + self.timeout_s + grace
 
     def abandon(self) -> None:
         """Never read: stop the worker, so that its answer cannot be taken for the next one's."""

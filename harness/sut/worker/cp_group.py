@@ -17,8 +17,10 @@ port, at the next request.
 
 from __future__ import annotations
 
+import selectors
 import socket
 import sys
+import time
 from typing import TYPE_CHECKING, Optional
 
 import torch
@@ -32,6 +34,9 @@ if TYPE_CHECKING:
     from scenarios.model import Scenario
 
 CP_WORLD = CP_RANKS
+# How long a rank's peers may take to answer once it raised where the baseline did not, before
+# they are taken to wait in a collective it never joins: a peer that raised too answers at once.
+PEER_GRACE_S = 2.0
 
 
 def free_port() -> int:
@@ -147,12 +152,14 @@ class GroupSubmitted:
             return Execution(
                 error=f"CP group: {self.failure}", error_at=f"SUT worker ({self.failure.kind})"
             )
-        executions = [submitted.result(known) for submitted in self.sent]
-        raised = {execution.error is not None for execution in executions}
-        if len(raised) > 1 or any(_worker_failed(execution) for execution in executions):
-            self.group.stop()  # out of step: the next request starts a fresh group
+        executions = self._answers(known)
+        raised = {execution.error is not None for execution in executions.values()}
+        out_of_step = len(executions) < len(self.sent) or len(raised) > 1
+        if out_of_step or any(_worker_failed(execution) for execution in executions.values()):
+            self.group.stop()  # the next request starts a fresh group
         rank = next(
-            (rank for rank, execution in enumerate(executions) if _differs(execution, known)), 0
+            (rank for rank, execution in sorted(executions.items()) if _differs(execution, known)),
+            0,
         )
         chosen = executions[rank]
         if rank:
@@ -162,8 +169,51 @@ class GroupSubmitted:
                 chosen.error = f"{where}: {chosen.error}"
         return chosen
 
+    def _answers(self, known: Optional[Execution]) -> dict[int, Execution]:
+        """Each rank's execution, by rank, in the order they answer. Once a rank has raised where
+        the baseline did not, its peers wait in a collective it never joins until the group's
+        timeout (backends/cp_release.py COLLECTIVE_TIMEOUT_S): those that have not answered
+        PEER_GRACE_S later are abandoned, so the check costs its raise, not the timeout. The
+        chosen rank is unchanged by it: the first rank, in rank order, whose execution is not
+        the baseline's, and a rank that raised first is such a rank."""
+        pending = dict(enumerate(self.sent))
+        executions: dict[int, Execution] = {}
+        grace_ends: Optional[float] = None
+        while pending:
+            rank = _first_answering(pending, grace_ends)
+            if rank is None:  # the grace ended
+                break
+            execution = executions[rank] = pending.pop(rank).result(known)
+            if grace_ends is None and execution.error is not None and _differs(execution, known):
+                grace_ends = time.monotonic() + PEER_GRACE_S
+        for submitted in pending.values():
+            submitted.abandon()
+        return executions
+
     def abandon(self) -> None:
         self.group.stop()
+
+
+def _first_answering(pending: dict[int, Submitted], grace_ends: Optional[float]) -> Optional[int]:
+    """The lowest rank of `pending` that has answered, waiting for one until `grace_ends` (None
+    once the grace is over and none answered). Before any grace, it waits until the earliest of
+    their limits and then names the lowest rank, whose result() reports its hang."""
+    started = [rank for rank, submitted in pending.items() if submitted.failure is not None]
+    if started:  # a rank whose worker never started has its answer already
+        return min(started)
+    until = grace_ends
+    if until is None:
+        until = min(submitted.limit_at() for submitted in pending.values())
+    selector = selectors.DefaultSelector()
+    for rank, submitted in pending.items():
+        selector.register(submitted.worker.process.stdout, selectors.EVENT_READ, rank)
+    try:
+        ready = [key.data for key, _ in selector.select(max(0.0, until - time.monotonic()))]
+    finally:
+        selector.close()
+    if ready:
+        return min(ready)
+    return None if grace_ends is not None else min(pending)
 
 
 def _worker_failed(execution: Execution) -> bool:

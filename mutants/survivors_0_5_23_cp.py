@@ -1,0 +1,67 @@
+"""The scope of 0.5.23 judged again with cp in its universe (docs/mutation/sglang-0.5.23-scope.json):
+the records of its survivors in the context-parallel write's own code, each read against the
+release: the zigzag strategy (layers/cp/zigzag.py), its padding (layers/cp/padding.py), the
+strategy's kind (layers/cp/base.py) and the forward context a model runner publishes. Line
+numbers are 0.5.23's."""
+
+# ruff: noqa: E501 - the records quote each mutated line of the release whole
+from __future__ import annotations
+
+from mutants.survivor_record import EQUIVALENT, OUTSIDE_THE_WRITE, Survivor, alike
+from mutants.survivors_0_5_23_full import RELEASE
+
+_CPB = "srt/layers/cp/base.py:core/"
+_PAD = "srt/layers/cp/padding.py:core/"
+_CTX = "srt/model_executor/forward_context.py:core/"
+
+PADDING_TRIMMED = (
+    "the physical length of a rank's share only sizes the zero rows that pad it for the "
+    "collective (pad_local_rows, _all_gather_reorganized); every gather trims each rank's chunk "
+    "back to its logical length (per_rank_logical_token) before anything leaves the strategy, "
+    "the written k and v and the gathered hidden states alike. A share the mutant pads to "
+    "fewer rows than it holds meets pad_local_rows' `assert pad_size >= 0` (those mutants are "
+    "killed); these never pad below it"
+)
+_ALIGNMENT_ONLY = (
+    "is_zigzag() is read only by get_cp_padding_align_size (padding.py 29), which picks the "
+    "alignment a rank's physical share is rounded up to, N or 2N rows for N ranks: a "
+    "different alignment rounds to a different multiple, never below the logical length. "
+    + PADDING_TRIMMED
+)
+_ROUNDED_HIGHER = (
+    "the rounding of the physical share changed so that it comes out larger: with can_apply's "
+    "floor of 2N tokens a sequence each rank holds m >= 2 rows, and (m*a - 1)//a*a = (m-1)*a "
+    "and (m << a-1)//a*a are both >= m for an alignment a >= 2 (the second costs memory, not "
+    "rows). " + PADDING_TRIMMED
+)
+_CONTEXT_CALLERS = (
+    "`/` for `*` in forward_context's signature: ctx becomes positional-only and forward_batch "
+    "positional-or-keyword. Every caller in 0.5.23 passes ctx by position and forward_batch by "
+    "keyword (eager_runner.py 237, 266, 351, 461; decode_cuda_graph_runner.py 1392, 1404; "
+    "base_runner.py 765; row_bucket_graph_runner.py 156), which both signatures accept alike"
+)
+_MOE_COUNT = (
+    "the forward context's moe_num_token_non_padded, which only the MoE layers read "
+    "(layers/moe/topk.py, batch_overlap/operations.py, the CP strategies' MoE counts, "
+    "deepseek_v4_replay_tail.py): no attention backend or pool reads it"
+)
+
+SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
+    alike(RELEASE, EQUIVALENT, _ALIGNMENT_ONLY, tuple(
+        (f"{_CPB}ReplaceComparisonOperator_Eq_{name}:7", f"return get_cp_strategy_kind() {symbol} ContextParallelStrategyKind.ZIGZAG")
+        for name, symbol in (
+            ("NotEq", "!="), ("Lt", "<"), ("LtE", "<="), ("Gt", ">"), ("GtE", ">="),
+            ("Is", "is"), ("IsNot", "is not"),
+        )
+    ))
+    + alike(RELEASE, EQUIVALENT, _ROUNDED_HIGHER, (
+        (_PAD + "ReplaceBinaryOperator_Add_Mul:0", "(max(logical_tokens) * align_size - 1) // align_size * align_size"),
+        (_PAD + "ReplaceBinaryOperator_Add_LShift:0", "(max(logical_tokens) << align_size - 1) // align_size * align_size"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _CONTEXT_CALLERS, (
+        (_CTX + "ReplaceBinaryOperator_Mul_Div:0", "ctx: ForwardContext, /, forward_batch: Optional[ForwardBatch] = None"),
+    ))
+    + alike(RELEASE, OUTSIDE_THE_WRITE, _MOE_COUNT, (
+        (_CTX + "ReplaceComparisonOperator_Is_IsNot:0", "elif ctx.moe_num_token_non_padded is not None and _current is not None:"),
+    ))
+)  # fmt: skip

@@ -29,10 +29,27 @@ _ALIGNMENT_ONLY = (
     + PADDING_TRIMMED
 )
 _ROUNDED_HIGHER = (
-    "the rounding of the physical share changed so that it comes out larger: with can_apply's "
-    "floor of 2N tokens a sequence each rank holds m >= 2 rows, and (m*a - 1)//a*a = (m-1)*a "
-    "and (m << a-1)//a*a are both >= m for an alignment a >= 2 (the second costs memory, not "
-    "rows). " + PADDING_TRIMMED
+    "the rounding of the physical share (the same on every rank: it rounds the largest share) "
+    "changed so that it never comes out below the logical share m: with can_apply's floor of "
+    "2N tokens a sequence each rank holds m >= 2 rows, and for an alignment a >= 2 each mutated "
+    "form ((m*a - 1)//a*a = (m-1)*a, (m << a-1)//a*a, (m + a + 1)//a*a, (m + a)//a*a, "
+    "((m + a) << 1)//a*a, ((m + a) | 1)//a*a, ((m + a) ^ 1)//a*a) is >= m; some cost memory, "
+    "none a row. " + PADDING_TRIMMED
+)
+_ALIGNMENT_ADDED = (
+    "`attn_cp_size + 2` for `attn_cp_size * 2` as the zigzag alignment: the same 4 for the two "
+    "ranks kvh builds, and for any N an alignment of the uniform physical share, never below "
+    "the logical. " + PADDING_TRIMMED
+)
+_LOCAL_PADDING = (
+    "how many zero rows pad_local_rows appends to a rank's local share: each mutated count "
+    "(target + n, target * n, target // n, target % n, target >> n, target | n, target & n, "
+    "target ^ n for a share of n >= 2 logical rows) is a non-negative int, so the rank keeps "
+    "its n logical rows first. The CP write's gather takes each rank's first "
+    "per_rank_logical_token rows (_all_gather_reorganized's x[:local_len]) before the door, so "
+    "the cache gets the same rows; what the count changes is the length of the rank's local "
+    "tensors in the rest of a model (a rank's hidden states out of step with its peers'), "
+    "which no write reads"
 )
 _CONTEXT_CALLERS = (
     "`/` for `*` in forward_context's signature: ctx becomes positional-only and forward_batch "
@@ -57,6 +74,22 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
     + alike(RELEASE, EQUIVALENT, _ROUNDED_HIGHER, (
         (_PAD + "ReplaceBinaryOperator_Add_Mul:0", "(max(logical_tokens) * align_size - 1) // align_size * align_size"),
         (_PAD + "ReplaceBinaryOperator_Add_LShift:0", "(max(logical_tokens) << align_size - 1) // align_size * align_size"),
+    ) + tuple(
+        (f"{_PAD}ReplaceBinaryOperator_Sub_{name}:0", f"(max(logical_tokens) + align_size {symbol} 1) // align_size * align_size")
+        for name, symbol in (
+            ("Add", "+"), ("Mul", "*"), ("FloorDiv", "//"), ("Pow", "**"), ("LShift", "<<"),
+            ("BitOr", "|"), ("BitXor", "^"),
+        )
+    ))
+    + alike(RELEASE, EQUIVALENT, _ALIGNMENT_ADDED, (
+        (_PAD + "ReplaceBinaryOperator_Mul_Add:0", "return attn_cp_size + 2"),
+    ))
+    + alike(RELEASE, OUTSIDE_THE_WRITE, _LOCAL_PADDING, tuple(
+        (f"{_PAD}ReplaceBinaryOperator_Sub_{name}:1", f"pad_size = target_len {symbol} x.shape[dim]")
+        for name, symbol in (
+            ("Add", "+"), ("Mul", "*"), ("FloorDiv", "//"), ("Mod", "%"), ("RShift", ">>"),
+            ("BitOr", "|"), ("BitAnd", "&"), ("BitXor", "^"),
+        )
     ))
     + alike(RELEASE, EQUIVALENT, _CONTEXT_CALLERS, (
         (_CTX + "ReplaceBinaryOperator_Mul_Div:0", "ctx: ForwardContext, /, forward_batch: Optional[ForwardBatch] = None"),

@@ -198,9 +198,9 @@ def _first_answering(pending: dict[int, Submitted], grace_ends: Optional[float])
     """The lowest rank of `pending` that has answered, waiting for one until `grace_ends` (None
     once the grace is over and none answered). Before any grace, it waits until the earliest of
     their limits and then names the lowest rank, whose result() reports its hang."""
-    started = [rank for rank, submitted in pending.items() if submitted.failure is not None]
-    if started:  # a rank whose worker never started has its answer already
-        return min(started)
+    unstarted = [rank for rank, submitted in pending.items() if submitted.failure is not None]
+    if unstarted:  # a rank whose worker never started has its answer already
+        return min(unstarted)
     until = grace_ends
     if until is None:
         until = min(submitted.limit_at() for submitted in pending.values())

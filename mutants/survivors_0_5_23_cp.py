@@ -7,7 +7,7 @@ numbers are 0.5.23's."""
 # ruff: noqa: E501 - the records quote each mutated line of the release whole
 from __future__ import annotations
 
-from mutants.survivor_record import EQUIVALENT, OUTSIDE_THE_WRITE, Survivor, alike
+from mutants.survivor_record import EQUIVALENT, GAP, OUTSIDE_THE_WRITE, Survivor, alike
 from mutants.survivors_0_5_23_full import RELEASE
 
 _CPB = "srt/layers/cp/base.py:core/"
@@ -33,13 +33,21 @@ _ROUNDED_HIGHER = (
     "changed so that it never comes out below the logical share m: with can_apply's floor of "
     "2N tokens a sequence each rank holds m >= 2 rows, and for an alignment a >= 2 each mutated "
     "form ((m*a - 1)//a*a = (m-1)*a, (m << a-1)//a*a, (m + a + 1)//a*a, (m + a)//a*a, "
-    "((m + a) << 1)//a*a, ((m + a) | 1)//a*a, ((m + a) ^ 1)//a*a) is >= m; some cost memory, "
+    "((m + a) << 1)//a*a, ((m + a) | 1)//a*a, ((m + a) ^ 1)//a*a, ceil(m/a) << a, "
+    "m + a - 1 + a*a, (m + a - 1)*a*a) is >= m; some cost memory, "
     "none a row. " + PADDING_TRIMMED
 )
-_ALIGNMENT_ADDED = (
-    "`attn_cp_size + 2` for `attn_cp_size * 2` as the zigzag alignment: the same 4 for the two "
-    "ranks kvh builds, and for any N an alignment of the uniform physical share, never below "
-    "the logical. " + PADDING_TRIMMED
+_ALIGNMENT_CHANGED = (
+    "another zigzag alignment than 2N for N ranks (N + 2, N // 2, N ** 2, N << 2, N | 2): a "
+    "positive int for every N >= 2 (a CP group has at least two ranks: can_apply), and for "
+    "kvh's N = 2 the same 4 for N + 2 and N ** 2. The alignment rounds the uniform physical "
+    "share up, never below the logical. " + PADDING_TRIMMED
+)
+_ALIGNMENT_ZERO = (
+    "`attn_cp_size & 2` as the zigzag alignment: 2 for kvh's two ranks (rounding up as 2N "
+    "does), but 0 for a group of 4 or 5 ranks (and every N with bit 1 clear), where the "
+    "release's rounding divides by zero; kvh's CP group has two ranks only, so no check "
+    "tells them apart"
 )
 _LOCAL_PADDING = (
     "how many zero rows pad_local_rows appends to a rank's local share: each mutated count "
@@ -74,6 +82,9 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
     + alike(RELEASE, EQUIVALENT, _ROUNDED_HIGHER, (
         (_PAD + "ReplaceBinaryOperator_Add_Mul:0", "(max(logical_tokens) * align_size - 1) // align_size * align_size"),
         (_PAD + "ReplaceBinaryOperator_Add_LShift:0", "(max(logical_tokens) << align_size - 1) // align_size * align_size"),
+        (_PAD + "ReplaceBinaryOperator_Mul_LShift:1", "(max(logical_tokens) + align_size - 1) // align_size << align_size"),
+        (_PAD + "ReplaceBinaryOperator_FloorDiv_Add:0", "(max(logical_tokens) + align_size - 1) + align_size * align_size"),
+        (_PAD + "ReplaceBinaryOperator_FloorDiv_Mul:0", "(max(logical_tokens) + align_size - 1) * align_size * align_size"),
     ) + tuple(
         (f"{_PAD}ReplaceBinaryOperator_Sub_{name}:0", f"(max(logical_tokens) + align_size {symbol} 1) // align_size * align_size")
         for name, symbol in (
@@ -81,8 +92,14 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
             ("BitOr", "|"), ("BitXor", "^"),
         )
     ))
-    + alike(RELEASE, EQUIVALENT, _ALIGNMENT_ADDED, (
-        (_PAD + "ReplaceBinaryOperator_Mul_Add:0", "return attn_cp_size + 2"),
+    + alike(RELEASE, EQUIVALENT, _ALIGNMENT_CHANGED, tuple(
+        (f"{_PAD}ReplaceBinaryOperator_Mul_{name}:0", f"return attn_cp_size {symbol} 2")
+        for name, symbol in (
+            ("Add", "+"), ("FloorDiv", "//"), ("Pow", "**"), ("LShift", "<<"), ("BitOr", "|"),
+        )
+    ))
+    + alike(RELEASE, GAP, _ALIGNMENT_ZERO, (
+        (_PAD + "ReplaceBinaryOperator_Mul_BitAnd:0", "return attn_cp_size & 2"),
     ))
     + alike(RELEASE, OUTSIDE_THE_WRITE, _LOCAL_PADDING, tuple(
         (f"{_PAD}ReplaceBinaryOperator_Sub_{name}:1", f"pad_size = target_len {symbol} x.shape[dim]")

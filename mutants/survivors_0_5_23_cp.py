@@ -34,7 +34,7 @@ _ROUNDED_HIGHER = (
     "2N tokens a sequence each rank holds m >= 2 rows, and for an alignment a >= 2 each mutated "
     "form ((m*a - 1)//a*a = (m-1)*a, (m << a-1)//a*a, (m + a + 1)//a*a, (m + a)//a*a, "
     "((m + a) << 1)//a*a, ((m + a) | 1)//a*a, ((m + a) ^ 1)//a*a, ceil(m/a) << a, "
-    "m + a - 1 + a*a, (m + a - 1)*a*a) is >= m; some cost memory, "
+    "m + a - 1 + a*a, (m + a - 1)*a*a, (m + a - 1) | a*a) is >= m; some cost memory, "
     "none a row. " + PADDING_TRIMMED
 )
 _ALIGNMENT_CHANGED = (
@@ -52,8 +52,9 @@ _ALIGNMENT_ZERO = (
 _LOCAL_PADDING = (
     "how many zero rows pad_local_rows appends to a rank's local share: each mutated count "
     "(target + n, target * n, target // n, target % n, target >> n, target | n, target & n, "
-    "target ^ n for a share of n >= 2 logical rows) is a non-negative int, so the rank keeps "
-    "its n logical rows first. The CP write's gather takes each rank's first "
+    "target ^ n for a share of n >= 2 logical rows) is a non-negative int, and the changed "
+    "tests (another comparison for `==` at lines 50 and 57) either return the share unpadded "
+    "or pad it as the release does; either way the rank keeps its n logical rows first. The CP write's gather takes each rank's first "
     "per_rank_logical_token rows (_all_gather_reorganized's x[:local_len]) before the door, so "
     "the cache gets the same rows; what the count changes is the length of the rank's local "
     "tensors in the rest of a model (a rank's hidden states out of step with its peers'), "
@@ -71,13 +72,21 @@ _MOE_COUNT = (
     "deepseek_v4_replay_tail.py): no attention backend or pool reads it"
 )
 
+# cosmic-ray's replacements of `==`.
+_COMPARISONS = (
+    ("NotEq", "!="),
+    ("Lt", "<"),
+    ("LtE", "<="),
+    ("Gt", ">"),
+    ("GtE", ">="),
+    ("Is", "is"),
+    ("IsNot", "is not"),
+)
+
 SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
     alike(RELEASE, EQUIVALENT, _ALIGNMENT_ONLY, tuple(
         (f"{_CPB}ReplaceComparisonOperator_Eq_{name}:7", f"return get_cp_strategy_kind() {symbol} ContextParallelStrategyKind.ZIGZAG")
-        for name, symbol in (
-            ("NotEq", "!="), ("Lt", "<"), ("LtE", "<="), ("Gt", ">"), ("GtE", ">="),
-            ("Is", "is"), ("IsNot", "is not"),
-        )
+        for name, symbol in _COMPARISONS
     ))
     + alike(RELEASE, EQUIVALENT, _ROUNDED_HIGHER, (
         (_PAD + "ReplaceBinaryOperator_Add_Mul:0", "(max(logical_tokens) * align_size - 1) // align_size * align_size"),
@@ -85,6 +94,7 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
         (_PAD + "ReplaceBinaryOperator_Mul_LShift:1", "(max(logical_tokens) + align_size - 1) // align_size << align_size"),
         (_PAD + "ReplaceBinaryOperator_FloorDiv_Add:0", "(max(logical_tokens) + align_size - 1) + align_size * align_size"),
         (_PAD + "ReplaceBinaryOperator_FloorDiv_Mul:0", "(max(logical_tokens) + align_size - 1) * align_size * align_size"),
+        (_PAD + "ReplaceBinaryOperator_FloorDiv_BitOr:0", "(max(logical_tokens) + align_size - 1) | align_size * align_size"),
     ) + tuple(
         (f"{_PAD}ReplaceBinaryOperator_Sub_{name}:0", f"(max(logical_tokens) + align_size {symbol} 1) // align_size * align_size")
         for name, symbol in (
@@ -107,6 +117,12 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
             ("Add", "+"), ("Mul", "*"), ("FloorDiv", "//"), ("Mod", "%"), ("RShift", ">>"),
             ("BitOr", "|"), ("BitAnd", "&"), ("BitXor", "^"),
         )
+    ) + tuple(
+        (f"{_PAD}ReplaceComparisonOperator_Eq_{name}:0", f"or metadata.per_rank_logical_token {symbol} metadata.per_rank_actual_token")
+        for name, symbol in _COMPARISONS
+    ) + tuple(
+        (f"{_PAD}ReplaceComparisonOperator_Eq_{name}:1", f"if pad_size {symbol} 0:")
+        for name, symbol in _COMPARISONS
     ))
     + alike(RELEASE, EQUIVALENT, _CONTEXT_CALLERS, (
         (_CTX + "ReplaceBinaryOperator_Mul_Div:0", "ctx: ForwardContext, /, forward_batch: Optional[ForwardBatch] = None"),

@@ -39,8 +39,13 @@ class Profile:
     fixed_examples: bool = False
 
     def settings(
-        self, max_examples: Optional[int] = None, database_dir: Optional[Path] = None
+        self,
+        max_examples: Optional[int] = None,
+        database_dir: Optional[Path] = None,
+        shrink: bool = True,
     ) -> settings:
+        """`shrink=False`: a failure is reported as drawn (a mutation judge needs the kill, not
+        a minimal repro; shrinking a CP failure restarts the rank group at every step)."""
         return settings(
             max_examples=max_examples or self.max_examples,
             derandomize=self.derandomize,
@@ -50,7 +55,8 @@ class Profile:
             database=DirectoryBasedExampleDatabase(str(database_dir or DEFAULT_DATABASE))
             if self.database
             else None,
-            phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink),
+            phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.target)
+            + ((Phase.shrink,) if shrink else ()),
             suppress_health_check=(
                 HealthCheck.too_slow,
                 HealthCheck.data_too_large,

@@ -57,3 +57,27 @@ def test_the_shrunk_scenario_replays_from_its_json_on_two_runs(shrunk, tmp_path)
         _, recorded, result = replay(path)
         assert result.outcome is Outcome.FINDING
         assert [f.headline() for f in result.findings] == [f.headline() for f in recorded]
+
+
+def test_without_shrinking_a_failure_is_reported_as_drawn(shrunk):
+    """`kvh run --no-shrink` (a mutation campaign's judges): the first failing draw is the
+    failure; no shrinking step runs, only its replay."""
+    fixture = str(FIXTURES / "scenario_drop_page_tail.py")
+    baseline = baseline_for(BACKENDS["plain"], "extend")
+    candidate = Candidate(
+        fixture, load_foreign(fixture).module, "current", "-", "cpu", "plain", "extend"
+    )
+    outcome = explore(
+        scenarios("mha", "bf16", pool_bytes=2**18),
+        lambda s: check_scenario(s, baseline, [candidate], 30.0),
+        has_findings,
+        profile_named("ci").settings(max_examples=60, shrink=False),
+        seed=0,
+        key="test-shrink",
+    )
+    assert outcome.scenario is not None, f"no failure in {outcome.examples} examples"
+    assert outcome.examples <= outcome.generated + 2 < shrunk.examples, (
+        outcome.examples,
+        outcome.generated,
+        shrunk.examples,
+    )

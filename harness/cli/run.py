@@ -100,6 +100,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=LazyHelp(_profile_help),
     )
     parser.add_argument(
+        "--no-shrink",
+        action="store_true",
+        help="with --profile, report each failing example as drawn instead of shrinking it "
+        "(a mutation campaign's judges: a kill needs no minimal repro)",
+    )
+    parser.add_argument(
         "--special-values",
         action="store_true",
         help="with --profile, also draw ±0, subnormals, ±inf and NaN",

@@ -109,11 +109,16 @@ def exploring_from(arguments: argparse.Namespace, environ: dict) -> Optional[Exp
     except ValueError as error:
         raise UsageError(f"{error} (from --profile or ${PROFILE_ENV})") from None
     if profile is None:
-        if arguments.special_values:
-            raise UsageError("--special-values needs --profile")
+        if arguments.special_values or arguments.no_shrink:
+            flag = "--special-values" if arguments.special_values else "--no-shrink"
+            raise UsageError(f"{flag} needs --profile")
         return None
     if arguments.scenario:
         raise UsageError("--scenario runs the given scenarios; it does not combine with --profile")
     return Exploring(
-        profile, arguments.examples or None, arguments.special_values, database_dir(environ)
+        profile,
+        arguments.examples or None,
+        arguments.special_values,
+        database_dir(environ),
+        shrink=not arguments.no_shrink,
     )

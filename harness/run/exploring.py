@@ -59,6 +59,7 @@ class Exploring:
     max_examples: Optional[int] = None  # --examples overrides the profile's
     special_values: bool = False
     database_dir: Optional[Path] = None
+    shrink: bool = True  # --no-shrink: each failure as drawn
 
 
 def _not_checked(
@@ -109,7 +110,7 @@ def explore_run(
     profile's min_examples (a profile of fixed examples: all of them, whatever the clock); a cell
     that still drew none (every draw skipped) is UNEXPLORED, never a silent pass."""
     profile = exploring.profile
-    settings = profile.settings(exploring.max_examples, exploring.database_dir)
+    settings = profile.settings(exploring.max_examples, exploring.database_dir, exploring.shrink)
     floor = min(profile.min_examples, settings.max_examples)
     cells = [
         cell for pool, dtype in cell_groups(options) for cell in cells_of(options, pool, dtype)

@@ -23,10 +23,10 @@ PADDING_TRIMMED = (
     "killed); these never pad below it"
 )
 _ALIGNMENT_ONLY = (
-    "is_zigzag() is read only by get_cp_padding_align_size (padding.py 29), which picks the "
-    "alignment a rank's physical share is rounded up to, N or 2N rows for N ranks: a "
-    "different alignment rounds to a different multiple, never below the logical length. "
-    + PADDING_TRIMMED
+    "is_zigzag() (or its test negated at padding.py 29) is read only by "
+    "get_cp_padding_align_size, which picks the alignment a rank's physical share is rounded "
+    "up to, N or 2N rows for N ranks: a different alignment rounds to a different multiple, "
+    "never below the logical length. " + PADDING_TRIMMED
 )
 _ROUNDED_HIGHER = (
     "the rounding of the physical share (the same on every rank: it rounds the largest share) "
@@ -53,10 +53,11 @@ _LOCAL_PADDING = (
     "how many zero rows pad_local_rows appends to a rank's local share: each mutated count "
     "(target + n, target * n, target // n, target % n, target >> n, target | n, target & n, "
     "target ^ n for a share of n >= 2 logical rows) is a non-negative int, and the changed "
-    "tests (another comparison for `==` at lines 50 and 57) either return the share unpadded "
-    "or pad it as the release does; either way the rank keeps its n logical rows first. The CP write's gather takes each rank's first "
-    "per_rank_logical_token rows (_all_gather_reorganized's x[:local_len]) before the door, so "
-    "the cache gets the same rows; what the count changes is the length of the rank's local "
+    "tests (another comparison for `==` at lines 50 and 57, `is not None` at 49) either return "
+    "the share unpadded or pad it as the release does; either way the rank keeps its n logical "
+    "rows first. The CP write's gather takes each rank's first per_rank_logical_token rows "
+    "(_all_gather_reorganized's x[:local_len]) before the door, so the cache gets the same rows; "
+    "what the count changes is the length of the rank's local "
     "tensors in the rest of a model (a rank's hidden states out of step with its peers'), "
     "which no write reads"
 )
@@ -87,6 +88,8 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
     alike(RELEASE, EQUIVALENT, _ALIGNMENT_ONLY, tuple(
         (f"{_CPB}ReplaceComparisonOperator_Eq_{name}:7", f"return get_cp_strategy_kind() {symbol} ContextParallelStrategyKind.ZIGZAG")
         for name, symbol in _COMPARISONS
+    ) + (
+        (_PAD + "AddNot:0", "if not is_zigzag():"),
     ))
     + alike(RELEASE, EQUIVALENT, _ROUNDED_HIGHER, (
         (_PAD + "ReplaceBinaryOperator_Add_Mul:0", "(max(logical_tokens) * align_size - 1) // align_size * align_size"),
@@ -123,6 +126,8 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
     ) + tuple(
         (f"{_PAD}ReplaceComparisonOperator_Eq_{name}:1", f"if pad_size {symbol} 0:")
         for name, symbol in _COMPARISONS
+    ) + (
+        (_PAD + "ReplaceComparisonOperator_Is_IsNot:0", "metadata.per_rank_logical_token is not None"),
     ))
     + alike(RELEASE, EQUIVALENT, _CONTEXT_CALLERS, (
         (_CTX + "ReplaceBinaryOperator_Mul_Div:0", "ctx: ForwardContext, /, forward_batch: Optional[ForwardBatch] = None"),

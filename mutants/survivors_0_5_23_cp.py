@@ -53,8 +53,8 @@ _LOCAL_PADDING = (
     "how many zero rows pad_local_rows appends to a rank's local share: each mutated count "
     "(target + n, target * n, target // n, target % n, target >> n, target | n, target & n, "
     "target ^ n for a share of n >= 2 logical rows) is a non-negative int, and the changed "
-    "tests (another comparison for `==` at lines 50 and 57, `is not None` at 49) either return "
-    "the share unpadded or pad it as the release does; either way the rank keeps its n logical "
+    "tests (another comparison for `==` at lines 50 and 57, `is not None` at 49, the whole "
+    "test negated at 48) either return the share unpadded or pad it as the release does; either way the rank keeps its n logical "
     "rows first. The CP write's gather takes each rank's first per_rank_logical_token rows "
     "(_all_gather_reorganized's x[:local_len]) before the door, so the cache gets the same rows; "
     "what the count changes is the length of the rank's local "
@@ -128,6 +128,7 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
         for name, symbol in _COMPARISONS
     ) + (
         (_PAD + "ReplaceComparisonOperator_Is_IsNot:0", "metadata.per_rank_logical_token is not None"),
+        (_PAD + "AddNot:1", "if not ("),
     ))
     + alike(RELEASE, EQUIVALENT, _CONTEXT_CALLERS, (
         (_CTX + "ReplaceBinaryOperator_Mul_Div:0", "ctx: ForwardContext, /, forward_batch: Optional[ForwardBatch] = None"),

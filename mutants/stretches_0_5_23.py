@@ -7,6 +7,12 @@ from __future__ import annotations
 from mutants.survivor_record import EQUIVALENT, GAP, OUT_OF_REACH, OUTSIDE_THE_WRITE, Stretch
 from mutants.survivors_0_5_23_backends import K_READ_BACK
 from mutants.survivors_0_5_23_context import CP_WRITE, PARALLEL_REFUSAL, TOPOLOGY_CHECK
+from mutants.survivors_0_5_23_cp import (
+    GATHER_F,
+    MSCCLPP_ALL_GATHER,
+    NCCL_ALL_GATHER,
+    ROCM_ALL_GATHER,
+)
 from mutants.survivors_0_5_23_full import RELEASE
 
 _LAYER_WAIT_READ = (
@@ -172,4 +178,8 @@ STRETCHES_0_5_23: tuple[Stretch, ...] = (
         GAP,
         "an environment field explicitly set to None (envs.X.set(None)); kvh sets none",
     ),
+    # The CP gather's collective (scope judged with cp): the communicators a GPU group holds.
+    Stretch(RELEASE, GATHER_F, 1307, 1324, OUT_OF_REACH, ROCM_ALL_GATHER),
+    Stretch(RELEASE, GATHER_F, 1330, 1331, OUT_OF_REACH, MSCCLPP_ALL_GATHER),
+    Stretch(RELEASE, GATHER_F, 1337, 1341, OUT_OF_REACH, NCCL_ALL_GATHER),
 )

@@ -7,12 +7,40 @@ numbers are 0.5.23's."""
 # ruff: noqa: E501 - the records quote each mutated line of the release whole
 from __future__ import annotations
 
-from mutants.survivor_record import EQUIVALENT, GAP, OUTSIDE_THE_WRITE, Survivor, alike
+from mutants.survivor_record import (
+    EQUIVALENT,
+    GAP,
+    OUT_OF_REACH,
+    OUTSIDE_THE_WRITE,
+    Survivor,
+    alike,
+)
 from mutants.survivors_0_5_23_full import RELEASE
 
 _CPB = "srt/layers/cp/base.py:core/"
 _PAD = "srt/layers/cp/padding.py:core/"
 _CTX = "srt/model_executor/forward_context.py:core/"
+_PS = "srt/distributed/parallel_state.py:core/"
+GATHER_F = "parallel_state.py GroupCoordinator._all_gather_into_tensor"
+
+ROCM_ALL_GATHER = (
+    "ROCm aiter's custom all-gather (parallel_state.py 1298-1324): it needs is_hip() and a live "
+    "custom all-reduce communicator (_has_aiter_custom_all_gather: ca_comm, which a GPU group "
+    "builds); on a CPU group ca_comm is None, so the test is False however its operands are "
+    "joined, and its body never runs"
+)
+MSCCLPP_ALL_GATHER = (
+    "the MSCCL++ all-gather (parallel_state.py 1326-1331): a group builds pymscclpp_comm only "
+    "where a server enables MSCCL++ (its enable_mscclpp option, distributed/bootstrap.py 253, "
+    "off by default), a CUDA communicator; kvh's CPU group has none"
+)
+NCCL_ALL_GATHER = (
+    "the NCCL all-gather (parallel_state.py 1333-1341): on a CPU group the release builds a "
+    "PyNcclCommunicator that disables itself (no NCCL library, pynccl.py 71-79), so the test "
+    "is False and gloo's all_gather_single gathers; the mutated tests differ only on a group "
+    "with an enabled communicator (CUDA) or with none at all (an NPU or XPU group, or the "
+    "mooncake backend: use_pynccl, parallel_state.py 2180-2185)"
+)
 
 PADDING_TRIMMED = (
     "the physical length of a rank's share only sizes the zero rows that pad it for the "
@@ -38,8 +66,8 @@ _ROUNDED_HIGHER = (
     "none a row. " + PADDING_TRIMMED
 )
 _ALIGNMENT_CHANGED = (
-    "another zigzag alignment than 2N for N ranks (N + 2, N // 2, N ** 2, N << 2, N | 2): a "
-    "positive int for every N >= 2 (a CP group has at least two ranks: can_apply), and for "
+    "another zigzag alignment than 2N for N ranks (N + 2, N // 2, N ** 2, N << 2, N | 2, 3N, "
+    "N): a positive int for every N >= 2 (a CP group has at least two ranks: can_apply), and for "
     "kvh's N = 2 the same 4 for N + 2 and N ** 2. The alignment rounds the uniform physical "
     "share up, never below the logical. " + PADDING_TRIMMED
 )
@@ -74,6 +102,17 @@ _MOE_COUNT = (
 )
 
 # cosmic-ray's replacements of `==`.
+_UNIFORM_ACTUAL = (
+    "another index into per_rank_actual_token in pad_local_rows: it runs only once "
+    "pad_logical_token_to_physical has set every rank's entry to the same physical length "
+    "(padding.py 42; before that per_rank_logical_token is None and it returns at 48-51), so "
+    "any index reads the same value"
+)
+_ASSERT_WIDENED = (
+    "pad_local_rows' `assert pad_size >= 0` widened to -1: a share never holds more rows than "
+    "the physical length (pad_logical_token_to_physical rounds the largest share up), so the "
+    "release's assert never fails; a pad of -1 would fail in new_zeros instead"
+)
 _COMPARISONS = (
     ("NotEq", "!="),
     ("Lt", "<"),
@@ -98,6 +137,7 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
         (_PAD + "ReplaceBinaryOperator_FloorDiv_Add:0", "(max(logical_tokens) + align_size - 1) + align_size * align_size"),
         (_PAD + "ReplaceBinaryOperator_FloorDiv_Mul:0", "(max(logical_tokens) + align_size - 1) * align_size * align_size"),
         (_PAD + "ReplaceBinaryOperator_FloorDiv_BitOr:0", "(max(logical_tokens) + align_size - 1) | align_size * align_size"),
+        (_PAD + "NumberReplacer:3", "(max(logical_tokens) + align_size - 0) // align_size * align_size"),
     ) + tuple(
         (f"{_PAD}ReplaceBinaryOperator_Sub_{name}:0", f"(max(logical_tokens) + align_size {symbol} 1) // align_size * align_size")
         for name, symbol in (
@@ -110,6 +150,24 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
         for name, symbol in (
             ("Add", "+"), ("FloorDiv", "//"), ("Pow", "**"), ("LShift", "<<"), ("BitOr", "|"),
         )
+    ) + (
+        (_PAD + "NumberReplacer:0", "return attn_cp_size * 3"),
+        (_PAD + "NumberReplacer:1", "return attn_cp_size * 1"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _UNIFORM_ACTUAL, (
+        (_PAD + "NumberReplacer:4", "target_len = metadata.per_rank_actual_token[ 1]"),
+        (_PAD + "NumberReplacer:5", "target_len = metadata.per_rank_actual_token[ -1]"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _ASSERT_WIDENED, (
+        (_PAD + "NumberReplacer:7", "assert pad_size >= -1"),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, ROCM_ALL_GATHER, (
+        (_PS + "ReplaceAndWithOr:56", "or envs.SGLANG_USE_AITER_AG.get()"),
+        (_PS + "ReplaceAndWithOr:57", "or self._has_aiter_custom_all_gather()"),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, NCCL_ALL_GATHER, (
+        (_PS + "ReplaceComparisonOperator_IsNot_Is:29", "if pynccl_comm is None and ("),
+        (_PS + "AddNot:120", "if not pynccl_comm is not None and ("),
     ))
     + alike(RELEASE, GAP, _ALIGNMENT_ZERO, (
         (_PAD + "ReplaceBinaryOperator_Mul_BitAnd:0", "return attn_cp_size & 2"),
@@ -129,6 +187,10 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
     ) + (
         (_PAD + "ReplaceComparisonOperator_Is_IsNot:0", "metadata.per_rank_logical_token is not None"),
         (_PAD + "AddNot:1", "if not ("),
+        (_PAD + "AddNot:3", "if not pad_size == 0:"),
+        (_PAD + "ReplaceOrWithAnd:0", "and metadata.per_rank_logical_token == metadata.per_rank_actual_token"),
+        (_PAD + "NumberReplacer:8", "if pad_size == 1:"),
+        (_PAD + "NumberReplacer:9", "if pad_size == -1:"),
     ))
     + alike(RELEASE, EQUIVALENT, _CONTEXT_CALLERS, (
         (_CTX + "ReplaceBinaryOperator_Mul_Div:0", "ctx: ForwardContext, /, forward_batch: Optional[ForwardBatch] = None"),

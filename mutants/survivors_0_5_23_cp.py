@@ -113,6 +113,12 @@ _ASSERT_WIDENED = (
     "the physical length (pad_logical_token_to_physical rounds the largest share up), so the "
     "release's assert never fails; a pad of -1 would fail in new_zeros instead"
 )
+_NO_EXEC_CONFIG = (
+    "is_symmetric_memory_enabled's fallback where no server config is published (get_exec() "
+    "raises ValueError, pynccl_allocator.py 235-238): on kvh's CP ranks get_exec() answers, "
+    "so the handler never runs; a process that gathers with no config published would tell "
+    "the mutant (the ValueError escapes) from the release, and kvh builds none such"
+)
 _COMPARISONS = (
     ("NotEq", "!="),
     ("Lt", "<"),
@@ -168,6 +174,10 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
     + alike(RELEASE, OUT_OF_REACH, NCCL_ALL_GATHER, (
         (_PS + "ReplaceComparisonOperator_IsNot_Is:29", "if pynccl_comm is None and ("),
         (_PS + "AddNot:120", "if not pynccl_comm is not None and ("),
+        (_PS + "ReplaceOrWithAnd:10", "not pynccl_comm.disabled and self.is_symmetric_memory_enabled()"),
+    ))
+    + alike(RELEASE, GAP, _NO_EXEC_CONFIG, (
+        ("srt/distributed/device_communicators/pynccl_allocator.py:core/ExceptionReplacer:2", "except CosmicRayTestingException:"),
     ))
     + alike(RELEASE, GAP, _ALIGNMENT_ZERO, (
         (_PAD + "ReplaceBinaryOperator_Mul_BitAnd:0", "return attn_cp_size & 2"),

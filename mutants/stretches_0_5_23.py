@@ -182,4 +182,15 @@ STRETCHES_0_5_23: tuple[Stretch, ...] = (
     Stretch(RELEASE, GATHER_F, 1307, 1324, OUT_OF_REACH, ROCM_ALL_GATHER),
     Stretch(RELEASE, GATHER_F, 1330, 1331, OUT_OF_REACH, MSCCLPP_ALL_GATHER),
     Stretch(RELEASE, GATHER_F, 1337, 1341, OUT_OF_REACH, NCCL_ALL_GATHER),
+    Stretch(
+        RELEASE,
+        "runtime_context.py RuntimeContext.config_bag",
+        1070,
+        1071,
+        EQUIVALENT,
+        "the gate of the role-namespace check (_ROLE_NS_MODE, from SGLANG_ROLE_NAMESPACES): a "
+        'debugging switch, "off" as the release ships and as kvh judges it, and in "off" '
+        '_check_role_namespace does nothing (it acts only in "record" or "enforce", '
+        "runtime_context.py 1084-1087), so every form of the gate returns the same bag",
+    ),
 )

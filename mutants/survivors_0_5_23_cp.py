@@ -119,6 +119,13 @@ _NO_EXEC_CONFIG = (
     "so the handler never runs; a process that gathers with no config published would tell "
     "the mutant (the ValueError escapes) from the release, and kvh builds none such"
 )
+_NAMESPACE_UNPUBLISHED = (
+    "config_bag's test of a published namespace with its first `not` removed: it raises where "
+    "a namespace is published and agrees where none is. Measured: no check of the unmodified "
+    "release ran the line after it (runtime_context.py 1070), so every config_bag call on "
+    "kvh's ranks asked for a namespace nobody published and raised its ValueError, which its "
+    "caller handled; a rank with the asked namespace published would tell them apart"
+)
 _COMPARISONS = (
     ("NotEq", "!="),
     ("Lt", "<"),
@@ -175,6 +182,10 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
         (_PS + "ReplaceComparisonOperator_IsNot_Is:29", "if pynccl_comm is None and ("),
         (_PS + "AddNot:120", "if not pynccl_comm is not None and ("),
         (_PS + "ReplaceOrWithAnd:10", "not pynccl_comm.disabled and self.is_symmetric_memory_enabled()"),
+    ))
+    + alike(RELEASE, GAP, _NAMESPACE_UNPUBLISHED, (
+        ("srt/runtime_context.py:core/ReplaceUnaryOperator_Delete_Not:7", "if  bags or name not in bags:"),
+        ("srt/runtime_context.py:core/AddNot:57", "if not not bags or name not in bags:"),
     ))
     + alike(RELEASE, GAP, _NO_EXEC_CONFIG, (
         ("srt/distributed/device_communicators/pynccl_allocator.py:core/ExceptionReplacer:2", "except CosmicRayTestingException:"),

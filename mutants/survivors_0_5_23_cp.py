@@ -19,6 +19,7 @@ from mutants.survivors_0_5_23_full import RELEASE
 
 _CPB = "srt/layers/cp/base.py:core/"
 _PAD = "srt/layers/cp/padding.py:core/"
+_CPU = "srt/layers/cp/utils.py:core/"
 _CTX = "srt/model_executor/forward_context.py:core/"
 _PS = "srt/distributed/parallel_state.py:core/"
 GATHER_F = "parallel_state.py GroupCoordinator._all_gather_into_tensor"
@@ -120,11 +121,31 @@ _NO_EXEC_CONFIG = (
     "the mutant (the ValueError escapes) from the release, and kvh builds none such"
 )
 _NAMESPACE_UNPUBLISHED = (
-    "config_bag's test of a published namespace with its first `not` removed: it raises where "
-    "a namespace is published and agrees where none is. Measured: no check of the unmodified "
+    "config_bag's test of a published namespace changed (its first `not` removed, or `or` to "
+    "`and`): it raises where a namespace is published, or fails on bags[name] where others "
+    "are, and agrees where none is. Measured: no check of the unmodified "
     "release ran the line after it (runtime_context.py 1070), so every config_bag call on "
     "kvh's ranks asked for a namespace nobody published and raised its ValueError, which its "
     "caller handled; a rank with the asked namespace published would tell them apart"
+)
+_DP_BUFFER_LEN = (
+    "whether prepare_cp_forward sets the local DP buffer length (utils.py 171-179): "
+    "set_local_dp_buffer_len sizes the DP-attention gather buffers (layers/dp_attention.py), "
+    "read by the MoE dispatchers, the layer boundaries and DeepSeek V4's backend; no pool and "
+    "not the FlashAttention CP write that kvh's cp cells drive reads it"
+)
+_LOC_TRIMMED = (
+    "prepare_cp_forward's cut of out_cache_loc to the batch's tokens (utils.py 181-182), "
+    "skipped by the mutants: the locs of kvh's cp batches are as long as their tokens, so the "
+    "cut changes nothing; a batch whose out_cache_loc is padded past its tokens (a CUDA-graph "
+    "or DP-padded batch) would tell them apart"
+)
+_NO_CPU_LENGTHS = (
+    "_to_int_list of a tensor (utils.py 327): measured, no check ran the line, because the "
+    "ForwardBatch of kvh's cp cells carries no seq_lens_cpu or extend_seq_lens_cpu (a "
+    "scheduler's batch carries both), so prepare_cp_forward counts the tokens from input_ids "
+    "and build_metadata cuts the batch as one sequence; a batch with those lists would tell "
+    "the mutant apart"
 )
 _COMPARISONS = (
     ("NotEq", "!="),
@@ -186,6 +207,20 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
     + alike(RELEASE, GAP, _NAMESPACE_UNPUBLISHED, (
         ("srt/runtime_context.py:core/ReplaceUnaryOperator_Delete_Not:7", "if  bags or name not in bags:"),
         ("srt/runtime_context.py:core/AddNot:57", "if not not bags or name not in bags:"),
+        ("srt/runtime_context.py:core/ReplaceOrWithAnd:3", "if not bags and name not in bags:"),
+    ))
+    + alike(RELEASE, OUTSIDE_THE_WRITE, _DP_BUFFER_LEN, (
+        (_CPU + "ReplaceComparisonOperator_IsNot_Is:2", 'and getattr(forward_batch, "global_num_tokens_cpu", None) is None'),
+        (_CPU + "ReplaceUnaryOperator_Delete_Not:4", "get_parallel().enable_cp_tp_group_sharing"),
+        (_CPU + "AddNot:14", "if not ("),
+        (_CPU + "ReplaceAndWithOr:5", 'or getattr(forward_batch, "global_num_tokens_cpu", None) is not None'),
+    ))
+    + alike(RELEASE, GAP, _LOC_TRIMMED, (
+        (_CPU + "ReplaceComparisonOperator_IsNot_Is:3", 'if getattr(forward_batch, "out_cache_loc", None) is None:'),
+        (_CPU + "AddNot:15", 'if not getattr(forward_batch, "out_cache_loc", None) is not None:'),
+    ))
+    + alike(RELEASE, GAP, _NO_CPU_LENGTHS, (
+        (_CPU + "AddNot:48", 'if not hasattr(values, "tolist"):'),
     ))
     + alike(RELEASE, GAP, _NO_EXEC_CONFIG, (
         ("srt/distributed/device_communicators/pynccl_allocator.py:core/ExceptionReplacer:2", "except CosmicRayTestingException:"),

@@ -18,8 +18,8 @@ from scenarios.strategies import scenarios
 from tests.conftest import FIXTURES
 
 
-@pytest.fixture(scope="module")
-def shrunk():
+def _explored(shrink: bool):
+    """The planted page-tail fault explored at ci (60 examples, seed 0), shrinking or not."""
     fixture = str(FIXTURES / "scenario_drop_page_tail.py")
     baseline = baseline_for(BACKENDS["plain"], "extend")
     candidate = Candidate(
@@ -29,12 +29,17 @@ def shrunk():
         scenarios("mha", "bf16", pool_bytes=2**18),
         lambda s: check_scenario(s, baseline, [candidate], 30.0),
         has_findings,
-        profile_named("ci").settings(max_examples=60),
+        profile_named("ci").settings(max_examples=60, shrink=shrink),
         seed=0,
         key="test-shrink",
     )
     assert outcome.scenario is not None, f"no failure in {outcome.examples} examples"
     return outcome
+
+
+@pytest.fixture(scope="module")
+def shrunk():
+    return _explored(shrink=True)
 
 
 def test_a_store_dropping_each_page_tail_shrinks_to_one_page_one_layer_fewest_tokens(shrunk):
@@ -62,20 +67,7 @@ def test_the_shrunk_scenario_replays_from_its_json_on_two_runs(shrunk, tmp_path)
 def test_without_shrinking_a_failure_is_reported_as_drawn(shrunk):
     """`kvh run --no-shrink` (a mutation campaign's judges): the first failing draw is the
     failure; no shrinking step runs, only its replay."""
-    fixture = str(FIXTURES / "scenario_drop_page_tail.py")
-    baseline = baseline_for(BACKENDS["plain"], "extend")
-    candidate = Candidate(
-        fixture, load_foreign(fixture).module, "current", "-", "cpu", "plain", "extend"
-    )
-    outcome = explore(
-        scenarios("mha", "bf16", pool_bytes=2**18),
-        lambda s: check_scenario(s, baseline, [candidate], 30.0),
-        has_findings,
-        profile_named("ci").settings(max_examples=60, shrink=False),
-        seed=0,
-        key="test-shrink",
-    )
-    assert outcome.scenario is not None, f"no failure in {outcome.examples} examples"
+    outcome = _explored(shrink=False)
     assert outcome.examples <= outcome.generated + 2 < shrunk.examples, (
         outcome.examples,
         outcome.generated,

@@ -8,8 +8,10 @@ numbers are 0.5.23's."""
 from __future__ import annotations
 
 from mutants.survivor_record import (
+    EQ_ORDERED,
     EQUIVALENT,
     GAP,
+    IDENTITY,
     OUT_OF_REACH,
     OUTSIDE_THE_WRITE,
     Survivor,
@@ -102,7 +104,6 @@ _MOE_COUNT = (
     "deepseek_v4_replay_tail.py): no attention backend or pool reads it"
 )
 
-# cosmic-ray's replacements of `==`.
 _UNIFORM_ACTUAL = (
     "another index into per_rank_actual_token in pad_local_rows: it runs only once "
     "pad_logical_token_to_physical has set every rank's entry to the same physical length "
@@ -147,15 +148,8 @@ _NO_CPU_LENGTHS = (
     "and build_metadata cuts the batch as one sequence; a batch with those lists would tell "
     "the mutant apart"
 )
-_COMPARISONS = (
-    ("NotEq", "!="),
-    ("Lt", "<"),
-    ("LtE", "<="),
-    ("Gt", ">"),
-    ("GtE", ">="),
-    ("Is", "is"),
-    ("IsNot", "is not"),
-)
+# cosmic-ray's replacements of `==` against a name (against the literal 0 it makes no `is`).
+_COMPARISONS = EQ_ORDERED + IDENTITY
 
 SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
     alike(RELEASE, EQUIVALENT, _ALIGNMENT_ONLY, tuple(
@@ -239,7 +233,7 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
         for name, symbol in _COMPARISONS
     ) + tuple(
         (f"{_PAD}ReplaceComparisonOperator_Eq_{name}:1", f"if pad_size {symbol} 0:")
-        for name, symbol in _COMPARISONS
+        for name, symbol in EQ_ORDERED
     ) + (
         (_PAD + "ReplaceComparisonOperator_Is_IsNot:0", "metadata.per_rank_logical_token is not None"),
         (_PAD + "AddNot:1", "if not ("),

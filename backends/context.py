@@ -32,6 +32,10 @@ class ForwardBatch:
     padded_out_cache_loc: Optional[torch.Tensor] = None
     # Each token's position in its request (Forward.positions), where the scenario gives them.
     positions: Optional[torch.Tensor] = None
+    # The requests whose new tokens out_cache_loc holds (scenarios.model.RequestSpan, each its
+    # tokens written now and its length after them), where they are exactly the written rows
+    # (Forward.written_requests): a CP rank's release cuts the batch by them.
+    requests: Optional[list[Any]] = None
 
 
 @dataclass

@@ -151,11 +151,18 @@ def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return
     cp_size = req.forward_batch.attn_cp_size
-    if mode == "decode" or req.k.shape[0] < 2 * cp_size:
-        # A decode, or too few tokens for 2N blocks: the release does not take the batch through
-        # CP (0.5.12 to 0.5.14 can_cp_split, 0.5.22 on ZigzagCPStrategy.can_apply: an extend of
-        # 2N tokens or more), and its attention backend writes the caller's k and v itself, as
-        # fa3 does (a pool that scales them in place scales the caller's).
+    requests = req.forward_batch.requests or ()
+    if (
+        mode == "decode"
+        or req.k.shape[0] < 2 * cp_size
+        or any(span.extend < 2 * cp_size for span in requests)
+    ):
+        # A decode, or too few tokens for 2N blocks (in the batch, or in one of the requests it
+        # carries): the release does not take the batch through CP (0.5.22 on
+        # ZigzagCPStrategy.can_apply: an extend of 2N tokens or more, each request too), and its
+        # attention backend writes the caller's k and v itself, as fa3 does (a pool that scales
+        # them in place scales the caller's). 0.5.12 to 0.5.14's can_cp_split raise for a
+        # request that short instead: their scheduler never batches one.
         fa3_style_write(req, era, current=FOR_LAYER, mla_loc_wrapped=True)
         return
     gathered_kv_write(req, era, lambda tensor: gather_full(tensor, cp_size))

@@ -113,6 +113,11 @@ FORWARD_CONTEXT = (
 )  # fmt: skip
 # The batch's tokens, which is_cp_active counts: the driver gives a CP rank's batch as many.
 BATCH_INPUT_IDS = "input_ids"
+# A server's ForwardBatch of an extend carries its requests on the host (ForwardBatch.init_new):
+# each one's new tokens (a list) and its length after them (an int64 tensor). A CP rank's
+# release cuts the batch into its zigzag blocks request by request from them.
+BATCH_EXTEND_LENS = "extend_seq_lens_cpu"
+BATCH_SEQ_LENS = "seq_lens_cpu"
 CPU_FP8_RECIPE = "cpu_fp8_e4m3"
 # The release's registry of the environment switches it reads (an attribute each), asked whether a
 # switch is one the release has at all; and the switches its MHA pool's layouts are built under.
@@ -313,6 +318,18 @@ NAMES: tuple[ReleaseName, ...] = (
         "field",
         "public",
         "the batch's tokens, given as zeros on a CP rank's batch: is_cp_active counts them",
+    ),
+    ReleaseName(
+        f"ForwardBatch.{BATCH_EXTEND_LENS}",
+        "field",
+        "public",
+        "each request's new tokens, given on a CP rank's extend: prepare_cp_forward splits by it",
+    ),
+    ReleaseName(
+        f"ForwardBatch.{BATCH_SEQ_LENS}",
+        "field",
+        "public",
+        "each request's length after the extend, given on a CP rank's extend with the above",
     ),
     ReleaseName(
         KV_CACHE_QUANT_FACTORY,

@@ -33,6 +33,7 @@ from scenarios.model import (
     SPARSE_INDEX_KINDS,
     Forward,
     Geometry,
+    RequestSpan,
     Scale,
     Scenario,
 )
@@ -313,13 +314,19 @@ def _loc_lives(g: Geometry, seed: int) -> list[Scenario]:
     return [batch.scenario(seed, "micro-batches"), reuse.scenario(seed + 1, "remap-reuse")]
 
 
+# small-scaled's 20 tokens as a server batches them: three requests, two with a cached prefix, of
+# lengths a CP strategy cuts into uneven blocks (a CP rank's release splits request by request).
+SMALL_REQUESTS = [RequestSpan(5, 5), RequestSpan(7, 16), RequestSpan(8, 11)]
+
+
 def _small(
     rng: random.Random, pool: str, dtype: str, seed: int, scaled_input: str
 ) -> list[Scenario]:
     """Two layers (layer 1 is the SWA layer; a hybrid linear pool has a linear layer 1 between
     them, three in all) and 64 slots, cheap enough for ~14 backends x modes
     (the backends' focus, backends/focus.py FOCUS): scale kinds (tensor, parameter, none,
-    float) on a differing input dtype, narrowing, decode steps and cross-attention."""
+    float) on a differing input dtype, of three requests, narrowing, decode steps and
+    cross-attention."""
     g = _small_geometry(pool, dtype)
     tokens = allocate(rng, g.size, g.page_size, 20)
     decode = allocate(rng, g.size, g.page_size, 3)
@@ -327,7 +334,7 @@ def _small(
         make_scenario(
             rng,
             g,
-            [Forward(tokens)],
+            [Forward(tokens, requests=SMALL_REQUESTS)],
             "small-scaled",
             seed,
             input_dtype=scaled_input,

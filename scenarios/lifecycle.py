@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from scenarios.model import Forward, Geometry, Remap, Scenario
+from scenarios.model import Forward, Geometry, Remap, RequestSpan, Scenario
 
 
 @dataclass
@@ -41,6 +41,8 @@ class PoolLife:
         self.pending: dict[int, int] = {}
         self.forwards: list[Forward] = []
         self.storages = 0
+        self.spans: list[RequestSpan] = []  # the requests `extend` grew since `take_spans`
+        self._last_extended: Optional[int] = None
 
     # -- allocation ---------------------------------------------------------------------------
     def slots(self, rid: int) -> list[int]:
@@ -70,6 +72,24 @@ class PoolLife:
         request.length += tokens
         self._window(rid, window)
         return self.slots(rid)[request.length - tokens :]
+
+    def extend(self, rid: int, tokens: int, picks: list[int], window: int) -> list[int]:
+        """`grow` for tokens a forward writes now; their request's span is added to `spans`
+        (none where the pool had no room for a token)."""
+        slots = self.grow(rid, tokens, picks, window)
+        if slots and self.spans and self._last_extended == rid:  # one request, one span
+            self.spans[-1] = RequestSpan(
+                self.spans[-1].extend + len(slots), self.requests[rid].length
+            )
+        elif slots:
+            self.spans.append(RequestSpan(len(slots), self.requests[rid].length))
+        self._last_extended = rid
+        return slots
+
+    def take_spans(self) -> list[RequestSpan]:
+        """The spans `extend` added since the last take: one batch's requests."""
+        spans, self.spans, self._last_extended = self.spans, [], None
+        return spans
 
     def _window(self, rid: int, window: int) -> None:
         """Map the request's last `window` tokens to SWA slots and unmap the rest."""
@@ -119,9 +139,11 @@ class PoolLife:
         in_place: bool = True,
         encoder_loc: Optional[list[int]] = None,
         cross_layers: tuple[int, ...] = (),
+        requests: Optional[list[RequestSpan]] = None,
     ) -> Forward:
-        """Record a forward writing `loc` (+ `padding` tokens at slot 0), carrying the mapping
-        changes made since the previous forward (before the first, they are the initial mapping)."""
+        """Record a forward writing `loc` (+ `padding` tokens at slot 0), the new tokens of
+        `requests` where given, carrying the mapping changes made since the previous forward
+        (before the first, they are the initial mapping)."""
         view = view or View()
         remap = None
         if self.pending and not self.forwards:
@@ -139,6 +161,7 @@ class PoolLife:
             loc_storage=view.storage,
             loc_offset=view.offset,
             remap=remap,
+            requests=requests,
         )
         self.forwards.append(forward)
         return forward
@@ -153,3 +176,18 @@ class PoolLife:
             stray_swa_loc=not self.geometry.kind.swa,
             **fields,
         )
+
+
+def split_spans(spans: list[RequestSpan], at: int) -> tuple[list[RequestSpan], list[RequestSpan]]:
+    """The requests of a batch cut after its first `at` tokens, as two micro-batches hold them: a
+    request cut in two has its first tokens in the first, with the length they reach."""
+    first: list[RequestSpan] = []
+    second: list[RequestSpan] = []
+    for span in spans:
+        head = min(span.extend, max(at, 0))
+        at -= span.extend
+        if head:
+            first.append(RequestSpan(head, span.prefix + head))
+        if span.extend - head:
+            second.append(RequestSpan(span.extend - head, span.length))
+    return first, second

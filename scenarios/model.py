@@ -186,6 +186,16 @@ class Remap:
 
 
 @dataclass
+class RequestSpan:
+    extend: int  # tokens written by this forward
+    length: int  # tokens with a slot once it ran: a cached prefix plus every token so far
+
+    @property
+    def prefix(self) -> int:
+        return self.length - self.extend
+
+
+@dataclass
 class Forward:
     loc: list[int]  # the padded out_cache_loc; padding tokens point at slot 0
     narrow: Optional[int] = None  # write only loc[:narrow]; swa_loc still comes from the padded loc
@@ -206,6 +216,10 @@ class Forward:
     # (Geometry.dcp_size > 1) which tokens the rank keeps. None: the batch carries none, and a
     # DCP rank's write masks nothing.
     positions: Optional[list[int]] = None
+    # The requests whose new tokens loc holds, in loc's order, as a server's ForwardBatch carries
+    # them (extend_seq_lens_cpu, seq_lens_cpu): each request's tokens written now and its length
+    # after them. None where the forward was not drawn from requests (a named regression).
+    requests: Optional[list["RequestSpan"]] = None
     # Layers whose forward runs with save_kv_cache=False (a layer that reads another layer's
     # KV, as a KV-sharing model's later layers do): called, and must write nothing.
     unsaved_layers: list[int] = field(default_factory=list)
@@ -213,6 +227,14 @@ class Forward:
     @property
     def tokens(self) -> int:
         return len(self.loc) if self.narrow is None else self.narrow
+
+    def written_requests(self) -> Optional[list[RequestSpan]]:
+        """The requests, where they are exactly the rows the forward writes: none where padding
+        or a narrowing makes the written rows differ from the requests' new tokens (a batch no
+        server's ForwardBatch would pair with those lengths)."""
+        if self.requests is None or sum(r.extend for r in self.requests) != self.tokens:
+            return None
+        return self.requests
 
 
 @dataclass

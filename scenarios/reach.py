@@ -46,15 +46,15 @@ def reach_scenario(pool: str, dtype: str, pool_bytes: int, seed: int) -> Scenari
     # The page that holds slot 2^17, or in a pool too small for it the last page but one.
     top = min(REACH_SLOT // page, pages - 1)
     marks = [mark // page for mark in REACH_MARKS if 1 < mark // page < top - 1]
-    loc = life.grow(0, page, [0], window=page)
+    loc = life.extend(0, page, [0], window=page)
     # Pages 2.. are free, page q at position q - 2 less the pages below it taken already: the
     # wanted pages are taken in ascending order, so that is their index among them.
     for taken, mark in enumerate(marks):
-        loc += life.grow(1 + taken, page, [mark - 2 - taken], window=page)
+        loc += life.extend(1 + taken, page, [mark - 2 - taken], window=page)
     below = max(0, top - 3 - len(marks))  # the pick repeats as the list closes up
-    loc += life.grow(1 + len(marks), 2 * page, [below, below], window=2 * page)
-    loc += life.grow(2 + len(marks), page, [-1], window=page)
+    loc += life.extend(1 + len(marks), 2 * page, [below, below], window=2 * page)
+    loc += life.extend(2 + len(marks), page, [-1], window=page)
     if g.kind.page_interleave:  # the pages' ids on this rank: its rows are the ones pinned
         loc = [page_interleave_id(g, row) for row in loc]
-    life.forward(loc)
+    life.forward(loc, requests=life.take_spans())
     return life.scenario(seed, f"reach-2^17-{pool}-{dtype}")

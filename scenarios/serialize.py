@@ -21,6 +21,7 @@ from scenarios.model import (
     Forward,
     Geometry,
     Remap,
+    RequestSpan,
     Scale,
     Scenario,
 )
@@ -66,6 +67,13 @@ def _forward(data: Any, where: str) -> Forward:
     forward = _build(Forward, data, where)
     if forward.remap is not None:
         forward.remap = _build(Remap, forward.remap, f"{where}.remap")
+    if forward.requests is not None:
+        if not isinstance(forward.requests, list):
+            raise ScenarioError(f"{where}.requests: expected a list")
+        forward.requests = [
+            _build(RequestSpan, span, f"{where}.requests[{i}]")
+            for i, span in enumerate(forward.requests)
+        ]
     return forward
 
 
@@ -181,6 +189,7 @@ def validate(scenario: Scenario) -> None:
         _check_view(forward, where)
         _check_commit(forward, where)
         _check_positions(g, forward, where)
+        _check_requests(forward, where)
         _check_unsaved(scenario, forward, where)
         if forward.remap is not None:
             _check_remap(scenario, forward.remap, f"{where}.remap")
@@ -259,6 +268,16 @@ def _check_positions(g: Geometry, forward: Forward, where: str) -> None:
         raise ScenarioError(
             f"{where}: a DCP rank's forward is neither narrowed, cross-attention nor a draft commit"
         )
+
+
+def _check_requests(forward: Forward, where: str) -> None:
+    for index, span in enumerate(forward.requests or ()):
+        if not (isinstance(span.extend, int) and isinstance(span.length, int)):
+            raise ScenarioError(f"{where}.requests[{index}]: extend and length are integers")
+        if not 1 <= span.extend <= span.length:
+            raise ScenarioError(
+                f"{where}.requests[{index}]: a request writes 1 token or more, at most its length"
+            )
 
 
 def _check_commit(forward: Forward, where: str) -> None:

@@ -63,6 +63,15 @@ def test_malformed_or_truncated_repro_is_exit_2(tmp_path, capsys, content, messa
         (lambda d: d["geometry"].update(pool="gqa"), "unknown pool kind 'gqa'"),
         (lambda d: d.update(colour="red"), "unknown field(s) colour"),
         (lambda d: d["forwards"][0].update(narrow=5), "narrow=5 outside"),
+        (
+            lambda d: d["forwards"][0].update(requests=[{"extend": 0, "length": 3}]),
+            "requests[0]: a request writes 1 token or more",
+        ),
+        (lambda d: d["forwards"][0].update(requests={"extend": 1}), "requests: expected a list"),
+        (
+            lambda d: d["forwards"][0].update(requests=[{"extend": 2}]),
+            "requests[0]: RequestSpan.__init__() missing",
+        ),
     ],
 )
 def test_bad_user_scenario_is_exit_2(tmp_path, capsys, change, message):

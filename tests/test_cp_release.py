@@ -50,12 +50,15 @@ def _findings(stdout: str) -> list[str]:
     return [line for line in stdout.splitlines() if line.startswith("FINDING ")]
 
 
-def _no_workers_left() -> None:
+def _no_workers_left(folder: Path) -> None:
+    """No CP worker of this test's releases (under `folder`) outlived its run; another test's,
+    running beside it, may be alive."""
     workers = [
         process.info["cmdline"]
         for process in psutil.process_iter(["cmdline"])
         if "harness.cli.worker" in " ".join(process.info["cmdline"] or ())
         and "--cp" in (process.info["cmdline"] or ())
+        and str(folder) in " ".join(process.info["cmdline"])
     ]
     assert workers == []
 
@@ -81,10 +84,11 @@ def test_kvh_cp_judges_the_release_own_cp_write_and_finds_an_unrestored_gather(t
 
 
 def _scenario_files(folder: Path) -> list[str]:
-    """Two mha/bf16 scenarios as JSON files: `small-scaled` (the CP path: 16 tokens, 2N blocks
-    and more) and ci's drawn shape that once was a false finding: one fp16 token with a float
-    v_scale, too few for CP, which the release's backend writes itself (the pool divides the
-    caller's v in place), as the model now does."""
+    """Three mha/bf16 scenarios as JSON files: `small-scaled` (the CP path: 20 tokens in three
+    requests, each of 2N tokens and more) and two of ci's drawn shapes that once were false
+    findings: one fp16 token with a float v_scale, too few for CP, which the release's backend
+    writes itself (the pool divides the caller's v in place), as the model now does; and four
+    such tokens in requests of 1, 1 and 2, enough for 2N blocks but not in each request."""
     one_token = to_dict(scenario_named("mha", "bf16", "small-scaled"))
     one_token["name"], one_token["input_dtype"] = "one-token-scaled", "fp16"
     one_token["k_scale"], one_token["v_scale"] = (
@@ -94,9 +98,20 @@ def _scenario_files(folder: Path) -> list[str]:
             "value": 0.5,
         },
     )
-    one_token["forwards"] = [{**one_token["forwards"][0], "loc": [0], "narrow": None}]
+    one_token["forwards"] = [
+        {**one_token["forwards"][0], "loc": [0], "narrow": None, "requests": None}
+    ]
+    short_request = {**one_token, "name": "short-request-scaled"}
+    spans = [{"extend": 1, "length": 1}, {"extend": 1, "length": 1}, {"extend": 2, "length": 3}]
+    short_request["forwards"] = [
+        {**one_token["forwards"][0], "loc": [1, 2, 3, 4], "requests": spans}
+    ]
     paths = []
-    for scenario in (to_dict(scenario_named("mha", "bf16", "small-scaled")), one_token):
+    for scenario in (
+        to_dict(scenario_named("mha", "bf16", "small-scaled")),
+        one_token,
+        short_request,
+    ):
         path = folder / f"{scenario['name']}.json"
         path.write_text(json.dumps(scenario))
         paths.append(str(path))
@@ -104,10 +119,10 @@ def _scenario_files(folder: Path) -> list[str]:
 
 
 def test_kvh_run_runs_the_cp_cells_on_a_group_and_its_repro_replays(tmp_path):
-    first, second = _scenario_files(tmp_path)
+    first, second, third = _scenario_files(tmp_path)
     clean = run_kvh(
         "run", "--sut", _release(tmp_path / "clean"), "--backend", "cp", "--scenario", first,
-        "--scenario", second, "--trail", "--out", str(tmp_path / "a"),
+        "--scenario", second, "--scenario", third, "--trail", "--out", str(tmp_path / "a"),
     )  # fmt: skip
     assert clean.returncode == 0, clean.stdout[-3000:] + clean.stderr[-3000:]
     results = pd.read_parquet(clean.stdout.split("results: ")[1].split(",")[0])
@@ -117,6 +132,7 @@ def test_kvh_run_runs_the_cp_cells_on_a_group_and_its_repro_replays(tmp_path):
     # one token went through the backend's own write.
     assert "ZigzagCPStrategy.materialize_full_kv" in rows["small-scaled"], rows.to_dict()
     assert "materialize_full_kv" not in rows["one-token-scaled"], rows.to_dict()
+    assert "materialize_full_kv" not in rows["short-request-scaled"], rows.to_dict()
     planted = run_kvh(
         "run", "--sut", _release(tmp_path / "planted", RESTORE, UNRESTORED), "--backend", "cp",
         "--pool", "mha", "--out", str(tmp_path / "b"),
@@ -127,7 +143,7 @@ def test_kvh_run_runs_the_cp_cells_on_a_group_and_its_repro_replays(tmp_path):
     repro = findings[0].rsplit("(repro: ", 1)[1].rstrip(")")
     replayed = run_kvh("repro", repro)
     assert replayed.returncode == 1 and "reproduced" in replayed.stdout, replayed.stdout[-2000:]
-    _no_workers_left()
+    _no_workers_left(tmp_path)
 
 
 def test_a_fault_on_one_rank_is_a_finding_that_names_the_rank(tmp_path):
@@ -138,14 +154,14 @@ def test_a_fault_on_one_rank_is_a_finding_that_names_the_rank(tmp_path):
     assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
     findings = _findings(result.stdout)
     assert findings and all("rank 1 of 2: " in line for line in findings), findings
-    _no_workers_left()
+    _no_workers_left(tmp_path)
 
 
 def test_a_rank_that_raises_alone_is_the_finding_and_its_peers_are_not_waited_for(tmp_path):
     """Rank 1 raises before it joins the gather: rank 0 would wait in the collective until the
     group's timeout and then raise that timeout. The group takes rank 1's raise as the check's
     and abandons the peer that did not answer, so the finding is the release's own error."""
-    scenario, _ = _scenario_files(tmp_path)
+    scenario, *_ = _scenario_files(tmp_path)
     result = run_kvh(
         "run", "--sut", _release(tmp_path / "release", GATHER, RANK_ONE_RAISES), "--backend",
         "cp", "--scenario", scenario, "--out", str(tmp_path / "out"),
@@ -155,4 +171,28 @@ def test_a_rank_that_raises_alone_is_the_finding_and_its_peers_are_not_waited_fo
     assert findings and all("rank 1 of 2: " in f and RANK_ONE_ERROR in f for f in findings), (
         findings
     )
-    _no_workers_left()
+    _no_workers_left(tmp_path)
+
+
+# Each request's blocks put back with the first request's block sizes: a batch of one request
+# cannot tell, and a batch of requests of other lengths splits the gathered rows wrongly.
+FIRST_REQUEST_SIZES = (
+    "reverse_split_len.append(per_seq_block_sizes[batch_id][rank])",
+    "reverse_split_len.append(per_seq_block_sizes[0][rank])",
+)
+
+
+def test_the_release_cuts_a_batch_of_requests_by_the_requests_it_carries(tmp_path):
+    """small-scaled is three requests (5, 7 and 8 new tokens): a CP rank's batch carries them on
+    the host, as a server's does, so the release's zigzag metadata has one set of blocks per
+    request, and a fault in how it puts the requests' blocks back is a finding. Handed as one
+    sequence (the batch without them), the release never looks at a second request."""
+    scenario, *_ = _scenario_files(tmp_path)
+    result = run_kvh(
+        "run", "--sut", _release(tmp_path / "release", *FIRST_REQUEST_SIZES), "--backend", "cp",
+        "--scenario", scenario, "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
+    findings = _findings(result.stdout)
+    assert findings and all("zigzag.py" in line for line in findings), findings
+    _no_workers_left(tmp_path)

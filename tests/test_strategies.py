@@ -35,6 +35,11 @@ def test_every_drawn_scenario_is_valid_and_round_trips_through_json(pool, dtype)
         for forward in scenario.forwards:
             real = [slot for slot in forward.loc if slot]
             assert len(real) == len(set(real)), "slot ids within a forward are unique"
+            # The requests are the forward's new tokens, page 0 never one of them; a request
+            # holds at least the tokens it writes.
+            if forward.requests is not None:
+                assert sum(span.extend for span in forward.requests) == len(real)
+                assert all(1 <= span.extend <= span.length for span in forward.requests)
 
     check()
 
@@ -68,6 +73,15 @@ FEATURES = {
     "a register_mapping remap": (
         "swa_mha",
         lambda s: any(f.remap and not f.remap.in_place for f in s.forwards),
+    ),
+    # What a CP rank's release cuts request by request: every request of 2N tokens or more.
+    "a batch of requests a CP strategy takes": (
+        "mha",
+        lambda s: any(
+            len(f.written_requests() or ()) > 1
+            and all(span.extend >= 4 for span in f.written_requests())
+            for f in s.forwards
+        ),
     ),
     "a narrowed SWA write": (
         "swa_mha",

@@ -130,6 +130,7 @@ def write_request(
         physical=not scenario.unmarked_loc,
         padded_out_cache_loc=locs["loc"],
         positions=locs["positions"],
+        requests=forward.written_requests(),
     )
     return WriteRequest(
         api=module,

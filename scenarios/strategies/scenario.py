@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from scenarios.lifecycle import PoolLife, View
+from scenarios.lifecycle import PoolLife, View, split_spans
 from scenarios.model import FULL_LOC_KINDS, Scenario, divides_inputs
 from scenarios.strategies.built_once import integer_or_just, none_or_integer, sampled
 from scenarios.strategies.data import data_fields
@@ -62,7 +62,7 @@ def batch(draw: st.DrawFn, life: PoolLife, next_rid: int) -> list[int]:
                 life.grow(rid, prefix, draw(page_picks()), window=0)
         tokens = draw(token_counts(life, rid))
         window = draw(st.integers(0, MAX_PREFIX + MAX_EXTEND)) if life.geometry.kind.swa else 0
-        loc += life.grow(rid, tokens, draw(page_picks()), window)
+        loc += life.extend(rid, tokens, draw(page_picks()), window)
     return loc
 
 
@@ -85,11 +85,13 @@ def record_forward(draw: st.DrawFn, life: PoolLife, loc: list[int]) -> None:
     g = life.geometry
     layout = draw(sampled(LAYOUTS))
     in_place = draw(st.booleans())
+    requests = life.take_spans()
     if layout == "micro" and len(loc) > 1:
         # Two micro-batches of one batch, slicing one storage (two-batch overlap).
         split, offset, storage = len(loc) // 2, draw(st.integers(0, MAX_OFFSET)), life.new_storage()
-        life.forward(loc[:split], view=View(storage, offset), in_place=in_place)
-        life.forward(loc[split:], view=View(storage, offset + split))
+        first, second = split_spans(requests, split)
+        life.forward(loc[:split], view=View(storage, offset), in_place=in_place, requests=first)
+        life.forward(loc[split:], view=View(storage, offset + split), requests=second)
         return
     previous = life.forwards[-1].loc_storage if life.forwards else None
     if layout == "reuse" and previous is not None:
@@ -118,6 +120,7 @@ def record_forward(draw: st.DrawFn, life: PoolLife, loc: list[int]) -> None:
         in_place=in_place,
         encoder_loc=encoder,
         cross_layers=cross,
+        requests=requests,
     )
 
 

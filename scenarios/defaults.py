@@ -315,8 +315,9 @@ def _loc_lives(g: Geometry, seed: int) -> list[Scenario]:
 
 
 # small-scaled's 20 tokens as a server batches them: three requests, two with a cached prefix, of
-# lengths a CP strategy cuts into uneven blocks (a CP rank's release splits request by request).
-SMALL_REQUESTS = [RequestSpan(5, 5), RequestSpan(7, 16), RequestSpan(8, 11)]
+# lengths a CP strategy cuts into uneven blocks (a CP rank's release splits request by request),
+# and so that two ranks hold 11 and 9 of them: the shorter share is padded for the gather.
+SMALL_REQUESTS = [RequestSpan(5, 5), RequestSpan(6, 15), RequestSpan(9, 12)]
 
 
 def _small(

@@ -183,7 +183,7 @@ FIRST_REQUEST_SIZES = (
 
 
 def test_the_release_cuts_a_batch_of_requests_by_the_requests_it_carries(tmp_path):
-    """small-scaled is three requests (5, 7 and 8 new tokens): a CP rank's batch carries them on
+    """small-scaled is three requests (5, 6 and 9 new tokens): a CP rank's batch carries them on
     the host, as a server's does, so the release's zigzag metadata has one set of blocks per
     request, and a fault in how it puts the requests' blocks back is a finding. Handed as one
     sequence (the batch without them), the release never looks at a second request."""

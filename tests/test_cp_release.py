@@ -196,3 +196,23 @@ def test_the_release_cuts_a_batch_of_requests_by_the_requests_it_carries(tmp_pat
     findings = _findings(result.stdout)
     assert findings and all("zigzag.py" in line for line in findings), findings
     _no_workers_left(tmp_path)
+
+
+def test_coverage_counts_the_lines_every_rank_ran(tmp_path):
+    """small-scaled's shares are 11 rows on rank 0 and 9 on rank 1: only rank 1 pads its share
+    for the gather. A campaign stages a mutant by the lines the unmodified release ran, so the
+    padding must count as run at the builtin scenarios; measured on rank 0 alone, it did not,
+    and its mutants were judged only at --profile ci (one took 371 s there)."""
+    from harness.run.mutant_reach import ran
+
+    root = tmp_path / "release"
+    scenario, *_ = _scenario_files(tmp_path)
+    done = run_kvh(
+        "run", "--sut", _release(root), "--backend", "cp", "--scenario", scenario, "--coverage",
+        "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    source = (root / "sglang" / ZIGZAG).read_text().splitlines()
+    padding = [n for n, text in enumerate(source, 1) if "padding = [0, 0] * (x.ndim - 1)" in text]
+    assert len(padding) == 1, "the release's zigzag.py no longer pads a share this way"
+    assert padding[0] in ran(tmp_path / "out", root).run[str(ZIGZAG)]

@@ -67,7 +67,10 @@ class CpGroup:
             IsolatedSut(
                 "sglang",
                 prefix=self.prefix,
-                coverage=self.coverage if rank == 0 else None,  # one rank's lines suffice
+                # Every rank's lines: ranks hold different shares and take different branches
+                # (only the shorter share is padded for the gather), and a campaign stages a
+                # mutant by the lines any rank ran (harness/run/mutant_reach.py).
+                coverage=self.coverage,
                 kinds=self.kinds,
                 cp=(rank, self.world, address),
             )

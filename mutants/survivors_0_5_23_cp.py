@@ -20,6 +20,7 @@ from mutants.survivor_record import (
 from mutants.survivors_0_5_23_full import RELEASE
 
 _CPB = "srt/layers/cp/base.py:core/"
+_ZZ = "srt/layers/cp/zigzag.py:core/"
 _PAD = "srt/layers/cp/padding.py:core/"
 _CPU = "srt/layers/cp/utils.py:core/"
 _CTX = "srt/model_executor/forward_context.py:core/"
@@ -148,6 +149,25 @@ _NO_CPU_LENGTHS = (
     "and build_metadata cuts the batch as one sequence; a batch with those lists would tell "
     "the mutant apart"
 )
+_ATTENTION_METADATA = (
+    "a field of the zigzag metadata that only the attention after the write reads: the kv "
+    "lengths of each request's previous and next blocks (kv_len_prev_list, kv_len_next_list, "
+    "zigzag.py 204-214, from the prefix offsets of 140-145), its query lengths (215-216), the "
+    "kv lengths' cumulative sums and the combined lists (224-229) and the int32 tensors and "
+    "maxima made of them. run_attention (362-413) and local_q_indices read them (not the query "
+    "totals of 222-223, which QSA's indexer under CP also reads); the write reads "
+    "only split_list and zigzag_index (shard_hidden_states: the rank's share), total_seq_lens, "
+    "per_rank_actual_token (the padding and the gather) and reverse_split_len and "
+    "cp_reverse_index (the restore), none of which these lines compute, and kvh's driver stops "
+    "the forward once the write door returns (backends/real_code.py). The mutated value still "
+    "passes build_metadata's asserts (232-237), which hold only the write's fields"
+)
+_ZIGZAG_STOP = (
+    "the stop of the rank's first blocks in zigzag_index (zigzag.py 173) as cp_rank | X for "
+    "cp_rank + X, X = bs * 2N: the range from cp_rank in steps of 2N takes the same bs blocks "
+    "whatever its stop between cp_rank + X - 2N (exclusive) and cp_rank + X, and X <= cp_rank | X "
+    "<= cp_rank + X for every rank (cp_rank < N < 2N), so no batch or group size tells them apart"
+)
 # cosmic-ray's replacements of `==` against a name (against the literal 0 it makes no `is`).
 _COMPARISONS = EQ_ORDERED + IDENTITY
 
@@ -247,5 +267,35 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
     ))
     + alike(RELEASE, OUTSIDE_THE_WRITE, _MOE_COUNT, (
         (_CTX + "ReplaceComparisonOperator_Is_IsNot:0", "elif ctx.moe_num_token_non_padded is not None and _current is not None:"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _ZIGZAG_STOP, (
+        (_ZZ + "ReplaceBinaryOperator_Add_BitOr:2", "range(cp_rank, cp_rank | bs * cp_segment_num, cp_segment_num)"),
+    ))
+    + alike(RELEASE, OUTSIDE_THE_WRITE, _ATTENTION_METADATA, (
+        (_ZZ + "ReplaceBinaryOperator_Add_Sub:6", "prefix_offsets[batch_id] - sum(block_sizes[: cp_rank + 1])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_Sub:7", "prefix_offsets[batch_id] + sum(block_sizes[: cp_rank - 1])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_Mul:6", "prefix_offsets[batch_id] * sum(block_sizes[: cp_rank + 1])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_Mul:7", "prefix_offsets[batch_id] + sum(block_sizes[: cp_rank * 1])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_Div:6", "prefix_offsets[batch_id] / sum(block_sizes[: cp_rank + 1])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_FloorDiv:6", "prefix_offsets[batch_id] // sum(block_sizes[: cp_rank + 1])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_FloorDiv:7", "prefix_offsets[batch_id] + sum(block_sizes[: cp_rank // 1])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_Mod:6", "prefix_offsets[batch_id] % sum(block_sizes[: cp_rank + 1])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_Mod:7", "prefix_offsets[batch_id] + sum(block_sizes[: cp_rank % 1])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_Pow:7", "prefix_offsets[batch_id] + sum(block_sizes[: cp_rank ** 1])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_RShift:6", "prefix_offsets[batch_id] >> sum(block_sizes[: cp_rank + 1])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_RShift:7", "prefix_offsets[batch_id] + sum(block_sizes[: cp_rank >> 1])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_LShift:7", "prefix_offsets[batch_id] + sum(block_sizes[: cp_rank << 1])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_BitOr:6", "prefix_offsets[batch_id] | sum(block_sizes[: cp_rank + 1])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_BitOr:7", "prefix_offsets[batch_id] + sum(block_sizes[: cp_rank | 1])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_BitAnd:6", "prefix_offsets[batch_id] & sum(block_sizes[: cp_rank + 1])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_BitAnd:7", "prefix_offsets[batch_id] + sum(block_sizes[: cp_rank & 1])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_Sub:8", "prefix_offsets[batch_id] - sum(block_sizes[: cp_segment_num - cp_rank])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_Mul:8", "prefix_offsets[batch_id] * sum(block_sizes[: cp_segment_num - cp_rank])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_Div:8", "prefix_offsets[batch_id] / sum(block_sizes[: cp_segment_num - cp_rank])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_FloorDiv:8", "prefix_offsets[batch_id] // sum(block_sizes[: cp_segment_num - cp_rank])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_Mod:8", "prefix_offsets[batch_id] % sum(block_sizes[: cp_segment_num - cp_rank])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_RShift:8", "prefix_offsets[batch_id] >> sum(block_sizes[: cp_segment_num - cp_rank])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_BitOr:8", "prefix_offsets[batch_id] | sum(block_sizes[: cp_segment_num - cp_rank])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_BitAnd:8", "prefix_offsets[batch_id] & sum(block_sizes[: cp_segment_num - cp_rank])"),
     ))
 )  # fmt: skip

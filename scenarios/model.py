@@ -218,8 +218,8 @@ class Forward:
     positions: Optional[list[int]] = None
     # The requests whose new tokens loc holds, in loc's order, as a server's ForwardBatch carries
     # them (extend_seq_lens_cpu, seq_lens_cpu): each request's tokens written now and its length
-    # after them. None where the forward was not drawn from requests (a named regression).
-    requests: Optional[list["RequestSpan"]] = None
+    # after them. None where the scenario names none (a regression, most builtin scenarios).
+    requests: Optional[list[RequestSpan]] = None
     # Layers whose forward runs with save_kv_cache=False (a layer that reads another layer's
     # KV, as a KV-sharing model's later layers do): called, and must write nothing.
     unsaved_layers: list[int] = field(default_factory=list)

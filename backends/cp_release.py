@@ -21,8 +21,15 @@ from functools import cache
 from typing import Any, Callable, Optional
 
 import msgspec
+import torch
 
-from backends.sglang_names import CP_CPU_ENGINE, CP_NAMES, CP_SHARD
+from backends.sglang_names import (
+    BATCH_EXTEND_LENS,
+    BATCH_SEQ_LENS,
+    CP_CPU_ENGINE,
+    CP_NAMES,
+    CP_SHARD,
+)
 
 # What the harness states of a server's topology: every rank is an attention-CP rank, with no
 # pipeline, attention-DP, MoE-DP, expert or decode-CP split. The rest is the release's to derive.
@@ -113,6 +120,19 @@ def group_joined() -> bool:
     what the join recorded, not by asking the release again: the question is asked inside each
     check, whose release trail must hold only the write's own calls."""
     return bool(_JOINED)
+
+
+def host_requests(requests: Optional[list[Any]]) -> dict[str, Any]:
+    """An extend batch's fields for its requests (scenarios.model.RequestSpan) as a server's
+    batch carries them on the host, which the release's CP strategy cuts the batch by; none
+    where the scenario gives none for the written rows (the release then takes the batch as one
+    sequence, as it does a batch without them)."""
+    if requests is None:
+        return {}
+    return {
+        BATCH_EXTEND_LENS: [span.extend for span in requests],
+        BATCH_SEQ_LENS: torch.tensor([span.length for span in requests], dtype=torch.int64),
+    }
 
 
 def shard_for_rank(batch: Any, tensors: tuple[Any, ...]) -> tuple[Any, ...]:

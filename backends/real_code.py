@@ -33,12 +33,11 @@ from typing import Any, Callable, Iterator, Mapping, Optional
 import torch
 
 from backends.context import WriteRequest
+from backends.cp_release import host_requests
 from backends.release_batch import declared_defaults
 from backends.sglang_names import (
     ABSENT_ATTENTION_OUTPUT,
-    BATCH_EXTEND_LENS,
     BATCH_INPUT_IDS,
-    BATCH_SEQ_LENS,
     FORWARD_BATCH_INFO,
     FORWARD_CONTEXT,
     REQ_TO_TOKEN,
@@ -294,19 +293,6 @@ def drive(real: RealCode, cls: type, req: WriteRequest, mode: str, mla_input: st
     return prepare_forward(real, cls, req, mode, mla_input)(True)
 
 
-def _host_requests(req: WriteRequest, mode: str) -> dict:
-    """An extend's requests as a server's batch carries them on the host, where the scenario's
-    requests are the rows written; none otherwise (the release then takes the batch as one
-    sequence, as it does a batch without them)."""
-    requests = req.forward_batch.requests
-    if mode == "decode" or requests is None:
-        return {}
-    return {
-        BATCH_EXTEND_LENS: [span.extend for span in requests],
-        BATCH_SEQ_LENS: torch.tensor([span.length for span in requests], dtype=torch.int64),
-    }
-
-
 ForwardToDoor = Callable[[bool], str]  # (record where the door was called) -> that place or ""
 
 
@@ -389,7 +375,8 @@ def prepare_forward(
     keywords = {"k_rope": req.k_rope} if split_mla else {}
     if real.shard is not None:  # the batch's tokens, as a server's batch carries its input ids
         setattr(batch, BATCH_INPUT_IDS, key.new_zeros(tokens, dtype=torch.long))
-        vars(batch).update(_host_requests(req, mode))
+        if mode != "decode":  # an extend's requests, as a server's batch carries them
+            vars(batch).update(host_requests(req.forward_batch.requests))
         query, key, value, *rope = real.shard(batch, (query, key, value, *keywords.values()))
         keywords = dict(zip(keywords, rope))
     forward = backend.forward_decode if mode == "decode" else backend.forward_extend

@@ -157,21 +157,27 @@ def test_a_fault_on_one_rank_is_a_finding_that_names_the_rank(tmp_path):
     _no_workers_left(tmp_path)
 
 
+def _small_scaled_findings(tmp_path: Path, old: str, new: str) -> list[str]:
+    """The findings of `kvh run --backend cp` on small-scaled against a copy with `old` replaced
+    by `new` in its zigzag strategy: a failing run, whose CP workers all ended."""
+    scenario, *_ = _scenario_files(tmp_path)
+    result = run_kvh(
+        "run", "--sut", _release(tmp_path / "release", old, new), "--backend", "cp",
+        "--scenario", scenario, "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
+    _no_workers_left(tmp_path)
+    return _findings(result.stdout)
+
+
 def test_a_rank_that_raises_alone_is_the_finding_and_its_peers_are_not_waited_for(tmp_path):
     """Rank 1 raises before it joins the gather: rank 0 would wait in the collective until the
     group's timeout and then raise that timeout. The group takes rank 1's raise as the check's
     and abandons the peer that did not answer, so the finding is the release's own error."""
-    scenario, *_ = _scenario_files(tmp_path)
-    result = run_kvh(
-        "run", "--sut", _release(tmp_path / "release", GATHER, RANK_ONE_RAISES), "--backend",
-        "cp", "--scenario", scenario, "--out", str(tmp_path / "out"),
-    )  # fmt: skip
-    assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
-    findings = _findings(result.stdout)
+    findings = _small_scaled_findings(tmp_path, GATHER, RANK_ONE_RAISES)
     assert findings and all("rank 1 of 2: " in f and RANK_ONE_ERROR in f for f in findings), (
         findings
     )
-    _no_workers_left(tmp_path)
 
 
 # Each request's blocks put back with the first request's block sizes: a batch of one request
@@ -187,15 +193,8 @@ def test_the_release_cuts_a_batch_of_requests_by_the_requests_it_carries(tmp_pat
     the host, as a server's does, so the release's zigzag metadata has one set of blocks per
     request, and a fault in how it puts the requests' blocks back is a finding. Handed as one
     sequence (the batch without them), the release never looks at a second request."""
-    scenario, *_ = _scenario_files(tmp_path)
-    result = run_kvh(
-        "run", "--sut", _release(tmp_path / "release", *FIRST_REQUEST_SIZES), "--backend", "cp",
-        "--scenario", scenario, "--out", str(tmp_path / "out"),
-    )  # fmt: skip
-    assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
-    findings = _findings(result.stdout)
+    findings = _small_scaled_findings(tmp_path, *FIRST_REQUEST_SIZES)
     assert findings and all("zigzag.py" in line for line in findings), findings
-    _no_workers_left(tmp_path)
 
 
 def test_coverage_counts_the_lines_every_rank_ran(tmp_path):

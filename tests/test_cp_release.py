@@ -51,14 +51,20 @@ def _findings(stdout: str) -> list[str]:
 
 
 def _no_workers_left(folder: Path) -> None:
-    """No CP worker of this test's releases (under `folder`) outlived its run; another test's,
+    """No CP worker of this test's releases (under `folder`) outlived its run: no cold rank, no
+    rank forker and none of its forked ranks (which carry its command line); another test's,
     running beside it, may be alive."""
     workers = [
         process.info["cmdline"]
         for process in psutil.process_iter(["cmdline"])
-        if "harness.cli.worker" in " ".join(process.info["cmdline"] or ())
-        and "--cp" in (process.info["cmdline"] or ())
-        and str(folder) in " ".join(process.info["cmdline"])
+        if str(folder) in " ".join(process.info["cmdline"] or ())
+        and (
+            "harness.cli.rank_zygote" in process.info["cmdline"]
+            or (
+                "harness.cli.worker" in process.info["cmdline"]
+                and "--cp" in process.info["cmdline"]
+            )
+        )
     ]
     assert workers == []
 
@@ -173,11 +179,14 @@ def _small_scaled_findings(tmp_path: Path, old: str, new: str) -> list[str]:
 def test_a_rank_that_raises_alone_is_the_finding_and_its_peers_are_not_waited_for(tmp_path):
     """Rank 1 raises before it joins the gather: rank 0 would wait in the collective until the
     group's timeout and then raise that timeout. The group takes rank 1's raise as the check's
-    and abandons the peer that did not answer, so the finding is the release's own error."""
+    and abandons the peer that did not answer, so the finding is the release's own error. The
+    finding's release trail is asked the same way: before, the trail waited for rank 0's
+    timeout (35 s a finding) and then failed, so the finding named no release function."""
     findings = _small_scaled_findings(tmp_path, GATHER, RANK_ONE_RAISES)
     assert findings and all("rank 1 of 2: " in f and RANK_ONE_ERROR in f for f in findings), (
         findings
     )
+    assert all("release functions run: " in f and "get_cp_strategy" in f for f in findings)
 
 
 # Each request's blocks put back with the first request's block sizes: a batch of one request

@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import traceback
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from harness.run.freed_memory import keep_freed_memory
 PROTOCOL_VERSION = 4
 
 
-def _protocol_stream():
+def protocol_stream():
     stream = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
@@ -96,31 +97,49 @@ def _serve(
     kinds: list[str] | None = None,
     cp: str | None = None,
 ) -> int:
-    out = _protocol_stream()
+    out = protocol_stream()
     keep_freed_memory()  # a release's pools are built per execution: their memory is reused
-
-    def reply(**fields) -> None:
-        out.write(json.dumps({"v": PROTOCOL_VERSION, **fields}) + "\n")
-
     try:
         from harness.sut.load.loader import load_foreign  # after the protocol owns stdout
 
         group = join_cp_group(cp) if cp else None
         loaded = load_foreign(spec, prefix, kinds)
-        joined: dict = {}
-        if group:
-            from backends.cp_release import join_group
-
-            joined["cp_model_why"] = join_group(*group, "gloo")
+        joined = joined_cp_group(group)
     except Exception as error:  # reported to the parent, which says why the SUT did not load
-        cause = error.__cause__ or error
-        reply(
-            ok=False,
-            error=f"load failed: {type(error).__name__}: {error}",
-            load_error=str(error),
-            chain=import_chain(cause),
-        )
+        reply_load_failure(out, error)
         return 3
+    return answer_requests(out, spec, loaded, joined, meter)
+
+
+def joined_cp_group(group: tuple[int, int] | None) -> dict:
+    """The hello's fields of a CP rank once the release is loaded: why the release's own CP code
+    does not write there (None: it joined its group)."""
+    if group is None:
+        return {}
+    from backends.cp_release import join_group
+
+    return {"cp_model_why": join_group(*group, "gloo")}
+
+
+def write_reply(out: Any, **fields: Any) -> None:
+    out.write(json.dumps({"v": PROTOCOL_VERSION, **fields}) + "\n")
+
+
+def reply_load_failure(out: Any, error: BaseException) -> None:
+    cause = error.__cause__ or error
+    write_reply(
+        out,
+        ok=False,
+        error=f"load failed: {type(error).__name__}: {error}",
+        load_error=str(error),
+        chain=import_chain(cause),
+    )
+
+
+def answer_requests(out: Any, spec: str, loaded: Any, joined: dict, meter: Any = None) -> int:
+    """Answer the parent's requests on stdin until it closes it (or says shutdown)."""
+    reply = partial(write_reply, out)
+
     from harness.bench.served import BenchService
     from harness.plan.candidate import Candidate
     from harness.run.execute import execute
@@ -165,7 +184,9 @@ def _serve(
             timeout_s = request.get("timeout_s")
             if request["op"] == "trail":  # a run of its own: `last` stays the judged one
                 traced = execute(candidate, scenario, timeout_s, trail=True)
-                reply(ok=True, release_trail=list(traced.release_trail))
+                # Whether it raised: a CP rank's peers then wait in a collective it never joins.
+                raised = traced.error is not None
+                reply(ok=True, release_trail=list(traced.release_trail), raised=raised)
                 continue
             last = execute(candidate, scenario, timeout_s)
             reply(ok=True, execution=encode_execution(last, request.get("bytes")))

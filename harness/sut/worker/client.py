@@ -15,12 +15,13 @@ import tempfile
 import time
 from collections import OrderedDict
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, Optional
+from typing import TYPE_CHECKING, NamedTuple, Optional, Union
 
 from harness.sut.load.load_errors import SutLoadError
 
 if TYPE_CHECKING:
     from harness.compare.snapshot import Execution
+    from harness.sut.worker.rank_forker import ForkedRank, RankForker
     from scenarios.model import Scenario
 
 # The protocol's module imports torch: this one does not, so that a worker can be started
@@ -34,6 +35,20 @@ MIN_GRACE_S = 5.0
 # Scenarios kept, as JSON here and parsed in the worker: a deterministic run sends each of a pool
 # kind and dtype's scenarios (tens) to each of its cells in turn.
 SERIALISED_KEPT = 256
+
+
+def worker_environment(import_paths: tuple[str, ...] = ()) -> dict[str, str]:
+    """A worker's environment: the repository first on its path, then `import_paths`."""
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(REPO), *import_paths, *filter(None, [os.environ.get("PYTHONPATH")])]
+        ),
+        # One request at a time: the worker's torch threads would only spin against the
+        # parent's between requests (measured on 2 cores: 1.7-5.2 examples/s with torch's
+        # default threads, 15.9 with one).
+        "OMP_NUM_THREADS": WORKER_THREADS,
+    }
 
 
 class Kept(NamedTuple):
@@ -67,8 +82,10 @@ class IsolatedSut:
         coverage: Optional[str] = None,
         kinds: Optional[list[str]] = None,
         cp: Optional[tuple[int, int, str]] = None,
+        forker: Optional[RankForker] = None,
     ):
         self.spec, self.prefix, self.python = spec, prefix, python
+        self.forker = forker  # a CP rank forked from its group's loaded forker, not started cold
         # (rank, world, address): a rank of a CP group (harness/sut/worker/cp_group.py), and why
         # the release's own CP code does not write there (its hello; None: it does).
         self.cp, self.cp_model_why = cp, None
@@ -78,7 +95,7 @@ class IsolatedSut:
         # The worker enforces the per-scenario limit itself; grace_s covers what it cannot
         # (a hang inside C code, a stuck interpreter) before the parent kills it.
         self.start_timeout_s, self.grace_s = start_timeout_s, grace_s
-        self.process: Optional[subprocess.Popen] = None
+        self.process: Optional[Union[subprocess.Popen, ForkedRank]] = None
         self.stderr_file = None
         self.era: Optional[str] = None
         self.version = ""
@@ -112,6 +129,17 @@ class IsolatedSut:
         """Start the worker and send it hello without waiting for the answer (`hello` reads it):
         the worker imports while this process goes on with its own work."""
         self.stderr_file = tempfile.TemporaryFile()
+        if self.forker is not None:
+            assert self.cp is not None, "only a CP rank is forked"
+            self.process = self.forker.fork(self.cp, self.coverage, self.stderr_file)
+        else:
+            self._popen()
+        self.described = {}
+        self._held, self._forget = set(), []  # a new process holds no scenario
+        self._send({"op": "hello"})
+        self.hello_sent = time.monotonic()
+
+    def _popen(self) -> None:
         command = [self.python, "-m", "harness.cli.worker", "--sut", self.spec]
         if self.prefix:
             command += ["--prefix", self.prefix]
@@ -121,29 +149,15 @@ class IsolatedSut:
             command += ["--pools", ",".join(self.kinds)]
         if self.cp is not None:
             command += ["--cp", ",".join(map(str, self.cp))]
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join(
-                [str(REPO), *self.import_paths, *filter(None, [os.environ.get("PYTHONPATH")])]
-            ),
-            # One request at a time: the worker's torch threads would only spin against the
-            # parent's between requests (measured on 2 cores: 1.7-5.2 examples/s with torch's
-            # default threads, 15.9 with one).
-            "OMP_NUM_THREADS": WORKER_THREADS,
-        }
         self.process = subprocess.Popen(
             command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr_file,
             cwd=REPO,
-            env=env,
+            env=worker_environment(self.import_paths),
             text=True,
         )
-        self.described = {}
-        self._held, self._forget = set(), []  # a new process holds no scenario
-        self._send({"op": "hello"})
-        self.hello_sent = time.monotonic()
 
     def _await_hello(self) -> None:
         limit = self.start_timeout_s

@@ -4,7 +4,9 @@ group.
 The cp backend's write all-gathers the ranks' shares over the attention CP group, so the release's
 own code needs peers in other processes (backends/cp_release.py). Its cells get this group in
 place of the release's worker: `world` workers of the same release, each joined at start to the
-group (gloo, a free local port) and to the release's own CP group. Every request goes to every
+group (gloo, a free local port) and to the release's own CP group. The workers are forked from a
+process that loaded the release once (harness/sut/worker/rank_forker.py), so the group starts
+again in a fork and a join. Every request goes to every
 rank, since each rank's write needs the others' shares; each rank writes the full sequence into
 its own pool. The check is judged on rank 0's execution, unless a rank's differs from the
 baseline's: then on the first such rank's, which names its rank.
@@ -21,13 +23,14 @@ import selectors
 import socket
 import sys
 import time
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import torch
 
 from backends.context import CP_RANKS
 from harness.sut.worker.client import MIN_GRACE_S, IsolatedSut, Submitted, WorkerFailure
 from harness.sut.worker.protocol import trail_request
+from harness.sut.worker.rank_forker import RankForker
 
 if TYPE_CHECKING:
     from harness.compare.snapshot import Execution
@@ -60,9 +63,22 @@ class CpGroup:
     ):
         self.prefix, self.world, self.coverage, self.kinds = prefix, world, coverage, kinds
         self.ranks: list[IsolatedSut] = []
+        # The ranks are forked from one process that loaded the release once: a group started
+        # again after a rank raised alone costs a fork and a join, not each rank's cold start.
+        self.forker: Optional[RankForker] = RankForker(prefix, kinds)
 
     def _start(self) -> None:
         address = f"tcp://127.0.0.1:{free_port()}"
+        if self.forker is not None:
+            self.forker.start()  # a release that does not load: "refused", as a rank's hello
+            if self.forker.cannot_fork:
+                print(
+                    f"kvh: {self.prefix}'s CP ranks start cold: the loaded release cannot be "
+                    f"forked ({self.forker.cannot_fork})",
+                    file=sys.stderr,
+                )
+                self.forker.stop()
+                self.forker = None
         self.ranks = [
             IsolatedSut(
                 "sglang",
@@ -73,6 +89,7 @@ class CpGroup:
                 coverage=self.coverage,
                 kinds=self.kinds,
                 cp=(rank, self.world, address),
+                forker=self.forker,
             )
             for rank in range(self.world)
         ]
@@ -88,17 +105,24 @@ class CpGroup:
         """Every rank up, or the whole group started again (a lone rank cannot rejoin)."""
         if self.ranks and all(worker.process is not None for worker in self.ranks):
             return
-        self.stop()
+        self.stop_ranks()
         try:
             self._start()
         except WorkerFailure:
-            self.stop()
+            self.stop_ranks()
             raise
 
-    def stop(self) -> None:
+    def stop_ranks(self) -> None:
+        """Stop every rank; the next request starts the group again."""
         for worker in self.ranks:
             worker.stop()
         self.ranks = []
+
+    def stop(self) -> None:
+        """Stop the ranks and their forker: the run is over."""
+        self.stop_ranks()
+        if self.forker is not None:
+            self.forker.stop()
 
     def submit(
         self,
@@ -127,17 +151,34 @@ class CpGroup:
         timeout_s: float = 60.0,
         era: Optional[str] = None,
     ) -> tuple[str, ...]:
-        """Rank 0's release trail; every rank runs the write, as its gather needs them all."""
+        """Rank 0's release trail; every rank runs the write, as its gather needs them all. Once
+        a rank's run has raised, a peer that has not answered PEER_GRACE_S later waits in a
+        collective the raiser never joins: it is abandoned, as a check's is, and the trail is
+        the lowest answering rank's (measured: 35 s a trail with rank 1 raising alone, the
+        collective's timeout, for the 2 s grace)."""
         self._running()
         request = trail_request(backend, mode, device, timeout_s, era)
         for worker in self.ranks:
             worker.post(request, scenario)
+        limit = time.monotonic() + timeout_s + MIN_GRACE_S
+        pending, answers = dict(enumerate(self.ranks)), {}
+        grace_ends: Optional[float] = None
         try:
-            answers = [worker.answer(timeout_s + MIN_GRACE_S) for worker in self.ranks]
+            while pending:
+                streams = {rank: worker.process.stdout for rank, worker in pending.items()}
+                rank = _first_ready(streams, grace_ends or limit)
+                if rank is None and grace_ends is not None:
+                    break
+                rank = min(pending) if rank is None else rank  # its answer() says it hung
+                answers[rank] = pending.pop(rank).answer(timeout_s + MIN_GRACE_S)
+                if grace_ends is None and answers[rank].get("raised"):
+                    grace_ends = time.monotonic() + PEER_GRACE_S
         except WorkerFailure:
-            self.stop()
+            self.stop_ranks()
             raise
-        return tuple(answers[0]["release_trail"])
+        if pending:
+            self.stop_ranks()  # the next request starts a fresh group
+        return tuple(answers[min(answers)]["release_trail"])
 
 
 class GroupSubmitted:
@@ -159,7 +200,7 @@ class GroupSubmitted:
         raised = {execution.error is not None for execution in executions.values()}
         out_of_step = len(executions) < len(self.sent) or len(raised) > 1
         if out_of_step or any(_worker_failed(execution) for execution in executions.values()):
-            self.group.stop()  # the next request starts a fresh group
+            self.group.stop_ranks()  # the next request starts a fresh group
         rank = next(
             (rank for rank, execution in sorted(executions.items()) if _differs(execution, known)),
             0,
@@ -194,7 +235,7 @@ class GroupSubmitted:
         return executions
 
     def abandon(self) -> None:
-        self.group.stop()
+        self.group.stop_ranks()
 
 
 def _first_answering(pending: dict[int, Submitted], grace_ends: Optional[float]) -> Optional[int]:
@@ -207,16 +248,24 @@ def _first_answering(pending: dict[int, Submitted], grace_ends: Optional[float])
     until = grace_ends
     if until is None:
         until = min(submitted.limit_at() for submitted in pending.values())
+    streams = {rank: submitted.worker.process.stdout for rank, submitted in pending.items()}
+    ready = _first_ready(streams, until)
+    if ready is not None:
+        return ready
+    return None if grace_ends is not None else min(pending)
+
+
+def _first_ready(streams: dict[int, Any], until: float) -> Optional[int]:
+    """The lowest rank whose stream has an answer to read, waiting for one until `until` (None:
+    none by then)."""
     selector = selectors.DefaultSelector()
-    for rank, submitted in pending.items():
-        selector.register(submitted.worker.process.stdout, selectors.EVENT_READ, rank)
+    for rank, stream in streams.items():
+        selector.register(stream, selectors.EVENT_READ, rank)
     try:
         ready = [key.data for key, _ in selector.select(max(0.0, until - time.monotonic()))]
     finally:
         selector.close()
-    if ready:
-        return min(ready)
-    return None if grace_ends is not None else min(pending)
+    return min(ready) if ready else None
 
 
 def _worker_failed(execution: Execution) -> bool:

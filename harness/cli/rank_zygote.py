@@ -9,7 +9,8 @@ this loaded process, a rank costs its fork and its join.
 
 Run as `python -m harness.cli.rank_zygote --sut SPEC --prefix DIR --control FD [--pools KINDS]`.
 FD is one end of a SOCK_SEQPACKET socket pair. Its first message says whether the release loaded
-(a worker's load-failure answer, else {"ok": true}); then each request is answered in one message:
+(a worker's load-failure answer, else {"ok": true, "cannot_fork": WHY}, WHY empty where only its
+main thread runs); then each request is answered in one message:
   {"op": "fork", "cp": [RANK, WORLD, ADDRESS], "coverage": DIR|null} with the rank's stdin, stdout
   and stderr as three descriptors -> {"pid": PID} (or {"error": WHY});
   {"op": "poll", "pid": PID} -> {"returncode": CODE|null}, Popen's meaning.

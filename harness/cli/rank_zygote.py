@@ -60,7 +60,7 @@ def _unsafe_to_fork() -> str:
 
 def _rank(spec: str, loaded: Any, cp: list, coverage: Optional[str], prefix: str) -> int:
     """In the fork: join the group, then answer as a cold worker answers."""
-    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
+    sys.stdin = os.fdopen(0, "r", closefd=False)  # the pipe just put on 0, read afresh
     out = protocol_stream()
     try:
         joined = joined_cp_group(join_cp_group(",".join(map(str, cp))))

@@ -6,7 +6,7 @@ own code needs peers in other processes (backends/cp_release.py). Its cells get 
 place of the release's worker: `world` workers of the same release, each joined at start to the
 group (gloo, a free local port) and to the release's own CP group. The workers are forked from a
 process that loaded the release once (harness/sut/worker/rank_forker.py), so the group starts
-again in a fork and a join. Every request goes to every
+again in a fork and a join (on Linux; elsewhere each rank starts cold). Every request goes to every
 rank, since each rank's write needs the others' shares; each rank writes the full sequence into
 its own pool. The check is judged on rank 0's execution, unless a rank's differs from the
 baseline's: then on the first such rank's, which names its rank.
@@ -30,7 +30,7 @@ import torch
 from backends.context import CP_RANKS
 from harness.sut.worker.client import MIN_GRACE_S, IsolatedSut, Submitted, WorkerFailure
 from harness.sut.worker.protocol import trail_request
-from harness.sut.worker.rank_forker import RankForker
+from harness.sut.worker.rank_forker import FORKS_RANKS, RankForker
 
 if TYPE_CHECKING:
     from harness.compare.snapshot import Execution
@@ -65,7 +65,7 @@ class CpGroup:
         self.ranks: list[IsolatedSut] = []
         # The ranks are forked from one process that loaded the release once: a group started
         # again after a rank raised alone costs a fork and a join, not each rank's cold start.
-        self.forker: Optional[RankForker] = RankForker(prefix, kinds)
+        self.forker = RankForker(prefix, kinds) if FORKS_RANKS else None
 
     def _start(self) -> None:
         address = f"tcp://127.0.0.1:{free_port()}"

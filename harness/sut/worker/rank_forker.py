@@ -22,6 +22,13 @@ from typing import Any, Optional
 from harness.sut.worker.client import REPO, WorkerFailure, worker_environment
 
 MESSAGE_BYTES = 1 << 16
+# Linux only: descriptors passed over a SOCK_SEQPACKET pair (whose close the forker reads as its
+# end), and a fork of a process that imported torch (macOS's runtime does not survive one).
+FORKS_RANKS = (
+    sys.platform.startswith("linux")
+    and hasattr(socket, "SOCK_SEQPACKET")
+    and hasattr(socket, "send_fds")
+)
 # How often a wait asks the forker whether a rank has ended.
 POLL_S = 0.02
 

@@ -149,13 +149,42 @@ _NO_CPU_LENGTHS = (
     "and build_metadata cuts the batch as one sequence; a batch with those lists would tell "
     "the mutant apart"
 )
+_GROUP_OF_TWO = (
+    "a rule that agrees with the release's on kvh run's CP group of two ranks only: cp_size + 2 "
+    "for cp_size * 2 (can_apply's 2N at zigzag.py 110 and 119, build_metadata's segment count "
+    "at 139) is 4 = 2N for N = 2, and (2N - 1) ^ rank for 2N - 1 - rank (the rank's second "
+    "block at 165 and 201) is equal wherever 2N is a power of two; a group of four ranks tells "
+    "the first apart and one of three the second. kvh cp --world 4 runs four ranks, outside "
+    "this campaign's universe (kvh run's cells)"
+)
+_GATHER_PAD_REMAINDER = (
+    "the gather's pad as max_len % L for max_len - L (zigzag.py 470, L the rank's rows): the two "
+    "agree wherever max_len < 2L. A rank's share of a request is two of its 2N blocks, of base "
+    "or base + 1 rows with base >= 1 (can_apply takes a request only of 2N tokens or more), "
+    "and no two ranks differ by more than one row a request (one holding both short blocks "
+    "while another holds both long ones would need r >= rem > 2N - 1 - s for ranks r, s < N), "
+    "so max_len - L <= bs < 2 * bs <= L for a batch of bs requests"
+)
+_PAD_WIDTH_3D = (
+    "the gather's pad list written [0, 0] * (x.ndim ^ 1) for (x.ndim - 1) (zigzag.py 472): the "
+    "write gathers 3-D tensors only (k and v concatenated, or the MLA latent: tokens, heads, "
+    "width), where ndim ^ 1 = 2 = ndim - 1; only a 2-D tensor, which gather_hidden_states "
+    "passes (the model's hidden states after attention), tells it apart"
+)
+_REQUESTS_HANDED = (
+    "the cp cells' batch carries its requests on the host as a server's does (session 23, "
+    "backends/cp_release.py host_requests): judged again in session 24's targeted campaign "
+    "(--function _to_int_list over the same universe), killed at the builtin scenarios, an "
+    "AttributeError where the mutant calls tolist() on the list the release is handed"
+)
 _ATTENTION_METADATA = (
     "a field of the zigzag metadata that only the attention after the write reads: the kv "
     "lengths of each request's previous and next blocks (kv_len_prev_list, kv_len_next_list, "
-    "zigzag.py 204-214, from the prefix offsets of 140-145), its query lengths (215-216), the "
-    "kv lengths' cumulative sums and the combined lists (224-229) and the int32 tensors and "
+    "zigzag.py 204-214, from the prefix offsets of 140-145), the kv lengths' cumulative sums "
+    "and the combined lists (224-229) and the int32 tensors and "
     "maxima made of them. run_attention (362-413) and local_q_indices read them (not the query "
-    "totals of 222-223, which QSA's indexer under CP also reads); the write reads "
+    "lengths of 215-216 and their totals of 222-223, which QSA's indexer under CP also reads: "
+    "_QUERY_TOTALS); the write reads "
     "only split_list and zigzag_index (shard_hidden_states: the rank's share), total_seq_lens, "
     "per_rank_actual_token (the padding and the gather) and reverse_split_len and "
     "cp_reverse_index (the restore), none of which these lines compute, and kvh's driver stops "
@@ -163,10 +192,32 @@ _ATTENTION_METADATA = (
     "passes build_metadata's asserts (232-237), which hold only the write's fields"
 )
 _ZIGZAG_STOP = (
-    "the stop of the rank's first blocks in zigzag_index (zigzag.py 173) as cp_rank | X for "
-    "cp_rank + X, X = bs * 2N: the range from cp_rank in steps of 2N takes the same bs blocks "
-    "whatever its stop between cp_rank + X - 2N (exclusive) and cp_rank + X, and X <= cp_rank | X "
-    "<= cp_rank + X for every rank (cp_rank < N < 2N), so no batch or group size tells them apart"
+    "the stop of the rank's first blocks in zigzag_index (zigzag.py 173) as cp_rank | X or "
+    "cp_rank ^ X for cp_rank + X, X = bs * 2N: the range from cp_rank in steps of 2N takes the "
+    "same bs blocks whatever its stop between cp_rank + X - 2N (exclusive) and cp_rank + X, and "
+    "both lie in [X - cp_rank, X + cp_rank], inside those bounds for every rank (cp_rank < N), "
+    "so no batch or group size tells them apart"
+)
+_QUERY_TOTALS = (
+    "the query lengths of a rank's previous and next blocks (zigzag.py 215-216), whose sums are "
+    "total_q_prev_tokens and total_q_next_tokens (222-223, 282-283): under fa3's CP only "
+    "run_attention reads them (375-377), after the write; QSA's indexer under CP "
+    "(qsa_indexer.py 617) slices its local rows by the totals before it gathers their index "
+    "keys into the compressed-K write, and kvh drives QSA's write only without CP"
+)
+_TOKENS_PADDED = (
+    "build_metadata's pad_len (zigzag.py 131), num_tokens - sum(extend lengths), as num_tokens "
+    "% sum, >> sum or ^ sum, each 0 where the two are equal: kvh hands a CP rank's batch its requests only where they are exactly the rows it "
+    "writes (Forward.written_requests), else none (then the batch is one request of num_tokens), "
+    "so the two are equal and pad_len is 0 either way; a batch padded past its requests to twice "
+    "their tokens or more (a CUDA-graph or DP-padded batch, as _LOC_TRIMMED) would tell them apart"
+)
+# cosmic-ray's binary operators, each as it replaces another: where every replacement of one
+# operator survives for the same reason, its records are made for all (the campaign's book may
+# not hold each; a record of a killed mutant is never read).
+_OPERATORS = (
+    ("Add", "+"), ("Mul", "*"), ("Div", "/"), ("FloorDiv", "//"), ("Mod", "%"), ("Pow", "**"),
+    ("RShift", ">>"), ("LShift", "<<"), ("BitOr", "|"), ("BitAnd", "&"), ("BitXor", "^"),
 )
 # cosmic-ray's replacements of `==` against a name (against the literal 0 it makes no `is`).
 _COMPARISONS = EQ_ORDERED + IDENTITY
@@ -235,7 +286,7 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
     ))
     + alike(RELEASE, GAP, _NO_CPU_LENGTHS, (
         (_CPU + "AddNot:48", 'if not hasattr(values, "tolist"):'),
-    ))
+    ), closed_by=_REQUESTS_HANDED)
     + alike(RELEASE, GAP, _NO_EXEC_CONFIG, (
         ("srt/distributed/device_communicators/pynccl_allocator.py:core/ExceptionReplacer:2", "except CosmicRayTestingException:"),
     ))
@@ -270,6 +321,31 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
     ))
     + alike(RELEASE, EQUIVALENT, _ZIGZAG_STOP, (
         (_ZZ + "ReplaceBinaryOperator_Add_BitOr:2", "range(cp_rank, cp_rank | bs * cp_segment_num, cp_segment_num)"),
+        (_ZZ + "ReplaceBinaryOperator_Add_BitXor:2", "range(cp_rank, cp_rank ^ bs * cp_segment_num, cp_segment_num)"),
+    ))
+    + alike(RELEASE, GAP, _QUERY_TOTALS, (
+        (_ZZ + "ReplaceBinaryOperator_Sub_Mul:10", "actual_seq_q_next_list.append(block_sizes[cp_segment_num * cp_rank - 1])"),
+        (_ZZ + "ReplaceBinaryOperator_Sub_Pow:10", "actual_seq_q_next_list.append(block_sizes[cp_segment_num ** cp_rank - 1])"),
+        (_ZZ + "ReplaceBinaryOperator_Sub_RShift:11", "actual_seq_q_next_list.append(block_sizes[cp_segment_num - cp_rank >> 1])"),
+        (_ZZ + "ReplaceBinaryOperator_Sub_BitAnd:11", "actual_seq_q_next_list.append(block_sizes[cp_segment_num - cp_rank & 1])"),
+    ))
+    + alike(RELEASE, GAP, _TOKENS_PADDED, (
+        (_ZZ + "ReplaceBinaryOperator_Sub_Mod:0", "pad_len = int(num_tokens) % sum(extend_seqs_len)"),
+        (_ZZ + "ReplaceBinaryOperator_Sub_RShift:0", "pad_len = int(num_tokens) >> sum(extend_seqs_len)"),
+        (_ZZ + "ReplaceBinaryOperator_Sub_BitXor:0", "pad_len = int(num_tokens) ^ sum(extend_seqs_len)"),
+    ))
+    + alike(RELEASE, GAP, _GROUP_OF_TWO, (
+        (_ZZ + "ReplaceBinaryOperator_Mul_Add:0", "if self.cp_size <= 1 or num_tokens < self.cp_size + 2:"),
+        (_ZZ + "ReplaceBinaryOperator_Mul_Add:1", "return all(int(length) >= self.cp_size + 2 for length in extend_lens)"),
+        (_ZZ + "ReplaceBinaryOperator_Mul_Add:2", "cp_segment_num = self.cp_size + 2"),
+        (_ZZ + "ReplaceBinaryOperator_Sub_BitXor:3", "block_sizes[rank] + block_sizes[cp_segment_num - 1 ^ rank]"),
+        (_ZZ + "ReplaceBinaryOperator_Sub_BitXor:8", "per_seq_block_sizes[batch_id][cp_segment_num - 1 ^ rank]"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _GATHER_PAD_REMAINDER, (
+        (_ZZ + "ReplaceBinaryOperator_Sub_Mod:13", "pad_size = max_len % x.shape[0]"),
+    ))
+    + alike(RELEASE, OUTSIDE_THE_WRITE, _PAD_WIDTH_3D, (
+        (_ZZ + "ReplaceBinaryOperator_Sub_BitXor:14", "padding = [0, 0] * (x.ndim ^ 1) + [0, pad_size]"),
     ))
     + alike(RELEASE, OUTSIDE_THE_WRITE, _ATTENTION_METADATA, (
         (_ZZ + "ReplaceBinaryOperator_Add_Sub:6", "prefix_offsets[batch_id] - sum(block_sizes[: cp_rank + 1])"),
@@ -297,5 +373,14 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
         (_ZZ + "ReplaceBinaryOperator_Add_RShift:8", "prefix_offsets[batch_id] >> sum(block_sizes[: cp_segment_num - cp_rank])"),
         (_ZZ + "ReplaceBinaryOperator_Add_BitOr:8", "prefix_offsets[batch_id] | sum(block_sizes[: cp_segment_num - cp_rank])"),
         (_ZZ + "ReplaceBinaryOperator_Add_BitAnd:8", "prefix_offsets[batch_id] & sum(block_sizes[: cp_segment_num - cp_rank])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_BitXor:6", "prefix_offsets[batch_id] ^ sum(block_sizes[: cp_rank + 1])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_BitXor:7", "prefix_offsets[batch_id] + sum(block_sizes[: cp_rank ^ 1])"),
+        (_ZZ + "ReplaceBinaryOperator_Add_BitXor:8", "prefix_offsets[batch_id] ^ sum(block_sizes[: cp_segment_num - cp_rank])"),
+    ) + tuple(
+        (f"{_ZZ}ReplaceBinaryOperator_Sub_{name}:9", f"prefix_offsets[batch_id] + sum(block_sizes[: cp_segment_num {symbol} cp_rank])")
+        for name, symbol in _OPERATORS
+    ) + tuple(
+        (f"{_ZZ}ReplaceBinaryOperator_Sub_{name}:1", f"max(int(seqs_len[i]) {symbol} extend_seqs_len[i], 0) for i in range(bs)")
+        for name, symbol in _OPERATORS
     ))
 )  # fmt: skip

@@ -218,7 +218,7 @@ _TOKENS_PADDED = (
 _OPERATORS = (
     ("Add", "+"), ("Mul", "*"), ("Div", "/"), ("FloorDiv", "//"), ("Mod", "%"), ("Pow", "**"),
     ("RShift", ">>"), ("LShift", "<<"), ("BitOr", "|"), ("BitAnd", "&"), ("BitXor", "^"),
-)
+)  # fmt: skip
 # cosmic-ray's replacements of `==` against a name (against the literal 0 it makes no `is`).
 _COMPARISONS = EQ_ORDERED + IDENTITY
 

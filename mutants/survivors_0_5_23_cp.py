@@ -157,6 +157,16 @@ _GROUP_OF_TWO = (
     "the first apart and one of three the second. kvh cp --world 4 runs four ranks, outside "
     "this campaign's universe (kvh run's cells)"
 )
+_CP_THRESHOLD = (
+    "can_apply's floor for taking a batch through CP (zigzag.py 110 and 119, 2N = 4 on kvh "
+    "run's two ranks) moved: N << 2 = 8 (a total of 4 to 7 tokens written without CP) or N | 2 "
+    "and N & 2 = 2 (requests of 2 or 3 tokens taken through CP). Both paths write the same rows; "
+    "they differ in whose tensors a scaling pool divides in place (the caller's k and v without "
+    "CP, the gathered copies with it), which the caller_tensors oracle compares. kvh's scaled "
+    "cp scenarios are small-scaled (requests of 5, 6 and 9: CP under both) and "
+    "short-request-scaled (1, 1 and 2: CP under neither); a scaled extend of one request of 4 "
+    "to 7 tokens, or of requests of 2 or 3 tokens each, would tell them apart"
+)
 _GATHER_PAD_REMAINDER = (
     "the gather's pad as max_len % L for max_len - L (zigzag.py 470, L the rank's rows): the two "
     "agree wherever max_len < 2L. A rank's share of a request is two of its 2N blocks, of base "
@@ -338,8 +348,18 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
         (_ZZ + "ReplaceBinaryOperator_Mul_Add:0", "if self.cp_size <= 1 or num_tokens < self.cp_size + 2:"),
         (_ZZ + "ReplaceBinaryOperator_Mul_Add:1", "return all(int(length) >= self.cp_size + 2 for length in extend_lens)"),
         (_ZZ + "ReplaceBinaryOperator_Mul_Add:2", "cp_segment_num = self.cp_size + 2"),
+        (_ZZ + "ReplaceBinaryOperator_Mul_Pow:0", "if self.cp_size <= 1 or num_tokens < self.cp_size ** 2:"),
+        (_ZZ + "ReplaceBinaryOperator_Mul_Pow:1", "return all(int(length) >= self.cp_size ** 2 for length in extend_lens)"),
+        (_ZZ + "ReplaceBinaryOperator_Mul_Pow:2", "cp_segment_num = self.cp_size ** 2"),
         (_ZZ + "ReplaceBinaryOperator_Sub_BitXor:3", "block_sizes[rank] + block_sizes[cp_segment_num - 1 ^ rank]"),
         (_ZZ + "ReplaceBinaryOperator_Sub_BitXor:8", "per_seq_block_sizes[batch_id][cp_segment_num - 1 ^ rank]"),
+    ))
+    + alike(RELEASE, GAP, _CP_THRESHOLD, (
+        (_ZZ + "ReplaceBinaryOperator_Mul_LShift:0", "if self.cp_size <= 1 or num_tokens < self.cp_size << 2:"),
+        (_ZZ + "ReplaceBinaryOperator_Mul_BitOr:0", "if self.cp_size <= 1 or num_tokens < self.cp_size | 2:"),
+        (_ZZ + "ReplaceBinaryOperator_Mul_BitOr:1", "return all(int(length) >= self.cp_size | 2 for length in extend_lens)"),
+        (_ZZ + "ReplaceBinaryOperator_Mul_BitAnd:0", "if self.cp_size <= 1 or num_tokens < self.cp_size & 2:"),
+        (_ZZ + "ReplaceBinaryOperator_Mul_BitAnd:1", "return all(int(length) >= self.cp_size & 2 for length in extend_lens)"),
     ))
     + alike(RELEASE, EQUIVALENT, _GATHER_PAD_REMAINDER, (
         (_ZZ + "ReplaceBinaryOperator_Sub_Mod:13", "pad_size = max_len % x.shape[0]"),

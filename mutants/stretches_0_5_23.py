@@ -12,6 +12,7 @@ from mutants.survivors_0_5_23_cp import (
     MSCCLPP_ALL_GATHER,
     NCCL_ALL_GATHER,
     ROCM_ALL_GATHER,
+    TOKENS_PADDED,
 )
 from mutants.survivors_0_5_23_full import RELEASE
 
@@ -182,6 +183,8 @@ STRETCHES_0_5_23: tuple[Stretch, ...] = (
     Stretch(RELEASE, GATHER_F, 1307, 1324, OUT_OF_REACH, ROCM_ALL_GATHER),
     Stretch(RELEASE, GATHER_F, 1330, 1331, OUT_OF_REACH, MSCCLPP_ALL_GATHER),
     Stretch(RELEASE, GATHER_F, 1337, 1341, OUT_OF_REACH, NCCL_ALL_GATHER),
+    # build_metadata's padding of a batch past its requests, which kvh's batches never are.
+    Stretch(RELEASE, "zigzag.py ZigzagCPStrategy.build_metadata", 133, 136, GAP, TOKENS_PADDED),
     Stretch(
         RELEASE,
         "runtime_context.py RuntimeContext.config_bag",

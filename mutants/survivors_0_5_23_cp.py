@@ -167,6 +167,21 @@ _CP_THRESHOLD = (
     "short-request-scaled (1, 1 and 2: CP under neither); a scaled extend of one request of 4 "
     "to 7 tokens, or of requests of 2 or 3 tokens each, would tell them apart"
 )
+_INVARIANTS = (
+    "build_metadata's closing asserts (zigzag.py 232-237) with `==` weakened to `<=` or `>=`: "
+    "each equality holds by construction for every input (2N blocks a request in split_list, "
+    "summing to its tokens; two blocks a request in zigzag_index; cp_reverse_index a "
+    "permutation of the blocks; the ranks' shares summing to the tokens), so the original "
+    "never fails and neither does its weakened form"
+)
+_LOCAL_LEN = (
+    "_all_gather_reorganized's test whether its token counts are the actual ones (zigzag.py "
+    "464), `==` as `>` between the lists: the logical counts are never above the actual ones, "
+    "so the mutant always takes the else branch, which cuts x to the rank's own count "
+    "(per_rank_token[cp_rank]) where the first keeps all of x's rows; x holds at least that "
+    "count (the assert at 468), and the rows past it never leave the gather, which trims each "
+    "rank's chunk to its count (chunks[rank][:per_rank_len], 493)"
+)
 _GATHER_PAD_REMAINDER = (
     "the gather's pad as max_len % L for max_len - L (zigzag.py 470, L the rank's rows): the two "
     "agree wherever max_len < 2L. A rank's share of a request is two of its 2N blocks, of base "
@@ -215,7 +230,7 @@ _QUERY_TOTALS = (
     "(qsa_indexer.py 617) slices its local rows by the totals before it gathers their index "
     "keys into the compressed-K write, and kvh drives QSA's write only without CP"
 )
-_TOKENS_PADDED = (
+TOKENS_PADDED = (
     "build_metadata's pad_len (zigzag.py 131), num_tokens - sum(extend lengths), as num_tokens "
     "% sum, >> sum or ^ sum, each 0 where the two are equal: kvh hands a CP rank's batch its requests only where they are exactly the rows it "
     "writes (Forward.written_requests), else none (then the batch is one request of num_tokens), "
@@ -339,7 +354,7 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
         (_ZZ + "ReplaceBinaryOperator_Sub_RShift:11", "actual_seq_q_next_list.append(block_sizes[cp_segment_num - cp_rank >> 1])"),
         (_ZZ + "ReplaceBinaryOperator_Sub_BitAnd:11", "actual_seq_q_next_list.append(block_sizes[cp_segment_num - cp_rank & 1])"),
     ))
-    + alike(RELEASE, GAP, _TOKENS_PADDED, (
+    + alike(RELEASE, GAP, TOKENS_PADDED, (
         (_ZZ + "ReplaceBinaryOperator_Sub_Mod:0", "pad_len = int(num_tokens) % sum(extend_seqs_len)"),
         (_ZZ + "ReplaceBinaryOperator_Sub_RShift:0", "pad_len = int(num_tokens) >> sum(extend_seqs_len)"),
         (_ZZ + "ReplaceBinaryOperator_Sub_BitXor:0", "pad_len = int(num_tokens) ^ sum(extend_seqs_len)"),
@@ -360,6 +375,21 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
         (_ZZ + "ReplaceBinaryOperator_Mul_BitOr:1", "return all(int(length) >= self.cp_size | 2 for length in extend_lens)"),
         (_ZZ + "ReplaceBinaryOperator_Mul_BitAnd:0", "if self.cp_size <= 1 or num_tokens < self.cp_size & 2:"),
         (_ZZ + "ReplaceBinaryOperator_Mul_BitAnd:1", "return all(int(length) >= self.cp_size & 2 for length in extend_lens)"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _INVARIANTS, tuple(
+        (f"{_ZZ}ReplaceComparisonOperator_Eq_{name}:{occurrence}", line.replace(" == ", f" {symbol} ", 1))
+        for name, symbol in (("LtE", "<="), ("GtE", ">="))
+        for occurrence, line in (
+            (2, "assert len(split_list) == bs * cp_segment_num"),
+            (3, "assert sum(split_list) == total_seq_lens"),
+            (4, "assert len(zigzag_index) == 2 * bs"),
+            (5, "assert len(cp_reverse_index) == bs * cp_segment_num"),
+            (6, "assert sorted(cp_reverse_index) == list(range(bs * cp_segment_num))"),
+            (7, "assert sum(per_rank_actual_token) == total_seq_lens"),
+        )
+    ))
+    + alike(RELEASE, EQUIVALENT, _LOCAL_LEN, (
+        (_ZZ + "ReplaceComparisonOperator_Eq_Gt:9", "if per_rank_token > meta.per_rank_actual_token:"),
     ))
     + alike(RELEASE, EQUIVALENT, _GATHER_PAD_REMAINDER, (
         (_ZZ + "ReplaceBinaryOperator_Sub_Mod:13", "pad_size = max_len % x.shape[0]"),
@@ -402,5 +432,8 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
     ) + tuple(
         (f"{_ZZ}ReplaceBinaryOperator_Sub_{name}:1", f"max(int(seqs_len[i]) {symbol} extend_seqs_len[i], 0) for i in range(bs)")
         for name, symbol in _OPERATORS
+    ) + tuple(  # the test that picks the prefix offsets (140) or zeros
+        (f"{_ZZ}ReplaceComparisonOperator_Eq_{name}:1", f"if seqs_len is not None and len(seqs_len) {symbol} bs:")
+        for name, symbol in _COMPARISONS
     ))
 )  # fmt: skip

@@ -22,15 +22,21 @@ from typing import Any, Optional
 from harness.sut.worker.client import REPO, WorkerFailure, worker_environment
 
 MESSAGE_BYTES = 1 << 16
-# Linux only: descriptors passed over a SOCK_SEQPACKET pair (whose close the forker reads as its
-# end), and a fork of a process that imported torch (macOS's runtime does not survive one).
-FORKS_RANKS = (
-    sys.platform.startswith("linux")
-    and hasattr(socket, "SOCK_SEQPACKET")
-    and hasattr(socket, "send_fds")
-)
 # How often a wait asks the forker whether a rank has ended.
 POLL_S = 0.02
+
+
+def _forks_ranks() -> bool:
+    """Linux only: descriptors passed over a SOCK_SEQPACKET pair (whose close the forker reads
+    as its end), and a fork of a process that imported torch (macOS's runtime survives none)."""
+    try:
+        socket.SOCK_SEQPACKET, socket.send_fds  # noqa: B018 - whether this Python has both
+    except AttributeError:
+        return False
+    return sys.platform.startswith("linux")
+
+
+FORKS_RANKS = _forks_ranks()
 
 
 class RankForker:

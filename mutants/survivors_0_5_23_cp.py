@@ -159,7 +159,8 @@ _GROUP_OF_TWO = (
 )
 _CP_THRESHOLD = (
     "can_apply's floor for taking a batch through CP (zigzag.py 110 and 119, 2N = 4 on kvh "
-    "run's two ranks) moved: N << 2 = 8 (a total of 4 to 7 tokens written without CP) or N | 2 "
+    "run's two ranks) moved: N << 2 = 8 or `<=` for `<` (a total of 4 to 7, or of 4, tokens "
+    "written without CP) or N | 2 "
     "and N & 2 = 2 (requests of 2 or 3 tokens taken through CP). Both paths write the same rows; "
     "they differ in whose tensors a scaling pool divides in place (the caller's k and v without "
     "CP, the gathered copies with it), which the caller_tensors oracle compares. kvh's scaled "
@@ -172,12 +173,14 @@ _INVARIANTS = (
     "each equality holds by construction for every input (2N blocks a request in split_list, "
     "summing to its tokens; two blocks a request in zigzag_index; cp_reverse_index a "
     "permutation of the blocks; the ranks' shares summing to the tokens), so the original "
-    "never fails and neither does its weakened form"
+    "never fails and neither does its weakened form (`is not` between two new lists is always "
+    "true)"
 )
 _LOCAL_LEN = (
     "_all_gather_reorganized's test whether its token counts are the actual ones (zigzag.py "
-    "464), `==` as `>` between the lists: the logical counts are never above the actual ones, "
-    "so the mutant always takes the else branch, which cuts x to the rank's own count "
+    "464), `==` as `>`, `>=` or `is` between the lists: the logical counts are never above the "
+    "actual ones, so where the lists differ all take the else branch as the release does, and "
+    "where they are equal the mutant may take the else branch instead, which cuts x to the rank's own count "
     "(per_rank_token[cp_rank]) where the first keeps all of x's rows; x holds at least that "
     "count (the assert at 468), and the rows past it never leave the gather, which trims each "
     "rank's chunk to its count (chunks[rank][:per_rank_len], 493)"
@@ -196,6 +199,33 @@ _PAD_WIDTH_3D = (
     "width), where ndim ^ 1 = 2 = ndim - 1; only a 2-D tensor, which gather_hidden_states "
     "passes (the model's hidden states after attention), tells it apart"
 )
+_SMALL_INTS = (
+    "build_metadata's closing asserts (zigzag.py 232-237) with `==` as `is` between two ints: "
+    "CPython keeps one object for each int up to 256, so the two agree for kvh's cp batches, "
+    "whose counts are small; a batch of more than 256 tokens (233, 237) or 64 requests (232, "
+    "234, 235) would make the mutant's assert fail where the release's passes"
+)
+_GROUP_FLOOR = (
+    "can_apply's `cp_size <= 1` (zigzag.py 110) as `== 1` or `< 1`: the release builds a "
+    "ZigzagCPStrategy only for a CP size above 1 (init_cp_strategy, base.py 283), so all three "
+    "are False for every strategy that exists"
+)
+_MODE_TESTED_TWICE = (
+    "can_apply's forward-mode test (zigzag.py 113-114): its only caller, is_cp_active "
+    "(cp/utils.py 121-135), returns False before calling it unless the batch has a forward "
+    "mode that is a context-parallel extend, so the test is always False there, mutated or "
+    "not, and its `return False` never runs"
+)
+_PAD_NEVER_NEGATIVE = (
+    "the gather's `if pad_size > 0` (zigzag.py 471) as `!= 0` or `>= 0`: pad_size is never "
+    "negative (max_len is the largest of the counts and x is cut to at most its rank's), so "
+    "`!= 0` is `> 0`, and `>= 0` also pads by zero rows, which F.pad returns as they were"
+)
+_SYMMETRIC_CUDA = (
+    "the symmetric-memory context of the gather (zigzag.py 476-480), entered only for a CUDA "
+    "tensor: its arguments are never evaluated on a CPU rank, and the test negated makes a CPU "
+    "rank enter it (measured: the same writes) and a CUDA one skip it, a difference on a GPU only"
+)
 _REQUESTS_HANDED = (
     "the cp cells' batch carries its requests on the host as a server's does (session 23, "
     "backends/cp_release.py host_requests): judged again in session 24's targeted campaign "
@@ -207,7 +237,7 @@ _ATTENTION_METADATA = (
     "lengths of each request's previous and next blocks (kv_len_prev_list, kv_len_next_list, "
     "zigzag.py 204-214, from the prefix offsets of 140-145), the kv lengths' cumulative sums "
     "and the combined lists (224-229) and the int32 tensors and "
-    "maxima made of them. run_attention (362-413) and local_q_indices read them (not the query "
+    "maxima made of them (the query lengths' maxima at 284-292 among them). run_attention (362-413) and local_q_indices read them (not the query "
     "lengths of 215-216 and their totals of 222-223, which QSA's indexer under CP also reads: "
     "_QUERY_TOTALS); the write reads "
     "only split_list and zigzag_index (shard_hidden_states: the rank's share), total_seq_lens, "
@@ -235,7 +265,9 @@ TOKENS_PADDED = (
     "% sum, >> sum or ^ sum, each 0 where the two are equal: kvh hands a CP rank's batch its requests only where they are exactly the rows it "
     "writes (Forward.written_requests), else none (then the batch is one request of num_tokens), "
     "so the two are equal and pad_len is 0 either way; a batch padded past its requests to twice "
-    "their tokens or more (a CUDA-graph or DP-padded batch, as _LOC_TRIMMED) would tell them apart"
+    "their tokens or more (a CUDA-graph or DP-padded batch, as _LOC_TRIMMED) would tell them "
+    "apart; so would any padded batch (or one short of its requests) the mutants of its test at "
+    "132, which with pad_len 0 pad the last request by nothing"
 )
 # cosmic-ray's binary operators, each as it replaces another: where every replacement of one
 # operator survives for the same reason, its records are made for all (the campaign's book may
@@ -353,11 +385,19 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
         (_ZZ + "ReplaceBinaryOperator_Sub_Pow:10", "actual_seq_q_next_list.append(block_sizes[cp_segment_num ** cp_rank - 1])"),
         (_ZZ + "ReplaceBinaryOperator_Sub_RShift:11", "actual_seq_q_next_list.append(block_sizes[cp_segment_num - cp_rank >> 1])"),
         (_ZZ + "ReplaceBinaryOperator_Sub_BitAnd:11", "actual_seq_q_next_list.append(block_sizes[cp_segment_num - cp_rank & 1])"),
+    ) + tuple(
+        (f"{_ZZ}ReplaceUnaryOperator_{name}:{occurrence}", f"total_q_{side}_tokens=cu_{side}[{index}],")
+        for name, index in (("USub_UAdd", "+1"), ("USub_Invert", "~1"), ("USub_Not", "not 1"), ("Delete_USub", "1"))
+        for occurrence, side in ((3, "prev"), (4, "next"))
     ))
     + alike(RELEASE, GAP, TOKENS_PADDED, (
         (_ZZ + "ReplaceBinaryOperator_Sub_Mod:0", "pad_len = int(num_tokens) % sum(extend_seqs_len)"),
         (_ZZ + "ReplaceBinaryOperator_Sub_RShift:0", "pad_len = int(num_tokens) >> sum(extend_seqs_len)"),
         (_ZZ + "ReplaceBinaryOperator_Sub_BitXor:0", "pad_len = int(num_tokens) ^ sum(extend_seqs_len)"),
+        (_ZZ + "AddNot:4", "if not pad_len > 0:"),
+    ) + tuple(
+        (f"{_ZZ}ReplaceComparisonOperator_Gt_{name}:0", f"if pad_len {symbol} 0:")
+        for name, symbol in (("Eq", "=="), ("NotEq", "!="), ("Lt", "<"), ("LtE", "<="), ("GtE", ">="))
     ))
     + alike(RELEASE, GAP, _GROUP_OF_TWO, (
         (_ZZ + "ReplaceBinaryOperator_Mul_Add:0", "if self.cp_size <= 1 or num_tokens < self.cp_size + 2:"),
@@ -371,6 +411,7 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
     ))
     + alike(RELEASE, GAP, _CP_THRESHOLD, (
         (_ZZ + "ReplaceBinaryOperator_Mul_LShift:0", "if self.cp_size <= 1 or num_tokens < self.cp_size << 2:"),
+        (_ZZ + "ReplaceComparisonOperator_Lt_LtE:0", "if self.cp_size <= 1 or num_tokens <= self.cp_size * 2:"),
         (_ZZ + "ReplaceBinaryOperator_Mul_BitOr:0", "if self.cp_size <= 1 or num_tokens < self.cp_size | 2:"),
         (_ZZ + "ReplaceBinaryOperator_Mul_BitOr:1", "return all(int(length) >= self.cp_size | 2 for length in extend_lens)"),
         (_ZZ + "ReplaceBinaryOperator_Mul_BitAnd:0", "if self.cp_size <= 1 or num_tokens < self.cp_size & 2:"),
@@ -378,7 +419,7 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
     ))
     + alike(RELEASE, EQUIVALENT, _INVARIANTS, tuple(
         (f"{_ZZ}ReplaceComparisonOperator_Eq_{name}:{occurrence}", line.replace(" == ", f" {symbol} ", 1))
-        for name, symbol in (("LtE", "<="), ("GtE", ">="))
+        for name, symbol in (("LtE", "<="), ("GtE", ">="), ("IsNot", "is not"))
         for occurrence, line in (
             (2, "assert len(split_list) == bs * cp_segment_num"),
             (3, "assert sum(split_list) == total_seq_lens"),
@@ -390,6 +431,35 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
     ))
     + alike(RELEASE, EQUIVALENT, _LOCAL_LEN, (
         (_ZZ + "ReplaceComparisonOperator_Eq_Gt:9", "if per_rank_token > meta.per_rank_actual_token:"),
+        (_ZZ + "ReplaceComparisonOperator_Eq_GtE:9", "if per_rank_token >= meta.per_rank_actual_token:"),
+        (_ZZ + "ReplaceComparisonOperator_Eq_Is:9", "if per_rank_token is meta.per_rank_actual_token:"),
+    ))
+    + alike(RELEASE, GAP, _SMALL_INTS, tuple(
+        (f"{_ZZ}ReplaceComparisonOperator_Eq_Is:{occurrence}", line)
+        for occurrence, line in (
+            (2, "assert len(split_list) is bs * cp_segment_num"),
+            (3, "assert sum(split_list) is total_seq_lens"),
+            (4, "assert len(zigzag_index) is 2 * bs"),
+            (5, "assert len(cp_reverse_index) is bs * cp_segment_num"),
+            (7, "assert sum(per_rank_actual_token) is total_seq_lens"),
+        )
+    ))
+    + alike(RELEASE, EQUIVALENT, _GROUP_FLOOR, (
+        (_ZZ + "ReplaceComparisonOperator_LtE_Eq:0", "if self.cp_size == 1 or num_tokens < self.cp_size * 2:"),
+        (_ZZ + "ReplaceComparisonOperator_LtE_Lt:0", "if self.cp_size < 1 or num_tokens < self.cp_size * 2:"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _MODE_TESTED_TWICE, (
+        (_ZZ + "ReplaceComparisonOperator_IsNot_Is:0", "if forward_mode is None and not forward_mode.is_context_parallel_extend():"),
+        (_ZZ + "AddNot:1", "if not forward_mode is not None and not forward_mode.is_context_parallel_extend():"),
+        (_ZZ + "ReplaceFalseWithTrue:1", "return True"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _PAD_NEVER_NEGATIVE, (
+        (_ZZ + "ReplaceComparisonOperator_Gt_NotEq:3", "if pad_size != 0:"),
+        (_ZZ + "ReplaceComparisonOperator_Gt_GtE:3", "if pad_size >= 0:"),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _SYMMETRIC_CUDA, (
+        (_ZZ + "ReplaceUnaryOperator_Delete_Not:3", "use_symmetric_memory(group, disabled= is_allocation_symmetric())"),
+        (_ZZ + "AddNot:31", "if not x.is_cuda"),
     ))
     + alike(RELEASE, EQUIVALENT, _GATHER_PAD_REMAINDER, (
         (_ZZ + "ReplaceBinaryOperator_Sub_Mod:13", "pad_size = max_len % x.shape[0]"),
@@ -432,6 +502,9 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
     ) + tuple(
         (f"{_ZZ}ReplaceBinaryOperator_Sub_{name}:1", f"max(int(seqs_len[i]) {symbol} extend_seqs_len[i], 0) for i in range(bs)")
         for name, symbol in _OPERATORS
+    ) + tuple(
+        (f"{_ZZ}AddNot:{occurrence}", f"max(actual_seq_q_{name}_list) if not actual_seq_q_{name}_list else 0")
+        for occurrence, name in ((15, "prev"), (16, "next"), (17, "combined"))
     ) + tuple(  # the test that picks the prefix offsets (140) or zeros
         (f"{_ZZ}ReplaceComparisonOperator_Eq_{name}:1", f"if seqs_len is not None and len(seqs_len) {symbol} bs:")
         for name, symbol in _COMPARISONS

@@ -159,8 +159,8 @@ _GROUP_OF_TWO = (
 )
 _CP_THRESHOLD = (
     "can_apply's floor for taking a batch through CP (zigzag.py 110 and 119, 2N = 4 on kvh "
-    "run's two ranks) moved: N << 2 = 8 or `<=` for `<` (a total of 4 to 7, or of 4, tokens "
-    "written without CP) or N | 2 "
+    "run's two ranks) moved: N << 2 = 8, N * 3 or `<=` for `<` (a total of 4 to 7, 4 to 5, or "
+    "4 tokens written without CP) or N | 2, N & 2 and N * 1 "
     "and N & 2 = 2 (requests of 2 or 3 tokens taken through CP). Both paths write the same rows; "
     "they differ in whose tensors a scaling pool divides in place (the caller's k and v without "
     "CP, the gathered copies with it), which the caller_tensors oracle compares. kvh's scaled "
@@ -206,7 +206,7 @@ _SMALL_INTS = (
     "234, 235) would make the mutant's assert fail where the release's passes"
 )
 _GROUP_FLOOR = (
-    "can_apply's `cp_size <= 1` (zigzag.py 110) as `== 1` or `< 1`: the release builds a "
+    "can_apply's `cp_size <= 1` (zigzag.py 110) as `== 1`, `< 1` or `<= 0`: the release builds a "
     "ZigzagCPStrategy only for a CP size above 1 (init_cp_strategy, base.py 283), so all three "
     "are False for every strategy that exists"
 )
@@ -225,6 +225,12 @@ _SYMMETRIC_CUDA = (
     "the symmetric-memory context of the gather (zigzag.py 476-480), entered only for a CUDA "
     "tensor: its arguments are never evaluated on a CPU rank, and the test negated makes a CPU "
     "rank enter it (measured: the same writes) and a CUDA one skip it, a difference on a GPU only"
+)
+_REVERSE_STOP = (
+    "the stop of cp_reverse_index's second range (zigzag.py 189) as -1 for 0: the range counts "
+    "down from (2N - 1) * bs + batch_id in steps of 2 * bs, and reaches 0 only if (2N - 1) * bs "
+    "were a multiple of 2 * bs, which an odd 2N - 1 never makes it; so it holds the same "
+    "blocks with either stop"
 )
 _REQUESTS_HANDED = (
     "the cp cells' batch carries its requests on the host as a server's does (session 23, "
@@ -389,12 +395,24 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
         (f"{_ZZ}ReplaceUnaryOperator_{name}:{occurrence}", f"total_q_{side}_tokens=cu_{side}[{index}],")
         for name, index in (("USub_UAdd", "+1"), ("USub_Invert", "~1"), ("USub_Not", "not 1"), ("Delete_USub", "1"))
         for occurrence, side in ((3, "prev"), (4, "next"))
+    ) + (
+        (_ZZ + "NumberReplacer:46", "actual_seq_q_next_list.append(block_sizes[cp_segment_num - cp_rank - 2])"),
+        (_ZZ + "NumberReplacer:48", "cu_prev = [ 1] + list(accumulate(actual_seq_q_prev_list))"),
+        (_ZZ + "NumberReplacer:49", "cu_prev = [ -1] + list(accumulate(actual_seq_q_prev_list))"),
+        (_ZZ + "NumberReplacer:50", "cu_next = [ 1] + list(accumulate(actual_seq_q_next_list))"),
+        (_ZZ + "NumberReplacer:51", "cu_next = [ -1] + list(accumulate(actual_seq_q_next_list))"),
+        (_ZZ + "NumberReplacer:62", "total_q_prev_tokens=cu_prev[- 2],"),
+        (_ZZ + "NumberReplacer:63", "total_q_prev_tokens=cu_prev[- 0],"),
+        (_ZZ + "NumberReplacer:64", "total_q_next_tokens=cu_next[- 2],"),
+        (_ZZ + "NumberReplacer:65", "total_q_next_tokens=cu_next[- 0],"),
     ))
     + alike(RELEASE, GAP, TOKENS_PADDED, (
         (_ZZ + "ReplaceBinaryOperator_Sub_Mod:0", "pad_len = int(num_tokens) % sum(extend_seqs_len)"),
         (_ZZ + "ReplaceBinaryOperator_Sub_RShift:0", "pad_len = int(num_tokens) >> sum(extend_seqs_len)"),
         (_ZZ + "ReplaceBinaryOperator_Sub_BitXor:0", "pad_len = int(num_tokens) ^ sum(extend_seqs_len)"),
         (_ZZ + "AddNot:4", "if not pad_len > 0:"),
+        (_ZZ + "NumberReplacer:16", "if pad_len > 1:"),
+        (_ZZ + "NumberReplacer:17", "if pad_len > -1:"),
     ) + tuple(
         (f"{_ZZ}ReplaceComparisonOperator_Gt_{name}:0", f"if pad_len {symbol} 0:")
         for name, symbol in (("Eq", "=="), ("NotEq", "!="), ("Lt", "<"), ("LtE", "<="), ("GtE", ">="))
@@ -412,6 +430,9 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
     + alike(RELEASE, GAP, _CP_THRESHOLD, (
         (_ZZ + "ReplaceBinaryOperator_Mul_LShift:0", "if self.cp_size <= 1 or num_tokens < self.cp_size << 2:"),
         (_ZZ + "ReplaceComparisonOperator_Lt_LtE:0", "if self.cp_size <= 1 or num_tokens <= self.cp_size * 2:"),
+        (_ZZ + "NumberReplacer:12", "if self.cp_size <= 1 or num_tokens < self.cp_size * 3:"),
+        (_ZZ + "NumberReplacer:13", "if self.cp_size <= 1 or num_tokens < self.cp_size * 1:"),
+        (_ZZ + "NumberReplacer:15", "return all(int(length) >= self.cp_size * 1 for length in extend_lens)"),
         (_ZZ + "ReplaceBinaryOperator_Mul_BitOr:0", "if self.cp_size <= 1 or num_tokens < self.cp_size | 2:"),
         (_ZZ + "ReplaceBinaryOperator_Mul_BitOr:1", "return all(int(length) >= self.cp_size | 2 for length in extend_lens)"),
         (_ZZ + "ReplaceBinaryOperator_Mul_BitAnd:0", "if self.cp_size <= 1 or num_tokens < self.cp_size & 2:"),
@@ -447,11 +468,15 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
     + alike(RELEASE, EQUIVALENT, _GROUP_FLOOR, (
         (_ZZ + "ReplaceComparisonOperator_LtE_Eq:0", "if self.cp_size == 1 or num_tokens < self.cp_size * 2:"),
         (_ZZ + "ReplaceComparisonOperator_LtE_Lt:0", "if self.cp_size < 1 or num_tokens < self.cp_size * 2:"),
+        (_ZZ + "NumberReplacer:11", "if self.cp_size <= 0 or num_tokens < self.cp_size * 2:"),
     ))
     + alike(RELEASE, EQUIVALENT, _MODE_TESTED_TWICE, (
         (_ZZ + "ReplaceComparisonOperator_IsNot_Is:0", "if forward_mode is None and not forward_mode.is_context_parallel_extend():"),
         (_ZZ + "AddNot:1", "if not forward_mode is not None and not forward_mode.is_context_parallel_extend():"),
         (_ZZ + "ReplaceFalseWithTrue:1", "return True"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _REVERSE_STOP, (
+        (_ZZ + "NumberReplacer:39", "(cp_segment_num - 1) * bs + batch_id, -1,"),
     ))
     + alike(RELEASE, EQUIVALENT, _PAD_NEVER_NEGATIVE, (
         (_ZZ + "ReplaceComparisonOperator_Gt_NotEq:3", "if pad_size != 0:"),
@@ -505,6 +530,21 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
     ) + tuple(
         (f"{_ZZ}AddNot:{occurrence}", f"max(actual_seq_q_{name}_list) if not actual_seq_q_{name}_list else 0")
         for occurrence, name in ((15, "prev"), (16, "next"), (17, "combined"))
+    ) + (
+        (_ZZ + "NumberReplacer:24", "max(int(seqs_len[i]) - extend_seqs_len[i], 1) for i in range(bs)"),
+        (_ZZ + "NumberReplacer:25", "max(int(seqs_len[i]) - extend_seqs_len[i], -1) for i in range(bs)"),
+        (_ZZ + "NumberReplacer:26", "prefix_offsets = [ 1] * bs"),
+        (_ZZ + "NumberReplacer:27", "prefix_offsets = [ -1] * bs"),
+        (_ZZ + "NumberReplacer:44", "prefix_offsets[batch_id] + sum(block_sizes[: cp_rank + 2])"),
+        (_ZZ + "NumberReplacer:45", "prefix_offsets[batch_id] + sum(block_sizes[: cp_rank + 0])"),
+        (_ZZ + "NumberReplacer:52", "cu_kv_prev = [ 1] + list(accumulate(kv_len_prev_list))"),
+        (_ZZ + "NumberReplacer:53", "cu_kv_prev = [ -1] + list(accumulate(kv_len_prev_list))"),
+        (_ZZ + "NumberReplacer:54", "cu_kv_next = [ 1] + list(accumulate(kv_len_next_list))"),
+        (_ZZ + "NumberReplacer:55", "cu_kv_next = [ -1] + list(accumulate(kv_len_next_list))"),
+        (_ZZ + "NumberReplacer:56", "cu_q_combined = [ 1] + list(accumulate(actual_seq_q_combined_list))"),
+        (_ZZ + "NumberReplacer:57", "cu_q_combined = [ -1] + list(accumulate(actual_seq_q_combined_list))"),
+        (_ZZ + "NumberReplacer:58", "cu_kv_combined = [ 1] + list(accumulate(kv_len_combined_list))"),
+        (_ZZ + "NumberReplacer:59", "cu_kv_combined = [ -1] + list(accumulate(kv_len_combined_list))"),
     ) + tuple(  # the test that picks the prefix offsets (140) or zeros
         (f"{_ZZ}ReplaceComparisonOperator_Eq_{name}:1", f"if seqs_len is not None and len(seqs_len) {symbol} bs:")
         for name, symbol in _COMPARISONS

@@ -219,7 +219,7 @@ _MODE_TESTED_TWICE = (
 _PAD_NEVER_NEGATIVE = (
     "the gather's `if pad_size > 0` (zigzag.py 471) as `!= 0` or `>= 0`: pad_size is never "
     "negative (max_len is the largest of the counts and x is cut to at most its rank's), so "
-    "`!= 0` is `> 0`, and `>= 0` also pads by zero rows, which F.pad returns as they were"
+    "`!= 0` is `> 0`, and `>= 0` (or `> -1`) also pads by zero rows, which F.pad returns as they were"
 )
 _SYMMETRIC_CUDA = (
     "the symmetric-memory context of the gather (zigzag.py 476-480), entered only for a CUDA "
@@ -231,6 +231,10 @@ _REVERSE_STOP = (
     "down from (2N - 1) * bs + batch_id in steps of 2 * bs, and reaches 0 only if (2N - 1) * bs "
     "were a multiple of 2 * bs, which an odd 2N - 1 never makes it; so it holds the same "
     "blocks with either stop"
+)
+_ONE_DIM_LOC = (
+    "the cut of the SWA loc to the write's rows (zigzag.py 429) by cache_loc.shape[-1] for "
+    "shape[0]: cache_loc (the batch's out_cache_loc) is one-dimensional, so the two are one size"
 )
 _REQUESTS_HANDED = (
     "the cp cells' batch carries its requests on the host as a server's does (session 23, "
@@ -475,12 +479,16 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
         (_ZZ + "AddNot:1", "if not forward_mode is not None and not forward_mode.is_context_parallel_extend():"),
         (_ZZ + "ReplaceFalseWithTrue:1", "return True"),
     ))
+    + alike(RELEASE, EQUIVALENT, _ONE_DIM_LOC, (
+        (_ZZ + "NumberReplacer:113", "swa_loc = swa_loc[: cache_loc.shape[ -1]]"),
+    ))
     + alike(RELEASE, EQUIVALENT, _REVERSE_STOP, (
         (_ZZ + "NumberReplacer:39", "(cp_segment_num - 1) * bs + batch_id, -1,"),
     ))
     + alike(RELEASE, EQUIVALENT, _PAD_NEVER_NEGATIVE, (
         (_ZZ + "ReplaceComparisonOperator_Gt_NotEq:3", "if pad_size != 0:"),
         (_ZZ + "ReplaceComparisonOperator_Gt_GtE:3", "if pad_size >= 0:"),
+        (_ZZ + "NumberReplacer:133", "if pad_size > -1:"),
     ))
     + alike(RELEASE, OUT_OF_REACH, _SYMMETRIC_CUDA, (
         (_ZZ + "ReplaceUnaryOperator_Delete_Not:3", "use_symmetric_memory(group, disabled= is_allocation_symmetric())"),
@@ -545,6 +553,12 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
         (_ZZ + "NumberReplacer:57", "cu_q_combined = [ -1] + list(accumulate(actual_seq_q_combined_list))"),
         (_ZZ + "NumberReplacer:58", "cu_kv_combined = [ 1] + list(accumulate(kv_len_combined_list))"),
         (_ZZ + "NumberReplacer:59", "cu_kv_combined = [ -1] + list(accumulate(kv_len_combined_list))"),
+    ) + tuple(
+        (f"{_ZZ}NumberReplacer:{occurrence}", f"max(actual_seq_q_{name}_list) if actual_seq_q_{name}_list else {value}")
+        for occurrence, name, value in (
+            (66, "prev", 1), (67, "prev", -1), (68, "next", 1), (69, "next", -1),
+            (70, "combined", 1), (71, "combined", -1),
+        )
     ) + tuple(  # the test that picks the prefix offsets (140) or zeros
         (f"{_ZZ}ReplaceComparisonOperator_Eq_{name}:1", f"if seqs_len is not None and len(seqs_len) {symbol} bs:")
         for name, symbol in _COMPARISONS

@@ -236,6 +236,11 @@ _ONE_DIM_LOC = (
     "the cut of the SWA loc to the write's rows (zigzag.py 429) by cache_loc.shape[-1] for "
     "shape[0]: cache_loc (the batch's out_cache_loc) is one-dimensional, so the two are one size"
 )
+_PAD_VALUE = (
+    "the value the gather pads a rank's share with (zigzag.py 473), 1 or -1 for 0: after the "
+    "gather each rank's chunk is cut to its own count (chunks[rank][:per_rank_len], 493), so "
+    "no padding row leaves it, whatever it holds"
+)
 _REQUESTS_HANDED = (
     "the cp cells' batch carries its requests on the host as a server's does (session 23, "
     "backends/cp_release.py host_requests): judged again in session 24's targeted campaign "
@@ -408,6 +413,8 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
         (_ZZ + "NumberReplacer:62", "total_q_prev_tokens=cu_prev[- 2],"),
         (_ZZ + "NumberReplacer:63", "total_q_prev_tokens=cu_prev[- 0],"),
         (_ZZ + "NumberReplacer:64", "total_q_next_tokens=cu_next[- 2],"),
+        # The loop that computes the query lengths (with the kv lengths): none, so totals of 0.
+        (_ZZ + "ZeroIterationForLoop:6", "for batch_id, block_sizes in []:"),
         (_ZZ + "NumberReplacer:65", "total_q_next_tokens=cu_next[- 0],"),
     ))
     + alike(RELEASE, GAP, TOKENS_PADDED, (
@@ -478,6 +485,10 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
         (_ZZ + "ReplaceComparisonOperator_IsNot_Is:0", "if forward_mode is None and not forward_mode.is_context_parallel_extend():"),
         (_ZZ + "AddNot:1", "if not forward_mode is not None and not forward_mode.is_context_parallel_extend():"),
         (_ZZ + "ReplaceFalseWithTrue:1", "return True"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _PAD_VALUE, (
+        (_ZZ + "NumberReplacer:142", 'x = F.pad(x, padding, mode="constant", value= 1)'),
+        (_ZZ + "NumberReplacer:143", 'x = F.pad(x, padding, mode="constant", value= -1)'),
     ))
     + alike(RELEASE, EQUIVALENT, _ONE_DIM_LOC, (
         (_ZZ + "NumberReplacer:113", "swa_loc = swa_loc[: cache_loc.shape[ -1]]"),

@@ -29,13 +29,13 @@ import socket
 import sys
 import threading
 import traceback
-from pathlib import Path
 from typing import Any, Optional
 
 from harness.cli.worker import (
     answer_requests,
     join_cp_group,
     joined_cp_group,
+    measured,
     protocol_stream,
     reply_load_failure,
 )
@@ -67,16 +67,8 @@ def _rank(spec: str, loaded: Any, cp: list, coverage: Optional[str], prefix: str
     except Exception as error:  # the worker's answer to a failed start, with its cause
         reply_load_failure(out, error)
         return 3
-    meter = None
-    if coverage:
-        from harness.run.release_lines import LineMeter
-
-        meter = LineMeter(Path(coverage), prefix)
-    try:
+    with measured(coverage, prefix) as meter:
         return answer_requests(out, spec, loaded, joined, meter)
-    finally:
-        if meter is not None:
-            meter.save()
 
 
 def _fork(

@@ -12,6 +12,8 @@ import json
 import os
 import sys
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -59,13 +61,21 @@ def serve(
     """`coverage`: a folder to measure the release's write-path lines into (kvh run --coverage,
     harness/run/release_lines.py), from once the SUT has loaded until the worker ends. `kinds`:
     the pool kinds the run plans (None: every kind; harness/sut/load/optional_pools.py)."""
+    with measured(coverage, prefix) as meter:
+        return _serve(spec, prefix, meter, kinds, cp)
+
+
+@contextmanager
+def measured(coverage: str | None, prefix: str | None) -> Iterator[Any]:
+    """The LineMeter of `coverage` (None without one), which saves what it measured on the
+    way out."""
     meter = None
     if coverage:
         from harness.run.release_lines import LineMeter
 
         meter = LineMeter(Path(coverage), prefix)
     try:
-        return _serve(spec, prefix, meter, kinds, cp)
+        yield meter
     finally:
         if meter is not None:
             meter.save()

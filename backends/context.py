@@ -36,6 +36,9 @@ class ForwardBatch:
     # tokens written now and its length after them), where they are exactly the written rows
     # (Forward.written_requests): a CP rank's release cuts the batch by them.
     requests: Optional[list[Any]] = None
+    # Whether a server's batch would carry those requests' extend lengths on the host, or only
+    # their seq_lens (Forward.extend_lens_on_host).
+    extend_lens_on_host: bool = True
 
 
 @dataclass

@@ -22,7 +22,7 @@ from backends.context import WriteRequest
 from backends.entry import BF16_ONLY, EXTEND_AND_DECODE, MHA_POOLS, register_backend
 from backends.era_calls import FOR_LAYER, decoder_swa, kv_write, layer_scales, write_loc
 from backends.fa3 import FA3_REAL_CODE, fa3_style_write
-from backends.focus import FOCUS
+from backends.focus import CP_BATCHES, FOCUS
 from backends.skips import BackendSkip, never
 
 
@@ -131,7 +131,10 @@ DECODE_BATCH_OF_2N = ("small-scaled",)
     # A CP rank decodes too: no release takes a decode batch through CP, so its backend writes
     # it as fa3 does, and a release that did (a mode test turned) is a finding.
     modes=EXTEND_AND_DECODE,
-    focus={**FOCUS, "decode": FOCUS["decode"] + DECODE_BATCH_OF_2N},
+    focus={
+        "extend": FOCUS["extend"] + CP_BATCHES,
+        "decode": FOCUS["decode"] + DECODE_BATCH_OF_2N,
+    },
     dtypes=BF16_ONLY,
     summary="context-parallel all-gather write of an extend, N zigzag ranks in one process; "
     "a decode written as fa3 writes it",
@@ -151,7 +154,8 @@ def write(req: WriteRequest, era: str, mode: str) -> None:
     if not req.save_kv_cache:
         return
     cp_size = req.forward_batch.attn_cp_size
-    requests = req.forward_batch.requests or ()
+    # Only extend lengths on the host are each held to the floor (seq_lens alone are not).
+    requests = (req.forward_batch.extend_lens_on_host and req.forward_batch.requests) or ()
     if (
         mode == "decode"
         or req.k.shape[0] < 2 * cp_size

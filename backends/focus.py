@@ -39,6 +39,9 @@ BUILTIN_SCENARIOS = (
     "unsaved-layer",
     "unsaved-layer-decode",
     "dcp-rank-unsaved",
+    "cp-floor-scaled",
+    "cp-wide-batch",
+    "cp-padded-device-lens",
 )
 """Every name scenarios.defaults.default_scenarios gives (tests/test_backends.py checks it)."""
 
@@ -60,6 +63,11 @@ UNSAVED = {"extend": ("unsaved-layer",), "decode": ("unsaved-layer-decode",)}
 """Forwards that call a layer told not to save (the base kinds): every backend runs them, since
 each forward's write hangs on `save_kv_cache` (with `k is not None`), and a flipped test writes
 rows that must keep the canary."""
+
+CP_BATCHES = ("cp-floor-scaled", "cp-wide-batch", "cp-padded-device-lens")
+"""The batches at a context-parallel strategy's edges (scenarios.defaults._cp_batches): where its
+choice to take a batch through CP turns, one past 256 of its counts, and a padded batch handed its
+seq_lens alone. The cp backend runs them in extend."""
 
 FOCUS = {
     "extend": EXTEND_FOCUS + PIPELINE_RANK + UNSAVED["extend"],

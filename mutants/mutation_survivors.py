@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from mutants.release_renames import DOOR_PREFIX, DOOR_WORD
 from mutants.stretches_0_5_23 import STRETCHES_0_5_23
-from mutants.survivor_record import OUT_OF_REACH, Stretch, Survivor
+from mutants.survivor_record import GAP, OUT_OF_REACH, Stretch, Survivor
 from mutants.survivors_0_5_14 import SURVIVORS_0_5_14
 from mutants.survivors_0_5_23 import SURVIVORS_0_5_23
 from mutants.survivors_0_5_23_backends import SURVIVORS_0_5_23_BACKENDS
@@ -64,10 +64,31 @@ def unreached_class(release: str, record: dict) -> tuple[str, str] | None:
             OUT_OF_REACH,
             f"its statement cannot run on this machine: {record['cannot_run_here']}",
         )
+    stretch = _stretch(release, record)
+    return None if stretch is None else (stretch.kind, _with_closer(stretch))
+
+
+def _stretch(release: str, record: dict) -> Stretch | None:
     for stretch in STRETCHES:
         if stretch.holds(release, record["function"], record["line"]):
-            return stretch.kind, stretch.reason
+            return stretch
     return None
+
+
+def _with_closer(found: Survivor | Stretch) -> str:
+    return found.reason + (f" (closed by {found.closed_by})" if found.closed_by else "")
+
+
+def closed_gap(release: str, record: dict) -> bool:
+    """Whether a survivor's explanation (its record, or an unreached one's stretch when no record
+    names it) is a gap that names what closed it since it was judged: judged again, never
+    carried (harness/cli/release_mutation.py)."""
+    if record["status"] not in NOT_KILLED:
+        return False
+    found = classified(release, record["id"], record.get("diff", ""))
+    if found is None and record["status"] == UNREACHED and not record.get("cannot_run_here"):
+        found = _stretch(release, record)
+    return found is not None and found.kind == GAP and bool(found.closed_by)
 
 
 def stamped(record: dict, sut: str, release: str | None = None) -> dict:
@@ -80,8 +101,7 @@ def stamped(record: dict, sut: str, release: str | None = None) -> dict:
         if record["status"] in NOT_KILLED
         else None
     )
-    said = (found.kind, found.reason + (f" (closed by {found.closed_by})" if found.closed_by
-                                        else "")) if found else None  # fmt: skip
+    said = (found.kind, _with_closer(found)) if found else None
     if said is None and record["status"] == UNREACHED:
         said = unreached_class(release, record)
     row = {k: v for k, v in record.items() if k not in ("id", "cells")}

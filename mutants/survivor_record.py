@@ -49,6 +49,7 @@ class Stretch:
     last: int
     kind: str  # one of CLASSES
     reason: str
+    closed_by: str = ""  # for a gap: the scenario, oracle or driver that now runs the stretch
 
     def holds(self, release: str, function: str, line: int) -> bool:
         return (release, function) == (self.release, self.function) and (

@@ -284,6 +284,16 @@ TOKENS_PADDED = (
     "apart; so would any padded batch (or one short of its requests) the mutants of its test at "
     "132, which with pad_len 0 pad the last request by nothing"
 )
+# Session 25's cp scenarios (scenarios/defaults.py _cp_batches, the cp backend's extend focus).
+CLOSED_BY_FLOOR = (
+    "the cp-floor-scaled scenario: scaled extends of one request of 4 tokens (CP), of requests of 2 "
+    "and 3 (no CP) and of 3 tokens without their requests (no CP), judged by caller_tensors"
+)
+CLOSED_BY_WIDE = "the cp-wide-batch scenario: 129 requests of 4 tokens, 516 in all"
+CLOSED_BY_PADDED = (
+    "the cp-padded-device-lens scenario: two requests of 4 padded by 9 rows, handed with their "
+    "seq_lens alone (Forward.extend_lens_on_host), as a ROCm overlap server's batch"
+)
 # cosmic-ray's binary operators, each as it replaces another: where every replacement of one
 # operator survives for the same reason, its records are made for all (the campaign's book may
 # not hold each; a record of a killed mutant is never read).
@@ -427,7 +437,7 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
     ) + tuple(
         (f"{_ZZ}ReplaceComparisonOperator_Gt_{name}:0", f"if pad_len {symbol} 0:")
         for name, symbol in (("Eq", "=="), ("NotEq", "!="), ("Lt", "<"), ("LtE", "<="), ("GtE", ">="))
-    ))
+    ), closed_by=CLOSED_BY_PADDED)
     + alike(RELEASE, GAP, _GROUP_OF_TWO, (
         (_ZZ + "ReplaceBinaryOperator_Mul_Add:0", "if self.cp_size <= 1 or num_tokens < self.cp_size + 2:"),
         (_ZZ + "ReplaceBinaryOperator_Mul_Add:1", "return all(int(length) >= self.cp_size + 2 for length in extend_lens)"),
@@ -448,7 +458,7 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
         (_ZZ + "ReplaceBinaryOperator_Mul_BitOr:1", "return all(int(length) >= self.cp_size | 2 for length in extend_lens)"),
         (_ZZ + "ReplaceBinaryOperator_Mul_BitAnd:0", "if self.cp_size <= 1 or num_tokens < self.cp_size & 2:"),
         (_ZZ + "ReplaceBinaryOperator_Mul_BitAnd:1", "return all(int(length) >= self.cp_size & 2 for length in extend_lens)"),
-    ))
+    ), closed_by=CLOSED_BY_FLOOR)
     + alike(RELEASE, EQUIVALENT, _INVARIANTS, tuple(
         (f"{_ZZ}ReplaceComparisonOperator_Eq_{name}:{occurrence}", line.replace(" == ", f" {symbol} ", 1))
         for name, symbol in (("LtE", "<="), ("GtE", ">="), ("IsNot", "is not"))
@@ -475,7 +485,7 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
             (5, "assert len(cp_reverse_index) is bs * cp_segment_num"),
             (7, "assert sum(per_rank_actual_token) is total_seq_lens"),
         )
-    ))
+    ), closed_by=CLOSED_BY_WIDE)
     + alike(RELEASE, EQUIVALENT, _GROUP_FLOOR, (
         (_ZZ + "ReplaceComparisonOperator_LtE_Eq:0", "if self.cp_size == 1 or num_tokens < self.cp_size * 2:"),
         (_ZZ + "ReplaceComparisonOperator_LtE_Lt:0", "if self.cp_size < 1 or num_tokens < self.cp_size * 2:"),

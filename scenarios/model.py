@@ -220,6 +220,12 @@ class Forward:
     # them (extend_seq_lens_cpu, seq_lens_cpu): each request's tokens written now and its length
     # after them. None where the scenario names none (a regression, most builtin scenarios).
     requests: Optional[list[RequestSpan]] = None
+    # Whether the batch carries the requests' extend lengths on the host (extend_seq_lens_cpu),
+    # as a CUDA server's does. False: seq_lens_cpu alone, the extend lengths left on the device
+    # (0.5.23's overlap scheduler on ROCm, scheduler.py gpu_only_lens), which a batch padded past
+    # its requests also keeps: its requests are handed padded, and a CP strategy grows the last
+    # one by the padding. Such requests have no cached prefix (serialize checks it).
+    extend_lens_on_host: bool = True
     # Layers whose forward runs with save_kv_cache=False (a layer that reads another layer's
     # KV, as a KV-sharing model's later layers do): called, and must write nothing.
     unsaved_layers: list[int] = field(default_factory=list)
@@ -229,12 +235,15 @@ class Forward:
         return len(self.loc) if self.narrow is None else self.narrow
 
     def written_requests(self) -> Optional[list[RequestSpan]]:
-        """The requests, where they are exactly the rows the forward writes: none where padding
-        or a narrowing makes the written rows differ from the requests' new tokens (a batch no
-        server's ForwardBatch would pair with those lengths)."""
-        if self.requests is None or sum(r.extend for r in self.requests) != self.tokens:
+        """The requests, where they are exactly the rows the forward writes, or those rows less
+        a padding where the batch keeps its extend lengths on the device (`extend_lens_on_host`):
+        none where padding or a narrowing makes the written rows differ from the requests' new
+        tokens otherwise (a batch no server's ForwardBatch would pair with those lengths)."""
+        if self.requests is None:
             return None
-        return self.requests
+        written = sum(r.extend for r in self.requests)
+        padded = not self.extend_lens_on_host and self.narrow is None and written < self.tokens
+        return self.requests if written == self.tokens or padded else None
 
 
 @dataclass

@@ -278,6 +278,17 @@ def _check_requests(forward: Forward, where: str) -> None:
             raise ScenarioError(
                 f"{where}.requests[{index}]: a request writes 1 token or more, at most its length"
             )
+    if not isinstance(forward.extend_lens_on_host, bool):
+        raise ScenarioError(f"{where}.extend_lens_on_host: true or false")
+    if not forward.extend_lens_on_host and any(
+        span.extend != span.length for span in forward.requests or ()
+    ):
+        # A CP strategy cuts such a batch by seq_lens, which then hold the prefix too: kvh does not
+        # model that cut (0.5.23's build_metadata would split more rows than the batch has).
+        raise ScenarioError(
+            f"{where}: a batch without its extend lengths on the host has requests with no cached "
+            "prefix (extend equal to length)"
+        )
 
 
 def _check_commit(forward: Forward, where: str) -> None:

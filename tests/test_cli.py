@@ -69,6 +69,16 @@ def test_malformed_or_truncated_repro_is_exit_2(tmp_path, capsys, content, messa
         ),
         (lambda d: d["forwards"][0].update(requests={"extend": 1}), "requests: expected a list"),
         (
+            lambda d: d["forwards"][0].update(extend_lens_on_host="no"),
+            "extend_lens_on_host: true or false",
+        ),
+        (
+            lambda d: d["forwards"][0].update(
+                requests=[{"extend": 2, "length": 5}], extend_lens_on_host=False
+            ),
+            "has requests with no cached prefix",
+        ),
+        (
             lambda d: d["forwards"][0].update(requests=[{"extend": 2}]),
             "requests[0]: RequestSpan.__init__() missing",
         ),

@@ -224,3 +224,50 @@ def test_coverage_counts_the_lines_every_rank_ran(tmp_path):
     padding = [n for n, text in enumerate(source, 1) if "padding = [0, 0] * (x.ndim - 1)" in text]
     assert len(padding) == 1, "the release's zigzag.py no longer pads a share this way"
     assert padding[0] in ran(tmp_path / "out", root).run[str(ZIGZAG)]
+
+
+# can_apply's floor moved to 8 on two ranks, build_metadata's padding as a remainder, and one of
+# its closing asserts with `is`: three faults of the strategy's edges (mutants of session 24's
+# campaign that kvh's cp scenarios could not tell apart), each only one edge scenario reaches.
+EDGE_FAULTS = (
+    ("num_tokens < self.cp_size * 2:", "num_tokens < self.cp_size << 2:"),
+    ("pad_len = int(num_tokens) - sum(", "pad_len = int(num_tokens) % sum("),
+    ("assert sum(split_list) == total_seq_lens", "assert sum(split_list) is total_seq_lens"),
+)
+
+
+def test_the_strategy_s_edges_each_catch_the_fault_only_they_reach(tmp_path):
+    """The cp backend's edge scenarios (backends/focus.py CP_BATCHES) against an unmodified
+    release pass; against a copy with the three EDGE_FAULTS, each is a finding of its own fault:
+    an extend of one request of exactly 2N tokens written without CP (the pool scales the
+    caller's k and v), a padded batch handed its seq_lens alone (the padding mis-sized), and a
+    batch of 516 tokens (an int past 256 compared with `is`); small-scaled reaches none."""
+    copy = copy_release(tmp_path / "planted")
+    source = (copy / ZIGZAG).read_text()
+    for old, new in EDGE_FAULTS:
+        assert source.count(old) == 1, f"the release's zigzag.py no longer has {old!r}"
+        source = source.replace(old, new)
+    replace_file(copy, ZIGZAG, source)
+    names = ("small-scaled", "cp-floor-scaled", "cp-padded-device-lens", "cp-wide-batch")
+    files = []
+    for name in names:
+        files += ["--scenario", str(tmp_path / f"{name}.json")]
+        (tmp_path / f"{name}.json").write_text(
+            json.dumps(to_dict(scenario_named("mha", "bf16", name)))
+        )
+    clean = run_kvh(
+        "run", "--sut", _release(tmp_path / "clean"), "--backend", "cp", *files,
+        "--out", str(tmp_path / "a"),
+    )  # fmt: skip
+    assert clean.returncode == 0, clean.stdout[-3000:] + clean.stderr[-3000:]
+    planted = run_kvh(
+        "run", "--sut", f"sglang@{tmp_path / 'planted'}", "--backend", "cp", *files,
+        "--out", str(tmp_path / "b"),
+    )  # fmt: skip
+    assert planted.returncode == 1, planted.stdout[-3000:] + planted.stderr[-3000:]
+    found = {name: [f for f in _findings(planted.stdout) if f"`{name}`" in f] for name in names}
+    assert found["small-scaled"] == [], found
+    assert found["cp-floor-scaled"] and all("caller" in f for f in found["cp-floor-scaled"])
+    assert found["cp-padded-device-lens"] and found["cp-wide-batch"], found
+    assert all("zigzag.py:233" in f for f in found["cp-wide-batch"]), found
+    _no_workers_left(tmp_path)

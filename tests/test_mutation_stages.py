@@ -102,6 +102,16 @@ def test_carry_takes_a_campaign_s_decisions_of_its_universe_and_kills_of_a_part_
                                ("core/ReplaceContinueWithBreak", 3))
     ]  # fmt: skip
     assert [c.id for c in _carried(stored, wider, drawn)] == [equivalent["id"]]
+    # A gap whose record names what closed it is judged again, even from the same universe.
+    shift = "core/ReplaceBinaryOperator_Mul_LShift"
+    shifted_line = "+        if self.cp_size <= 1 or num_tokens < self.cp_size << 2:"
+    closed = {**record, "status": "survived", "id": f"srt/layers/cp/zigzag.py:{shift}:0",
+              "diff": shifted_line}  # fmt: skip
+    stored.write_text(json.dumps({**started, "records": [closed]}))
+    shifted = GeneratedMutant("srt/layers/cp/zigzag.py", "f", shift, 0, 3, 0, (3, 1))
+    assert _carried(stored, started, [shifted]) == []
+    stored.write_text(json.dumps({**started, "records": [{**closed, "status": "killed"}]}))
+    assert len(_carried(stored, started, [shifted])) == 1
 
 
 def test_a_judge_a_signal_stops_says_so_and_the_campaign_stops_undecided(tmp_path: Path) -> None:

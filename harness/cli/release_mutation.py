@@ -40,7 +40,7 @@ from harness.run.release_mutation import (
 )
 from harness.run.release_renames import sample
 from mutants.generated import GeneratedMutant, generated_mutants
-from mutants.mutation_survivors import stamped
+from mutants.mutation_survivors import closed_gap, stamped
 from mutants.survivor_record import EQUIVALENT, OUT_OF_REACH, OUTSIDE_THE_WRITE
 from reports.atomic import write_json_atomic
 from reports.mutation_score import score_lines, summary
@@ -123,7 +123,8 @@ def _carried(path: Path, started: dict, left: list[GeneratedMutant]) -> list[Mut
     line): every one from a campaign of the same release over the same universe; from one over a
     part of it, the kills (a finding on some of the cells is a finding of the whole) and the
     judged survivors whose record says no cell can tell them apart (`_no_cell_tells`); any other
-    survival there says nothing of the added cells. A UsageError for anything else."""
+    survival there says nothing of the added cells. From either, never a survivor whose record
+    is a gap closed since (`closed_gap`). A UsageError for anything else."""
     try:
         stored = json.loads(path.read_text())
     except (OSError, ValueError) as error:
@@ -141,6 +142,7 @@ def _carried(path: Path, started: dict, left: list[GeneratedMutant]) -> list[Mut
         for m in left
         if m.id in by_id
         and by_id[m.id]["line"] == m.line
+        and not closed_gap(started["release"], by_id[m.id])
         and (whole or by_id[m.id]["status"] in KILLS or _no_cell_tells(by_id[m.id], started))
     ]
 

@@ -131,6 +131,7 @@ def write_request(
         padded_out_cache_loc=locs["loc"],
         positions=locs["positions"],
         requests=forward.written_requests(),
+        extend_lens_on_host=forward.extend_lens_on_host,
     )
     return WriteRequest(
         api=module,

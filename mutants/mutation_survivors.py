@@ -14,6 +14,7 @@ from mutants.survivors_0_5_23_backends import SURVIVORS_0_5_23_BACKENDS
 from mutants.survivors_0_5_23_context import SURVIVORS_0_5_23_CONTEXT
 from mutants.survivors_0_5_23_cp import SURVIVORS_0_5_23_CP
 from mutants.survivors_0_5_23_full import SURVIVORS_0_5_23_FULL
+from mutants.survivors_0_5_23_padded import SURVIVORS_0_5_23_PADDED
 from mutants.survivors_0_5_23_scope import SURVIVORS_0_5_23_SCOPE
 from reports.mutation_score import NOT_KILLED, UNREACHED
 
@@ -24,6 +25,7 @@ SURVIVORS: tuple[Survivor, ...] = (
     + SURVIVORS_0_5_23_BACKENDS
     + SURVIVORS_0_5_23_CONTEXT
     + SURVIVORS_0_5_23_CP
+    + SURVIVORS_0_5_23_PADDED
     + SURVIVORS_0_5_14
 )
 STRETCHES: tuple[Stretch, ...] = STRETCHES_0_5_23

@@ -8,12 +8,10 @@ from mutants.survivor_record import EQUIVALENT, GAP, OUT_OF_REACH, OUTSIDE_THE_W
 from mutants.survivors_0_5_23_backends import K_READ_BACK
 from mutants.survivors_0_5_23_context import CP_WRITE, PARALLEL_REFUSAL, TOPOLOGY_CHECK
 from mutants.survivors_0_5_23_cp import (
-    CLOSED_BY_PADDED,
     GATHER_F,
     MSCCLPP_ALL_GATHER,
     NCCL_ALL_GATHER,
     ROCM_ALL_GATHER,
-    TOKENS_PADDED,
 )
 from mutants.survivors_0_5_23_full import RELEASE
 
@@ -184,16 +182,6 @@ STRETCHES_0_5_23: tuple[Stretch, ...] = (
     Stretch(RELEASE, GATHER_F, 1307, 1324, OUT_OF_REACH, ROCM_ALL_GATHER),
     Stretch(RELEASE, GATHER_F, 1330, 1331, OUT_OF_REACH, MSCCLPP_ALL_GATHER),
     Stretch(RELEASE, GATHER_F, 1337, 1341, OUT_OF_REACH, NCCL_ALL_GATHER),
-    # build_metadata's padding of a batch past its requests, which kvh's batches never are.
-    Stretch(
-        RELEASE,
-        "zigzag.py ZigzagCPStrategy.build_metadata",
-        133,
-        136,
-        GAP,
-        TOKENS_PADDED,
-        closed_by=CLOSED_BY_PADDED,
-    ),  # fmt: skip
     Stretch(
         RELEASE,
         "runtime_context.py RuntimeContext.config_bag",

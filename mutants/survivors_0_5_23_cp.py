@@ -291,8 +291,8 @@ CLOSED_BY_FLOOR = (
 )
 CLOSED_BY_WIDE = "the cp-wide-batch scenario: 129 requests of 4 tokens, 516 in all"
 CLOSED_BY_PADDED = (
-    "the cp-padded-device-lens scenario: two requests of 4 padded by 9 rows, handed with their "
-    "seq_lens alone (Forward.extend_lens_on_host), as a ROCm overlap server's batch"
+    "the cp-padded-device-lens scenario: two requests of 4 padded by 9 rows, then by one, handed "
+    "with their seq_lens alone (Forward.extend_lens_on_host), as a ROCm overlap server's batch"
 )
 # cosmic-ray's binary operators, each as it replaces another: where every replacement of one
 # operator survives for the same reason, its records are made for all (the campaign's book may
@@ -433,10 +433,9 @@ SURVIVORS_0_5_23_CP: tuple[Survivor, ...] = (
         (_ZZ + "ReplaceBinaryOperator_Sub_BitXor:0", "pad_len = int(num_tokens) ^ sum(extend_seqs_len)"),
         (_ZZ + "AddNot:4", "if not pad_len > 0:"),
         (_ZZ + "NumberReplacer:16", "if pad_len > 1:"),
-        (_ZZ + "NumberReplacer:17", "if pad_len > -1:"),
     ) + tuple(
         (f"{_ZZ}ReplaceComparisonOperator_Gt_{name}:0", f"if pad_len {symbol} 0:")
-        for name, symbol in (("Eq", "=="), ("NotEq", "!="), ("Lt", "<"), ("LtE", "<="), ("GtE", ">="))
+        for name, symbol in (("Eq", "=="), ("Lt", "<"), ("LtE", "<="))
     ), closed_by=CLOSED_BY_PADDED)
     + alike(RELEASE, GAP, _GROUP_OF_TWO, (
         (_ZZ + "ReplaceBinaryOperator_Mul_Add:0", "if self.cp_size <= 1 or num_tokens < self.cp_size + 2:"),

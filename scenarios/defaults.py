@@ -174,8 +174,9 @@ def _cp_batches(rng: random.Random, g: Geometry, seed: int, scaled_input: str) -
     is under 4), and 3 tokens handed without their requests (no CP: the batch is under 4).
     `cp-wide-batch`: 129 requests of 4 tokens after a cached prefix of 2, 516 tokens: past the
     ints CPython keeps one object for (256), where build_metadata's asserts compare counts.
-    `cp-padded-device-lens`: requests of 4 and 4 padded past twice their tokens, handed with
-    their seq_lens alone: build_metadata's padding grows the last request by 9."""
+    `cp-padded-device-lens`: requests of 4 and 4 padded past twice their tokens, then by one
+    row, handed with their seq_lens alone: build_metadata's padding grows the last request by
+    9, then by 1."""
     slots = allocate(rng, g.size, g.page_size, 12)
     floor = [
         Forward(slots[:4], requests=[RequestSpan(4, 4)]),
@@ -188,17 +189,21 @@ def _cp_batches(rng: random.Random, g: Geometry, seed: int, scaled_input: str) -
     scale = dict(
         input_dtype=scaled_input, k_scale=Scale("tensor", 0.3), v_scale=Scale("param", 1.7)
     )
-    # Two requests of 4 padded by 9 rows at slot 0, more than their 8 tokens: handed as a ROCm
-    # server's overlap batch (seq_lens only), whose last request the strategy grows by the pad.
-    padded = Forward(
-        allocate(rng, g.size, g.page_size, 8) + [0] * 9,
-        requests=[RequestSpan(4, 4), RequestSpan(4, 4)],
-        extend_lens_on_host=False,
-    )
+    # Two requests of 4 padded at slot 0 by 9 rows (more than their 8 tokens), then by one:
+    # handed as a ROCm server's overlap batch (seq_lens only), whose last request the strategy
+    # grows by the pad.
+    padded = [
+        Forward(
+            allocate(rng, g.size, g.page_size, 8) + [0] * pad,
+            requests=[RequestSpan(4, 4), RequestSpan(4, 4)],
+            extend_lens_on_host=False,
+        )
+        for pad in (9, 1)
+    ]
     return [
         make_scenario(rng, g, floor, "cp-floor-scaled", seed, **scale),
         make_scenario(rng, wide_g, [Forward(wide, requests=requests)], "cp-wide-batch", seed + 1),
-        make_scenario(rng, g, [padded], "cp-padded-device-lens", seed + 2),
+        make_scenario(rng, g, padded, "cp-padded-device-lens", seed + 2),
     ]
 
 

@@ -8,6 +8,7 @@ import ast
 import json
 import os
 import signal
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -61,7 +62,7 @@ def test_a_mutant_s_statement_is_the_innermost_one_in_a_function_body(tmp_path: 
 
 
 def test_carry_takes_a_campaign_s_decisions_of_its_universe_and_kills_of_a_part_of_it(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from harness.cli.release_mutation import _carried
 
@@ -112,6 +113,19 @@ def test_carry_takes_a_campaign_s_decisions_of_its_universe_and_kills_of_a_part_
     assert _carried(stored, started, [shifted]) == []
     stored.write_text(json.dumps({**started, "records": [{**closed, "status": "killed"}]}))
     assert len(_carried(stored, started, [shifted])) == 1
+    # So is an unreached mutant whose stretch (no record names it) is a gap closed since.
+    from mutants import mutation_survivors
+    from mutants.survivor_record import GAP, Stretch
+
+    unreached = {**record, "status": "unreached", "function": "p.py f", "line": 7, "diff": ""}
+    stored.write_text(json.dumps({**started, "records": [unreached]}))
+    drawn = [GeneratedMutant("srt/p.py", "p.py f", "core/X", 0, 7, 0, (7, 1))]
+    stretch = Stretch(started["release"], "p.py f", 5, 9, GAP, "a branch no scenario took")
+    monkeypatch.setattr(mutation_survivors, "STRETCHES", (stretch,))
+    assert len(_carried(stored, started, drawn)) == 1
+    closed = (replace(stretch, closed_by="a scenario that takes it"),)
+    monkeypatch.setattr(mutation_survivors, "STRETCHES", closed)
+    assert _carried(stored, started, drawn) == []
 
 
 def test_a_judge_a_signal_stops_says_so_and_the_campaign_stops_undecided(tmp_path: Path) -> None:

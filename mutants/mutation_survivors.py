@@ -6,9 +6,11 @@ and what they mean in mutants/survivor_record.py.
 from __future__ import annotations
 
 from mutants.release_renames import DOOR_PREFIX, DOOR_WORD
+from mutants.stretches_0_5_14 import STRETCHES_0_5_14
 from mutants.stretches_0_5_23 import STRETCHES_0_5_23
 from mutants.survivor_record import GAP, OUT_OF_REACH, Stretch, Survivor
 from mutants.survivors_0_5_14 import SURVIVORS_0_5_14
+from mutants.survivors_0_5_14_scope import SURVIVORS_0_5_14_SCOPE
 from mutants.survivors_0_5_23 import SURVIVORS_0_5_23
 from mutants.survivors_0_5_23_backends import SURVIVORS_0_5_23_BACKENDS
 from mutants.survivors_0_5_23_context import SURVIVORS_0_5_23_CONTEXT
@@ -27,8 +29,9 @@ SURVIVORS: tuple[Survivor, ...] = (
     + SURVIVORS_0_5_23_CP
     + SURVIVORS_0_5_23_PADDED
     + SURVIVORS_0_5_14
+    + SURVIVORS_0_5_14_SCOPE
 )
-STRETCHES: tuple[Stretch, ...] = STRETCHES_0_5_23
+STRETCHES: tuple[Stretch, ...] = STRETCHES_0_5_23 + STRETCHES_0_5_14
 
 
 def classified(release: str, id: str, diff: str) -> Survivor | None:

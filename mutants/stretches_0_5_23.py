@@ -4,7 +4,14 @@ Stretch): they class its UNREACHED mutants. Line numbers are 0.5.23's."""
 
 from __future__ import annotations
 
-from mutants.survivor_record import EQUIVALENT, GAP, OUT_OF_REACH, OUTSIDE_THE_WRITE, Stretch
+from mutants.survivor_record import (
+    EQUIVALENT,
+    GAP,
+    OUT_OF_REACH,
+    OUTSIDE_THE_WRITE,
+    Stretch,
+    after_write,
+)
 from mutants.survivors_0_5_23_backends import K_READ_BACK
 from mutants.survivors_0_5_23_context import CP_WRITE, PARALLEL_REFUSAL, TOPOLOGY_CHECK
 from mutants.survivors_0_5_23_cp import (
@@ -31,12 +38,7 @@ _FLASHINFER_MLA_F = "flashinfer_mla_backend.py FlashInferMLAAttnBackend."
 
 
 def _after(function: str, door_end: int, last: int) -> Stretch:
-    return Stretch(
-        RELEASE, function, door_end + 1, last, OUTSIDE_THE_WRITE,
-        f"after the forward's write, which ends at line {door_end}: kvh's release driver stops "
-        "the forward once the door returns (backends/real_code.py); what follows reads the cache "
-        "for the attention output and writes none of it",
-    )  # fmt: skip
+    return after_write(RELEASE, function, door_end, last)
 
 
 STRETCHES_0_5_23: tuple[Stretch, ...] = (

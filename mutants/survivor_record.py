@@ -57,6 +57,17 @@ class Stretch:
         )
 
 
+def after_write(release: str, function: str, door_end: int, last: int) -> Stretch:
+    """A forward's lines after its write door (which ends at `door_end`) to its `last`: the
+    attention math, outside the write path."""
+    return Stretch(
+        release, function, door_end + 1, last, OUTSIDE_THE_WRITE,
+        f"after the forward's write, which ends at line {door_end}: kvh's release driver stops "
+        "the forward once the door returns (backends/real_code.py); what follows reads the cache "
+        "for the attention output and writes none of it",
+    )  # fmt: skip
+
+
 def alike(
     release: str, kind: str, reason: str, mutants: tuple[tuple[str, str], ...], closed_by: str = ""
 ) -> tuple[Survivor, ...]:

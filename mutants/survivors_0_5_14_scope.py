@@ -1,0 +1,179 @@
+"""The survivors of 0.5.14's whole-scope campaign beyond its write doors (the doors' records:
+mutants/survivors_0_5_14.py), each read against the release: FA3's and flashinfer's forwards
+before their write, the out-of-bounds probe, the environment's fields. Line numbers are 0.5.14's;
+where a reason is 0.5.23's too, its text says so."""
+
+# ruff: noqa: E501 - the records quote each mutated line of the release whole
+from __future__ import annotations
+
+from mutants.survivor_record import (
+    EQUIVALENT,
+    GAP,
+    OUT_OF_REACH,
+    OUTSIDE_THE_WRITE,
+    Survivor,
+    alike,
+)
+from mutants.survivors_0_5_14 import RELEASE
+
+_FA3 = "srt/layers/attention/flashattention_backend.py:core/"
+_MODE = "srt/model_executor/forward_batch_info.py:core/"
+_FLASHINFER = "srt/layers/attention/flashinfer_backend.py:core/"
+_PROBE = "srt/utils/async_probe.py:core/"
+_M = "srt/mem_cache/memory_pool.py:core/"
+_COMMON = "srt/utils/common.py:core/"
+
+CP_WRITE_0_5_14 = (
+    "the context-parallel write of 0.5.14 (FA3's is_cp_mode, 786-790, and its branch, 812-835: "
+    "the CP strategy's materialize_full_kv or cp_allgather_and_save_kv_cache): kvh's cp cells "
+    "join a release's CP group with its own parallel derivations (backends/cp_release.py), which "
+    "0.5.14 lacks (no derive_parallel_widths), so on 0.5.14 they run the model and no batch kvh "
+    "hands carries CP metadata; `self.attn_cp_size > 1` is read only after that metadata's test"
+)
+READ_BACK_0_5_14 = (
+    "a forward called with k and v None, which reads the layer's rows back from the cache (the "
+    "IQuestLoopCoder path) before the write at its end; kvh's scenarios always hand k and v"
+)
+ENCODER_ONLY_0_5_14 = (
+    "the test that skips the write for an encoder-only layer of a model that is not a diffusion "
+    "LM: kvh's layers have no attention type, so both sides of the mutated `not` agree"
+)
+_SAVE_DEFAULT = (
+    "the default of a forward's save_kv_cache parameter: every caller of an attention backend's "
+    "forward_extend or forward_decode in the release passes it (AttentionBackend.forward, "
+    "base_attn_backend.py 159-201; the hybrid and hybrid-linear backends hand on their caller's), "
+    "so the default is never read"
+)
+_ROW_BYTES = (
+    "_set_kv_buffer_impl's row_bytes (memory_pool.py 132), read only by its CUDA/HIP branch "
+    "(133-142: `(_is_cuda or _is_hip) and ... can_use_store_cache(row_bytes)` and store_cache's "
+    "row_bytes); a CPU's test is False at its first operand, and the CPU paths never read it"
+)
+_DEBUG_DECORATOR = (
+    "@debug_kernel_api removed: at the release's default kernel API log level (0) the decorator "
+    "returns the function itself (kernel_api_logging.py 407-411)"
+)
+_ENUM_IDENTITY = (
+    "`==` replaced by `is` between AttentionType members: an Enum keeps one object per member, "
+    "so the two agree on every pair"
+)
+_RAGGED_ATTENTION = (
+    "the ragged prefill's attention: its causal flag (flashinfer_backend.py 1022-1027) and the "
+    "choice between the no-prefix ragged wrapper and the ragged-plus-paged merge (1031) decide "
+    "only the attention output o; the write at 1073-1081 reads k, v and the loc, not them"
+)
+_WRAPPER_INDEX = (
+    "which prefill or decode wrapper a layer's attention runs with (`num_wrappers` is 1 or 2): "
+    "the wrapper computes the attention output only; the write does not use it"
+)
+_OOB_PROBE_ON = (
+    "the out-of-bounds probe turned on (async_probe.py 105): it asserts every loc lies in "
+    "[0, size + page_size), which each loc kvh hands the doors does; a negative loc, which "
+    "torch's indexing wraps where the probe would raise, is not among kvh's release scenarios "
+    "(as on 0.5.23)"
+)
+
+_BLOCK_AT_LEAST_A_ROW = (
+    "next_power_of_2 on the write path sizes the MLA scatter's BLOCK (mla_buffer.py 139: "
+    "`triton.next_power_of_2(total_dim)`, which the release binds to this function; traced in "
+    "kvh's run): one tile a row (grid (n_loc, 1)), its elements masked at the row's width. "
+    "These mutants return a block at least as wide as the row for every width above 0 (n * 1, "
+    "n + 1, n // 1, n ** 1, n << 1, n | 1, n ^ 1, n - 0, 2 << ...), or differ only for a width "
+    "of 0 or 1 (`!= 0`, `>= 0`, `> 1`, `> -1`, the else value), where a row has more "
+    "elements or the result is 1 alike, so the same elements are written"
+)
+_BLOCK_SHORT = (
+    "next_power_of_2's `(n - 2).bit_length()` for `(n - 1)`: one block short of the row only "
+    "for a width of 2^k + 1 (a 64-wide latent with a one-element rope), where the scatter's "
+    "single tile would leave the row's last element unwritten; kvh's MLA geometries draw no "
+    "such width"
+)
+
+SURVIVORS_0_5_14_SCOPE: tuple[Survivor, ...] = (
+    alike(RELEASE, GAP, CP_WRITE_0_5_14, tuple(
+        (f"{_FA3}ReplaceComparisonOperator_Gt_{name}:9", f"and self.attn_cp_size {symbol} 1")
+        for name, symbol in (("Eq", "=="), ("NotEq", "!="), ("Lt", "<"), ("LtE", "<="), ("GtE", ">="))
+    ) + (
+        (_FA3 + "NumberReplacer:224", "and self.attn_cp_size > 2"),
+        (_FA3 + "NumberReplacer:225", "and self.attn_cp_size > 0"),
+    ))
+    + alike(RELEASE, GAP, CP_WRITE_0_5_14, tuple(
+        # Its readers in the universe are FA3's forward_extend (787, is_cp_mode, and 951, after
+        # the write), each beside the batch's CP metadata, None on every batch kvh hands 0.5.14.
+        (f"{_MODE}ReplaceComparisonOperator_Eq_{name}:{occurrence}", f"{prefix}self {symbol} ForwardMode.{mode}")
+        for occurrence, prefix, mode in ((6, "", "EXTEND"), (7, "or ", "MIXED"), (8, "", "DRAFT_EXTEND_V2"))
+        for name, symbol in (("NotEq", "!="), ("Lt", "<"), ("LtE", "<="), ("Gt", ">"), ("GtE", ">="), ("Is", "is"), ("IsNot", "is not"))
+    ) + (
+        (_MODE + "AddNot:1", "if not include_draft_extend_v2"),
+        (_MODE + "ReplaceFalseWithTrue:3", "def is_context_parallel_extend(self, include_draft_extend_v2: bool = True):"),
+        (_MODE + "ReplaceFalseWithTrue:4", "else True"),
+        (_MODE + "ReplaceOrWithAnd:5", "and self == ForwardMode.MIXED"),
+        (_MODE + "ReplaceOrWithAnd:6", "and ("),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _ROW_BYTES, tuple(
+        (f"{_M}ReplaceBinaryOperator_Mul_{name}:3", f"row_bytes = row_dim {symbol} store_dtype.itemsize")
+        for name, symbol in (
+            ("Add", "+"), ("Sub", "-"), ("Div", "/"), ("FloorDiv", "//"), ("Mod", "%"), ("Pow", "**"),
+            ("RShift", ">>"), ("LShift", "<<"), ("BitOr", "|"), ("BitAnd", "&"), ("BitXor", "^"),
+        )
+    ))
+    + alike(RELEASE, EQUIVALENT, _DEBUG_DECORATOR, (
+        (_FLASHINFER + "RemoveDecorator:4", ""),
+        (_FLASHINFER + "RemoveDecorator:5", ""),
+    ))
+    + alike(RELEASE, EQUIVALENT, _SAVE_DEFAULT, (
+        (_FA3 + "ReplaceTrueWithFalse:2", "save_kv_cache=False,"),
+        (_FA3 + "ReplaceTrueWithFalse:8", "save_kv_cache=False,"),
+        (_FLASHINFER + "ReplaceTrueWithFalse:8", "save_kv_cache=False,"),
+        (_FLASHINFER + "ReplaceTrueWithFalse:10", "save_kv_cache=False,"),
+    ))
+    + alike(RELEASE, GAP, READ_BACK_0_5_14, (
+        (_FLASHINFER + "ReplaceComparisonOperator_Is_IsNot:9", "if k is not None and v is None:"),
+        (_FLASHINFER + "ReplaceComparisonOperator_Is_IsNot:10", "if k is None and v is not None:"),
+        (_FLASHINFER + "AddNot:73", "if not k is None and v is None:"),
+        (_FLASHINFER + "ReplaceAndWithOr:14", "if k is None or v is None:"),
+    ))
+    + alike(RELEASE, OUTSIDE_THE_WRITE, _RAGGED_ATTENTION, (
+        (_FLASHINFER + "AddNot:74", "if not ("),
+        (_FLASHINFER + "ReplaceComparisonOperator_Eq_NotEq:7", "or layer.attn_type != AttentionType.ENCODER_ONLY"),
+        (_FLASHINFER + "ReplaceComparisonOperator_Eq_IsNot:4", "or layer.attn_type is not AttentionType.ENCODER_ONLY"),
+        (_FLASHINFER + "ReplaceOrWithAnd:10", "and layer.attn_type == AttentionType.ENCODER_ONLY"),
+        (_FLASHINFER + "ReplaceTrueWithFalse:9", "causal = False"),
+        (_FLASHINFER + "ReplaceFalseWithTrue:19", "causal = True"),
+        (_FLASHINFER + "AddNot:76", "if not self.forward_metadata.extend_no_prefix:"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _ENUM_IDENTITY, (
+        (_FLASHINFER + "ReplaceComparisonOperator_Eq_Is:4", "or layer.attn_type is AttentionType.ENCODER_ONLY"),
+        (_FLASHINFER + "ReplaceComparisonOperator_Eq_Is:5", "if not self.is_dllm_model and layer.attn_type is AttentionType.ENCODER_ONLY:"),
+    ))
+    + alike(RELEASE, GAP, ENCODER_ONLY_0_5_14, (
+        (_FLASHINFER + "ReplaceUnaryOperator_Delete_Not:19", "if  self.is_dllm_model and layer.attn_type == AttentionType.ENCODER_ONLY:"),
+        (_FLASHINFER + "AddNot:75", "if not not self.is_dllm_model and layer.attn_type == AttentionType.ENCODER_ONLY:"),
+    ))
+    + alike(RELEASE, OUTSIDE_THE_WRITE, _WRAPPER_INDEX, (
+        (_FLASHINFER + "ReplaceComparisonOperator_Eq_LtE:9", "if self.num_wrappers <= 1:"),
+        (_FLASHINFER + "ReplaceComparisonOperator_Eq_GtE:9", "if self.num_wrappers >= 1:"),
+        (_FLASHINFER + "NumberReplacer:140", "return 1"),
+        (_FLASHINFER + "NumberReplacer:141", "return -1"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _BLOCK_AT_LEAST_A_ROW, tuple(
+        (f"{_COMMON}ReplaceBinaryOperator_Sub_{name}:5", f"return 1 << (n {symbol} 1).bit_length() if n > 0 else 1")
+        for name, symbol in (("Mul", "*"), ("Add", "+"), ("FloorDiv", "//"), ("Pow", "**"), ("LShift", "<<"), ("BitOr", "|"), ("BitXor", "^"))
+    ) + (
+        (_COMMON + "ReplaceComparisonOperator_Gt_NotEq:11", "return 1 << (n - 1).bit_length() if n != 0 else 1"),
+        (_COMMON + "ReplaceComparisonOperator_Gt_GtE:11", "return 1 << (n - 1).bit_length() if n >= 0 else 1"),
+        (_COMMON + "NumberReplacer:468", "return 2 << (n - 1).bit_length() if n > 0 else 1"),
+        (_COMMON + "NumberReplacer:471", "return 1 << (n - 0).bit_length() if n > 0 else 1"),
+        (_COMMON + "NumberReplacer:472", "return 1 << (n - 1).bit_length() if n > 1 else 1"),
+        (_COMMON + "NumberReplacer:473", "return 1 << (n - 1).bit_length() if n > -1 else 1"),
+        (_COMMON + "NumberReplacer:474", "return 1 << (n - 1).bit_length() if n > 0 else 2"),
+        (_COMMON + "NumberReplacer:475", "return 1 << (n - 1).bit_length() if n > 0 else 0"),
+    ))
+    + alike(RELEASE, GAP, _BLOCK_SHORT, (
+        (_COMMON + "NumberReplacer:470", "return 1 << (n - 2).bit_length() if n > 0 else 1"),
+    ))
+    + alike(RELEASE, GAP, _OOB_PROBE_ON, (
+        (_PROBE + "ReplaceUnaryOperator_Delete_Not:4", "if  envs.SGLANG_ENABLE_ASYNC_ASSERT.get():"),
+        (_PROBE + "AddNot:10", "if not not envs.SGLANG_ENABLE_ASYNC_ASSERT.get():"),
+    ))
+)  # fmt: skip

@@ -10,12 +10,21 @@ from mutants.survivors_0_5_14_scope import (
     CP_WRITE_0_5_14,
     ENCODER_ONLY_0_5_14,
     READ_BACK_0_5_14,
+    SMALL_ROPE,
 )
 
 _FA3_F = "flashattention_backend.py FlashAttentionBackend."
 _FLASHINFER_F = "flashinfer_backend.py FlashInferAttnBackend."
+_TRITON_F = "triton_backend.py TritonAttnBackend."
+_TORCH_NATIVE_F = "torch_native_backend.py TorchNativeAttnBackend."
 
 STRETCHES_0_5_14: tuple[Stretch, ...] = (
+    after_write(RELEASE, _TRITON_F + "forward_extend", 1081, 1183),
+    after_write(RELEASE, _TRITON_F + "forward_decode", 1367, 1422),
+    after_write(RELEASE, _TORCH_NATIVE_F + "forward_extend", 301, 336),
+    after_write(RELEASE, _TORCH_NATIVE_F + "forward_decode", 369, 398),
+    Stretch(RELEASE, _TRITON_F + "forward_extend", 1038, 1047, GAP, READ_BACK_0_5_14),
+    Stretch(RELEASE, "mla_buffer.py set_mla_kv_buffer_kernel", 39, 51, GAP, SMALL_ROPE),
     after_write(RELEASE, _FA3_F + "forward_extend", 844, 1301),
     after_write(RELEASE, _FA3_F + "forward_decode", 1340, 1599),
     Stretch(RELEASE, _FA3_F + "forward_extend", 812, 835, GAP, CP_WRITE_0_5_14),

@@ -21,6 +21,7 @@ _MODE = "srt/model_executor/forward_batch_info.py:core/"
 _FLASHINFER = "srt/layers/attention/flashinfer_backend.py:core/"
 _PROBE = "srt/utils/async_probe.py:core/"
 _M = "srt/mem_cache/memory_pool.py:core/"
+_MLA_K = "srt/mem_cache/triton_ops/mla_buffer.py:core/"
 _COMMON = "srt/utils/common.py:core/"
 
 CP_WRITE_0_5_14 = (
@@ -48,6 +49,38 @@ _ROW_BYTES = (
     "_set_kv_buffer_impl's row_bytes (memory_pool.py 132), read only by its CUDA/HIP branch "
     "(133-142: `(_is_cuda or _is_hip) and ... can_use_store_cache(row_bytes)` and store_cache's "
     "row_bytes); a CPU's test is False at its first operand, and the CPU paths never read it"
+)
+_JIT_STORE = (
+    "the CUDA store_cache test `(_is_cuda or _is_hip) and same_kv_dim and "
+    "can_use_store_cache(row_bytes)` (memory_pool.py 133) with its flags negated, joined by "
+    "`and`, or its `and`s turned `or`: on a CPU both flags are False, and can_use_store_cache, "
+    "where it is called, tries to build the CUDA JIT kernel, fails and returns False "
+    "(jit_kernel/kvcache.py 32-47), so the indexed assignment runs as before; on a CUDA "
+    "machine the mutants would skip store_cache (`_is_cuda and _is_hip` is never True)"
+)
+_CPU_ENGINE_FLAGS = (
+    "the AMX store's test `_is_cpu and _cpu_has_amx_support` (memory_pool.py 144) with `_is_cpu` "
+    "negated or joined by `or`: `_is_cpu` is SGLang's CPU-engine switch (SGLANG_USE_CPU_ENGINE), "
+    "which kvh leaves unset, and this CPU has no AMX, so both tests are False; a CPU engine on "
+    "an AMX machine would take torch.ops.sgl_kernel.store_cache_cpu"
+)
+_ALT_STREAM = (
+    "the CUDA graph capture's alternate stream (memory_pool.py 156-162): a CPU pool has no "
+    "alt_stream and no capture runs, so every form of the test is False and the naive "
+    "assignment runs; only a CUDA pool capturing a graph takes the other branch"
+)
+_SAME_KV_DEFAULT = (
+    "same_kv_dim's default: _set_kv_buffer_impl's only caller (the MHA door, memory_pool.py "
+    "1455-1469) passes it"
+)
+SMALL_ROPE = (
+    "an MLA row whose rope part has no or one element: the scatter's BLOCK sized from "
+    "nope_dim * rope_dim (mla_buffer.py 138), the rope mask bound nope_dim * rope_dim (56) and "
+    "the kernel's fast path for a tile of nope alone (39-44, a power-of-two nope with no rope; "
+    "the rope-only path, 45-51, needs no nope) differ from the release's only there. kvh's MLA "
+    "geometries have one rope-less shape, (512, 0) (scenarios/strategies/geometry.py "
+    "MLA_SHAPES), drawn at ci by chance; its builtin scenarios and the ci draws on these cells "
+    "did not take it, and no shape has a rope of one element"
 )
 _DEBUG_DECORATOR = (
     "@debug_kernel_api removed: at the release's default kernel API log level (0) the decorator "
@@ -116,6 +149,28 @@ SURVIVORS_0_5_14_SCOPE: tuple[Survivor, ...] = (
             ("Add", "+"), ("Sub", "-"), ("Div", "/"), ("FloorDiv", "//"), ("Mod", "%"), ("Pow", "**"),
             ("RShift", ">>"), ("LShift", "<<"), ("BitOr", "|"), ("BitAnd", "&"), ("BitXor", "^"),
         )
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _JIT_STORE, (
+        (_M + "AddNot:2", "if not (_is_cuda or _is_hip) and same_kv_dim and can_use_store_cache(row_bytes):"),
+        (_M + "ReplaceAndWithOr:3", "if (_is_cuda or _is_hip) or same_kv_dim and can_use_store_cache(row_bytes):"),
+        (_M + "ReplaceAndWithOr:4", "if (_is_cuda or _is_hip) and same_kv_dim or can_use_store_cache(row_bytes):"),
+        (_M + "ReplaceOrWithAnd:1", "if (_is_cuda and _is_hip) and same_kv_dim and can_use_store_cache(row_bytes):"),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _CPU_ENGINE_FLAGS, (
+        (_M + "AddNot:3", "if not _is_cpu and _cpu_has_amx_support:"),
+        (_M + "ReplaceAndWithOr:5", "if _is_cpu or _cpu_has_amx_support:"),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _ALT_STREAM, (
+        (_M + "ReplaceComparisonOperator_IsNot_Is:0", "if get_is_capture_mode() and alt_stream is None:"),
+        (_M + "AddNot:4", "if not get_is_capture_mode() and alt_stream is not None:"),
+        (_M + "ReplaceAndWithOr:6", "if get_is_capture_mode() or alt_stream is not None:"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _SAME_KV_DEFAULT, (
+        (_M + "ReplaceTrueWithFalse:0", "same_kv_dim: bool = False,"),
+    ))
+    + alike(RELEASE, GAP, SMALL_ROPE, (
+        (_MLA_K + "ReplaceBinaryOperator_Add_Mul:10", "is_rope = (offs >= nope_dim) & (offs < (nope_dim * rope_dim))"),
+        (_MLA_K + "ReplaceBinaryOperator_Add_Mul:15", "total_dim = nope_dim * rope_dim"),
     ))
     + alike(RELEASE, EQUIVALENT, _DEBUG_DECORATOR, (
         (_FLASHINFER + "RemoveDecorator:4", ""),

@@ -82,6 +82,28 @@ SMALL_ROPE = (
     "MLA_SHAPES), drawn at ci by chance; its builtin scenarios and the ci draws on these cells "
     "did not take it, and no shape has a rope of one element"
 )
+_ONE_TILE = (
+    "the MLA scatter's tile offset (mla_buffer.py 27, 28 and 39): its grid is (n_loc, 1) "
+    "(set_mla_kv_buffer_triton, 140), so pid_blk is 0 and base is 0, and 0 // BLOCK, "
+    "0 % BLOCK, 0 | x and 0 ^ x are what 0 * BLOCK and 0 + x are"
+)
+_DISJOINT_WIDTHS = (
+    "`|` or `^` for `+` between the nope and rope widths (mla_buffer.py 29, 56 and 138): they "
+    "agree wherever the two widths share no bit, as every MLA shape kvh draws does (512, 528 "
+    "or 256 with 64, 32 or 0: scenarios/strategies/geometry.py MLA_SHAPES); a latent whose "
+    "widths share one (448 with 64) would tell them apart"
+)
+_ROPE_NOT_WIDER = (
+    "the rope load's offset `offs % nope_dim` for `offs - nope_dim` (mla_buffer.py 64): for the "
+    "rope's offsets (nope_dim up to nope_dim + rope_dim, the others masked) the two agree "
+    "wherever the rope is no wider than the nope, as in every MLA shape kvh draws; a rope wider "
+    "than its latent's nope would tell them apart"
+)
+_TMA_WIDTHS = (
+    "the byte widths set_mla_kv_buffer_triton hands can_use_set_mla_kv_buffer (mla_buffer.py "
+    "121-122), read only by its TMA bulk-store test `n_loc >= 768 and is_arch_support_pdl() "
+    "and ...` (SM90+ with PDL): a CPU's is_arch_support_pdl() is False, so they are never read"
+)
 _DEBUG_DECORATOR = (
     "@debug_kernel_api removed: at the release's default kernel API log level (0) the decorator "
     "returns the function itself (kernel_api_logging.py 407-411)"
@@ -171,6 +193,34 @@ SURVIVORS_0_5_14_SCOPE: tuple[Survivor, ...] = (
     + alike(RELEASE, GAP, SMALL_ROPE, (
         (_MLA_K + "ReplaceBinaryOperator_Add_Mul:10", "is_rope = (offs >= nope_dim) & (offs < (nope_dim * rope_dim))"),
         (_MLA_K + "ReplaceBinaryOperator_Add_Mul:15", "total_dim = nope_dim * rope_dim"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _ONE_TILE, (
+        (_MLA_K + "ReplaceBinaryOperator_Mul_FloorDiv:0", "base = pid_blk // BLOCK"),
+        (_MLA_K + "ReplaceBinaryOperator_Mul_Mod:0", "base = pid_blk % BLOCK"),
+        (_MLA_K + "ReplaceBinaryOperator_Add_BitOr:0", "offs = base | tl.arange(0, BLOCK)"),
+        (_MLA_K + "ReplaceBinaryOperator_Add_BitXor:0", "offs = base ^ tl.arange(0, BLOCK)"),
+        (_MLA_K + "ReplaceBinaryOperator_Add_BitOr:5", "if base | BLOCK <= nope_dim:"),
+        (_MLA_K + "ReplaceBinaryOperator_Add_BitXor:5", "if base ^ BLOCK <= nope_dim:"),
+    ))
+    + alike(RELEASE, GAP, _DISJOINT_WIDTHS, tuple(
+        (f"{_MLA_K}ReplaceBinaryOperator_Add_{name}:{occurrence}", line.format(symbol))
+        for name, symbol in (("BitOr", "|"), ("BitXor", "^"))
+        for occurrence, line in (
+            (1, "total_dim = nope_dim {} rope_dim"),
+            (10, "is_rope = (offs >= nope_dim) & (offs < (nope_dim {} rope_dim))"),
+            (15, "total_dim = nope_dim {} rope_dim"),
+        )
+    ))
+    + alike(RELEASE, GAP, _ROPE_NOT_WIDER, (
+        (_MLA_K + "ReplaceBinaryOperator_Sub_Mod:1", "cache_k_rope_ptr + pid_loc * rope_stride + (offs % nope_dim),"),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _TMA_WIDTHS, tuple(
+        (f"{_MLA_K}ReplaceBinaryOperator_Mul_{name}:{occurrence}", f"{part}_bytes = cache_k_{part}.shape[-1] {symbol} cache_k_{part}.element_size()")
+        for occurrence, part in ((6, "nope"), (7, "rope"))
+        for name, symbol in (
+            ("Add", "+"), ("Sub", "-"), ("Div", "/"), ("FloorDiv", "//"), ("Mod", "%"), ("Pow", "**"),
+            ("RShift", ">>"), ("LShift", "<<"), ("BitOr", "|"), ("BitAnd", "&"), ("BitXor", "^"),
+        )
     ))
     + alike(RELEASE, EQUIVALENT, _DEBUG_DECORATOR, (
         (_FLASHINFER + "RemoveDecorator:4", ""),

@@ -85,7 +85,15 @@ SMALL_ROPE = (
 _ONE_TILE = (
     "the MLA scatter's tile offset (mla_buffer.py 27, 28 and 39): its grid is (n_loc, 1) "
     "(set_mla_kv_buffer_triton, 140), so pid_blk is 0 and base is 0, and 0 // BLOCK, "
-    "0 % BLOCK, 0 | x and 0 ^ x are what 0 * BLOCK and 0 + x are"
+    "0 % BLOCK, 0 >> BLOCK, 0 << BLOCK, 0 & BLOCK, 0 | x and 0 ^ x are what 0 * BLOCK and "
+    "0 + x are"
+)
+_INTERPRETED_BOOLS = (
+    "arithmetic for `&` between the MLA scatter's boolean masks (mla_buffer.py 56, 60 and 65): "
+    "in the Triton interpreter this machine runs, the masks are numpy bool arrays, where `+` is "
+    "`or`, `*` is `and`, and `/` and `//` give values whose truth matches the loads' tl.where "
+    "choice, so the same elements are written; what compiled Triton makes of int1 `+`, `/` or "
+    "`//` (and of the loads they unmask) only a GPU can say"
 )
 _DISJOINT_WIDTHS = (
     "`|` or `^` for `+` between the nope and rope widths (mla_buffer.py 29, 56 and 138): they "
@@ -197,10 +205,22 @@ SURVIVORS_0_5_14_SCOPE: tuple[Survivor, ...] = (
     + alike(RELEASE, EQUIVALENT, _ONE_TILE, (
         (_MLA_K + "ReplaceBinaryOperator_Mul_FloorDiv:0", "base = pid_blk // BLOCK"),
         (_MLA_K + "ReplaceBinaryOperator_Mul_Mod:0", "base = pid_blk % BLOCK"),
+        (_MLA_K + "ReplaceBinaryOperator_Mul_RShift:0", "base = pid_blk >> BLOCK"),
+        (_MLA_K + "ReplaceBinaryOperator_Mul_LShift:0", "base = pid_blk << BLOCK"),
+        (_MLA_K + "ReplaceBinaryOperator_Mul_BitAnd:0", "base = pid_blk & BLOCK"),
         (_MLA_K + "ReplaceBinaryOperator_Add_BitOr:0", "offs = base | tl.arange(0, BLOCK)"),
         (_MLA_K + "ReplaceBinaryOperator_Add_BitXor:0", "offs = base ^ tl.arange(0, BLOCK)"),
         (_MLA_K + "ReplaceBinaryOperator_Add_BitOr:5", "if base | BLOCK <= nope_dim:"),
         (_MLA_K + "ReplaceBinaryOperator_Add_BitXor:5", "if base ^ BLOCK <= nope_dim:"),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _INTERPRETED_BOOLS, tuple(
+        (f"{_MLA_K}ReplaceBinaryOperator_BitAnd_{name}:{occurrence}", line.format(symbol))
+        for name, symbol in (("Add", "+"), ("Mul", "*"), ("Div", "/"), ("FloorDiv", "//"))
+        for occurrence, line in (
+            (0, "is_rope = (offs >= nope_dim) {} (offs < (nope_dim + rope_dim))"),
+            (1, "mask=mask {} is_nope,"),
+            (2, "mask=mask {} is_rope,"),
+        )
     ))
     + alike(RELEASE, GAP, _DISJOINT_WIDTHS, tuple(
         (f"{_MLA_K}ReplaceBinaryOperator_Add_{name}:{occurrence}", line.format(symbol))

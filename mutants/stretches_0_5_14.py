@@ -9,6 +9,7 @@ from mutants.survivors_0_5_14 import RELEASE
 from mutants.survivors_0_5_14_scope import (
     CP_WRITE_0_5_14,
     ENCODER_ONLY_0_5_14,
+    NO_NOPE,
     READ_BACK_0_5_14,
     SMALL_ROPE,
 )
@@ -24,7 +25,8 @@ STRETCHES_0_5_14: tuple[Stretch, ...] = (
     after_write(RELEASE, _TORCH_NATIVE_F + "forward_extend", 301, 336),
     after_write(RELEASE, _TORCH_NATIVE_F + "forward_decode", 369, 398),
     Stretch(RELEASE, _TRITON_F + "forward_extend", 1038, 1047, GAP, READ_BACK_0_5_14),
-    Stretch(RELEASE, "mla_buffer.py set_mla_kv_buffer_kernel", 39, 51, GAP, SMALL_ROPE),
+    Stretch(RELEASE, "mla_buffer.py set_mla_kv_buffer_kernel", 39, 44, GAP, SMALL_ROPE),
+    Stretch(RELEASE, "mla_buffer.py set_mla_kv_buffer_kernel", 45, 51, GAP, NO_NOPE),
     after_write(RELEASE, _FA3_F + "forward_extend", 844, 1301),
     after_write(RELEASE, _FA3_F + "forward_decode", 1340, 1599),
     Stretch(RELEASE, _FA3_F + "forward_extend", 812, 835, GAP, CP_WRITE_0_5_14),

@@ -77,7 +77,7 @@ SMALL_ROPE = (
     "an MLA row whose rope part has no or one element: the scatter's BLOCK sized from "
     "nope_dim * rope_dim (mla_buffer.py 138), the rope mask bound nope_dim * rope_dim (56) and "
     "the kernel's fast path for a tile of nope alone (39-44, a power-of-two nope with no rope; "
-    "the rope-only path, 45-51, needs no nope) differ from the release's only there. kvh's MLA "
+    "its test as `<` or `is`) differ from the release's only there. kvh's MLA "
     "geometries have one rope-less shape, (512, 0) (scenarios/strategies/geometry.py "
     "MLA_SHAPES), drawn at ci by chance; its builtin scenarios and the ci draws on these cells "
     "did not take it, and no shape has a rope of one element"
@@ -89,11 +89,34 @@ _ONE_TILE = (
     "0 + x are"
 )
 _INTERPRETED_BOOLS = (
-    "arithmetic for `&` between the MLA scatter's boolean masks (mla_buffer.py 56, 60 and 65): "
-    "in the Triton interpreter this machine runs, the masks are numpy bool arrays, where `+` is "
-    "`or`, `*` is `and`, and `/` and `//` give values whose truth matches the loads' tl.where "
-    "choice, so the same elements are written; what compiled Triton makes of int1 `+`, `/` or "
-    "`//` (and of the loads they unmask) only a GPU can say"
+    "another operator for `&` between the MLA scatter's boolean masks, or an `is not` in them "
+    "(mla_buffer.py 56, 60 and 65): in the Triton interpreter this machine runs, the masks are "
+    "numpy bool arrays (`+` is `or`, `*` is `and`; `/`, `//` and `<<` give values of the same "
+    "truth where it matters; `is not` between an array and an int is True), and what they "
+    "unmask is a load whose values tl.where then discards (it picks by is_nope) before a store "
+    "masked at the row's width, so the same elements are written; what compiled Triton makes "
+    "of int1 arithmetic, and of loads past a row it unmasks, only a GPU can say"
+)
+_ROPE_BOUND = (
+    "is_rope's upper bound `offs < nope_dim + rope_dim` (mla_buffer.py 56) as `!=` or `<=`: "
+    "is_rope masks only the rope load, together with the row's mask `offs < total_dim`, which "
+    "already excludes offs == total_dim, so the load and the written elements are the same"
+)
+_FAST_PATH_TEST = (
+    "the nope-only fast path's test `base + BLOCK <= nope_dim` (mla_buffer.py 39) as `==`, and "
+    "the rope-only path's `base >= nope_dim` (45) as `==`: base is 0 (one tile a row) and BLOCK "
+    "is a power of two at least the row's width, so `<=` holds only where BLOCK equals nope_dim "
+    "and `>=` only where nope_dim is 0, which is where `==` holds too"
+)
+NO_NOPE = (
+    "the rope-only fast path's test `base >= nope_dim` (mla_buffer.py 45) as `>` or `is`: base "
+    "is 0, so they differ from it only for an MLA row with no nope part, which no MLA model "
+    "has and kvh's MLA geometries do not draw"
+)
+_TMA_LOCS = (
+    "the TMA bulk-store test's loc count `n_loc >= _TMA_BULK_STORE_MIN_LOCS` (mla_buffer.py "
+    "124): its next operand, is_arch_support_pdl(), is False on a CPU, so whatever the count "
+    "compares to, the Triton scatter runs"
 )
 _DISJOINT_WIDTHS = (
     "`|` or `^` for `+` between the nope and rope widths (mla_buffer.py 29, 56 and 138): they "
@@ -215,12 +238,35 @@ SURVIVORS_0_5_14_SCOPE: tuple[Survivor, ...] = (
     ))
     + alike(RELEASE, OUT_OF_REACH, _INTERPRETED_BOOLS, tuple(
         (f"{_MLA_K}ReplaceBinaryOperator_BitAnd_{name}:{occurrence}", line.format(symbol))
-        for name, symbol in (("Add", "+"), ("Mul", "*"), ("Div", "/"), ("FloorDiv", "//"))
+        for name, symbol in (("Add", "+"), ("Mul", "*"), ("Div", "/"), ("FloorDiv", "//"), ("LShift", "<<"), ("BitOr", "|"))
         for occurrence, line in (
             (0, "is_rope = (offs >= nope_dim) {} (offs < (nope_dim + rope_dim))"),
             (1, "mask=mask {} is_nope,"),
             (2, "mask=mask {} is_rope,"),
         )
+    ) + (
+        (_MLA_K + "ReplaceComparisonOperator_Lt_IsNot:2", "is_rope = (offs >= nope_dim) & (offs is not (nope_dim + rope_dim))"),
+        (_MLA_K + "ReplaceComparisonOperator_GtE_IsNot:1", "is_rope = (offs is not nope_dim) & (offs < (nope_dim + rope_dim))"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _ROPE_BOUND, (
+        (_MLA_K + "ReplaceComparisonOperator_Lt_NotEq:2", "is_rope = (offs >= nope_dim) & (offs != (nope_dim + rope_dim))"),
+        (_MLA_K + "ReplaceComparisonOperator_Lt_LtE:2", "is_rope = (offs >= nope_dim) & (offs <= (nope_dim + rope_dim))"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _FAST_PATH_TEST, (
+        (_MLA_K + "ReplaceComparisonOperator_LtE_Eq:0", "if base + BLOCK == nope_dim:"),
+        (_MLA_K + "ReplaceComparisonOperator_GtE_Eq:0", "elif base == nope_dim:"),
+    ))
+    + alike(RELEASE, GAP, SMALL_ROPE, (
+        (_MLA_K + "ReplaceComparisonOperator_LtE_Lt:0", "if base + BLOCK < nope_dim:"),
+        (_MLA_K + "ReplaceComparisonOperator_LtE_Is:0", "if base + BLOCK is nope_dim:"),
+    ))
+    + alike(RELEASE, GAP, NO_NOPE, (
+        (_MLA_K + "ReplaceComparisonOperator_GtE_Gt:0", "elif base > nope_dim:"),
+        (_MLA_K + "ReplaceComparisonOperator_GtE_Is:0", "elif base is nope_dim:"),
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _TMA_LOCS, tuple(
+        (f"{_MLA_K}ReplaceComparisonOperator_GtE_{name}:2", f"n_loc {symbol} _TMA_BULK_STORE_MIN_LOCS")
+        for name, symbol in (("Eq", "=="), ("NotEq", "!="), ("Lt", "<"), ("LtE", "<="), ("Gt", ">"), ("Is", "is"), ("IsNot", "is not"))
     ))
     + alike(RELEASE, GAP, _DISJOINT_WIDTHS, tuple(
         (f"{_MLA_K}ReplaceBinaryOperator_Add_{name}:{occurrence}", line.format(symbol))
@@ -241,6 +287,10 @@ SURVIVORS_0_5_14_SCOPE: tuple[Survivor, ...] = (
             ("Add", "+"), ("Sub", "-"), ("Div", "/"), ("FloorDiv", "//"), ("Mod", "%"), ("Pow", "**"),
             ("RShift", ">>"), ("LShift", "<<"), ("BitOr", "|"), ("BitAnd", "&"), ("BitXor", "^"),
         )
+    ) + tuple(
+        (f"{_MLA_K}ReplaceUnaryOperator_{operator}:{occurrence}", f"{part}_bytes = cache_k_{part}.shape[{index}] * cache_k_{part}.element_size()")
+        for occurrence, part in ((0, "nope"), (1, "rope"))
+        for operator, index in (("USub_UAdd", "+1"), ("USub_Invert", "~1"), ("USub_Not", "not 1"), ("Delete_USub", "1"))
     ))
     + alike(RELEASE, EQUIVALENT, _DEBUG_DECORATOR, (
         (_FLASHINFER + "RemoveDecorator:4", ""),

@@ -23,6 +23,7 @@ _PROBE = "srt/utils/async_probe.py:core/"
 _M = "srt/mem_cache/memory_pool.py:core/"
 _MLA_K = "srt/mem_cache/triton_ops/mla_buffer.py:core/"
 _COMMON = "srt/utils/common.py:core/"
+_TORCH_NATIVE = "srt/layers/attention/torch_native_backend.py:core/"
 
 CP_WRITE_0_5_14 = (
     "the context-parallel write of 0.5.14 (FA3's is_cp_mode, 786-790, and its branch, 812-835: "
@@ -134,6 +135,39 @@ _TMA_WIDTHS = (
     "the byte widths set_mla_kv_buffer_triton hands can_use_set_mla_kv_buffer (mla_buffer.py "
     "121-122), read only by its TMA bulk-store test `n_loc >= 768 and is_arch_support_pdl() "
     "and ...` (SM90+ with PDL): a CPU's is_arch_support_pdl() is False, so they are never read"
+)
+_PDL = (
+    "programmatic dependent launch (mla_buffer.py 141, and the TMA test's `or` after its loc "
+    "count, 126): is_arch_support_pdl() is False on a CPU, so the kernel gets no PDL keywords "
+    "whatever their values, and can_use_set_mla_kv_buffer, where the mutant calls it, fails to "
+    "build its CUDA JIT module and says False; an SM90+ GPU tells them apart"
+)
+_MANY_LOCS = (
+    "the TMA test's first `and` turned `or` (mla_buffer.py 125): it differs only for an MLA "
+    "write of 768 locs or more (_TMA_BULK_STORE_MIN_LOCS), which would then take the CUDA JIT "
+    "path; kvh's MLA writes are shorter"
+)
+_HEAD_STRIDE = (
+    "stride(1) for stride(0) in the MLA scatter's arguments (mla_buffer.py 147-149): the cache "
+    "and the nope and rope parts have one head, (tokens, 1, width), and the tensors kvh hands "
+    "(whole or column slices of one tensor) give that size-1 dim the token stride, so the two "
+    "agree; a view whose head dim has another stride (a permuted tensor) would tell them apart"
+)
+_EXTRA_TILE = (
+    "the MLA scatter's grid and tile ids (mla_buffer.py 25, 140): a second tile a loc, "
+    "(n_loc, 2), starts at BLOCK, past the row's width, where every lane is masked and nothing "
+    "is stored; and tl.program_id(2) on a grid of two axes is 0, as program_id(1) is"
+)
+_MASKED_FILL = (
+    "the fill value of the scatter's masked loads (mla_buffer.py 61 and 66): tl.where takes a "
+    "nope lane's value from the nope load and a rope lane's from the rope load, both loaded "
+    "there, and the lanes past the row are not stored, so no filled lane is written"
+)
+_OUTPUT_BUFFER = (
+    "torch_native's output buffer o (its width and the test that picks it, "
+    "torch_native_backend.py 288-291 and 351-354) and the query it reshapes in decode (349): "
+    "only the attention after the write reads them "
+    "(where the reshape does not raise); the write reads k, v and the loc"
 )
 _DEBUG_DECORATOR = (
     "@debug_kernel_api removed: at the release's default kernel API log level (0) the decorator "
@@ -291,6 +325,50 @@ SURVIVORS_0_5_14_SCOPE: tuple[Survivor, ...] = (
         (f"{_MLA_K}ReplaceUnaryOperator_{operator}:{occurrence}", f"{part}_bytes = cache_k_{part}.shape[{index}] * cache_k_{part}.element_size()")
         for occurrence, part in ((0, "nope"), (1, "rope"))
         for operator, index in (("USub_UAdd", "+1"), ("USub_Invert", "~1"), ("USub_Not", "not 1"), ("Delete_USub", "1"))
+    ) + tuple(
+        (f"{_MLA_K}NumberReplacer:{occurrence}", f"{part}_bytes = cache_k_{part}.shape[{index}] * cache_k_{part}.element_size()")
+        for occurrence, part, index in ((12, "nope", "- 2"), (13, "nope", "- 0"), (14, "rope", "- 2"), (15, "rope", "- 0"))
+    ))
+    + alike(RELEASE, OUT_OF_REACH, _PDL, (
+        (_MLA_K + "ReplaceTrueWithFalse:0", 'pdl_kwargs = {"USE_GDC": False, "launch_pdl": True} if is_arch_support_pdl() else {}'),
+        (_MLA_K + "ReplaceTrueWithFalse:1", 'pdl_kwargs = {"USE_GDC": True, "launch_pdl": False} if is_arch_support_pdl() else {}'),
+        (_MLA_K + "ReplaceAndWithOr:1", "or can_use_set_mla_kv_buffer(nope_bytes, rope_bytes)"),
+    ))
+    + alike(RELEASE, GAP, _MANY_LOCS, (
+        (_MLA_K + "ReplaceAndWithOr:0", "or is_arch_support_pdl()"),
+    ))
+    + alike(RELEASE, GAP, _HEAD_STRIDE, (
+        (_MLA_K + "NumberReplacer:22", "kv_buffer.stride( 1),"),
+        (_MLA_K + "NumberReplacer:24", "cache_k_nope.stride( 1),"),
+        (_MLA_K + "NumberReplacer:26", "cache_k_rope.stride( 1),"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _EXTRA_TILE, (
+        (_MLA_K + "NumberReplacer:20", "grid = (n_loc, 2)"),
+        (_MLA_K + "NumberReplacer:2", "pid_blk = tl.program_id( 2)"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _MASKED_FILL, (
+        (_MLA_K + "NumberReplacer:6", "other= 1,"),
+        (_MLA_K + "NumberReplacer:7", "other= -1,"),
+        (_MLA_K + "NumberReplacer:8", "other= 1,"),
+        (_MLA_K + "NumberReplacer:9", "other= -1,"),
+    ))
+    + alike(RELEASE, OUTSIDE_THE_WRITE, _OUTPUT_BUFFER, tuple(
+        (f"{_TORCH_NATIVE}ReplaceBinaryOperator_Mul_{name}:{occurrence}", f"o = q.new_empty((q.shape[0], layer.tp_q_head_num {symbol} layer.v_head_dim))")
+        for occurrence in (1, 3)
+        for name, symbol in (
+            ("Add", "+"), ("Sub", "-"), ("Div", "/"), ("FloorDiv", "//"), ("Mod", "%"), ("Pow", "**"),
+            ("RShift", ">>"), ("LShift", "<<"), ("BitOr", "|"), ("BitAnd", "&"), ("BitXor", "^"),
+        )
+    ) + tuple(
+        (f"{_TORCH_NATIVE}ReplaceComparisonOperator_NotEq_{name}:{occurrence}", f"if layer.qk_head_dim {symbol} layer.v_head_dim:")
+        for occurrence in (0, 2)
+        for name, symbol in (("Eq", "=="), ("Lt", "<"), ("LtE", "<="), ("Gt", ">"), ("GtE", ">="), ("Is", "is"), ("IsNot", "is not"))
+    ) + tuple(
+        (f"{_TORCH_NATIVE}ReplaceBinaryOperator_Mul_{name}:2", f"q = q.reshape(-1, layer.tp_q_head_num {symbol} layer.qk_head_dim)")
+        for name, symbol in (
+            ("Add", "+"), ("Sub", "-"), ("Div", "/"), ("FloorDiv", "//"), ("Mod", "%"), ("Pow", "**"),
+            ("RShift", ">>"), ("LShift", "<<"), ("BitOr", "|"), ("BitAnd", "&"), ("BitXor", "^"),
+        )
     ))
     + alike(RELEASE, EQUIVALENT, _DEBUG_DECORATOR, (
         (_FLASHINFER + "RemoveDecorator:4", ""),

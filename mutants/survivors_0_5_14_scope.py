@@ -24,6 +24,29 @@ _M = "srt/mem_cache/memory_pool.py:core/"
 _MLA_K = "srt/mem_cache/triton_ops/mla_buffer.py:core/"
 _COMMON = "srt/utils/common.py:core/"
 _TORCH_NATIVE = "srt/layers/attention/torch_native_backend.py:core/"
+_TRITON = "srt/layers/attention/triton_backend.py:core/"
+_OPERATORS = (
+    ("Add", "+"),
+    ("Sub", "-"),
+    ("Div", "/"),
+    ("FloorDiv", "//"),
+    ("Mod", "%"),
+    ("Pow", "**"),
+    ("RShift", ">>"),
+    ("LShift", "<<"),
+    ("BitOr", "|"),
+    ("BitAnd", "&"),
+    ("BitXor", "^"),
+)  # cosmic-ray's replacements of `*`
+_NOT_EQUAL = (
+    ("Eq", "=="),
+    ("Lt", "<"),
+    ("LtE", "<="),
+    ("Gt", ">"),
+    ("GtE", ">="),
+    ("Is", "is"),
+    ("IsNot", "is not"),
+)
 
 CP_WRITE_0_5_14 = (
     "the context-parallel write of 0.5.14 (FA3's is_cp_mode, 786-790, and its branch, 812-835: "
@@ -168,6 +191,29 @@ _OUTPUT_BUFFER = (
     "torch_native_backend.py 288-291 and 351-354) and the query it reshapes in decode (349): "
     "only the attention after the write reads them "
     "(where the reshape does not raise); the write reads k, v and the loc"
+)
+_TRITON_OUTPUT = (
+    "triton's output buffer o (triton_backend.py 1030-1036: the batch's _attn_output, which kvh "
+    "hands as None, or a new one of a width the test picks; 1337-1340 in decode) and the width "
+    "its forward_decode reshapes the query to (1334): where they do not raise, only the "
+    "attention after the write reads them; the write reads k, v and the loc"
+)
+_CAPPING_METHOD = (
+    "a logit capping method other than tanh, which logit_capping_mod refuses (triton_backend.py "
+    "62-67): kvh's layers pass RadixAttention's default, tanh, for which `==`, `<=`, `>=` and "
+    "`is` (an interned literal) agree"
+)
+_SWA_LAYERS = (
+    "torch_native's `swa_layer_nums > 0` in its test for a sliding-window pool "
+    "(torch_native_backend.py 30): `!= 0` agrees, a count is never negative"
+)
+_SWA_NO_LAYER = (
+    "torch_native's `swa_layer_nums > 0` as `>= 0` or `> -1` (torch_native_backend.py 30): they "
+    "differ only for an SWAKVPool with no SWA layer, which kvh never builds"
+)
+_DEAD_CACHE_LOC = (
+    "torch_native's first choice of cache_loc in forward_decode (355-359): the `if` at 361-364 "
+    "assigns it again before anything reads it"
 )
 _DEBUG_DECORATOR = (
     "@debug_kernel_api removed: at the release's default kernel API log level (0) the decorator "
@@ -362,13 +408,57 @@ SURVIVORS_0_5_14_SCOPE: tuple[Survivor, ...] = (
     ) + tuple(
         (f"{_TORCH_NATIVE}ReplaceComparisonOperator_NotEq_{name}:{occurrence}", f"if layer.qk_head_dim {symbol} layer.v_head_dim:")
         for occurrence in (0, 2)
-        for name, symbol in (("Eq", "=="), ("Lt", "<"), ("LtE", "<="), ("Gt", ">"), ("GtE", ">="), ("Is", "is"), ("IsNot", "is not"))
+        for name, symbol in _NOT_EQUAL
+    ) + (
+        (_TORCH_NATIVE + "AddNot:12", "if not layer.qk_head_dim != layer.v_head_dim:"),
+        (_TORCH_NATIVE + "AddNot:17", "if not layer.qk_head_dim != layer.v_head_dim:"),
+        (_TORCH_NATIVE + "NumberReplacer:94", "o = q.new_empty((q.shape[ 1], layer.tp_q_head_num * layer.v_head_dim))"),
+        (_TORCH_NATIVE + "NumberReplacer:95", "o = q.new_empty((q.shape[ -1], layer.tp_q_head_num * layer.v_head_dim))"),
+        (_TORCH_NATIVE + "NumberReplacer:104", "o = q.new_empty((q.shape[ 1], layer.tp_q_head_num * layer.v_head_dim))"),
+        (_TORCH_NATIVE + "NumberReplacer:105", "o = q.new_empty((q.shape[ -1], layer.tp_q_head_num * layer.v_head_dim))"),
     ) + tuple(
         (f"{_TORCH_NATIVE}ReplaceBinaryOperator_Mul_{name}:2", f"q = q.reshape(-1, layer.tp_q_head_num {symbol} layer.qk_head_dim)")
         for name, symbol in (
             ("Add", "+"), ("Sub", "-"), ("Div", "/"), ("FloorDiv", "//"), ("Mod", "%"), ("Pow", "**"),
             ("RShift", ">>"), ("LShift", "<<"), ("BitOr", "|"), ("BitAnd", "&"), ("BitXor", "^"),
         )
+    ))
+    + alike(RELEASE, OUTSIDE_THE_WRITE, _TRITON_OUTPUT, tuple(
+        (f"{_TRITON}ReplaceBinaryOperator_Mul_{name}:{occurrence}", f"o = q.new_empty((q.shape[0], layer.tp_q_head_num {symbol} layer.v_head_dim))")
+        for occurrence in (12, 14)
+        for name, symbol in _OPERATORS
+    ) + tuple(
+        (f"{_TRITON}ReplaceComparisonOperator_NotEq_{name}:{occurrence}", f"{prefix} layer.qk_head_dim {symbol} layer.v_head_dim:")
+        for occurrence, prefix in ((1, "elif"), (2, "if"))
+        for name, symbol in _NOT_EQUAL
+    ) + tuple(
+        (f"{_TRITON}ReplaceBinaryOperator_Mul_{name}:13", f"q = q.reshape(-1, layer.tp_q_head_num {symbol} layer.qk_head_dim)")
+        for name, symbol in _OPERATORS
+    ) + (
+        (_TRITON + "ReplaceComparisonOperator_IsNot_Is:28", "if attn_out is None:"),
+        (_TRITON + "AddNot:61", "if not attn_out is not None:"),
+        (_TRITON + "AddNot:79", "if not layer.qk_head_dim != layer.v_head_dim:"),
+    ))
+    + alike(RELEASE, GAP, READ_BACK_0_5_14, (
+        (_TRITON + "ReplaceComparisonOperator_Is_IsNot:12", "if k is not None and v is None:"),
+        (_TRITON + "ReplaceComparisonOperator_Is_IsNot:13", "if k is None and v is not None:"),
+        (_TRITON + "AddNot:62", "if not k is None and v is None:"),
+    ))
+    + alike(RELEASE, GAP, _CAPPING_METHOD, (
+        (_TRITON + "ReplaceComparisonOperator_Eq_LtE:0", 'if logit_capping_method <= "tanh":'),
+        (_TRITON + "ReplaceComparisonOperator_Eq_GtE:0", 'if logit_capping_method >= "tanh":'),
+        (_TRITON + "ReplaceComparisonOperator_Eq_Is:0", 'if logit_capping_method is "tanh":'),
+    ))
+    + alike(RELEASE, EQUIVALENT, _SWA_LAYERS, (
+        (_TORCH_NATIVE + "ReplaceComparisonOperator_Gt_NotEq:0", "and self.token_to_kv_pool.swa_layer_nums != 0"),
+    ))
+    + alike(RELEASE, GAP, _SWA_NO_LAYER, (
+        (_TORCH_NATIVE + "ReplaceComparisonOperator_Gt_GtE:0", "and self.token_to_kv_pool.swa_layer_nums >= 0"),
+        (_TORCH_NATIVE + "NumberReplacer:1", "and self.token_to_kv_pool.swa_layer_nums > -1"),
+    ))
+    + alike(RELEASE, EQUIVALENT, _DEAD_CACHE_LOC, (
+        (_TORCH_NATIVE + "ReplaceUnaryOperator_Delete_Not:3", "if  layer.is_cross_attention"),
+        (_TORCH_NATIVE + "AddNot:18", "if not not layer.is_cross_attention"),
     ))
     + alike(RELEASE, EQUIVALENT, _DEBUG_DECORATOR, (
         (_FLASHINFER + "RemoveDecorator:4", ""),
@@ -379,6 +469,10 @@ SURVIVORS_0_5_14_SCOPE: tuple[Survivor, ...] = (
         (_FA3 + "ReplaceTrueWithFalse:8", "save_kv_cache=False,"),
         (_FLASHINFER + "ReplaceTrueWithFalse:8", "save_kv_cache=False,"),
         (_FLASHINFER + "ReplaceTrueWithFalse:10", "save_kv_cache=False,"),
+        (_TORCH_NATIVE + "ReplaceTrueWithFalse:0", "save_kv_cache=False,"),
+        (_TRITON + "ReplaceTrueWithFalse:0", "save_kv_cache=False,"),
+        (_TRITON + "ReplaceTrueWithFalse:2", "save_kv_cache=False,"),
+        (_TORCH_NATIVE + "ReplaceTrueWithFalse:2", "save_kv_cache=False,"),
     ))
     + alike(RELEASE, GAP, READ_BACK_0_5_14, (
         (_FLASHINFER + "ReplaceComparisonOperator_Is_IsNot:9", "if k is not None and v is None:"),

@@ -57,7 +57,8 @@ CP_WRITE_0_5_14 = (
 )
 READ_BACK_0_5_14 = (
     "a forward called with k and v None, which reads the layer's rows back from the cache (the "
-    "IQuestLoopCoder path) before the write at its end; kvh's scenarios always hand k and v"
+    "IQuestLoopCoder path) before the write at its end, or with one of them None, which triton "
+    "refuses (1046); kvh's scenarios always hand k and v"
 )
 ENCODER_ONLY_0_5_14 = (
     "the test that skips the write for an encoder-only layer of a model that is not a diffusion "
@@ -437,12 +438,18 @@ SURVIVORS_0_5_14_SCOPE: tuple[Survivor, ...] = (
     ) + (
         (_TRITON + "ReplaceComparisonOperator_IsNot_Is:28", "if attn_out is None:"),
         (_TRITON + "AddNot:61", "if not attn_out is not None:"),
+    ) + tuple(
+        (f"{_TRITON}NumberReplacer:{occurrence}", f"o = q.new_empty((q.shape[ {index}], layer.tp_q_head_num * layer.v_head_dim))")
+        for occurrence, index in ((148, "1"), (149, "-1"), (196, "1"), (197, "-1"))
+    ) + (
         (_TRITON + "AddNot:79", "if not layer.qk_head_dim != layer.v_head_dim:"),
     ))
     + alike(RELEASE, GAP, READ_BACK_0_5_14, (
         (_TRITON + "ReplaceComparisonOperator_Is_IsNot:12", "if k is not None and v is None:"),
         (_TRITON + "ReplaceComparisonOperator_Is_IsNot:13", "if k is None and v is not None:"),
         (_TRITON + "AddNot:62", "if not k is None and v is None:"),
+        (_TRITON + "ReplaceAndWithOr:20", "if k is None or v is None:"),
+        (_TRITON + "ReplaceOrWithAnd:6", "elif k is None and v is None:"),
     ))
     + alike(RELEASE, GAP, _CAPPING_METHOD, (
         (_TRITON + "ReplaceComparisonOperator_Eq_LtE:0", 'if logit_capping_method <= "tanh":'),

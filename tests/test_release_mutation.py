@@ -322,3 +322,22 @@ def test_survivors_of_the_installed_release_are_read_against_its_version(tmp_pat
                 "function": "memory_pool.py MHATokenToKVPool.set_kv_buffer"}  # fmt: skip
     row = stamped(survived, "sglang", release_named("sglang"))
     assert row["sut"] == "sglang" and row["survivor_class"] == record.kind
+
+
+def test_a_record_names_the_mutant_s_copy_not_this_machine_s_path(tmp_path: Path) -> None:
+    """A judge's message names the mutant's scratch folder (under --out, this machine's path);
+    the records are stored in the repository, so they name it as MUTANT_COPY instead."""
+    from harness.run.release_mutation import MUTANT_COPY, portable_detail
+
+    scratch = tmp_path / "work" / "mutant-0123456789ab"
+    said = f"SUT worker for {scratch}/release did not start: worker crashed: exit code -6"
+    assert portable_detail(said, scratch) == (
+        f"SUT worker for {MUTANT_COPY}/release did not start: worker crashed: exit code -6"
+    )
+    assert str(tmp_path) not in portable_detail(said, scratch)
+
+
+def test_no_stored_campaign_names_a_path_of_the_machine_that_ran_it() -> None:
+    for stored in _stored_campaigns():
+        records = json.loads(stored.read_text())["records"]
+        assert not [r["id"] for r in records if "/.cache/" in r.get("detail", "")], stored.name

@@ -39,6 +39,8 @@ from mutants.generated import GeneratedMutant, mutated_text
 
 KILLED, KILLED_CI, KILLED_AT_LOAD = "killed", "killed_ci", "killed_at_load"
 SURVIVED, LIMITED, NOT_APPLIED = "survived", "limited", "not_applied"
+# How a record names the folder a mutant's copy was judged in.
+MUTANT_COPY = "<mutant copy>"
 STATUSES = {
     KILLED: "a finding at the builtin scenarios",
     KILLED_CI: "no finding at the builtin scenarios, a finding at --profile ci",
@@ -201,6 +203,13 @@ class _Pending:
     cold: bool = False  # judged again cold, after its warm judge crashed
 
 
+def portable_detail(detail: str, scratch: Path) -> str:
+    """A judge's message with the mutant's scratch folder (this machine's path, under the
+    campaign's --out) named as such: records are stored in the repository and compared across
+    machines."""
+    return detail.replace(str(scratch), MUTANT_COPY)
+
+
 def campaign(
     release: str,
     mutants: list[GeneratedMutant],
@@ -216,12 +225,13 @@ def campaign(
     pending: dict[int, _Pending] = {}
     queue = list(mutants)
 
-    def result(job: _Pending, status: str, **fields) -> MutationResult:
+    def result(job: _Pending, status: str, detail: str = "", **fields) -> MutationResult:
         m = job.mutant
         return MutationResult(
             m.id, m.file, m.function, m.operator, m.occurrence, m.line, status,
             diff=job.said.get("diff", ""), cells=job.said.get("cells", {}),
-            seconds=time.monotonic() - job.started, **fields,
+            seconds=time.monotonic() - job.started,
+            detail=portable_detail(detail, job.scratch), **fields,
         )  # fmt: skip
 
     def finish_one() -> None:

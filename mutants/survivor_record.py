@@ -102,6 +102,8 @@ MUL_INT_REPLACED = (
     ("Add", "+"), ("Sub", "-"), ("FloorDiv", "//"), ("Mod", "%"), ("Pow", "**"),
     ("LShift", "<<"), ("RShift", ">>"), ("BitOr", "|"), ("BitAnd", "&"), ("BitXor", "^"),
 )  # fmt: skip
+# Every one it puts in place of `*` (ReplaceBinaryOperator_Mul_*).
+MUL_REPLACED = MUL_INT_REPLACED + (("Div", "/"),)
 # Those it puts in place of `==` (ReplaceComparisonOperator_Eq_*) and of `!=`; `is` and `is not`
 # are numbered apart where the other side is a literal (cosmic-ray makes none there).
 EQ_ORDERED = (("NotEq", "!="), ("Lt", "<"), ("LtE", "<="), ("Gt", ">"), ("GtE", ">="))

@@ -7,8 +7,12 @@ where a reason is 0.5.23's too, its text says so."""
 from __future__ import annotations
 
 from mutants.survivor_record import (
+    EQ_ORDERED,
     EQUIVALENT,
     GAP,
+    IDENTITY,
+    MUL_REPLACED,
+    NOT_EQ_ORDERED,
     OUT_OF_REACH,
     OUTSIDE_THE_WRITE,
     Survivor,
@@ -25,28 +29,6 @@ _MLA_K = "srt/mem_cache/triton_ops/mla_buffer.py:core/"
 _COMMON = "srt/utils/common.py:core/"
 _TORCH_NATIVE = "srt/layers/attention/torch_native_backend.py:core/"
 _TRITON = "srt/layers/attention/triton_backend.py:core/"
-_OPERATORS = (
-    ("Add", "+"),
-    ("Sub", "-"),
-    ("Div", "/"),
-    ("FloorDiv", "//"),
-    ("Mod", "%"),
-    ("Pow", "**"),
-    ("RShift", ">>"),
-    ("LShift", "<<"),
-    ("BitOr", "|"),
-    ("BitAnd", "&"),
-    ("BitXor", "^"),
-)  # cosmic-ray's replacements of `*`
-_NOT_EQUAL = (
-    ("Eq", "=="),
-    ("Lt", "<"),
-    ("LtE", "<="),
-    ("Gt", ">"),
-    ("GtE", ">="),
-    ("Is", "is"),
-    ("IsNot", "is not"),
-)
 
 CP_WRITE_0_5_14 = (
     "the context-parallel write of 0.5.14 (FA3's is_cp_mode, 786-790, and its branch, 812-835: "
@@ -269,7 +251,7 @@ SURVIVORS_0_5_14_SCOPE: tuple[Survivor, ...] = (
         # the write), each beside the batch's CP metadata, None on every batch kvh hands 0.5.14.
         (f"{_MODE}ReplaceComparisonOperator_Eq_{name}:{occurrence}", f"{prefix}self {symbol} ForwardMode.{mode}")
         for occurrence, prefix, mode in ((6, "", "EXTEND"), (7, "or ", "MIXED"), (8, "", "DRAFT_EXTEND_V2"))
-        for name, symbol in (("NotEq", "!="), ("Lt", "<"), ("LtE", "<="), ("Gt", ">"), ("GtE", ">="), ("Is", "is"), ("IsNot", "is not"))
+        for name, symbol in EQ_ORDERED + IDENTITY
     ) + (
         (_MODE + "AddNot:1", "if not include_draft_extend_v2"),
         (_MODE + "ReplaceFalseWithTrue:3", "def is_context_parallel_extend(self, include_draft_extend_v2: bool = True):"),
@@ -279,10 +261,7 @@ SURVIVORS_0_5_14_SCOPE: tuple[Survivor, ...] = (
     ))
     + alike(RELEASE, OUT_OF_REACH, _ROW_BYTES, tuple(
         (f"{_M}ReplaceBinaryOperator_Mul_{name}:3", f"row_bytes = row_dim {symbol} store_dtype.itemsize")
-        for name, symbol in (
-            ("Add", "+"), ("Sub", "-"), ("Div", "/"), ("FloorDiv", "//"), ("Mod", "%"), ("Pow", "**"),
-            ("RShift", ">>"), ("LShift", "<<"), ("BitOr", "|"), ("BitAnd", "&"), ("BitXor", "^"),
-        )
+        for name, symbol in MUL_REPLACED
     ))
     + alike(RELEASE, OUT_OF_REACH, _JIT_STORE, (
         (_M + "AddNot:2", "if not (_is_cuda or _is_hip) and same_kv_dim and can_use_store_cache(row_bytes):"),
@@ -364,10 +343,7 @@ SURVIVORS_0_5_14_SCOPE: tuple[Survivor, ...] = (
     + alike(RELEASE, OUT_OF_REACH, _TMA_WIDTHS, tuple(
         (f"{_MLA_K}ReplaceBinaryOperator_Mul_{name}:{occurrence}", f"{part}_bytes = cache_k_{part}.shape[-1] {symbol} cache_k_{part}.element_size()")
         for occurrence, part in ((6, "nope"), (7, "rope"))
-        for name, symbol in (
-            ("Add", "+"), ("Sub", "-"), ("Div", "/"), ("FloorDiv", "//"), ("Mod", "%"), ("Pow", "**"),
-            ("RShift", ">>"), ("LShift", "<<"), ("BitOr", "|"), ("BitAnd", "&"), ("BitXor", "^"),
-        )
+        for name, symbol in MUL_REPLACED
     ) + tuple(
         (f"{_MLA_K}ReplaceUnaryOperator_{operator}:{occurrence}", f"{part}_bytes = cache_k_{part}.shape[{index}] * cache_k_{part}.element_size()")
         for occurrence, part in ((0, "nope"), (1, "rope"))
@@ -402,14 +378,11 @@ SURVIVORS_0_5_14_SCOPE: tuple[Survivor, ...] = (
     + alike(RELEASE, OUTSIDE_THE_WRITE, _OUTPUT_BUFFER, tuple(
         (f"{_TORCH_NATIVE}ReplaceBinaryOperator_Mul_{name}:{occurrence}", f"o = q.new_empty((q.shape[0], layer.tp_q_head_num {symbol} layer.v_head_dim))")
         for occurrence in (1, 3)
-        for name, symbol in (
-            ("Add", "+"), ("Sub", "-"), ("Div", "/"), ("FloorDiv", "//"), ("Mod", "%"), ("Pow", "**"),
-            ("RShift", ">>"), ("LShift", "<<"), ("BitOr", "|"), ("BitAnd", "&"), ("BitXor", "^"),
-        )
+        for name, symbol in MUL_REPLACED
     ) + tuple(
         (f"{_TORCH_NATIVE}ReplaceComparisonOperator_NotEq_{name}:{occurrence}", f"if layer.qk_head_dim {symbol} layer.v_head_dim:")
         for occurrence in (0, 2)
-        for name, symbol in _NOT_EQUAL
+        for name, symbol in NOT_EQ_ORDERED + IDENTITY
     ) + (
         (_TORCH_NATIVE + "AddNot:12", "if not layer.qk_head_dim != layer.v_head_dim:"),
         (_TORCH_NATIVE + "AddNot:17", "if not layer.qk_head_dim != layer.v_head_dim:"),
@@ -419,22 +392,19 @@ SURVIVORS_0_5_14_SCOPE: tuple[Survivor, ...] = (
         (_TORCH_NATIVE + "NumberReplacer:105", "o = q.new_empty((q.shape[ -1], layer.tp_q_head_num * layer.v_head_dim))"),
     ) + tuple(
         (f"{_TORCH_NATIVE}ReplaceBinaryOperator_Mul_{name}:2", f"q = q.reshape(-1, layer.tp_q_head_num {symbol} layer.qk_head_dim)")
-        for name, symbol in (
-            ("Add", "+"), ("Sub", "-"), ("Div", "/"), ("FloorDiv", "//"), ("Mod", "%"), ("Pow", "**"),
-            ("RShift", ">>"), ("LShift", "<<"), ("BitOr", "|"), ("BitAnd", "&"), ("BitXor", "^"),
-        )
+        for name, symbol in MUL_REPLACED
     ))
     + alike(RELEASE, OUTSIDE_THE_WRITE, _TRITON_OUTPUT, tuple(
         (f"{_TRITON}ReplaceBinaryOperator_Mul_{name}:{occurrence}", f"o = q.new_empty((q.shape[0], layer.tp_q_head_num {symbol} layer.v_head_dim))")
         for occurrence in (12, 14)
-        for name, symbol in _OPERATORS
+        for name, symbol in MUL_REPLACED
     ) + tuple(
         (f"{_TRITON}ReplaceComparisonOperator_NotEq_{name}:{occurrence}", f"{prefix} layer.qk_head_dim {symbol} layer.v_head_dim:")
         for occurrence, prefix in ((1, "elif"), (2, "if"))
-        for name, symbol in _NOT_EQUAL
+        for name, symbol in NOT_EQ_ORDERED + IDENTITY
     ) + tuple(
         (f"{_TRITON}ReplaceBinaryOperator_Mul_{name}:13", f"q = q.reshape(-1, layer.tp_q_head_num {symbol} layer.qk_head_dim)")
-        for name, symbol in _OPERATORS
+        for name, symbol in MUL_REPLACED
     ) + (
         (_TRITON + "ReplaceComparisonOperator_IsNot_Is:28", "if attn_out is None:"),
         (_TRITON + "AddNot:61", "if not attn_out is not None:"),

@@ -10,6 +10,7 @@ from mutants.stretches_0_5_14 import STRETCHES_0_5_14
 from mutants.stretches_0_5_23 import STRETCHES_0_5_23
 from mutants.survivor_record import GAP, OUT_OF_REACH, Stretch, Survivor
 from mutants.survivors_0_5_14 import SURVIVORS_0_5_14
+from mutants.survivors_0_5_14_mla import SURVIVORS_0_5_14_MLA
 from mutants.survivors_0_5_14_scope import SURVIVORS_0_5_14_SCOPE
 from mutants.survivors_0_5_23 import SURVIVORS_0_5_23
 from mutants.survivors_0_5_23_backends import SURVIVORS_0_5_23_BACKENDS
@@ -30,6 +31,7 @@ SURVIVORS: tuple[Survivor, ...] = (
     + SURVIVORS_0_5_23_PADDED
     + SURVIVORS_0_5_14
     + SURVIVORS_0_5_14_SCOPE
+    + SURVIVORS_0_5_14_MLA
 )
 STRETCHES: tuple[Stretch, ...] = STRETCHES_0_5_23 + STRETCHES_0_5_14
 

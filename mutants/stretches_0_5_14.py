@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from mutants.survivor_record import EQUIVALENT, GAP, OUTSIDE_THE_WRITE, Stretch, after_write
 from mutants.survivors_0_5_14 import RELEASE
+from mutants.survivors_0_5_14_mla import NO_NOPE, SMALL_ROPE
 from mutants.survivors_0_5_14_scope import (
     CP_WRITE_0_5_14,
     ENCODER_ONLY_0_5_14,
-    NO_NOPE,
     READ_BACK_0_5_14,
-    SMALL_ROPE,
 )
 
 _FA3_F = "flashattention_backend.py FlashAttentionBackend."

@@ -65,7 +65,7 @@ each forward's write hangs on `save_kv_cache` (with `k is not None`), and a flip
 rows that must keep the canary."""
 
 CP_BATCHES = ("cp-floor-scaled", "cp-wide-batch", "cp-padded-device-lens")
-"""The batches at a context-parallel strategy's edges (scenarios.defaults._cp_batches): where its
+"""The batches at a context-parallel strategy's edges (scenarios/cp_batches.py): where its
 choice to take a batch through CP turns, one past 256 of its counts, and a padded batch handed its
 seq_lens alone. The cp backend runs them in extend."""
 

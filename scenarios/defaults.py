@@ -23,6 +23,7 @@ from pools.kinds.fixed_geometry import (
 )
 from pools.kinds.registry import KINDS
 from scenarios.allocator import allocate, swa_mapping
+from scenarios.cp_batches import cp_batches, cp_writes
 from scenarios.lifecycle import PoolLife, View
 from scenarios.model import (
     DSA_INDEX_KINDS,
@@ -151,60 +152,13 @@ def default_scenarios(pool: str, dtype: str, seed: int) -> list[Scenario]:
         + (_dcp_rank(rng, g, seed + 22, scaled_input) if g.kind.dcp_rank else [])
         + (_unsaved(pool, dtype, seed + 24) if g.kind.base else [])
         + ([_dcp_unsaved(g, pool, dtype, seed + 26)] if g.kind.dcp_rank else [])
-        + (_cp_batches(rng, g, seed + 27, scaled_input) if _cp_writes(g) else [])
+        + [
+            make_scenario(rng, batch_g, forwards, name, seed + 27 + index, **fields)
+            for index, (name, batch_g, forwards, fields) in enumerate(
+                cp_batches(rng, g, scaled_input) if cp_writes(g) else []
+            )
+        ]
     )
-
-
-def _cp_writes(g: Geometry) -> bool:
-    """The kinds a context-parallel write reaches (backends/context_parallel.py: MHA rows)."""
-    return g.kind.base and not g.kind.latent
-
-
-# Requests of 4 tokens, 2N on kvh run's two CP ranks: enough of them that build_metadata's counts
-# (4 blocks a request, 2 zigzag entries a request, and the tokens) all pass 256.
-WIDE_REQUESTS, WIDE_EXTEND = 129, 4
-
-
-def _cp_batches(rng: random.Random, g: Geometry, seed: int, scaled_input: str) -> list[Scenario]:
-    """The batches at a context-parallel strategy's edges. SGLang 0.5.22-0.5.23's
-    ZigzagCPStrategy.can_apply takes an extend of 2N tokens or more, each request too (2N = 4 on
-    two ranks); taken through CP, the pool scales gathered copies of k and v, not taken, the
-    caller's own in place, which the caller_tensors oracle tells apart on a scaled write.
-    `cp-floor-scaled`: one request of exactly 4 tokens (CP), requests of 2 and 3 (no CP: each
-    is under 4), and 3 tokens handed without their requests (no CP: the batch is under 4).
-    `cp-wide-batch`: 129 requests of 4 tokens after a cached prefix of 2, 516 tokens: past the
-    ints CPython keeps one object for (256), where build_metadata's asserts compare counts.
-    `cp-padded-device-lens`: requests of 4 and 4 padded past twice their tokens, then by one
-    row, handed with their seq_lens alone: build_metadata's padding grows the last request by
-    9, then by 1."""
-    slots = allocate(rng, g.size, g.page_size, 12)
-    floor = [
-        Forward(slots[:4], requests=[RequestSpan(4, 4)]),
-        Forward(slots[4:9], requests=[RequestSpan(2, 2), RequestSpan(3, 7)]),
-        Forward(slots[9:12]),
-    ]
-    wide_g = replace(g, size=2048, size_swa=1024 if g.size_swa else 0)
-    wide = allocate(rng, wide_g.size, wide_g.page_size, WIDE_REQUESTS * WIDE_EXTEND)
-    requests = [RequestSpan(WIDE_EXTEND, WIDE_EXTEND + 2)] * WIDE_REQUESTS
-    scale = dict(
-        input_dtype=scaled_input, k_scale=Scale("tensor", 0.3), v_scale=Scale("param", 1.7)
-    )
-    # Two requests of 4 padded at slot 0 by 9 rows (more than their 8 tokens), then by one:
-    # handed as a ROCm server's overlap batch (seq_lens only), whose last request the strategy
-    # grows by the pad.
-    padded = [
-        Forward(
-            allocate(rng, g.size, g.page_size, 8) + [0] * pad,
-            requests=[RequestSpan(4, 4), RequestSpan(4, 4)],
-            extend_lens_on_host=False,
-        )
-        for pad in (9, 1)
-    ]
-    return [
-        make_scenario(rng, g, floor, "cp-floor-scaled", seed, **scale),
-        make_scenario(rng, wide_g, [Forward(wide, requests=requests)], "cp-wide-batch", seed + 1),
-        make_scenario(rng, g, padded, "cp-padded-device-lens", seed + 2),
-    ]
 
 
 def _unsaved(pool: str, dtype: str, seed: int) -> list[Scenario]:

@@ -122,18 +122,18 @@ def group_joined() -> bool:
     return bool(_JOINED)
 
 
-def host_requests(
-    requests: Optional[list[Any]], extend_lens_on_host: bool = True
-) -> dict[str, Any]:
-    """An extend batch's fields for its requests (scenarios.model.RequestSpan) as a server's
-    batch carries them on the host, which the release's CP strategy cuts the batch by: their
-    seq_lens, and their extend lengths unless the batch keeps those on the device only; none
-    where the scenario gives none for the written rows (the release then takes the batch as one
-    sequence, as it does a batch without them)."""
+def host_requests(batch: Any) -> dict[str, Any]:
+    """An extend batch's fields for the requests of the harness's `batch` (backends/context.py
+    ForwardBatch: scenarios.model.RequestSpan each) as a server's batch carries them on the
+    host, which the release's CP strategy cuts the batch by: their seq_lens, and their extend
+    lengths unless the batch keeps those on the device only; none where the scenario gives none
+    for the written rows (the release then takes the batch as one sequence, as it does a batch
+    without them)."""
+    requests = batch.requests
     if requests is None:
         return {}
     seq_lens = torch.tensor([span.length for span in requests], dtype=torch.int64)
-    if not extend_lens_on_host:
+    if not batch.extend_lens_on_host:
         return {BATCH_SEQ_LENS: seq_lens}
     return {BATCH_EXTEND_LENS: [span.extend for span in requests], BATCH_SEQ_LENS: seq_lens}
 

@@ -376,8 +376,7 @@ def prepare_forward(
     if real.shard is not None:  # the batch's tokens, as a server's batch carries its input ids
         setattr(batch, BATCH_INPUT_IDS, key.new_zeros(tokens, dtype=torch.long))
         if mode != "decode":  # an extend's requests, as a server's batch carries them
-            batch_of = req.forward_batch
-            vars(batch).update(host_requests(batch_of.requests, batch_of.extend_lens_on_host))
+            vars(batch).update(host_requests(req.forward_batch))
         query, key, value, *rope = real.shard(batch, (query, key, value, *keywords.values()))
         keywords = dict(zip(keywords, rope))
     forward = backend.forward_decode if mode == "decode" else backend.forward_extend

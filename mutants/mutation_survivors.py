@@ -19,6 +19,7 @@ from mutants.survivors_0_5_23_cp import SURVIVORS_0_5_23_CP
 from mutants.survivors_0_5_23_full import SURVIVORS_0_5_23_FULL
 from mutants.survivors_0_5_23_padded import SURVIVORS_0_5_23_PADDED
 from mutants.survivors_0_5_23_scope import SURVIVORS_0_5_23_SCOPE
+from mutants.survivors_0_5_23_zigzag import SURVIVORS_0_5_23_ZIGZAG
 from reports.mutation_score import NOT_KILLED, UNREACHED
 
 SURVIVORS: tuple[Survivor, ...] = (
@@ -28,6 +29,7 @@ SURVIVORS: tuple[Survivor, ...] = (
     + SURVIVORS_0_5_23_BACKENDS
     + SURVIVORS_0_5_23_CONTEXT
     + SURVIVORS_0_5_23_CP
+    + SURVIVORS_0_5_23_ZIGZAG
     + SURVIVORS_0_5_23_PADDED
     + SURVIVORS_0_5_14
     + SURVIVORS_0_5_14_SCOPE

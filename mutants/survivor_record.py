@@ -124,6 +124,10 @@ ASYNC_ASSERT_LOWER = (
     "reading either bound unless SGLANG_ENABLE_ASYNC_ASSERT is set (off by default; kvh judges the "
     "release as it ships): no write the release makes depends on it"
 )
+ATTENTION_TYPE_IDENTITY = (
+    "`==` replaced by `is` between AttentionType members: an Enum keeps one object per member, "
+    "so the two agree on every pair"
+)
 DTYPE_IDENTITY = (
     "`!=` replaced by `is not` between two torch.dtype values: torch keeps one object per dtype, "
     "so the two agree on every pair"

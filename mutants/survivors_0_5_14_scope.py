@@ -8,6 +8,7 @@ where a reason is 0.5.23's too, its text says so."""
 from __future__ import annotations
 
 from mutants.survivor_record import (
+    ATTENTION_TYPE_IDENTITY,
     EQ_ORDERED,
     EQUIVALENT,
     GAP,
@@ -113,10 +114,6 @@ _DEAD_CACHE_LOC = (
 _DEBUG_DECORATOR = (
     "@debug_kernel_api removed: at the release's default kernel API log level (0) the decorator "
     "returns the function itself (kernel_api_logging.py 407-411)"
-)
-_ENUM_IDENTITY = (
-    "`==` replaced by `is` between AttentionType members: an Enum keeps one object per member, "
-    "so the two agree on every pair"
 )
 _RAGGED_ATTENTION = (
     "the ragged prefill's attention: its causal flag (flashinfer_backend.py 1022-1027) and the "
@@ -268,7 +265,7 @@ SURVIVORS_0_5_14_SCOPE: tuple[Survivor, ...] = (
         (_FLASHINFER + "ReplaceFalseWithTrue:19", "causal = True"),
         (_FLASHINFER + "AddNot:76", "if not self.forward_metadata.extend_no_prefix:"),
     ))
-    + alike(RELEASE, EQUIVALENT, _ENUM_IDENTITY, (
+    + alike(RELEASE, EQUIVALENT, ATTENTION_TYPE_IDENTITY, (
         (_FLASHINFER + "ReplaceComparisonOperator_Eq_Is:4", "or layer.attn_type is AttentionType.ENCODER_ONLY"),
         (_FLASHINFER + "ReplaceComparisonOperator_Eq_Is:5", "if not self.is_dllm_model and layer.attn_type is AttentionType.ENCODER_ONLY:"),
     ))

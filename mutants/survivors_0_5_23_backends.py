@@ -7,6 +7,7 @@ mutants/survivors_0_5_23_full.py). Line numbers are 0.5.23's."""
 from __future__ import annotations
 
 from mutants.survivor_record import (
+    ATTENTION_TYPE_IDENTITY,
     EQ_ORDERED,
     EQUIVALENT,
     GAP,
@@ -69,10 +70,6 @@ _RAGGED_ATTENTION = (
     "the ragged prefill's attention: causal and the choice between the no-prefix ragged wrapper "
     "and the ragged-plus-paged merge decide only the attention output o; the write at 1505-1516 "
     "reads k, v and the loc, not them"
-)
-_ENUM_IDENTITY = (
-    "`==` replaced by `is` between AttentionType members: an Enum keeps one object per member, "
-    "so the two agree on every pair"
 )
 _ENCODER_ONLY = (
     "the test that skips the write for an encoder-only layer of a model that is not a diffusion "
@@ -159,7 +156,7 @@ SURVIVORS_0_5_23_BACKENDS: tuple[Survivor, ...] = (
         (_FLASHINFER + "RemoveDecorator:5", ""),
         (_FLASHINFER + "RemoveDecorator:6", ""),
     ))
-    + alike(RELEASE, EQUIVALENT, _ENUM_IDENTITY, (
+    + alike(RELEASE, EQUIVALENT, ATTENTION_TYPE_IDENTITY, (
         (_FLASHINFER + "ReplaceComparisonOperator_Eq_Is:14", "if not self.is_dllm_model and layer.attn_type is AttentionType.ENCODER_ONLY:"),
     ))
     + alike(RELEASE, OUTSIDE_THE_WRITE, _RAGGED_ATTENTION, (
